@@ -1,0 +1,50 @@
+//===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
+//
+// Little-endian, C-order arrays: '<f2' (f16), '<f4' (f32), '<f8' (f64).
+// NumPy has no bfloat16, so bf16 tensors are stored as '<u2' arrays holding
+// the bf16 bit patterns (what `x.view(np.uint16)` of an ml_dtypes bfloat16
+// array gives); the entry signature says how to interpret them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_NPY_H
+#define SHARDLIN_RUNTIME_NPY_H
+
+#include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+struct NpyArray {
+  /// The descr string as written in the header, e.g. "<f4".
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+/// Parses a .npy file. Rejects (with a message naming the file and the
+/// problem): missing files, bad magic, unsupported versions, malformed or
+/// oversized headers, Fortran order, big-endian or non-float descrs other
+/// than '<u2', shapes whose byte size overflows, and truncated or overlong
+/// data.
+Status readNpy(const std::string &path, NpyArray &out);
+/// The same, from bytes in memory (used by the fuzzer). `name` appears in
+/// messages.
+Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
+                NpyArray &out);
+
+/// The descr shardlin reads and writes for `t`: "<f2", "<u2" (bf16 bits),
+/// "<f4", "<f8".
+const char *npyDescr(DType t);
+
+/// Writes a .npy file atomically: to a temporary file in the same directory,
+/// then renamed over `path`, so a failure never leaves a truncated file.
+Status writeNpy(const std::string &path, DType dtype,
+                const std::vector<int64_t> &shape, const void *data);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_NPY_H
