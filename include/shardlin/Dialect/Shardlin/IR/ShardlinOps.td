@@ -1,0 +1,238 @@
+//===- ShardlinOps.td - shardlin operations ----------------*- tablegen -*-===//
+#ifndef SHARDLIN_OPS_TD
+#define SHARDLIN_OPS_TD
+
+include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.td"
+include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.td"
+include "shardlin/Dialect/Shardlin/IR/ShardlinTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// The sharded linear layer.
+//===----------------------------------------------------------------------===//
+
+def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
+  let summary = "Tensor-parallel linear layer y = x A^T + b";
+  let description = [{
+    Computes `y = x A^T + b` on every rank, where `x` is the rank's own input,
+    `A` (N x K) is a sharded weight and `b` (N) an optional bias that is the
+    full vector on every rank. The result is rank-local and has all N
+    features.
+
+    The leading dims of `x` are batch dims (flattened to B rows); a 1-D `x`
+    is one row. The weight may be split along dim 1 (K, "row-wise") or dim 0
+    (N, "col-wise") in any placement order, with uneven or empty chunks.
+
+    ```mlir
+    %y = shardlin.linear %x, %w, %b : (tensor<5x19xf32>,
+        !shardlin.sharded<tensor<11x19xf32>,
+                          #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>>,
+        tensor<11xf32>) -> tensor<5x11xf32>
+    ```
+
+    Verified: the weight has rank 2; `dim` is 0 or 1; the input has rank >= 1
+    and a static shape; its last dim equals K; the bias has rank 1 and size
+    N; the result shape is the input shape with the last dim replaced by N;
+    one element type (f16, bf16, f32 or f64) throughout.
+
+    `--lower-sharded-linear` rewrites it into explicit collectives and GEMMs.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Shardlin_ShardedType:$weight,
+                       Optional<AnyRankedTensor>:$bias);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ShardedType getWeightType() { return getWeight().getType(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Local data access.
+//===----------------------------------------------------------------------===//
+
+def Shardlin_LocalShardOp : Shardlin_Op<"local_shard", [Pure]> {
+  let summary = "The calling rank's chunk of a sharded tensor";
+  let description = [{
+    Returns the chunk of the sharded tensor that the calling rank holds (chunk
+    `c` with `placements[c] == rank`). The result type is the global shape with
+    the sharded dim replaced by the local chunk size, which is `?` when chunks
+    differ in size (the runtime resolves it from the rank), and may be 0.
+    No data moves: it is a view of the rank's shard.
+
+    ```mlir
+    %a = shardlin.local_shard %w : !shardlin.sharded<tensor<11x19xf32>,
+        #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>> -> tensor<11x?xf32>
+    ```
+  }];
+  let arguments = (ins Shardlin_ShardedType:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "The calling rank's chunk of a tensor that every rank holds";
+  let description = [{
+    Given a tensor that has the same value on every rank (such as a bias),
+    returns the chunk along `along.dim` that the chunk spec assigns to the
+    calling rank. The result's chunked dim is the local chunk size (`?` when
+    chunks are uneven). It is a view, or a strided copy when the dim is not
+    the outermost non-unit dim.
+
+    ```mlir
+    %bc = shardlin.local_chunk %b along #shardlin.chunk<dim = 0,
+        placements = [1, 0]> : tensor<11xf32> -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, Shardlin_ChunkAttr:$along);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `along` $along attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives. Each maps to one collective call of the runtime (an MPI or NCCL
+// collective, or one grouped send/recv); the chunk attributes give every
+// rank's counts and offsets.
+//===----------------------------------------------------------------------===//
+
+def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
+    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+  let summary = "Gather every rank's block into a tensor along one dim";
+  let description = [{
+    The result's dim `along.dim` is divided into chunks by the chunk rule;
+    chunk `c` is the input of rank `along.placements[c]`. So each rank's input
+    has, along that dim, the size of the chunk it is assigned (`?` when chunks
+    are uneven); all other dims are equal. Every rank receives the same
+    result.
+
+    Gathering equal row blocks of W ranks in rank order uses identity
+    placements on a dim of size W*B:
+
+    ```mlir
+    %g = shardlin.all_gather %x along #shardlin.chunk<dim = 0,
+        placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x19xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `along` $along attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
+    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+  let summary = "Split along one dim, exchange, concatenate along another";
+  let description = [{
+    Each rank splits its input along `split.dim` by the chunk rule and sends
+    chunk `c` to rank `split.placements[c]`. Each rank receives one piece from
+    every rank `s` and places it as chunk `c'` of the result along
+    `concat.dim`, where `concat.placements[c'] == s`. `split.dim` and
+    `concat.dim` differ, and both specs have the same number of chunks.
+
+    Types: the result's split dim is the local chunk size of the input's
+    split dim under `split`; the input's concat dim is the local chunk size
+    of the result's concat dim under `concat`; all other dims are equal.
+    Rank-dependent sizes are `?`.
+
+    Row-wise sharded linear (K split by the weight's spec, rows stacked by
+    source rank):
+
+    ```mlir
+    %xs = shardlin.all_to_all %x
+        split #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>
+        concat #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>
+        : tensor<5x19xf32> -> tensor<20x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$split,
+                       Shardlin_ChunkAttr:$concat);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `split` $split `concat` $concat attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
+    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+  let summary = "Sum over ranks, then give each rank its chunk along one dim";
+  let description = [{
+    Computes the elementwise sum of the inputs of all ranks and returns to
+    each rank the chunk along `along.dim` that the spec assigns to it (chunk
+    `c` goes to rank `along.placements[c]`). The result's dim is the local
+    chunk size (`?` when uneven). f16 and bf16 are summed in f32 and rounded
+    once.
+
+    ```mlir
+    %y = shardlin.reduce_scatter %p along #shardlin.chunk<dim = 0,
+        placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `along` $along attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Local compute.
+//===----------------------------------------------------------------------===//
+
+def Shardlin_GemmOp : Shardlin_Op<"gemm", [Pure]> {
+  let summary = "Matrix product with transpose flags and a fused bias";
+  let description = [{
+    `result = op(lhs) * op(rhs) (+ bias)`, where `op(X)` is `X^T` when the
+    matching `transpose_*` flag is set. All operands are rank-2 (bias rank-1,
+    added to every row) and row-major; transposes are BLAS flags, never
+    materialized. The contraction dim may be rank-dependent (`?`) and even 0,
+    giving `bias` (or zeros). Maps to one BLAS/cuBLAS call.
+
+    ```mlir
+    %p = shardlin.gemm %xs, %a transpose_rhs
+        : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
+    %q = shardlin.gemm %g, %a bias %b transpose_rhs
+        : (tensor<20x19xf32>, tensor<?x19xf32>, tensor<?xf32>) -> tensor<20x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                       Optional<AnyRankedTensor>:$bias,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^)? (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_BiasAddOp : Shardlin_Op<"bias_add", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Add a vector to every row";
+  let description = [{
+    `result[..., j] = input[..., j] + bias[j]`: the bias (rank 1) is added
+    along the last dim of the input.
+
+    ```mlir
+    %z = shardlin.bias_add %y, %b : tensor<5x11xf32>, tensor<11xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$bias);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
+  let hasVerifier = 1;
+}
+
+#endif // SHARDLIN_OPS_TD

@@ -1,0 +1,310 @@
+//===- ShardlinOps.cpp - shardlin operations ------------------------------===//
+//
+// Verifiers. Every message names the values involved, because users read them
+// against IR that a tool generated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::shardlin;
+
+namespace {
+
+std::string formatDim(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += formatDim(d);
+  }
+  return s + "]";
+}
+
+bool isSupportedElementType(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64();
+}
+
+LogicalResult checkElementType(Operation *op, Type t, StringRef what) {
+  if (isSupportedElementType(t))
+    return success();
+  return op->emitOpError() << what << " element type " << t
+                           << " is not supported (expected f16, bf16, f32 "
+                              "or f64)";
+}
+
+/// Two dims are compatible if either is dynamic or they are equal.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+LogicalResult checkChunkDim(Operation *op, ChunkAttr chunk, int64_t rank,
+                            StringRef what) {
+  if (chunk.getDim() < rank)
+    return success();
+  return op->emitOpError() << what << " chunk dim " << chunk.getDim()
+                           << " is out of range for rank " << rank;
+}
+
+/// Checks that `full` and `local` agree on every dim except `dim`, where
+/// `local` must be the local chunk size of `full[dim]` (static: must be
+/// static). `fullName`/`localName` say which operand is which.
+LogicalResult checkChunkedShapes(Operation *op, ChunkAttr chunk,
+                                 ArrayRef<int64_t> full,
+                                 ArrayRef<int64_t> local, StringRef fullName,
+                                 StringRef localName, int64_t dim) {
+  if (ShapedType::isDynamic(full[dim]))
+    return op->emitOpError()
+           << fullName << " dim " << dim << " must be static (it is split by "
+           << chunk << ")";
+  int64_t expected = chunk.getLocalSize(full[dim]);
+  if (local[dim] != expected)
+    return op->emitOpError()
+           << localName << " dim " << dim << " is " << formatDim(local[dim])
+           << " but the local chunk of " << full[dim] << " over "
+           << chunk.getNumChunks() << " ranks is " << formatDim(expected)
+           << (ShapedType::isDynamic(expected) ? " (chunks are uneven)" : "");
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  ShardedType wType = getWeightType();
+  RankedTensorType inType = getInput().getType();
+  RankedTensorType resType = getResult().getType();
+
+  if (wType.getShape().size() != 2)
+    return emitOpError() << "expects a rank-2 weight (N x K), got rank "
+                         << wType.getShape().size() << " ("
+                         << wType.getTensorType() << ")";
+  int64_t dim = wType.getSharding().getDim();
+  if (dim != 0 && dim != 1)
+    return emitOpError() << "weight sharding dim must be 0 or 1, got " << dim;
+  int64_t n = wType.getShape()[0], k = wType.getShape()[1];
+
+  if (inType.getRank() < 1)
+    return emitOpError() << "expects an input of rank >= 1, got " << inType;
+  if (!inType.hasStaticShape())
+    return emitOpError() << "expects an input with a static shape, got "
+                         << inType;
+  if (inType.getShape().back() != k)
+    return emitOpError() << "input's last dim (" << inType.getShape().back()
+                         << ") must equal the weight's dim 1 (K = " << k
+                         << ")";
+
+  Type elt = inType.getElementType();
+  if (failed(checkElementType(*this, elt, "input")))
+    return failure();
+  if (wType.getElementType() != elt)
+    return emitOpError() << "weight element type " << wType.getElementType()
+                         << " differs from input element type " << elt;
+
+  if (Value bias = getBias()) {
+    auto bType = cast<RankedTensorType>(bias.getType());
+    if (bType.getRank() != 1)
+      return emitOpError() << "expects a rank-1 bias, got " << bType;
+    if (bType.getShape()[0] != n)
+      return emitOpError() << "bias size (" << formatDim(bType.getShape()[0])
+                           << ") must equal the weight's dim 0 (N = " << n
+                           << ")";
+    if (bType.getElementType() != elt)
+      return emitOpError() << "bias element type " << bType.getElementType()
+                           << " differs from input element type " << elt;
+  }
+
+  SmallVector<int64_t> expected(inType.getShape());
+  expected.back() = n;
+  if (resType.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape " << formatShape(resType.getShape())
+                         << " does not match the expected "
+                         << formatShape(expected)
+                         << " (input shape with the last dim replaced by N = "
+                         << n << ")";
+  if (resType.getElementType() != elt)
+    return emitOpError() << "result element type " << resType.getElementType()
+                         << " differs from input element type " << elt;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LocalShardOp / LocalChunkOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LocalShardOp::verify() {
+  RankedTensorType expected = getSource().getType().getLocalType();
+  if (getResult().getType() != expected)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " does not match the local chunk type "
+                         << expected;
+  return success();
+}
+
+LogicalResult LocalChunkOp::verify() {
+  RankedTensorType src = getSource().getType();
+  RankedTensorType res = getResult().getType();
+  if (failed(checkChunkDim(*this, getAlong(), src.getRank(), "along")))
+    return failure();
+  if (src.getRank() != res.getRank())
+    return emitOpError() << "source and result ranks differ ("
+                         << src.getRank() << " vs " << res.getRank() << ")";
+  int64_t d = getAlong().getDim();
+  for (int64_t i = 0; i < src.getRank(); ++i)
+    if (i != d && src.getShape()[i] != res.getShape()[i])
+      return emitOpError() << "result dim " << i << " ("
+                           << formatDim(res.getShape()[i])
+                           << ") differs from source dim " << i << " ("
+                           << formatDim(src.getShape()[i]) << ")";
+  return checkChunkedShapes(*this, getAlong(), src.getShape(),
+                            res.getShape(), "source", "result", d);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// All dims except `skip` (one or two of them) must be equal.
+static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
+                                         ArrayRef<int64_t> out,
+                                         ArrayRef<int64_t> skip) {
+  for (int64_t i = 0, e = in.size(); i < e; ++i) {
+    if (llvm::is_contained(skip, i))
+      continue;
+    if (in[i] != out[i])
+      return op->emitOpError()
+             << "input dim " << i << " (" << formatDim(in[i])
+             << ") and result dim " << i << " (" << formatDim(out[i])
+             << ") must be equal";
+  }
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
+    return failure();
+  int64_t d = getAlong().getDim();
+  if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
+    return failure();
+  return checkChunkedShapes(*this, getAlong(), out.getShape(), in.getShape(),
+                            "result", "input", d);
+}
+
+LogicalResult AllToAllOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
+      failed(checkChunkDim(*this, getConcat(), in.getRank(), "concat")))
+    return failure();
+  int64_t sd = getSplit().getDim(), cd = getConcat().getDim();
+  if (sd == cd)
+    return emitOpError() << "split and concat dims must differ, both are "
+                         << sd;
+  if (getSplit().getNumChunks() != getConcat().getNumChunks())
+    return emitOpError() << "split has " << getSplit().getNumChunks()
+                         << " chunks but concat has "
+                         << getConcat().getNumChunks();
+  if (failed(
+          checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {sd, cd})))
+    return failure();
+  if (failed(checkChunkedShapes(*this, getSplit(), in.getShape(),
+                                out.getShape(), "input", "result", sd)))
+    return failure();
+  return checkChunkedShapes(*this, getConcat(), out.getShape(), in.getShape(),
+                            "result", "input", cd);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
+    return failure();
+  int64_t d = getAlong().getDim();
+  if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
+    return failure();
+  if (failed(checkElementType(*this, in.getElementType(), "input")))
+    return failure();
+  return checkChunkedShapes(*this, getAlong(), in.getShape(), out.getShape(),
+                            "input", "result", d);
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp / BiasAddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  auto res = getResult().getType();
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || res.getRank() != 2)
+    return emitOpError() << "expects rank-2 lhs, rhs and result, got ranks "
+                         << lhs.getRank() << ", " << rhs.getRank() << " and "
+                         << res.getRank();
+  Type elt = lhs.getElementType();
+  if (failed(checkElementType(*this, elt, "lhs")))
+    return failure();
+  if (rhs.getElementType() != elt || res.getElementType() != elt)
+    return emitOpError() << "lhs, rhs and result must share one element "
+                            "type, got "
+                         << elt << ", " << rhs.getElementType() << " and "
+                         << res.getElementType();
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  int64_t m = lhs.getShape()[tl ? 1 : 0], kl = lhs.getShape()[tl ? 0 : 1];
+  int64_t kr = rhs.getShape()[tr ? 1 : 0], n = rhs.getShape()[tr ? 0 : 1];
+  if (!compatible(kl, kr))
+    return emitOpError() << "contraction dims differ: lhs has "
+                         << formatDim(kl) << ", rhs has " << formatDim(kr);
+  if (!compatible(res.getShape()[0], m) || !compatible(res.getShape()[1], n))
+    return emitOpError() << "result shape " << formatShape(res.getShape())
+                         << " does not match [" << formatDim(m) << ", "
+                         << formatDim(n) << "]";
+  if (Value bias = getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1)
+      return emitOpError() << "expects a rank-1 bias, got " << b;
+    if (b.getElementType() != elt)
+      return emitOpError() << "bias element type " << b.getElementType()
+                           << " differs from " << elt;
+    if (!compatible(b.getShape()[0], res.getShape()[1]))
+      return emitOpError() << "bias size " << formatDim(b.getShape()[0])
+                           << " does not match the result's "
+                           << formatDim(res.getShape()[1]) << " columns";
+  }
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  auto in = getInput().getType();
+  auto b = getBias().getType();
+  if (in.getRank() < 1)
+    return emitOpError() << "expects an input of rank >= 1, got " << in;
+  if (b.getRank() != 1)
+    return emitOpError() << "expects a rank-1 bias, got " << b;
+  if (failed(checkElementType(*this, in.getElementType(), "input")))
+    return failure();
+  if (b.getElementType() != in.getElementType())
+    return emitOpError() << "bias element type " << b.getElementType()
+                         << " differs from input element type "
+                         << in.getElementType();
+  if (!compatible(b.getShape()[0], in.getShape().back()))
+    return emitOpError() << "bias size " << formatDim(b.getShape()[0])
+                         << " does not match the input's last dim "
+                         << formatDim(in.getShape().back());
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.cpp.inc"
