@@ -1,0 +1,40 @@
+//===- ProgramBuilder.h - Lowered IR to the runtime's Program ---*- C++ -*-===//
+//
+// The bridge between the compiler and the runtime: it takes a module, lowers
+// any remaining shardlin.linear, picks the entry function and translates it
+// into a shardlin::rt::Program, which Plan resolves per rank. It is the only
+// place that depends on both MLIR and runtime/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_EXECUTION_PROGRAMBUILDER_H
+#define SHARDLIN_EXECUTION_PROGRAMBUILDER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "shardlin/runtime/Program.h"
+
+namespace mlir::shardlin {
+
+/// Registers the dialects a shardlin program may use.
+void registerExecutionDialects(DialectRegistry &registry);
+
+/// Runs --lower-sharded-linear on `module` if it still holds shardlin.linear
+/// ops, then verifies it. Diagnostics go to the context's handler.
+LogicalResult lowerForExecution(ModuleOp module);
+
+/// The function named `name`, or, if `name` is empty, the only public
+/// function or else the one named "main". Emits an error naming the
+/// candidates otherwise.
+FailureOr<func::FuncOp> selectEntry(ModuleOp module, StringRef name);
+
+/// Translates a lowered function into a runtime Program. Emits a located
+/// error for any op the runtime cannot execute.
+FailureOr<::shardlin::rt::Program> translateToProgram(func::FuncOp func);
+
+/// lowerForExecution + selectEntry + translateToProgram.
+FailureOr<::shardlin::rt::Program> buildProgram(ModuleOp module,
+                                                StringRef entry);
+
+} // namespace mlir::shardlin
+
+#endif

@@ -1,0 +1,264 @@
+//===- ProgramBuilder.cpp - Lowered IR to the runtime's Program -----------===//
+
+#include "shardlin/Execution/ProgramBuilder.h"
+
+#include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+namespace rt = ::shardlin::rt;
+
+void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
+  registry.insert<ShardlinDialect, func::FuncDialect, tensor::TensorDialect,
+                  arith::ArithDialect>();
+}
+
+LogicalResult mlir::shardlin::lowerForExecution(ModuleOp module) {
+  bool hasLinear = false;
+  module.walk([&](LinearOp) {
+    hasLinear = true;
+    return WalkResult::interrupt();
+  });
+  if (hasLinear) {
+    PassManager pm(module.getContext());
+    pm.addPass(createLowerShardedLinear());
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  return verify(module);
+}
+
+FailureOr<func::FuncOp> mlir::shardlin::selectEntry(ModuleOp module,
+                                                    StringRef name) {
+  SmallVector<func::FuncOp> publicFuncs;
+  func::FuncOp mainFunc;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!name.empty() && f.getSymName() == name) {
+      if (f.isExternal())
+        return f.emitError() << "entry '" << name << "' has no body";
+      return f;
+    }
+    if (f.isPublic() && !f.isExternal())
+      publicFuncs.push_back(f);
+    if (f.getSymName() == "main")
+      mainFunc = f;
+  }
+  std::string candidates;
+  for (auto f : publicFuncs)
+    candidates += (candidates.empty() ? "" : ", ") + f.getSymName().str();
+  if (!name.empty())
+    return module.emitError() << "no function named '" << name
+                              << "' (public functions: "
+                              << (candidates.empty() ? "none" : candidates)
+                              << ")";
+  if (publicFuncs.size() == 1)
+    return publicFuncs.front();
+  if (mainFunc && !mainFunc.isExternal())
+    return mainFunc;
+  return module.emitError()
+         << "cannot choose an entry function: "
+         << (publicFuncs.empty() ? std::string("there is no public function")
+                                 : "several public functions (" + candidates +
+                                       ") and none is named 'main'")
+         << "; pass --entry=NAME";
+}
+
+namespace {
+
+class Translator {
+public:
+  explicit Translator(func::FuncOp func) : func_(func) {}
+
+  FailureOr<rt::Program> run() {
+    program_.name = func_.getSymName().str();
+    if (!func_.getBody().hasOneBlock())
+      return func_.emitError() << "entry must have exactly one block";
+    Block &body = func_.getBody().front();
+    for (BlockArgument arg : body.getArguments())
+      if (failed(addArgument(arg)))
+        return failure();
+    for (Operation &op : body)
+      if (failed(translate(op)))
+        return failure();
+    rt::Status valid = program_.validate();
+    if (!valid)
+      return func_.emitError() << "internal: translated program is invalid: "
+                               << valid.message();
+    return std::move(program_);
+  }
+
+private:
+  FailureOr<rt::ValueType> valueType(Location loc, Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return emitError(loc) << "cannot execute a value of type " << type
+                            << " (expected a ranked tensor)";
+    rt::ValueType vt;
+    Type elt = tensor.getElementType();
+    if (elt.isF16())
+      vt.dtype = rt::DType::F16;
+    else if (elt.isBF16())
+      vt.dtype = rt::DType::BF16;
+    else if (elt.isF32())
+      vt.dtype = rt::DType::F32;
+    else if (elt.isF64())
+      vt.dtype = rt::DType::F64;
+    else
+      return emitError(loc) << "cannot execute element type " << elt
+                            << " (expected f16, bf16, f32 or f64)";
+    for (int64_t d : tensor.getShape())
+      vt.shape.push_back(ShapedType::isDynamic(d) ? rt::kDynamic : d);
+    return vt;
+  }
+
+  LogicalResult noteWorldSize(Location loc, ChunkAttr chunk) {
+    int64_t w = chunk.getNumChunks();
+    if (program_.worldSize == 0) {
+      program_.worldSize = w;
+      return success();
+    }
+    if (program_.worldSize != w)
+      return emitError(loc) << "the program mixes world sizes: " << w
+                            << " here, " << program_.worldSize << " before";
+    return success();
+  }
+
+  FailureOr<int> define(Value v) {
+    FailureOr<rt::ValueType> vt = valueType(v.getLoc(), v.getType());
+    if (failed(vt))
+      return failure();
+    int id = static_cast<int>(program_.values.size());
+    program_.values.push_back(*vt);
+    ids_[v] = id;
+    return id;
+  }
+
+  LogicalResult addArgument(BlockArgument arg) {
+    rt::Argument a;
+    Location loc = func_.getLoc();
+    Type type = arg.getType();
+    if (auto sharded = dyn_cast<ShardedType>(type)) {
+      if (failed(noteWorldSize(loc, sharded.getSharding())))
+        return failure();
+      FailureOr<rt::ValueType> vt = valueType(loc, sharded.getLocalType());
+      if (failed(vt))
+        return failure();
+      a.type = *vt;
+      a.sharded = true;
+      a.globalShape.assign(sharded.getShape().begin(),
+                           sharded.getShape().end());
+      a.sharding = sharded.getSharding().toChunkSpec();
+    } else {
+      FailureOr<rt::ValueType> vt = valueType(loc, type);
+      if (failed(vt))
+        return failure();
+      a.type = *vt;
+    }
+    ids_[arg] = static_cast<int>(program_.values.size());
+    program_.values.push_back(a.type);
+    program_.args.push_back(std::move(a));
+    return success();
+  }
+
+  static std::string locationString(Location loc) {
+    if (auto flc = loc->findInstanceOf<FileLineColLoc>())
+      return (flc.getFilename().str() + ":" + std::to_string(flc.getLine()) +
+              ":" + std::to_string(flc.getColumn()));
+    return {};
+  }
+
+  LogicalResult emit(Operation &op, rt::OpCode code, rt::Instr in = {}) {
+    in.op = code;
+    in.location = locationString(op.getLoc());
+    for (Value v : op.getOperands())
+      in.operands.push_back(ids_.lookup(v));
+    FailureOr<int> r = define(op.getResult(0));
+    if (failed(r))
+      return failure();
+    in.result = *r;
+    program_.instrs.push_back(std::move(in));
+    return success();
+  }
+
+  LogicalResult translate(Operation &op) {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+        .Case<LocalShardOp>([&](auto) { return emit(op, rt::OpCode::LocalShard); })
+        .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+            [&](auto) { return emit(op, rt::OpCode::Reshape); })
+        .Case<LocalChunkOp, AllGatherOp, ReduceScatterOp>([&](auto c) {
+          rt::Instr in;
+          in.chunk = c.getAlong().toChunkSpec();
+          if (failed(noteWorldSize(op.getLoc(), c.getAlong())))
+            return failure();
+          rt::OpCode code = isa<LocalChunkOp>(op) ? rt::OpCode::LocalChunk
+                            : isa<AllGatherOp>(op) ? rt::OpCode::AllGather
+                                                   : rt::OpCode::ReduceScatter;
+          return emit(op, code, in);
+        })
+        .Case<AllToAllOp>([&](AllToAllOp a) {
+          rt::Instr in;
+          in.chunk = a.getSplit().toChunkSpec();
+          in.concat = a.getConcat().toChunkSpec();
+          if (failed(noteWorldSize(op.getLoc(), a.getSplit())) ||
+              failed(noteWorldSize(op.getLoc(), a.getConcat())))
+            return failure();
+          return emit(op, rt::OpCode::AllToAll, in);
+        })
+        .Case<GemmOp>([&](GemmOp g) {
+          rt::Instr in;
+          in.transposeLhs = g.getTransposeLhs();
+          in.transposeRhs = g.getTransposeRhs();
+          return emit(op, rt::OpCode::Gemm, in);
+        })
+        .Case<BiasAddOp>([&](auto) { return emit(op, rt::OpCode::BiasAdd); })
+        .Case<func::ReturnOp>([&](func::ReturnOp ret) {
+          for (Value v : ret.getOperands()) {
+            auto it = ids_.find(v);
+            if (it == ids_.end())
+              return LogicalResult(ret.emitError()
+                                   << "cannot return this value");
+            program_.results.push_back(it->second);
+          }
+          return success();
+        })
+        .Case<LinearOp>([&](LinearOp l) {
+          return LogicalResult(
+              l.emitError() << "shardlin.linear must be lowered first "
+                               "(run --lower-sharded-linear)");
+        })
+        .Default([&](Operation *o) {
+          return LogicalResult(o->emitError()
+                               << "the shardlin runtime cannot execute '"
+                               << o->getName() << "'");
+        });
+  }
+
+  func::FuncOp func_;
+  rt::Program program_;
+  llvm::DenseMap<Value, int> ids_;
+};
+
+} // namespace
+
+FailureOr<rt::Program> mlir::shardlin::translateToProgram(func::FuncOp func) {
+  return Translator(func).run();
+}
+
+FailureOr<rt::Program> mlir::shardlin::buildProgram(ModuleOp module,
+                                                    StringRef entry) {
+  if (failed(lowerForExecution(module)))
+    return failure();
+  FailureOr<func::FuncOp> f = selectEntry(module, entry);
+  if (failed(f))
+    return failure();
+  return translateToProgram(*f);
+}

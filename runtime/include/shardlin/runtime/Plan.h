@@ -1,0 +1,58 @@
+//===- Plan.h - A program resolved for one rank -----------------*- C++ -*-===//
+//
+// Compile once, run many: a Plan resolves every value's concrete shape for
+// one rank, allocates its buffers and precomputes each collective's counts
+// and displacements from the chunk tables. run() then only moves data and
+// calls GEMMs, and can be replayed any number of times.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_PLAN_H
+#define SHARDLIN_RUNTIME_PLAN_H
+
+#include "shardlin/runtime/Buffer.h"
+#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/Program.h"
+
+#include <memory>
+#include <vector>
+
+namespace shardlin::rt {
+
+class Plan {
+public:
+  /// Resolves `program` for `rank` of `worldSize` ranks. Fails if worldSize
+  /// differs from the program's, or if a rank-dependent size contradicts a
+  /// static one.
+  static Status build(const Program &program, int rank, int worldSize,
+                      Allocator &allocator, std::unique_ptr<Plan> &out);
+  ~Plan();
+
+  int rank() const { return rank_; }
+  /// Concrete (local) shapes of the arguments and results for this rank.
+  const std::vector<int64_t> &argShape(size_t i) const;
+  const std::vector<int64_t> &resultShape(size_t i) const;
+  DType argType(size_t i) const;
+  DType resultType(size_t i) const;
+  size_t numArgs() const;
+  size_t numResults() const;
+
+  /// Runs the program. args[i] holds argument i with argShape(i) (for a
+  /// sharded argument: this rank's chunk); results[i] receives result i with
+  /// resultShape(i). All pointers are on the communicator's and GEMM
+  /// backend's device.
+  Status run(Communicator &comm, GemmBackend &gemm,
+             const std::vector<const void *> &args,
+             const std::vector<void *> &results);
+
+  struct Impl;
+
+private:
+  Plan() = default;
+  int rank_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_PLAN_H

@@ -1,0 +1,92 @@
+//===- Program.h - The runtime's form of a lowered shardlin program -*- C++ -*-===//
+//
+// A Program is the lowered SPMD function in a form the runtime executes
+// without MLIR: a list of instructions over numbered values, each value with
+// an element type and a shape in which rank-dependent dims are kDynamic. The
+// executor translates lowered IR into a Program; a Plan (Plan.h) resolves it
+// for one rank.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_PROGRAM_H
+#define SHARDLIN_RUNTIME_PROGRAM_H
+
+#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// A dim whose size depends on the rank (MLIR's `?`).
+constexpr int64_t kDynamic = INT64_MIN;
+
+struct ValueType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+enum class OpCode : uint8_t {
+  LocalShard,    // operands: sharded argument
+  LocalChunk,    // operands: source;           chunk = along
+  AllGather,     // operands: input;            chunk = along
+  AllToAll,      // operands: input;            chunk = split, concat = concat
+  ReduceScatter, // operands: input;            chunk = along
+  Gemm,          // operands: lhs, rhs[, bias]; transposeLhs/Rhs
+  BiasAdd,       // operands: input, bias
+  Reshape,       // operands: input (same element count, row-major order)
+};
+
+const char *opCodeName(OpCode op);
+
+struct Instr {
+  OpCode op = OpCode::Reshape;
+  std::vector<int> operands;
+  int result = -1;
+  ChunkSpec chunk;
+  ChunkSpec concat;
+  bool transposeLhs = false;
+  bool transposeRhs = false;
+  /// Where the op came from (file:line:col), for error messages.
+  std::string location;
+};
+
+struct Argument {
+  /// The rank-local type (for a sharded argument: the local chunk's type,
+  /// with kDynamic where chunks are uneven).
+  ValueType type;
+  bool sharded = false;
+  /// For sharded arguments: the global shape and the chunk spec.
+  std::vector<int64_t> globalShape;
+  ChunkSpec sharding;
+};
+
+struct Program {
+  std::string name;
+  /// Number of ranks the program was compiled for (the placements' length of
+  /// every chunk spec); 0 if it has no sharded values (any W then).
+  int64_t worldSize = 0;
+  /// values[i] is the type of value i; values 0..args.size()-1 are the
+  /// arguments.
+  std::vector<ValueType> values;
+  std::vector<Argument> args;
+  std::vector<Instr> instrs;
+  std::vector<int> results;
+
+  /// Checks that operand and result ids are in range, defined before use,
+  /// and that every chunk spec is a permutation of 0..worldSize-1.
+  Status validate() const;
+};
+
+/// Text form of a program ("shardlin-program v1"), so a program compiled on
+/// one machine runs on another that has only the runtime.
+std::string serializeProgram(const Program &program);
+Status parseProgram(const std::string &text, Program &out);
+
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_PROGRAM_H

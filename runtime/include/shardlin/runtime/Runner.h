@@ -1,0 +1,54 @@
+//===- Runner.h - Run a program on every rank with .npy files ---*- C++ -*-===//
+//
+// What shardlin-run (and the runtime-only runner) do after they have a
+// Program: bind .npy files to the entry arguments of every rank, run, and
+// write each rank's results. Path conventions:
+//   - "{rank}" in a path is replaced by the rank number;
+//   - an argument path without "{rank}" is read by every rank;
+//   - for a sharded argument the file holds the GLOBAL tensor and each rank
+//     takes its own chunk;
+//   - an output path without "{rank}" is written by rank 0 only.
+// Before running, the ranks agree (one all_reduce) that all of them loaded
+// their inputs, so a bad file on one rank fails every rank at once instead of
+// leaving the others waiting in a collective.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_RUNNER_H
+#define SHARDLIN_RUNTIME_RUNNER_H
+
+#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+struct RunConfig {
+  /// "threads" or "mpi".
+  std::string backend = "threads";
+  /// Number of ranks; for mpi it must match the MPI world (0: take it from
+  /// MPI, or from the program for threads).
+  int worldSize = 0;
+  std::vector<std::string> argPaths;
+  std::vector<std::string> outPaths;
+  CommOptions comm;
+  /// OpenBLAS threads per rank; 0 picks cores / ranks-per-process-host.
+  int blasThreads = 0;
+};
+
+/// Replaces every "{rank}" in `path`.
+std::string substituteRank(const std::string &path, int rank);
+
+/// Runs `program` as described above. For "mpi" an MpiSession must be alive.
+/// On failure the status is the root cause (the failing rank's own error),
+/// not the "another rank failed" of the others.
+Status runProgramWithFiles(const Program &program, const RunConfig &config);
+
+/// The backends compiled into this runtime, e.g. "threads, mpi".
+std::string availableBackends();
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_RUNNER_H

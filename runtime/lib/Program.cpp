@@ -1,0 +1,408 @@
+//===- Program.cpp - Program validation and its text form -----------------===//
+
+#include "shardlin/runtime/Program.h"
+
+#include <sstream>
+
+namespace shardlin::rt {
+
+const char *opCodeName(OpCode op) {
+  switch (op) {
+  case OpCode::LocalShard:
+    return "local_shard";
+  case OpCode::LocalChunk:
+    return "local_chunk";
+  case OpCode::AllGather:
+    return "all_gather";
+  case OpCode::AllToAll:
+    return "all_to_all";
+  case OpCode::ReduceScatter:
+    return "reduce_scatter";
+  case OpCode::Gemm:
+    return "gemm";
+  case OpCode::BiasAdd:
+    return "bias_add";
+  case OpCode::Reshape:
+    return "reshape";
+  }
+  return "unknown";
+}
+
+static bool parseOpCode(const std::string &name, OpCode &op) {
+  for (int i = 0; i <= static_cast<int>(OpCode::Reshape); ++i)
+    if (name == opCodeName(static_cast<OpCode>(i))) {
+      op = static_cast<OpCode>(i);
+      return true;
+    }
+  return false;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] == kDynamic ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Status Program::validate() const {
+  const int numValues = static_cast<int>(values.size());
+  if (args.size() > values.size())
+    return Status::error("program '" + name + "' has more arguments than values");
+  std::vector<bool> defined(values.size(), false);
+  for (size_t i = 0; i < args.size(); ++i)
+    defined[i] = true;
+  auto checkSpec = [&](const ChunkSpec &spec, size_t rankOf,
+                       const std::string &what) -> Status {
+    std::string problem = checkPlacements(spec.placements);
+    if (!problem.empty())
+      return Status::error(what + ": " + problem);
+    if (worldSize != 0 && spec.numChunks() != worldSize)
+      return Status::error(what + " has " + std::to_string(spec.numChunks()) +
+                           " chunks but the program runs on " +
+                           std::to_string(worldSize) + " ranks");
+    if (spec.dim < 0 || static_cast<size_t>(spec.dim) >= rankOf)
+      return Status::error(what + ": chunk dim " + std::to_string(spec.dim) +
+                           " out of range for rank " + std::to_string(rankOf));
+    return Status::ok();
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].sharded)
+      SHARDLIN_RETURN_IF_ERROR(checkSpec(args[i].sharding,
+                                         args[i].globalShape.size(),
+                                         "argument " + std::to_string(i)));
+  for (size_t s = 0; s < instrs.size(); ++s) {
+    const Instr &in = instrs[s];
+    std::string what = "instruction " + std::to_string(s) + " (" +
+                       opCodeName(in.op) + ")";
+    size_t want = 1;
+    if (in.op == OpCode::Gemm)
+      want = in.operands.size() == 3 ? 3 : 2;
+    else if (in.op == OpCode::BiasAdd)
+      want = 2;
+    if (in.operands.size() != want)
+      return Status::error(what + " has " + std::to_string(in.operands.size()) +
+                           " operands, expected " + std::to_string(want));
+    for (int v : in.operands)
+      if (v < 0 || v >= numValues || !defined[v])
+        return Status::error(what + " uses undefined value " +
+                             std::to_string(v));
+    if (in.result < 0 || in.result >= numValues || defined[in.result])
+      return Status::error(what + " defines invalid or duplicate value " +
+                           std::to_string(in.result));
+    const size_t rank = values[in.result].shape.size();
+    for (int v : in.operands)
+      if (values[v].dtype != values[in.result].dtype)
+        return Status::error(what + " mixes element types");
+    switch (in.op) {
+    case OpCode::LocalShard:
+      if (static_cast<size_t>(in.operands[0]) >= args.size() ||
+          !args[in.operands[0]].sharded)
+        return Status::error(what + " needs a sharded argument");
+      break;
+    case OpCode::AllToAll:
+      SHARDLIN_RETURN_IF_ERROR(checkSpec(in.concat, rank, what + " concat"));
+      if (in.concat.dim == in.chunk.dim)
+        return Status::error(what + " splits and concatenates the same dim");
+      [[fallthrough]];
+    case OpCode::LocalChunk:
+    case OpCode::AllGather:
+    case OpCode::ReduceScatter:
+      SHARDLIN_RETURN_IF_ERROR(checkSpec(in.chunk, rank, what));
+      if (values[in.operands[0]].shape.size() != rank)
+        return Status::error(what + " changes the rank");
+      break;
+    case OpCode::Gemm:
+      if (rank != 2 || values[in.operands[0]].shape.size() != 2 ||
+          values[in.operands[1]].shape.size() != 2 ||
+          (in.operands.size() == 3 && values[in.operands[2]].shape.size() != 1))
+        return Status::error(what + " needs rank-2 operands and result");
+      break;
+    case OpCode::BiasAdd:
+      if (rank == 0 || values[in.operands[1]].shape.size() != 1)
+        return Status::error(what + " needs a rank-1 bias");
+      break;
+    case OpCode::Reshape:
+      break;
+    }
+    defined[in.result] = true;
+  }
+  for (int v : results)
+    if (v < 0 || v >= numValues || !defined[v])
+      return Status::error("program result " + std::to_string(v) +
+                           " is not defined");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Text form
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void writeShape(std::ostream &os, const std::vector<int64_t> &shape) {
+  os << shape.size();
+  for (int64_t d : shape) {
+    os << ' ';
+    if (d == kDynamic)
+      os << '?';
+    else
+      os << d;
+  }
+}
+
+void writeSpec(std::ostream &os, const ChunkSpec &spec) {
+  os << spec.dim << ' ' << spec.placements.size();
+  for (int64_t p : spec.placements)
+    os << ' ' << p;
+}
+
+/// A cursor over one line's tokens with bounds-checked reads.
+class Tokens {
+public:
+  Tokens(const std::string &line, int lineNo) : is_(line), lineNo_(lineNo) {}
+  bool word(std::string &w) { return static_cast<bool>(is_ >> w); }
+  Status expect(const std::string &w) {
+    std::string got;
+    if (!(is_ >> got) || got != w)
+      return err("expected '" + w + "'");
+    return Status::ok();
+  }
+  Status integer(int64_t &v, int64_t lo, int64_t hi) {
+    std::string w;
+    if (!(is_ >> w))
+      return err("expected an integer");
+    try {
+      size_t used = 0;
+      long long x = std::stoll(w, &used);
+      if (used != w.size())
+        return err("bad integer '" + w + "'");
+      if (x < lo || x > hi)
+        return err("integer " + w + " out of range");
+      v = x;
+    } catch (...) {
+      return err("bad integer '" + w + "'");
+    }
+    return Status::ok();
+  }
+  Status shape(std::vector<int64_t> &shape) {
+    int64_t rank = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(rank, 0, 64));
+    shape.clear();
+    for (int64_t i = 0; i < rank; ++i) {
+      std::string w;
+      if (!(is_ >> w))
+        return err("shape too short");
+      if (w == "?") {
+        shape.push_back(kDynamic);
+        continue;
+      }
+      is_.seekg(-static_cast<std::streamoff>(w.size()), std::ios::cur);
+      int64_t d = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(d, 0, INT64_MAX));
+      shape.push_back(d);
+    }
+    return Status::ok();
+  }
+  Status spec(ChunkSpec &spec) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(spec.dim, 0, 64));
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 1, 1 << 20));
+    spec.placements.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      SHARDLIN_RETURN_IF_ERROR(integer(spec.placements[i], 0, n - 1));
+    return Status::ok();
+  }
+  std::string rest() {
+    std::string r;
+    std::getline(is_, r);
+    size_t b = r.find_first_not_of(' ');
+    return b == std::string::npos ? std::string() : r.substr(b);
+  }
+  Status err(const std::string &msg) {
+    return Status::error("program line " + std::to_string(lineNo_) + ": " +
+                         msg);
+  }
+
+private:
+  std::istringstream is_;
+  int lineNo_;
+};
+
+} // namespace
+
+std::string serializeProgram(const Program &p) {
+  std::ostringstream os;
+  os << "shardlin-program v1\n";
+  os << "name " << p.name << "\n";
+  os << "world_size " << p.worldSize << "\n";
+  os << "values " << p.values.size() << "\n";
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    os << "value " << i << ' ' << dtypeName(p.values[i].dtype) << ' ';
+    writeShape(os, p.values[i].shape);
+    os << "\n";
+  }
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    const Argument &a = p.args[i];
+    os << "arg " << i;
+    if (a.sharded) {
+      os << " sharded ";
+      writeShape(os, a.globalShape);
+      os << " spec ";
+      writeSpec(os, a.sharding);
+    } else {
+      os << " plain";
+    }
+    os << "\n";
+  }
+  for (const Instr &in : p.instrs) {
+    os << "instr " << opCodeName(in.op) << " result " << in.result
+       << " operands " << in.operands.size();
+    for (int v : in.operands)
+      os << ' ' << v;
+    if (in.op == OpCode::LocalChunk || in.op == OpCode::AllGather ||
+        in.op == OpCode::ReduceScatter || in.op == OpCode::AllToAll) {
+      os << " chunk ";
+      writeSpec(os, in.chunk);
+    }
+    if (in.op == OpCode::AllToAll) {
+      os << " concat ";
+      writeSpec(os, in.concat);
+    }
+    if (in.op == OpCode::Gemm)
+      os << " trans " << in.transposeLhs << ' ' << in.transposeRhs;
+    os << " loc " << in.location << "\n";
+  }
+  os << "results " << p.results.size();
+  for (int v : p.results)
+    os << ' ' << v;
+  os << "\nend\n";
+  return os.str();
+}
+
+Status parseProgram(const std::string &text, Program &out) {
+  Program p;
+  std::istringstream is(text);
+  std::string line;
+  int lineNo = 0;
+  auto next = [&]() -> bool {
+    while (std::getline(is, line)) {
+      ++lineNo;
+      if (!line.empty())
+        return true;
+    }
+    return false;
+  };
+  if (!next() || line != "shardlin-program v1")
+    return Status::error("not a shardlin program (expected the header "
+                         "'shardlin-program v1')");
+  bool sawEnd = false;
+  size_t numArgs = 0;
+  while (next()) {
+    Tokens t(line, lineNo);
+    std::string kw;
+    t.word(kw);
+    if (kw == "name") {
+      p.name = t.rest();
+    } else if (kw == "world_size") {
+      SHARDLIN_RETURN_IF_ERROR(t.integer(p.worldSize, 0, 1 << 20));
+    } else if (kw == "values") {
+      int64_t n = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 1 << 24));
+      p.values.resize(n);
+    } else if (kw == "value") {
+      int64_t id = 0;
+      SHARDLIN_RETURN_IF_ERROR(
+          t.integer(id, 0, static_cast<int64_t>(p.values.size()) - 1));
+      std::string dt;
+      t.word(dt);
+      auto parsed = parseDType(dt);
+      if (!parsed)
+        return t.err("unknown element type '" + dt + "'");
+      p.values[id].dtype = *parsed;
+      SHARDLIN_RETURN_IF_ERROR(t.shape(p.values[id].shape));
+    } else if (kw == "arg") {
+      int64_t id = 0;
+      SHARDLIN_RETURN_IF_ERROR(
+          t.integer(id, 0, static_cast<int64_t>(p.values.size()) - 1));
+      if (static_cast<size_t>(id) != numArgs)
+        return t.err("arguments must be numbered in order");
+      Argument a;
+      a.type = p.values[id];
+      std::string kind;
+      t.word(kind);
+      if (kind == "sharded") {
+        a.sharded = true;
+        SHARDLIN_RETURN_IF_ERROR(t.shape(a.globalShape));
+        SHARDLIN_RETURN_IF_ERROR(t.expect("spec"));
+        SHARDLIN_RETURN_IF_ERROR(t.spec(a.sharding));
+        if (a.sharding.dim >= static_cast<int64_t>(a.globalShape.size()))
+          return t.err("sharding dim out of range");
+        for (int64_t d : a.globalShape)
+          if (d == kDynamic)
+            return t.err("a sharded argument needs a static global shape");
+      } else if (kind != "plain") {
+        return t.err("expected 'plain' or 'sharded'");
+      }
+      p.args.push_back(a);
+      ++numArgs;
+    } else if (kw == "instr") {
+      Instr in;
+      std::string op;
+      t.word(op);
+      if (!parseOpCode(op, in.op))
+        return t.err("unknown instruction '" + op + "'");
+      int64_t v = 0, n = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.expect("result"));
+      SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+      in.result = static_cast<int>(v);
+      SHARDLIN_RETURN_IF_ERROR(t.expect("operands"));
+      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 3));
+      for (int64_t i = 0; i < n; ++i) {
+        SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+        in.operands.push_back(static_cast<int>(v));
+      }
+      std::string w;
+      while (t.word(w)) {
+        if (w == "chunk") {
+          SHARDLIN_RETURN_IF_ERROR(t.spec(in.chunk));
+        } else if (w == "concat") {
+          SHARDLIN_RETURN_IF_ERROR(t.spec(in.concat));
+        } else if (w == "trans") {
+          int64_t a = 0, b = 0;
+          SHARDLIN_RETURN_IF_ERROR(t.integer(a, 0, 1));
+          SHARDLIN_RETURN_IF_ERROR(t.integer(b, 0, 1));
+          in.transposeLhs = a;
+          in.transposeRhs = b;
+        } else if (w == "loc") {
+          in.location = t.rest();
+          break;
+        } else {
+          return t.err("unexpected '" + w + "'");
+        }
+      }
+      p.instrs.push_back(std::move(in));
+    } else if (kw == "results") {
+      int64_t n = 0, v = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 1 << 20));
+      for (int64_t i = 0; i < n; ++i) {
+        SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+        p.results.push_back(static_cast<int>(v));
+      }
+    } else if (kw == "end") {
+      sawEnd = true;
+      break;
+    } else {
+      return t.err("unknown keyword '" + kw + "'");
+    }
+  }
+  if (!sawEnd)
+    return Status::error("shardlin program is truncated (no 'end' line)");
+  SHARDLIN_RETURN_IF_ERROR(p.validate());
+  out = std::move(p);
+  return Status::ok();
+}
+
+} // namespace shardlin::rt

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Makes inputs for shardlin programs and checks their outputs, with only the
+Python standard library (no NumPy needed).
+
+  npytool.py gen-linear --n N --k K --batch-shape 5 --world-size W \
+      [--dtype f32] [--bias] [--seed S] --out-dir DIR
+      writes DIR/x.{rank}.npy (distinct random inputs per rank), DIR/w.npy
+      (the global N x K weight), DIR/b.npy, and DIR/ref.{rank}.npy, the dense
+      float64 reference y_r = x_r A^T + b computed from the values as stored
+      (after rounding to the dtype), plus DIR/scale.{rank}.npy, the per-element
+      error scale sum_k |x_k||A_jk| + |b_j|.
+  npytool.py check --dir DIR --out PATTERN --world-size W --dtype f32
+      compares every rank's output with the reference; the error of each
+      element, divided by its scale, must stay under the dtype's bound.
+  npytool.py show FILE      prints an array.
+
+bf16 arrays are stored as '<u2' holding the bf16 bit patterns.
+"""
+import argparse
+import ast
+import math
+import os
+import random
+import struct
+import sys
+
+DESCR = {"f16": "<f2", "bf16": "<u2", "f32": "<f4", "f64": "<f8"}
+FMT = {"<f2": "e", "<u2": "H", "<f4": "f", "<f8": "d"}
+
+
+def bf16_bits(x):
+    (u,) = struct.unpack("<I", struct.pack("<f", x))
+    if (u & 0x7F800000) == 0x7F800000 and (u & 0x7FFFFF):
+        return (u >> 16) | 0x40
+    u += 0x7FFF + ((u >> 16) & 1)
+    return (u >> 16) & 0xFFFF
+
+
+def bf16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
+def round_to(dtype, x):
+    """The value x takes once stored as dtype (as a Python float)."""
+    if dtype == "f64":
+        return x
+    if dtype == "f32":
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    if dtype == "f16":
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    return bf16_value(bf16_bits(x))
+
+
+def write_npy(path, descr, shape, values):
+    fmt = FMT[descr]
+    if descr == "<u2":
+        payload = struct.pack("<%d%s" % (len(values), fmt), *[bf16_bits(v) for v in values])
+    else:
+        payload = struct.pack("<%d%s" % (len(values), fmt), *values)
+    if len(shape) == 1:
+        shape_s = "(%d,)" % shape[0]
+    else:
+        shape_s = "(" + ", ".join("%d" % d for d in shape) + ")"
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape_s)
+    total = 10 + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(payload)
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError("%s: not a .npy file" % path)
+    major = data[6]
+    if major == 1:
+        (hlen,) = struct.unpack("<H", data[8:10])
+        start = 10
+    else:
+        (hlen,) = struct.unpack("<I", data[8:12])
+        start = 12
+    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+    descr, shape = header["descr"], tuple(header["shape"])
+    count = 1
+    for d in shape:
+        count *= d
+    fmt = FMT[descr]
+    values = list(struct.unpack("<%d%s" % (count, fmt), data[start + hlen:start + hlen + count * struct.calcsize(fmt)]))
+    if descr == "<u2":
+        values = [bf16_value(v) for v in values]
+    return descr, shape, values
+
+
+def nonzero(rng):
+    # Random values bounded away from zero, either sign.
+    return rng.uniform(0.25, 1.0) * rng.choice((-1.0, 1.0))
+
+
+def gen_linear(a):
+    rng = random.Random(a.seed)
+    batch = [int(d) for d in a.batch_shape.split("x")] if a.batch_shape else []
+    rows = 1
+    for d in batch:
+        rows *= d
+    os.makedirs(a.out_dir, exist_ok=True)
+    descr = DESCR[a.dtype]
+    w = [round_to(a.dtype, nonzero(rng)) for _ in range(a.n * a.k)]
+    b = [round_to(a.dtype, nonzero(rng)) for _ in range(a.n)] if a.bias else [0.0] * a.n
+    write_npy(os.path.join(a.out_dir, "w.npy"), descr, (a.n, a.k), w)
+    if a.bias:
+        write_npy(os.path.join(a.out_dir, "b.npy"), descr, (a.n,), b)
+    for r in range(a.world_size):
+        x = [round_to(a.dtype, nonzero(rng)) for _ in range(rows * a.k)]
+        ref, scale = [], []
+        for i in range(rows):
+            for j in range(a.n):
+                acc = math.fsum(x[i * a.k + t] * w[j * a.k + t] for t in range(a.k)) + b[j]
+                mag = math.fsum(abs(x[i * a.k + t] * w[j * a.k + t]) for t in range(a.k)) + abs(b[j])
+                ref.append(acc)
+                scale.append(mag)
+        write_npy(os.path.join(a.out_dir, "x.%d.npy" % r), descr, tuple(batch + [a.k]), x)
+        write_npy(os.path.join(a.out_dir, "ref.%d.npy" % r), "<f8", tuple(batch + [a.n]), ref)
+        write_npy(os.path.join(a.out_dir, "scale.%d.npy" % r), "<f8", tuple(batch + [a.n]), scale)
+
+
+# Error bounds relative to the scale sum|x||A| + |b| (see
+# unittests/EndToEnd/Reference.h for the derivation): f64 and f32 accumulate
+# in their own precision; f16 and bf16 accumulate in f32 but round the output
+# once per partial product (up to W partial sums for row-wise) and once more
+# at the end.
+def bound(dtype, world_size):
+    return {"f64": 1e-12, "f32": 1e-5,
+            "f16": (world_size + 2) * 2.0 ** -11,
+            "bf16": (world_size + 2) * 2.0 ** -8}[dtype]
+
+
+def check(a):
+    worst = 0.0
+    limit = bound(a.dtype, a.world_size)
+    for r in range(a.world_size):
+        _, rshape, ref = read_npy(os.path.join(a.dir, "ref.%d.npy" % r))
+        _, _, scale = read_npy(os.path.join(a.dir, "scale.%d.npy" % r))
+        path = a.out.replace("{rank}", str(r))
+        descr, shape, out = read_npy(path)
+        if descr != DESCR[a.dtype]:
+            print("rank %d: %s has dtype %s, expected %s" % (r, path, descr, DESCR[a.dtype]))
+            return 1
+        if shape != rshape:
+            print("rank %d: %s has shape %s, expected %s" % (r, path, shape, rshape))
+            return 1
+        for i, (o, e, s) in enumerate(zip(out, ref, scale)):
+            err = abs(o - e) / max(s, 1e-30)
+            if not err <= limit:
+                print("rank %d: element %d is %r, reference %r (relative error %.3g > %.3g)" % (r, i, o, e, err, limit))
+                return 1
+            worst = max(worst, err)
+    print("ok: %d ranks, max relative error %.3g (bound %.3g)" % (a.world_size, worst, limit))
+    return 0
+
+
+def show(a):
+    descr, shape, values = read_npy(a.file)
+    print("%s %s" % (descr, shape))
+    cols = shape[-1] if shape else 1
+    for i in range(0, len(values), max(cols, 1)):
+        print("  " + " ".join("%9.4f" % v for v in values[i:i + cols]))
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen-linear")
+    g.add_argument("--n", type=int, required=True)
+    g.add_argument("--k", type=int, required=True)
+    g.add_argument("--batch-shape", default="5", help="e.g. 5, 2x3, or '' for a 1-D input")
+    g.add_argument("--world-size", type=int, required=True)
+    g.add_argument("--dtype", default="f32", choices=sorted(DESCR))
+    g.add_argument("--bias", action="store_true")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--out-dir", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("--dir", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--world-size", type=int, required=True)
+    c.add_argument("--dtype", default="f32", choices=sorted(DESCR))
+    s = sub.add_parser("show")
+    s.add_argument("file")
+    a = p.parse_args()
+    if a.cmd == "gen-linear":
+        gen_linear(a)
+        return 0
+    if a.cmd == "check":
+        return check(a)
+    return show(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+//===- shardlin-run.cpp - Compile and run a shardlin program --------------===//
+//
+//   shardlin-run FILE.mlir --world-size=W [--backend=threads|mpi]
+//                [--entry=NAME] --arg=PATH... --out=PATH...
+//
+// Parses FILE, lowers any shardlin.linear, translates the entry function to
+// a runtime Program and runs it on W ranks (see shardlin/runtime/Runner.h for
+// the .npy path conventions). --emit-program writes the Program's text form
+// instead, for shardlin-exec on machines without LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Execution/ProgramBuilder.h"
+#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/Runner.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+
+using namespace llvm;
+namespace rt = ::shardlin::rt;
+
+namespace {
+cl::OptionCategory category("shardlin-run options");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<int> worldSize("world-size",
+                       cl::desc("Number of ranks (must match the placements; "
+                                "under mpirun, the MPI world size)"),
+                       cl::init(0), cl::cat(category));
+cl::opt<std::string> backend("backend",
+                             cl::desc("Communication backend: threads or mpi"),
+                             cl::init("threads"), cl::cat(category));
+cl::opt<std::string> entry("entry",
+                           cl::desc("Entry function (default: the only "
+                                    "public function, or main)"),
+                           cl::init(""), cl::cat(category));
+cl::list<std::string> argPaths("arg",
+                               cl::desc("One .npy per entry argument, in "
+                                        "order; {rank} is replaced by the "
+                                        "rank"),
+                               cl::cat(category));
+cl::list<std::string> outPaths("out",
+                               cl::desc("One .npy per result; {rank} is "
+                                        "replaced by the rank (without it, "
+                                        "rank 0 writes the file)"),
+                               cl::cat(category));
+cl::opt<double> timeout("timeout",
+                        cl::desc("Seconds before a collective that has not "
+                                 "completed fails on every rank"),
+                        cl::init(300.0), cl::cat(category));
+cl::opt<int> blasThreads("blas-threads",
+                         cl::desc("OpenBLAS threads per rank (0: cores / "
+                                  "ranks per host)"),
+                         cl::init(0), cl::cat(category));
+cl::opt<std::string> emitProgram(
+    "emit-program",
+    cl::desc("Write the compiled program (text form, for shardlin-exec) to "
+             "this path and exit without running"),
+    cl::init(""), cl::cat(category));
+
+int fail(const std::string &message) {
+  errs() << "shardlin-run: error: " << message << "\n";
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "shardlin-run " SHARDLIN_VERSION "\n"
+       << "  backends: " << rt::availableBackends() << "\n"
+       << "  gemm: openblas\n";
+  });
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "shardlin-run: compile and run a shardlin "
+                              "program on W ranks\n");
+
+  if (timeout <= 0)
+    return fail("--timeout must be positive, got " + std::to_string(timeout));
+  if (worldSize < 0)
+    return fail("--world-size must be positive, got " +
+                std::to_string(worldSize));
+  if (backend != "threads" && backend != "mpi")
+    return fail("unknown backend '" + backend + "' (available: " +
+                rt::availableBackends() + ")");
+
+  // MPI first, so every process of an mpirun job takes part even when it
+  // fails later (it then exits with an error instead of hanging its peers).
+  std::unique_ptr<rt::MpiSession> mpi;
+  if (backend == "mpi" && emitProgram.empty()) {
+    rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
+    if (!s)
+      return fail(s.message());
+  }
+
+  mlir::DialectRegistry registry;
+  mlir::shardlin::registerExecutionDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  // One line per diagnostic: "file:line:col: error: message".
+  bool sawError = false;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    std::string loc;
+    if (auto flc = d.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+      loc = flc.getFilename().str() + ":" + std::to_string(flc.getLine()) +
+            ":" + std::to_string(flc.getColumn()) + ": ";
+    const char *sev = d.getSeverity() == mlir::DiagnosticSeverity::Error
+                          ? "error"
+                      : d.getSeverity() == mlir::DiagnosticSeverity::Warning
+                          ? "warning"
+                          : "note";
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      sawError = true;
+    errs() << loc << sev << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+
+  std::string errorMessage;
+  auto file = mlir::openInputFile(inputFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  FailureOr<rt::Program> program =
+      mlir::shardlin::buildProgram(*module, entry);
+  if (failed(program) || sawError)
+    return 1;
+
+  if (!emitProgram.empty()) {
+    std::error_code ec;
+    auto out = std::make_unique<ToolOutputFile>(emitProgram, ec,
+                                                sys::fs::OF_Text);
+    if (ec)
+      return fail("cannot write '" + emitProgram + "': " + ec.message());
+    out->os() << rt::serializeProgram(*program);
+    out->keep();
+    return 0;
+  }
+
+  rt::RunConfig config;
+  config.backend = backend;
+  config.worldSize = worldSize;
+  config.argPaths.assign(argPaths.begin(), argPaths.end());
+  config.outPaths.assign(outPaths.begin(), outPaths.end());
+  config.comm.timeoutSeconds = timeout;
+  config.blasThreads = blasThreads;
+  rt::Status status = rt::runProgramWithFiles(*program, config);
+  if (!status)
+    return fail(status.message());
+  return 0;
+}
