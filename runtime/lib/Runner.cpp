@@ -33,6 +33,30 @@ std::string substituteRank(const std::string &path, int rank) {
   }
 }
 
+void extractLocalChunk(const void *global,
+                       const std::vector<int64_t> &globalShape, DType dtype,
+                       const ChunkSpec &spec, int rank,
+                       std::vector<uint8_t> &out) {
+  // The chunk is `outer` rows of `size * inner` elements: [outer, n, inner].
+  const int64_t d = spec.dim;
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k)
+    outer *= globalShape[k];
+  for (size_t k = d + 1; k < globalShape.size(); ++k)
+    inner *= globalShape[k];
+  ChunkLayout layout(globalShape[d], spec.placements);
+  Range r = layout.ofRank(rank);
+  const size_t elt = dtypeSize(dtype);
+  const size_t rowBytes = r.size * inner * elt;
+  const auto *src = static_cast<const uint8_t *>(global);
+  out.resize(outer * rowBytes);
+  for (int64_t o = 0; o < outer; ++o)
+    if (rowBytes)
+      std::memcpy(out.data() + o * rowBytes,
+                  src + (o * globalShape[d] + r.offset) * inner * elt,
+                  rowBytes);
+}
+
 std::string availableBackends() {
   std::string s = "threads";
   if (mpiAvailable())
@@ -105,23 +129,8 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
     out.file = std::move(file);
     return Status::ok();
   }
-  // Take this rank's chunk along the sharded dim: [outer, n, inner] rows.
-  const int64_t d = arg.sharding.dim;
-  int64_t outer = 1, inner = 1;
-  for (int64_t k = 0; k < d; ++k)
-    outer *= want[k];
-  for (size_t k = d + 1; k < want.size(); ++k)
-    inner *= want[k];
-  ChunkLayout layout(want[d], arg.sharding.placements);
-  Range r = layout.ofRank(plan.rank());
-  const size_t elt = dtypeSize(dt);
-  const size_t rowBytes = r.size * inner * elt;
-  out.chunk.resize(outer * rowBytes);
-  for (int64_t o = 0; o < outer; ++o)
-    if (rowBytes)
-      std::memcpy(out.chunk.data() + o * rowBytes,
-                  file->data.data() + (o * want[d] + r.offset) * inner * elt,
-                  rowBytes);
+  extractLocalChunk(file->data.data(), want, dt, arg.sharding, plan.rank(),
+                    out.chunk);
   return Status::ok();
 }
 

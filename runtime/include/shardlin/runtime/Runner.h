@@ -16,6 +16,7 @@
 #ifndef SHARDLIN_RUNTIME_RUNNER_H
 #define SHARDLIN_RUNTIME_RUNNER_H
 
+#include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Status.h"
@@ -37,6 +38,13 @@ struct RunConfig {
   /// OpenBLAS threads per rank; 0 picks cores / ranks-per-process-host.
   int blasThreads = 0;
 };
+
+/// Copies rank `rank`'s chunk of a global row-major tensor (split by `spec`)
+/// into `out`: what a sharded entry argument is bound to.
+void extractLocalChunk(const void *global,
+                       const std::vector<int64_t> &globalShape, DType dtype,
+                       const ChunkSpec &spec, int rank,
+                       std::vector<uint8_t> &out);
 
 /// Replaces every "{rank}" in `path`.
 std::string substituteRank(const std::string &path, int rank);
