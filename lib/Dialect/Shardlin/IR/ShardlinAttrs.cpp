@@ -29,6 +29,8 @@ ChunkAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t dim,
     return emitError() << "chunk dim must be non-negative, got " << dim;
   std::string problem = ::shardlin::rt::checkPlacements(
       std::vector<int64_t>(placements.begin(), placements.end()));
+  if (placements.empty())
+    return emitError() << "chunk placements must not be empty";
   if (!problem.empty())
     return emitError() << "chunk placements [" << placements
                        << "] are not a permutation of 0.."

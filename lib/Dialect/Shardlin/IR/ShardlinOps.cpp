@@ -50,6 +50,16 @@ bool compatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
+/// The runtime and the GEMM backends work on plain dense tensors; an encoding
+/// would be silently dropped by the lowering.
+LogicalResult checkNoEncoding(Operation *op, Type t, StringRef what) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  if (!ranked || !ranked.getEncoding())
+    return success();
+  return op->emitOpError() << what << " type " << t
+                           << " has an encoding, which is not supported";
+}
+
 LogicalResult checkChunkDim(Operation *op, ChunkAttr chunk, int64_t rank,
                             StringRef what) {
   if (chunk.getDim() < rank)
@@ -90,6 +100,11 @@ LogicalResult LinearOp::verify() {
   RankedTensorType inType = getInput().getType();
   RankedTensorType resType = getResult().getType();
 
+  for (auto [v, what] : {std::pair<Value, StringRef>{getInput(), "input"},
+                         {getBias(), "bias"},
+                         {getResult(), "result"}})
+    if (v && failed(checkNoEncoding(*this, v.getType(), what)))
+      return failure();
   if (wType.getShape().size() != 2)
     return emitOpError() << "expects a rank-2 weight (N x K), got rank "
                          << wType.getShape().size() << " ("
@@ -159,7 +174,8 @@ LogicalResult LocalShardOp::verify() {
 LogicalResult LocalChunkOp::verify() {
   RankedTensorType src = getSource().getType();
   RankedTensorType res = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), src.getRank(), "along")))
+  if (failed(checkChunkDim(*this, getAlong(), src.getRank(), "along")) ||
+      failed(checkElementType(*this, src.getElementType(), "source")))
     return failure();
   if (src.getRank() != res.getRank())
     return emitOpError() << "source and result ranks differ ("
@@ -197,7 +213,8 @@ static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
 
 LogicalResult AllGatherOp::verify() {
   auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
+  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")) ||
+      failed(checkElementType(*this, in.getElementType(), "input")))
     return failure();
   int64_t d = getAlong().getDim();
   if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
@@ -208,7 +225,8 @@ LogicalResult AllGatherOp::verify() {
 
 LogicalResult AllToAllOp::verify() {
   auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
+  if (failed(checkElementType(*this, in.getElementType(), "input")) ||
+      failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
       failed(checkChunkDim(*this, getConcat(), in.getRank(), "concat")))
     return failure();
   int64_t sd = getSplit().getDim(), cd = getConcat().getDim();

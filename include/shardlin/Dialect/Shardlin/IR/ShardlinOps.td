@@ -85,7 +85,7 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
     the outermost non-unit dim.
 
     ```mlir
-    %bc = shardlin.local_chunk %b along #shardlin.chunk<dim = 0,
+    %bc = shardlin.local_chunk %b along <dim = 0,
         placements = [1, 0]> : tensor<11xf32> -> tensor<?xf32>
     ```
   }];
@@ -117,7 +117,7 @@ def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
     placements on a dim of size W*B:
 
     ```mlir
-    %g = shardlin.all_gather %x along #shardlin.chunk<dim = 0,
+    %g = shardlin.all_gather %x along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x19xf32>
     ```
   }];
@@ -149,8 +149,8 @@ def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
 
     ```mlir
     %xs = shardlin.all_to_all %x
-        split #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>
-        concat #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>
+        split <dim = 1, placements = [2, 3, 0, 1]>
+        concat <dim = 0, placements = [0, 1, 2, 3]>
         : tensor<5x19xf32> -> tensor<20x?xf32>
     ```
   }];
@@ -175,7 +175,7 @@ def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
     once.
 
     ```mlir
-    %y = shardlin.reduce_scatter %p along #shardlin.chunk<dim = 0,
+    %y = shardlin.reduce_scatter %p along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
     ```
   }];
