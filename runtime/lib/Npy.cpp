@@ -1,0 +1,683 @@
+//===- Npy.cpp - Reading and writing NumPy .npy files ----------------------===//
+//
+// The format (numpy/lib/format.py): the magic "\x93NUMPY", a major and minor
+// version byte, the header length (2 bytes little-endian in version 1.0, 4 in
+// 2.0 and 3.0), then the header: a Python dict literal such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// padded with spaces and a final newline, then the raw C-order data.
+//
+// Files come from outside (and a fuzzer), so the reader trusts nothing: every
+// length is checked against the bytes actually present before it is used to
+// index or allocate, and the dict is parsed by a small recursive-descent
+// parser over exactly the literal forms NumPy writes, rather than anything
+// resembling an evaluator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/Npy.h"
+
+#include "shardlin/runtime/Buffer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <system_error>
+
+namespace shardlin::rt {
+
+namespace {
+
+constexpr unsigned char npyMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr size_t magicLen = sizeof(npyMagic);
+/// Magic, two version bytes and the longest (4-byte) header length field.
+constexpr size_t maxPreambleLen = magicLen + 2 + 4;
+/// NumPy's own limit (NPY_MAXDIMS is 64 since NumPy 2.0). Bounding it keeps a
+/// hostile header from growing the shape vector without limit.
+constexpr size_t maxDims = 64;
+/// NumPy's current writer aligns the data to 64 bytes (ARRAY_ALIGN).
+constexpr size_t dataAlign = 64;
+
+std::string errnoMessage(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+/// Quotes text taken from the file for an error message: printable ASCII
+/// only and bounded, so hostile bytes cannot flood or corrupt the log.
+std::string quoted(const char *p, size_t len) {
+  constexpr size_t maxLen = 40;
+  std::string s = "'";
+  for (size_t i = 0; i < len && i < maxLen; ++i)
+    s += (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+  if (len > maxLen)
+    s += "...";
+  return s + "'";
+}
+std::string quoted(const std::string &s) { return quoted(s.data(), s.size()); }
+
+/// Quotes a path or caller-supplied name in full: it came from the caller,
+/// not the file, and truncating it would make the message ambiguous.
+std::string quotedName(const std::string &s) { return "'" + s + "'"; }
+
+size_t itemSizeOfDescr(const std::string &descr) {
+  if (descr == "<f2" || descr == "<u2")
+    return 2;
+  if (descr == "<f4")
+    return 4;
+  if (descr == "<f8")
+    return 8;
+  return 0;
+}
+
+/// What the fixed-size part of the file says.
+struct Preamble {
+  int major = 0, minor = 0;
+  size_t headerStart = 0;
+  size_t headerLen = 0;
+};
+
+/// Parses the magic, version and header length from the first `size` bytes
+/// of a file of `fileSize` bytes (`size` may be less than the file when only
+/// a prefix has been read).
+Status parsePreamble(const uint8_t *bytes, size_t size, uint64_t fileSize,
+                     Preamble &out) {
+  if (fileSize == 0)
+    return Status::error("file is empty");
+  // Compare what is there first, so a short non-.npy file is reported as
+  // such rather than as a short .npy file.
+  if (std::memcmp(bytes, npyMagic, size < magicLen ? size : magicLen) != 0)
+    return Status::error("bad magic: not a .npy file");
+  if (size < magicLen + 2)
+    return Status::error("file is too short for a .npy preamble (" +
+                         std::to_string(fileSize) + " bytes)");
+  const int major = bytes[magicLen], minor = bytes[magicLen + 1];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    return Status::error("unsupported .npy format version " +
+                         std::to_string(major) + "." + std::to_string(minor) +
+                         " (supported: 1.0, 2.0, 3.0)");
+  const size_t lenBytes = major == 1 ? 2 : 4;
+  const size_t headerStart = magicLen + 2 + lenBytes;
+  if (size < headerStart)
+    return Status::error("file ends inside the header length field");
+  uint64_t headerLen = 0;
+  for (size_t i = 0; i < lenBytes; ++i)
+    headerLen |= uint64_t(bytes[magicLen + 2 + i]) << (8 * i);
+  if (headerLen > fileSize - headerStart)
+    return Status::error("header length " + std::to_string(headerLen) +
+                         " extends beyond the end of the file (" +
+                         std::to_string(fileSize) + " bytes, header starts at " +
+                         std::to_string(headerStart) + ")");
+  out.major = major;
+  out.minor = minor;
+  out.headerStart = headerStart;
+  out.headerLen = size_t(headerLen);
+  return Status::ok();
+}
+
+/// The parsed header dict.
+struct Header {
+  std::string descr;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+};
+
+/// Recursive-descent parser for the header dict. It accepts Python's
+/// whitespace, either quote style, keys in any order, and an optional
+/// trailing comma in the dict and in the shape tuple; it rejects everything
+/// NumPy's reader rejects (unknown or missing keys, non-tuple shapes,
+/// non-integer dims, non-bool fortran_order).
+class HeaderParser {
+public:
+  HeaderParser(const char *text, size_t len)
+      : begin_(text), cur_(text), end_(text + len) {}
+
+  Status parse(Header &out) {
+    skipSpace();
+    if (atEnd())
+      return fail("header is empty");
+    if (*cur_ != '{')
+      return fail("header is not a dict (it starts with " + quoted(cur_, 1) +
+                  ")");
+    ++cur_;
+    bool haveDescr = false, haveFortran = false, haveShape = false;
+    while (true) {
+      skipSpace();
+      if (atEnd())
+        return fail("header dict is not closed");
+      if (*cur_ == '}') {
+        ++cur_;
+        break;
+      }
+      std::string key;
+      if (!isQuote())
+        return fail("expected a quoted dict key, found " + quoted(cur_, 1));
+      SHARDLIN_RETURN_IF_ERROR(parseString(key));
+      skipSpace();
+      if (atEnd() || *cur_ != ':')
+        return fail("expected ':' after key " + quoted(key));
+      ++cur_;
+      skipSpace();
+      if (key == "descr") {
+        if (haveDescr)
+          return fail("duplicate key 'descr'");
+        haveDescr = true;
+        SHARDLIN_RETURN_IF_ERROR(parseDescr(out.descr));
+      } else if (key == "fortran_order") {
+        if (haveFortran)
+          return fail("duplicate key 'fortran_order'");
+        haveFortran = true;
+        SHARDLIN_RETURN_IF_ERROR(parseBool(out.fortranOrder));
+      } else if (key == "shape") {
+        if (haveShape)
+          return fail("duplicate key 'shape'");
+        haveShape = true;
+        SHARDLIN_RETURN_IF_ERROR(parseShape(out.shape));
+      } else {
+        return fail("unexpected key " + quoted(key) +
+                    " (a .npy header has exactly 'descr', 'fortran_order' "
+                    "and 'shape')");
+      }
+      skipSpace();
+      if (atEnd())
+        return fail("header dict is not closed");
+      if (*cur_ == ',') {
+        ++cur_;
+        continue;
+      }
+      if (*cur_ == '}') {
+        ++cur_;
+        break;
+      }
+      return fail("expected ',' or '}' in the header dict, found " +
+                  quoted(cur_, 1));
+    }
+    skipSpace();
+    if (!atEnd())
+      return fail("unexpected text after the header dict: " +
+                  quoted(cur_, size_t(end_ - cur_)));
+    if (!haveDescr)
+      return fail("header is missing the key 'descr'");
+    if (!haveFortran)
+      return fail("header is missing the key 'fortran_order'");
+    if (!haveShape)
+      return fail("header is missing the key 'shape'");
+    return Status::ok();
+  }
+
+private:
+  Status fail(const std::string &msg) const {
+    return Status::error("malformed header: " + msg + " (at header byte " +
+                         std::to_string(cur_ - begin_) + ")");
+  }
+
+  bool atEnd() const { return cur_ >= end_; }
+  bool isQuote() const { return !atEnd() && (*cur_ == '\'' || *cur_ == '"'); }
+  static bool isDigit(char c) { return c >= '0' && c <= '9'; }
+  static bool isIdentChar(char c) {
+    return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_';
+  }
+
+  void skipSpace() {
+    while (!atEnd() && (*cur_ == ' ' || *cur_ == '\t' || *cur_ == '\n' ||
+                        *cur_ == '\r' || *cur_ == '\f' || *cur_ == '\v'))
+      ++cur_;
+  }
+
+  /// A quoted string without escapes (none of the values NumPy writes for
+  /// these keys needs one).
+  Status parseString(std::string &out) {
+    const char quote = *cur_++;
+    const char *start = cur_;
+    while (!atEnd() && *cur_ != quote) {
+      if (*cur_ == '\\')
+        return fail("escape sequences in strings are not supported");
+      if (*cur_ == '\n')
+        return fail("unterminated string");
+      ++cur_;
+    }
+    if (atEnd())
+      return fail("unterminated string");
+    out.assign(start, size_t(cur_ - start));
+    ++cur_;
+    return Status::ok();
+  }
+
+  Status parseDescr(std::string &out) {
+    if (!atEnd() && *cur_ == '[')
+      return fail("structured dtypes (a list descr) are not supported");
+    if (!isQuote())
+      return fail("'descr' must be a string");
+    return parseString(out);
+  }
+
+  Status parseBool(bool &out) {
+    const char *start = cur_;
+    while (!atEnd() && isIdentChar(*cur_))
+      ++cur_;
+    const std::string word(start, size_t(cur_ - start));
+    if (word == "True") {
+      out = true;
+      return Status::ok();
+    }
+    if (word == "False") {
+      out = false;
+      return Status::ok();
+    }
+    cur_ = start;
+    return fail("'fortran_order' must be True or False, found " +
+                quoted(start, size_t(end_ - start) < 8 ? size_t(end_ - start)
+                                                        : 8));
+  }
+
+  Status parseShape(std::vector<int64_t> &out) {
+    if (atEnd() || *cur_ != '(') {
+      if (!atEnd() && *cur_ == '[')
+        return fail("'shape' must be a tuple, not a list");
+      return fail("'shape' must be a tuple");
+    }
+    ++cur_;
+    out.clear();
+    bool trailingComma = false;
+    while (true) {
+      skipSpace();
+      if (atEnd())
+        return fail("'shape' tuple is not closed");
+      if (*cur_ == ')') {
+        // "(3)" is the integer 3 in Python, not a 1-tuple: NumPy rejects it,
+        // and accepting it would hide a writer bug.
+        if (out.size() == 1 && !trailingComma)
+          return fail("'shape' (" + std::to_string(out[0]) +
+                      ") is an integer, not a tuple; a 1-D shape is written (" +
+                      std::to_string(out[0]) + ",)");
+        ++cur_;
+        return Status::ok();
+      }
+      if (!out.empty() && !trailingComma)
+        return fail("expected ',' or ')' in 'shape', found " +
+                    quoted(cur_, 1));
+      if (out.size() == maxDims)
+        return fail("'shape' has more than " + std::to_string(maxDims) +
+                    " dims");
+      int64_t dim = 0;
+      SHARDLIN_RETURN_IF_ERROR(parseDim(dim));
+      out.push_back(dim);
+      skipSpace();
+      trailingComma = !atEnd() && *cur_ == ',';
+      if (trailingComma)
+        ++cur_;
+    }
+  }
+
+  Status parseDim(int64_t &out) {
+    const char *start = cur_;
+    if (*cur_ == '-') {
+      ++cur_;
+      const char *digits = cur_;
+      while (!atEnd() && isDigit(*cur_))
+        ++cur_;
+      if (cur_ != digits)
+        return fail("negative dim " + quoted(start, size_t(cur_ - start)) +
+                    " in 'shape'");
+      cur_ = start;
+    }
+    if (!isDigit(*cur_))
+      return fail("non-integer dim " + tokenAt(start) + " in 'shape'");
+    constexpr int64_t maxI64 = std::numeric_limits<int64_t>::max();
+    int64_t value = 0;
+    while (!atEnd() && isDigit(*cur_)) {
+      const int digit = *cur_ - '0';
+      if (value > (maxI64 - digit) / 10)
+        return fail("dim " + tokenAt(start) + " in 'shape' overflows int64");
+      value = value * 10 + digit;
+      ++cur_;
+    }
+    // "2.5", "3L", "1e3", "0x10": not a plain Python int.
+    if (!atEnd() && (isIdentChar(*cur_) || *cur_ == '.'))
+      return fail("non-integer dim " + tokenAt(start) + " in 'shape'");
+    out = value;
+    return Status::ok();
+  }
+
+  /// The token starting at `p` (up to a separator), quoted for messages.
+  std::string tokenAt(const char *p) const {
+    const char *q = p;
+    while (q < end_ && *q != ',' && *q != ')' && *q != ' ' && *q != '}')
+      ++q;
+    if (q == p && q < end_)
+      ++q;
+    return quoted(p, size_t(q - p));
+  }
+
+  const char *begin_;
+  const char *cur_;
+  const char *end_;
+};
+
+/// Checks the parsed header and computes the data's byte size, without
+/// allocating anything.
+Status checkHeader(const Header &header, uint64_t &dataBytes) {
+  if (header.fortranOrder)
+    return Status::error(
+        "Fortran-order arrays (fortran_order: True) are not supported");
+  const std::string &d = header.descr;
+  if (d.size() >= 1 && d[0] == '>')
+    return Status::error("big-endian descr " + quoted(d) +
+                         " is not supported (shardlin reads little-endian "
+                         "data)");
+  const size_t itemSize = itemSizeOfDescr(d);
+  if (itemSize == 0)
+    return Status::error("unsupported descr " + quoted(d) +
+                         " (supported: '<f2', '<f4', '<f8', and '<u2' for "
+                         "bf16 bit patterns)");
+  int64_t numElements = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements(header.shape, numElements, itemSize));
+  dataBytes = uint64_t(numElements) * itemSize;
+  return Status::ok();
+}
+
+Status checkDataSize(uint64_t expected, uint64_t present) {
+  if (present < expected)
+    return Status::error("truncated data: the header describes " +
+                         std::to_string(expected) + " bytes but only " +
+                         std::to_string(present) + " follow it");
+  if (present > expected)
+    return Status::error("extra trailing data: the header describes " +
+                         std::to_string(expected) + " bytes but " +
+                         std::to_string(present) + " follow it");
+  return Status::ok();
+}
+
+/// The header text, padded as NumPy's writer (format._wrap_header) pads it:
+/// spaces, then a newline, so that the data starts at a multiple of 64.
+std::string buildHeader(const char *descr, const std::vector<int64_t> &shape) {
+  std::string dict = "{'descr': '";
+  dict += descr;
+  dict += "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      dict += ", ";
+    dict += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1)
+    dict += ",";
+  dict += "), }";
+
+  // Version 1.0 unless the padded header needs more than 16 bits.
+  const size_t textLen = dict.size() + 1; // + the final newline
+  int major = 1;
+  size_t prefixLen = magicLen + 2 + 2;
+  size_t pad = dataAlign - (prefixLen + textLen) % dataAlign;
+  if (textLen + pad > 0xffff) {
+    major = 2;
+    prefixLen = magicLen + 2 + 4;
+    pad = dataAlign - (prefixLen + textLen) % dataAlign;
+  }
+  const uint64_t headerLen = textLen + pad;
+
+  std::string out(reinterpret_cast<const char *>(npyMagic), magicLen);
+  out += char(major);
+  out += char(0);
+  for (size_t i = 0; i < prefixLen - magicLen - 2; ++i)
+    out += char((headerLen >> (8 * i)) & 0xff);
+  out += dict;
+  out.append(pad, ' ');
+  out += '\n';
+  return out;
+}
+
+/// Writes all of `len` bytes, retrying short writes and EINTR.
+Status writeAll(int fd, const void *data, size_t len) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  // Some kernels cap one write() near 2 GiB; stay below it.
+  constexpr size_t maxChunk = size_t(1) << 30;
+  while (len > 0) {
+    const size_t chunk = len < maxChunk ? len : maxChunk;
+    const ssize_t n = ::write(fd, p, chunk);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return Status::error("write failed: " + errnoMessage(errno));
+    }
+    if (n == 0)
+      return Status::error("write made no progress");
+    p += n;
+    len -= size_t(n);
+  }
+  return Status::ok();
+}
+
+/// A temporary file that is closed and removed unless committed by rename.
+class TempFile {
+public:
+  TempFile() = default;
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  ~TempFile() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    if (!name_.empty())
+      ::unlink(name_.c_str());
+  }
+
+  /// Creates `base.tmp.<pid>.<n>` with the first n that is free. O_EXCL
+  /// makes the choice race-free between threads and processes without any
+  /// shared counter.
+  Status create(const std::string &base) {
+    const std::string prefix =
+        base + ".tmp." + std::to_string(static_cast<long>(::getpid())) + ".";
+    constexpr int maxAttempts = 1000;
+    for (int n = 0; n < maxAttempts; ++n) {
+      std::string name = prefix + std::to_string(n);
+      const int fd =
+          ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        fd_ = fd;
+        name_ = std::move(name);
+        return Status::ok();
+      }
+      if (errno == EINTR || errno == EEXIST)
+        continue;
+      return Status::error("cannot create the temporary file " +
+                           quotedName(name) +
+                           ": " + errnoMessage(errno));
+    }
+    return Status::error("cannot create a temporary file " +
+                         quotedName(prefix) +
+                         "*: " + std::to_string(maxAttempts) +
+                         " names are taken");
+  }
+
+  int fd() const { return fd_; }
+  const std::string &name() const { return name_; }
+
+  Status close() {
+    const int fd = fd_;
+    fd_ = -1;
+    // Linux releases the descriptor even when close() reports an error, so it
+    // must not be retried; the error (e.g. a deferred ENOSPC on NFS) still
+    // means the data may be incomplete.
+    if (::close(fd) != 0)
+      return Status::error("closing " + quotedName(name_) +
+                           " failed: " + errnoMessage(errno));
+    return Status::ok();
+  }
+
+  /// Renames over `path`; on success the destructor has nothing to remove.
+  Status commit(const std::string &path) {
+    if (::rename(name_.c_str(), path.c_str()) != 0)
+      return Status::error("renaming " + quotedName(name_) +
+                           " to the target failed: " + errnoMessage(errno));
+    name_.clear();
+    return Status::ok();
+  }
+
+private:
+  int fd_ = -1;
+  std::string name_;
+};
+
+Status writeNpyImpl(const std::string &path, DType dtype,
+                    const std::vector<int64_t> &shape, const void *data) {
+  if (path.empty())
+    return Status::error("empty path");
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
+      dtype != DType::F64)
+    return Status::error("invalid dtype value " +
+                         std::to_string(static_cast<int>(dtype)));
+  int64_t numElements = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements(shape, numElements, dtypeSize(dtype)));
+  const size_t dataBytes = size_t(numElements) * dtypeSize(dtype);
+  if (dataBytes > 0 && !data)
+    return Status::error("data is null but the shape has " +
+                         std::to_string(numElements) + " elements");
+  const std::string header = buildHeader(npyDescr(dtype), shape);
+
+  TempFile tmp;
+  SHARDLIN_RETURN_IF_ERROR(tmp.create(path));
+  SHARDLIN_RETURN_IF_ERROR(writeAll(tmp.fd(), header.data(), header.size())
+                               .withContext(quotedName(tmp.name())));
+  SHARDLIN_RETURN_IF_ERROR(
+      writeAll(tmp.fd(), data, dataBytes).withContext(quotedName(tmp.name())));
+  // No fsync: the rename makes the file appear complete or not at all to
+  // readers and survives a crash of this process; durability across power
+  // loss is not worth an fsync per tensor.
+  SHARDLIN_RETURN_IF_ERROR(tmp.close());
+  return tmp.commit(path);
+}
+
+/// Closes a FILE* on scope exit.
+struct FileCloser {
+  void operator()(std::FILE *f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+Status readExactly(std::FILE *f, void *dst, size_t len, const char *what) {
+  if (len == 0)
+    return Status::ok();
+  const size_t got = std::fread(dst, 1, len, f);
+  if (got == len)
+    return Status::ok();
+  if (std::ferror(f))
+    return Status::error(std::string("read error in ") + what + ": " +
+                         errnoMessage(errno));
+  // The size came from fstat, so a short read means the file shrank while
+  // being read.
+  return Status::error(std::string("file ended early in ") + what + " (read " +
+                       std::to_string(got) + " of " + std::to_string(len) +
+                       " bytes; was it modified while being read?)");
+}
+
+Status readNpyImpl(const std::string &path, NpyArray &out) {
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    return Status::error("cannot open: " + errnoMessage(errno));
+  struct stat st;
+  if (::fstat(::fileno(file.get()), &st) != 0)
+    return Status::error("cannot stat: " + errnoMessage(errno));
+  if (S_ISDIR(st.st_mode))
+    return Status::error("is a directory");
+  if (!S_ISREG(st.st_mode))
+    return Status::error("not a regular file");
+  const uint64_t fileSize = uint64_t(st.st_size);
+
+  uint8_t prefix[maxPreambleLen];
+  const size_t prefixLen =
+      fileSize < maxPreambleLen ? size_t(fileSize) : maxPreambleLen;
+  SHARDLIN_RETURN_IF_ERROR(
+      readExactly(file.get(), prefix, prefixLen, "the preamble"));
+  Preamble pre;
+  SHARDLIN_RETURN_IF_ERROR(parsePreamble(prefix, prefixLen, fileSize, pre));
+
+  // The header length was checked against the file size, so this allocation
+  // is bounded by the bytes on disk.
+  std::string text(pre.headerLen, '\0');
+  if (std::fseek(file.get(), long(pre.headerStart), SEEK_SET) != 0)
+    return Status::error("seek failed: " + errnoMessage(errno));
+  SHARDLIN_RETURN_IF_ERROR(
+      readExactly(file.get(), text.data(), text.size(), "the header"));
+
+  Header header;
+  SHARDLIN_RETURN_IF_ERROR(HeaderParser(text.data(), text.size()).parse(header));
+  uint64_t dataBytes = 0;
+  SHARDLIN_RETURN_IF_ERROR(checkHeader(header, dataBytes));
+  const uint64_t dataStart = pre.headerStart + pre.headerLen;
+  SHARDLIN_RETURN_IF_ERROR(checkDataSize(dataBytes, fileSize - dataStart));
+
+  NpyArray result;
+  result.descr = std::move(header.descr);
+  result.shape = std::move(header.shape);
+  result.data.resize(size_t(dataBytes));
+  SHARDLIN_RETURN_IF_ERROR(readExactly(file.get(), result.data.data(),
+                                       result.data.size(), "the data"));
+  if (std::fgetc(file.get()) != EOF)
+    return Status::error("extra trailing data (the file grew while being "
+                         "read)");
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status parseNpyImpl(const uint8_t *bytes, size_t size, NpyArray &out) {
+  if (!bytes && size != 0)
+    return Status::error("null buffer of " + std::to_string(size) + " bytes");
+  Preamble pre;
+  SHARDLIN_RETURN_IF_ERROR(parsePreamble(bytes, size, size, pre));
+  Header header;
+  SHARDLIN_RETURN_IF_ERROR(
+      HeaderParser(reinterpret_cast<const char *>(bytes) + pre.headerStart,
+                   pre.headerLen)
+          .parse(header));
+  uint64_t dataBytes = 0;
+  SHARDLIN_RETURN_IF_ERROR(checkHeader(header, dataBytes));
+  const size_t dataStart = pre.headerStart + pre.headerLen;
+  SHARDLIN_RETURN_IF_ERROR(checkDataSize(dataBytes, size - dataStart));
+
+  NpyArray result;
+  result.descr = std::move(header.descr);
+  result.shape = std::move(header.shape);
+  result.data.assign(bytes + dataStart, bytes + size);
+  out = std::move(result);
+  return Status::ok();
+}
+
+} // namespace
+
+const char *npyDescr(DType t) {
+  switch (t) {
+  case DType::F16:
+    return "<f2";
+  case DType::BF16:
+    return "<u2";
+  case DType::F32:
+    return "<f4";
+  case DType::F64:
+    return "<f8";
+  }
+  // Only reachable through an out-of-range cast; writeNpy rejects it first.
+  return "<invalid>";
+}
+
+Status readNpy(const std::string &path, NpyArray &out) {
+  return readNpyImpl(path, out).withContext(quotedName(path));
+}
+
+Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
+                NpyArray &out) {
+  return parseNpyImpl(bytes, size, out).withContext(quotedName(name));
+}
+
+Status writeNpy(const std::string &path, DType dtype,
+                const std::vector<int64_t> &shape, const void *data) {
+  return writeNpyImpl(path, dtype, shape, data)
+      .withContext("writing " + quotedName(path));
+}
+
+} // namespace shardlin::rt

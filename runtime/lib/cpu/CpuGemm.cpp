@@ -1,0 +1,264 @@
+//===- CpuGemm.cpp - GEMM on OpenBLAS --------------------------------------===//
+//
+// f32 and f64 go straight to cblas_sgemm / cblas_dgemm, with the transposes
+// passed as flags (BLAS reads the transposed operand in place) and the bias
+// folded into the one call by pre-filling C and using beta = 1.
+//
+// f16 and bf16 have no portable BLAS routine, so the operands are widened to
+// f32 (exactly: every f16/bf16 value is an f32 value), multiplied by sgemm into
+// an f32 C, and that C is rounded once into the caller's buffer. The widened
+// copies live in workspaces owned by the backend that only ever grow, so a
+// plan replayed many times allocates once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/Gemm.h"
+
+#include <cblas.h>
+
+#include <climits>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace shardlin::rt {
+
+namespace {
+
+bool isValidDType(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 ||
+         t == DType::F64;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// Checks one operand stored as `rows` x `cols` with leading dimension `ld`.
+Status checkOperand(const char *name, const char *ldName, const void *ptr,
+                    int64_t rows, int64_t cols, int64_t ld, bool trans,
+                    const char *rowsName, const char *colsName) {
+  // Without elements the pointer is never dereferenced and BLAS is not
+  // called, so a null pointer is fine then, and with no rows the leading
+  // dimension is never used (BLAS's ld >= max(1, cols) rule would only force
+  // callers of a k == 0 product to invent one). A negative ld is always a
+  // caller bug.
+  const bool hasElements = rows > 0 && cols > 0;
+  if (ld < 0)
+    return Status::error(std::string(ldName) + " (" + str(ld) +
+                         ") is negative");
+  if (rows > 0 && ld < cols)
+    return Status::error(std::string(ldName) + " (" + str(ld) +
+                         ") is smaller than the row length of " + name +
+                         " stored " + rowsName + " x " + colsName +
+                         (trans ? " (transposed)" : "") + " (" + str(cols) +
+                         ")");
+  if (ld > INT_MAX)
+    return Status::error(std::string(ldName) + " (" + str(ld) +
+                         ") exceeds the OpenBLAS integer range (" +
+                         str(INT_MAX) + ")");
+  if (hasElements && !ptr)
+    return Status::error(std::string(name) + " is null but has " + str(rows) +
+                         " x " + str(cols) + " elements");
+  return Status::ok();
+}
+
+Status validate(const GemmOp &op) {
+  if (!isValidDType(op.dtype))
+    return Status::error("invalid dtype value " +
+                         str(static_cast<int>(op.dtype)));
+  const struct {
+    const char *name;
+    int64_t value;
+  } sizes[] = {{"m", op.m}, {"n", op.n}, {"k", op.k}};
+  for (const auto &s : sizes) {
+    if (s.value < 0)
+      return Status::error(std::string(s.name) + " is negative (" +
+                           str(s.value) + ")");
+    // OpenBLAS here is built with 32-bit integers (blasint = int).
+    if (s.value > INT_MAX)
+      return Status::error(std::string(s.name) + " (" + str(s.value) +
+                           ") exceeds the OpenBLAS integer range (" +
+                           str(INT_MAX) + ")");
+  }
+  // transA: A is stored k x m, else m x k; transB: B is n x k, else k x n.
+  SHARDLIN_RETURN_IF_ERROR(
+      op.transA ? checkOperand("a", "lda", op.a, op.k, op.m, op.lda, true, "k",
+                               "m")
+                : checkOperand("a", "lda", op.a, op.m, op.k, op.lda, false,
+                               "m", "k"));
+  SHARDLIN_RETURN_IF_ERROR(
+      op.transB ? checkOperand("b", "ldb", op.b, op.n, op.k, op.ldb, true, "n",
+                               "k")
+                : checkOperand("b", "ldb", op.b, op.k, op.n, op.ldb, false,
+                               "k", "n"));
+  SHARDLIN_RETURN_IF_ERROR(checkOperand("c", "ldc", op.c, op.m, op.n, op.ldc,
+                                        false, "m", "n"));
+  return Status::ok();
+}
+
+/// C's rows = bias (exact copy of the caller's elements) or +0 (all-zero
+/// bytes are +0 in every supported dtype).
+void fillRows(void *c, int64_t ldc, const void *bias, int64_t m, int64_t n,
+              size_t elemSize) {
+  auto *row = static_cast<unsigned char *>(c);
+  const size_t rowBytes = size_t(n) * elemSize;
+  const size_t strideBytes = size_t(ldc) * elemSize;
+  for (int64_t i = 0; i < m; ++i, row += strideBytes) {
+    if (bias)
+      std::memcpy(row, bias, rowBytes);
+    else
+      std::memset(row, 0, rowBytes);
+  }
+}
+
+CBLAS_TRANSPOSE blasTrans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+/// Bytes of a `rows` x `cols` f32 matrix, failing instead of wrapping.
+Status f32Bytes(const char *what, int64_t rows, int64_t cols, size_t &bytes) {
+  // rows, cols <= INT_MAX after validation, so rows * cols fits in uint64.
+  const uint64_t elems = uint64_t(rows) * uint64_t(cols);
+  if (elems > std::numeric_limits<size_t>::max() / sizeof(float))
+    return Status::error(std::string("the f32 workspace for ") + what + " (" +
+                         str(rows) + " x " + str(cols) +
+                         ") exceeds the address space");
+  bytes = size_t(elems) * sizeof(float);
+  return Status::ok();
+}
+
+class CpuGemm final : public GemmBackend {
+public:
+  const char *name() const override { return "openblas"; }
+
+  Status run(const GemmOp &op) override {
+    Status st = runChecked(op);
+    // The context string is built only on failure: run() sits on the replay
+    // path, which should not allocate.
+    if (st.isOk())
+      return st;
+    return st.withContext("openblas gemm (" + std::string(dtypeName(op.dtype)) +
+                          ", m=" + str(op.m) + " n=" + str(op.n) +
+                          " k=" + str(op.k) + ")");
+  }
+
+private:
+  Status runChecked(const GemmOp &op) {
+    SHARDLIN_RETURN_IF_ERROR(validate(op));
+    if (op.m == 0 || op.n == 0)
+      return Status::ok();
+    const size_t elemSize = dtypeSize(op.dtype);
+    if (op.k == 0) {
+      // An empty sum: C = bias (or 0) exactly. BLAS is skipped because
+      // reference BLAS treats k == 0 as "scale C by beta", which would need
+      // the same pre-fill anyway.
+      fillRows(op.c, op.ldc, op.bias, op.m, op.n, elemSize);
+      return Status::ok();
+    }
+    const int m = int(op.m), n = int(op.n), k = int(op.k);
+    switch (op.dtype) {
+    case DType::F32: {
+      if (op.bias)
+        fillRows(op.c, op.ldc, op.bias, op.m, op.n, elemSize);
+      // beta = 0 tells BLAS not to read C, so an uninitialised (even NaN) C
+      // does not leak into the result.
+      cblas_sgemm(CblasRowMajor, blasTrans(op.transA), blasTrans(op.transB), m,
+                  n, k, 1.0f, static_cast<const float *>(op.a), int(op.lda),
+                  static_cast<const float *>(op.b), int(op.ldb),
+                  op.bias ? 1.0f : 0.0f, static_cast<float *>(op.c),
+                  int(op.ldc));
+      return Status::ok();
+    }
+    case DType::F64: {
+      if (op.bias)
+        fillRows(op.c, op.ldc, op.bias, op.m, op.n, elemSize);
+      cblas_dgemm(CblasRowMajor, blasTrans(op.transA), blasTrans(op.transB), m,
+                  n, k, 1.0, static_cast<const double *>(op.a), int(op.lda),
+                  static_cast<const double *>(op.b), int(op.ldb),
+                  op.bias ? 1.0 : 0.0, static_cast<double *>(op.c),
+                  int(op.ldc));
+      return Status::ok();
+    }
+    case DType::F16:
+    case DType::BF16:
+      return runNarrow(op);
+    }
+    return Status::error("unreachable dtype");
+  }
+
+  /// f16/bf16 through f32: widen A and B (keeping their stored orientation,
+  /// so the transposes remain BLAS flags), sgemm, round C once.
+  Status runNarrow(const GemmOp &op) {
+    const int64_t aRows = op.transA ? op.k : op.m;
+    const int64_t aCols = op.transA ? op.m : op.k;
+    const int64_t bRows = op.transB ? op.n : op.k;
+    const int64_t bCols = op.transB ? op.k : op.n;
+
+    size_t aBytes = 0, bBytes = 0, cBytes = 0;
+    SHARDLIN_RETURN_IF_ERROR(f32Bytes("a", aRows, aCols, aBytes));
+    SHARDLIN_RETURN_IF_ERROR(f32Bytes("b", bRows, bCols, bBytes));
+    SHARDLIN_RETURN_IF_ERROR(f32Bytes("c", op.m, op.n, cBytes));
+    SHARDLIN_RETURN_IF_ERROR(reserve(workA_, aBytes, "a"));
+    SHARDLIN_RETURN_IF_ERROR(reserve(workB_, bBytes, "b"));
+    SHARDLIN_RETURN_IF_ERROR(reserve(workC_, cBytes, "c"));
+
+    auto *a32 = static_cast<float *>(workA_.data());
+    auto *b32 = static_cast<float *>(workB_.data());
+    auto *c32 = static_cast<float *>(workC_.data());
+    const size_t elemSize = dtypeSize(op.dtype);
+    widen(op.dtype, op.a, op.lda, aRows, aCols, elemSize, a32);
+    widen(op.dtype, op.b, op.ldb, bRows, bCols, elemSize, b32);
+
+    // The bias is widened once into row 0 and copied to the other rows, so
+    // sgemm's beta = 1 adds it inside the f32 accumulation.
+    if (op.bias) {
+      convertToF32(op.dtype, op.bias, c32, size_t(op.n));
+      for (int64_t i = 1; i < op.m; ++i)
+        std::memcpy(c32 + size_t(i) * size_t(op.n), c32,
+                    size_t(op.n) * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, blasTrans(op.transA), blasTrans(op.transB),
+                int(op.m), int(op.n), int(op.k), 1.0f, a32, int(aCols), b32,
+                int(bCols), op.bias ? 1.0f : 0.0f, c32, int(op.n));
+
+    auto *c = static_cast<unsigned char *>(op.c);
+    for (int64_t i = 0; i < op.m; ++i)
+      convertFromF32(op.dtype, c32 + size_t(i) * size_t(op.n),
+                     c + size_t(i) * size_t(op.ldc) * elemSize, size_t(op.n));
+    return Status::ok();
+  }
+
+  /// Densely packs a strided `rows` x `cols` matrix into f32.
+  static void widen(DType t, const void *src, int64_t ld, int64_t rows,
+                    int64_t cols, size_t elemSize, float *dst) {
+    const auto *s = static_cast<const unsigned char *>(src);
+    for (int64_t i = 0; i < rows; ++i)
+      convertToF32(t, s + size_t(i) * size_t(ld) * elemSize,
+                   dst + size_t(i) * size_t(cols), size_t(cols));
+  }
+
+  /// Grows `buf` to at least `bytes`; never shrinks, so steady-state replays
+  /// do not allocate.
+  static Status reserve(Buffer &buf, size_t bytes, const char *what) {
+    if (buf.bytes() >= bytes)
+      return Status::ok();
+    return Buffer::allocate(hostAllocator(), bytes, buf)
+        .withContext(std::string("f32 workspace for ") + what);
+  }
+
+  Buffer workA_, workB_, workC_;
+};
+
+} // namespace
+
+std::unique_ptr<GemmBackend> createCpuGemm() {
+  return std::make_unique<CpuGemm>();
+}
+
+void setBlasThreads(int n) {
+  // OpenBLAS does not document what n < 1 means. Clamp to one thread: a
+  // caller asking for 0 most plausibly wants no BLAS parallelism, and falling
+  // back to all cores would oversubscribe the ranks sharing a node.
+  openblas_set_num_threads(n < 1 ? 1 : n);
+}
+
+int getBlasThreads() { return openblas_get_num_threads(); }
+
+} // namespace shardlin::rt
