@@ -1,0 +1,20 @@
+# ctest driver for the example.embed test: install, configure and build
+# examples/embed against the installed package, run it, FileCheck the output.
+file(REMOVE_RECURSE ${SCRATCH})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(LAST_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+run(${CMAKE_COMMAND} --install ${SHARDLIN_BUILD_DIR} --prefix ${SCRATCH}/prefix)
+run(${CMAKE_COMMAND} -S ${SHARDLIN_SOURCE_DIR}/examples/embed -B ${SCRATCH}/build
+    -G Ninja -DCMAKE_PREFIX_PATH=${SCRATCH}/prefix)
+run(${CMAKE_COMMAND} --build ${SCRATCH}/build -j 2)
+run(${SCRATCH}/build/embed-shardlin)
+file(WRITE ${SCRATCH}/output.mlir "${LAST_OUTPUT}")
+run(${FILECHECK} ${SHARDLIN_SOURCE_DIR}/examples/embed/main.cpp
+    --input-file=${SCRATCH}/output.mlir)
+message(STATUS "examples/embed built against the installed package and passed")
