@@ -1,0 +1,621 @@
+//===- MpiCommunicator.cpp - One rank per MPI process ---------------------===//
+//
+// Each collective is issued as MPI's nonblocking variant and completed by
+// polling MPI_Test with a backoff, because MPI has no timeout of its own: a
+// rank that never joins would otherwise hang the others forever.
+//
+// f16/bf16 move as 2-byte MPI_UINT16_T. Their reductions are staged through
+// f32 (convert, MPI_SUM on MPI_FLOAT, convert back) rather than reduced on the
+// wire with a user-defined MPI_Op over 2-byte elements: MPI combines partial
+// results pairwise, so an op whose inputs and output are 2-byte values must
+// round to f16/bf16 after every combination, W - 1 roundings in all, while
+// Communicator.h promises "summed in f32 and rounded once". The price is twice
+// the bytes on the wire for those two types; CommStats still counts the
+// payload at its own element size, as its rules are algorithm independent.
+//
+// MPI counts and displacements are `int`: every one is checked, and a clear
+// error returned, before anything is issued.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/MpiCommunicator.h"
+
+#include "LaunchEnv.h"
+
+// The C API only: without these, Open MPI's and MPICH's mpi.h pull in the
+// deprecated C++ bindings, which need an extra library (libmpi_cxx).
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace shardlin::rt {
+namespace {
+
+std::string mpiErrorText(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+    return "MPI error code " + std::to_string(code);
+  return std::string(text, len);
+}
+
+std::string formatSeconds(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+MPI_Datatype wireType(DType t) {
+  switch (t) {
+  case DType::F16:
+  case DType::BF16:
+    return MPI_UINT16_T;
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+const unsigned char *offsetBytes(const void *p, int64_t elems, size_t es) {
+  return static_cast<const unsigned char *>(p) + elems * es;
+}
+
+/// Everything a nonblocking collective reads or writes besides the caller's
+/// buffers: MPI may use it until the request completes.
+struct InFlight {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<int> counts, displs, counts2, displs2;
+  std::unique_ptr<unsigned char[]> packed;
+  std::unique_ptr<float[]> f32Send, f32Recv;
+};
+
+template <typename T> bool allocate(std::unique_ptr<T[]> &p, int64_t n) {
+  if (n <= 0)
+    return true;
+  p.reset(new (std::nothrow) T[static_cast<size_t>(n)]);
+  return p != nullptr;
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(MPI_Comm comm, int rank, int size, double timeoutSeconds)
+      : comm_(comm), rank_(rank), size_(size), timeoutSeconds_(timeoutSeconds) {
+  }
+  ~MpiCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int worldSize() const override { return size_; }
+  const char *backendName() const override { return "mpi"; }
+
+  Status allGatherV(const void *send, int64_t sendCount, void *recv,
+                    const std::vector<int64_t> &recvCounts,
+                    const std::vector<int64_t> &recvDispls,
+                    DType dtype) override;
+  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
+                   const std::vector<int64_t> &sendDispls, void *recv,
+                   const std::vector<int64_t> &recvCounts,
+                   const std::vector<int64_t> &recvDispls,
+                   DType dtype) override;
+  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
+                        const std::vector<int64_t> &displs, void *recv,
+                        DType dtype) override;
+  Status allReduce(const void *send, void *recv, int64_t count,
+                   DType dtype) override;
+  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
+  Status barrier() override;
+
+private:
+  std::string where(const char *op) const {
+    return std::string("mpi ") + op + " (rank " + std::to_string(rank_) +
+           " of " + std::to_string(size_) + ")";
+  }
+
+  /// Fails fast once a collective has timed out or MPI reported an error:
+  /// the ranks' sequences of collectives no longer line up after that.
+  Status checkUsable(const std::string &at) const {
+    if (failed_.empty())
+      return Status::ok();
+    return Status::error(at + ": communicator failed earlier: " + failed_);
+  }
+
+  /// Turns the return code of an MPI call into a Status. An MPI error leaves
+  /// the communicator unusable (MPI does not promise it can recover).
+  Status check(int rc, const std::string &at, const char *call) {
+    if (rc == MPI_SUCCESS)
+      return Status::ok();
+    std::string reason = std::string(call) + " failed: " + mpiErrorText(rc);
+    failed_ = at + ": " + reason;
+    return Status::error(at + ": " + reason);
+  }
+
+  /// Polls `state->request` until it completes or the timeout passes. On
+  /// timeout, takes `state` away (into abandoned_), since MPI may still use
+  /// it; otherwise leaves it to the caller, which may read its buffers.
+  Status complete(std::unique_ptr<InFlight> &state, const std::string &at,
+                  const char *call);
+
+  /// Converts `values` to `out` as ints, with a clear error if one does not
+  /// fit (MPI counts and displacements are int).
+  static std::string toInts(const char *name,
+                            const std::vector<int64_t> &values,
+                            std::vector<int> &out);
+  std::string checkTable(const char *name, const std::vector<int64_t> &v) const;
+
+  MPI_Comm comm_;
+  int rank_;
+  int size_;
+  double timeoutSeconds_;
+  std::string failed_;
+  /// Collectives that timed out: MPI may still write their staging buffers,
+  /// and a pending collective request may be neither cancelled nor freed.
+  std::vector<std::unique_ptr<InFlight>> abandoned_;
+};
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Comm_free(&comm_);
+  // Staging memory of a timed-out collective may still be written by MPI;
+  // leak it rather than hand it back to the allocator.
+  for (auto &state : abandoned_)
+    (void)state.release();
+}
+
+Status MpiCommunicator::complete(std::unique_ptr<InFlight> &state,
+                                 const std::string &at, const char *call) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // Yield first (short collectives finish within microseconds), then sleep
+  // with a doubling nap up to 1 ms, so waiting ranks leave the cores to the
+  // ranks still working when there are more ranks than cores. MPI_Test is
+  // also what drives the progress of the nonblocking collective.
+  auto nap = std::chrono::microseconds(1);
+  const auto maxNap = std::chrono::microseconds(1000);
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    SHARDLIN_RETURN_IF_ERROR(
+        check(MPI_Test(&state->request, &done, MPI_STATUS_IGNORE), at, call));
+    if (done)
+      return Status::ok();
+    double elapsed =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    if (elapsed >= timeoutSeconds_) {
+      std::string reason = "timed out after " + formatSeconds(timeoutSeconds_) +
+                           " s in " + call +
+                           " (a rank did not join this collective, or is "
+                           "stuck)";
+      failed_ = at + ": " + reason;
+      abandoned_.push_back(std::move(state));
+      return Status::error(at + ": " + reason);
+    }
+    if (polls < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, maxNap);
+    }
+  }
+}
+
+std::string MpiCommunicator::toInts(const char *name,
+                                    const std::vector<int64_t> &values,
+                                    std::vector<int> &out) {
+  out.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < 0)
+      return std::string(name) + "[" + std::to_string(i) +
+             "] = " + std::to_string(values[i]) + " is negative";
+    if (values[i] > INT_MAX)
+      return std::string(name) + "[" + std::to_string(i) +
+             "] = " + std::to_string(values[i]) +
+             " does not fit in an MPI count (int)";
+    out[i] = static_cast<int>(values[i]);
+  }
+  return {};
+}
+
+std::string MpiCommunicator::checkTable(const char *name,
+                                        const std::vector<int64_t> &v) const {
+  if (v.size() == static_cast<size_t>(size_))
+    return {};
+  return std::string(name) + " has " + std::to_string(v.size()) +
+         " entries, expected " + std::to_string(size_);
+}
+
+std::string checkScalarCount(const char *name, int64_t count) {
+  if (count < 0)
+    return std::string(name) + " = " + std::to_string(count) + " is negative";
+  if (count > INT_MAX)
+    return std::string(name) + " = " + std::to_string(count) +
+           " does not fit in an MPI count (int)";
+  return {};
+}
+
+std::string checkPointer(const char *name, const void *p, bool needed) {
+  if (p == nullptr && needed)
+    return std::string(name) + " is null but elements are to be accessed";
+  return {};
+}
+
+bool anyPositive(const std::vector<int64_t> &v) {
+  return std::any_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
+}
+
+Status invalid(const std::string &at, const std::string &problem) {
+  return Status::error(at + ": invalid arguments: " + problem);
+}
+
+Status MpiCommunicator::allGatherV(const void *send, int64_t sendCount,
+                                   void *recv,
+                                   const std::vector<int64_t> &recvCounts,
+                                   const std::vector<int64_t> &recvDispls,
+                                   DType dtype) {
+  const std::string at = where("allGatherV");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  std::string problem = checkScalarCount("sendCount", sendCount);
+  if (problem.empty())
+    problem = checkTable("recvCounts", recvCounts);
+  if (problem.empty())
+    problem = checkTable("recvDispls", recvDispls);
+  if (problem.empty())
+    problem = toInts("recvCounts", recvCounts, state->counts);
+  if (problem.empty())
+    problem = toInts("recvDispls", recvDispls, state->displs);
+  if (problem.empty())
+    problem = checkPointer("send", send, sendCount > 0);
+  if (problem.empty())
+    problem = checkPointer("recv", recv, anyPositive(recvCounts));
+  if (!problem.empty())
+    return invalid(at, problem);
+
+  // A caller gathering in place passes its own block of recv as send. MPI
+  // forbids aliased buffers and has MPI_IN_PLACE for exactly this case.
+  const void *wireSend = send;
+  if (sendCount > 0 &&
+      send == offsetBytes(recv, recvDispls[rank_], dtypeSize(dtype)))
+    wireSend = MPI_IN_PLACE;
+  MPI_Datatype type = wireType(dtype);
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Iallgatherv(wireSend, static_cast<int>(sendCount), type, recv,
+                            state->counts.data(), state->displs.data(), type,
+                            comm_, &state->request),
+            at, "MPI_Iallgatherv"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Iallgatherv"));
+  ++stats_.calls;
+  stats_.bytesSent +=
+      static_cast<uint64_t>(sendCount) * (size_ - 1) * dtypeSize(dtype);
+  return Status::ok();
+}
+
+Status MpiCommunicator::allToAllV(const void *send,
+                                  const std::vector<int64_t> &sendCounts,
+                                  const std::vector<int64_t> &sendDispls,
+                                  void *recv,
+                                  const std::vector<int64_t> &recvCounts,
+                                  const std::vector<int64_t> &recvDispls,
+                                  DType dtype) {
+  const std::string at = where("allToAllV");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  std::string problem = checkTable("sendCounts", sendCounts);
+  if (problem.empty())
+    problem = checkTable("sendDispls", sendDispls);
+  if (problem.empty())
+    problem = checkTable("recvCounts", recvCounts);
+  if (problem.empty())
+    problem = checkTable("recvDispls", recvDispls);
+  if (problem.empty())
+    problem = toInts("sendCounts", sendCounts, state->counts);
+  if (problem.empty())
+    problem = toInts("sendDispls", sendDispls, state->displs);
+  if (problem.empty())
+    problem = toInts("recvCounts", recvCounts, state->counts2);
+  if (problem.empty())
+    problem = toInts("recvDispls", recvDispls, state->displs2);
+  if (problem.empty())
+    problem = checkPointer("send", send, anyPositive(sendCounts));
+  if (problem.empty())
+    problem = checkPointer("recv", recv, anyPositive(recvCounts));
+  if (!problem.empty())
+    return invalid(at, problem);
+
+  MPI_Datatype type = wireType(dtype);
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Ialltoallv(send, state->counts.data(), state->displs.data(),
+                           type, recv, state->counts2.data(),
+                           state->displs2.data(), type, comm_, &state->request),
+            at, "MPI_Ialltoallv"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ialltoallv"));
+  ++stats_.calls;
+  for (int d = 0; d < size_; ++d)
+    if (d != rank_)
+      stats_.bytesSent +=
+          static_cast<uint64_t>(sendCounts[d]) * dtypeSize(dtype);
+  return Status::ok();
+}
+
+Status MpiCommunicator::reduceScatterV(const void *send,
+                                       const std::vector<int64_t> &counts,
+                                       const std::vector<int64_t> &displs,
+                                       void *recv, DType dtype) {
+  const std::string at = where("reduceScatterV");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  std::string problem = checkTable("counts", counts);
+  if (problem.empty())
+    problem = checkTable("displs", displs);
+  if (problem.empty())
+    problem = toInts("counts", counts, state->counts);
+  // MPI_Reduce_scatter has no displacements: segments must be packed in rank
+  // order, and Open MPI sums the counts in an int.
+  int64_t total = 0;
+  bool packed = true;
+  for (int d = 0; problem.empty() && d < size_; ++d) {
+    if (displs[d] < 0)
+      problem = "displs[" + std::to_string(d) +
+                "] = " + std::to_string(displs[d]) + " is negative";
+    else if (displs[d] >
+             INT64_MAX / static_cast<int64_t>(dtypeSize(dtype)) - counts[d])
+      problem = "displs[" + std::to_string(d) + "] + counts[" +
+                std::to_string(d) + "] overflows the byte offset";
+    else if (counts[d] > 0 && displs[d] != total)
+      packed = false;
+    total += counts[d];
+    if (problem.empty() && total > INT_MAX)
+      problem = "the counts sum to more than an MPI count (int) can hold";
+  }
+  if (problem.empty())
+    problem = checkPointer("send", send, total > 0);
+  if (problem.empty())
+    problem = checkPointer("recv", recv, counts[rank_] > 0);
+  if (!problem.empty())
+    return invalid(at, problem);
+
+  const size_t es = dtypeSize(dtype);
+  const int64_t mine = counts[rank_];
+  const void *wireSend = send;
+  void *wireRecv = recv;
+  MPI_Datatype type = wireType(dtype);
+  if (isHalfType(dtype)) {
+    // Pack and widen in one pass; see the file comment for why f32.
+    if (!allocate(state->f32Send, total) || !allocate(state->f32Recv, mine))
+      return Status::error(at + ": cannot allocate f32 staging buffers for " +
+                           std::to_string(total) + " elements");
+    int64_t offset = 0;
+    for (int d = 0; d < size_; ++d) {
+      if (counts[d] > 0)
+        convertToF32(dtype, offsetBytes(send, displs[d], es),
+                     state->f32Send.get() + offset,
+                     static_cast<size_t>(counts[d]));
+      offset += counts[d];
+    }
+    wireSend = state->f32Send.get();
+    wireRecv = state->f32Recv.get();
+    type = MPI_FLOAT;
+  } else if (!packed) {
+    if (!allocate(state->packed, total * static_cast<int64_t>(es)))
+      return Status::error(at + ": cannot allocate a packing buffer of " +
+                           std::to_string(total * es) + " bytes");
+    int64_t offset = 0;
+    for (int d = 0; d < size_; ++d) {
+      if (counts[d] > 0)
+        std::memcpy(state->packed.get() + offset * es,
+                    offsetBytes(send, displs[d], es), counts[d] * es);
+      offset += counts[d];
+    }
+    wireSend = state->packed.get();
+  }
+
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Ireduce_scatter(wireSend, wireRecv, state->counts.data(), type,
+                                MPI_SUM, comm_, &state->request),
+            at, "MPI_Ireduce_scatter"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ireduce_scatter"));
+  if (isHalfType(dtype))
+    convertFromF32(dtype, state->f32Recv.get(), recv,
+                   static_cast<size_t>(mine));
+  ++stats_.calls;
+  for (int d = 0; d < size_; ++d)
+    if (d != rank_)
+      stats_.bytesSent += static_cast<uint64_t>(counts[d]) * es;
+  return Status::ok();
+}
+
+Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
+                                  DType dtype) {
+  const std::string at = where("allReduce");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  std::string problem = checkScalarCount("count", count);
+  if (problem.empty())
+    problem = checkPointer("send", send, count > 0);
+  if (problem.empty())
+    problem = checkPointer("recv", recv, count > 0);
+  if (!problem.empty())
+    return invalid(at, problem);
+
+  const void *wireSend = send == recv ? MPI_IN_PLACE : send;
+  void *wireRecv = recv;
+  MPI_Datatype type = wireType(dtype);
+  if (isHalfType(dtype)) {
+    if (!allocate(state->f32Recv, count))
+      return Status::error(at + ": cannot allocate an f32 staging buffer for " +
+                           std::to_string(count) + " elements");
+    convertToF32(dtype, send, state->f32Recv.get(), static_cast<size_t>(count));
+    wireSend = MPI_IN_PLACE;
+    wireRecv = state->f32Recv.get();
+    type = MPI_FLOAT;
+  }
+
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Iallreduce(wireSend, wireRecv, static_cast<int>(count), type,
+                           MPI_SUM, comm_, &state->request),
+            at, "MPI_Iallreduce"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Iallreduce"));
+  if (isHalfType(dtype))
+    convertFromF32(dtype, state->f32Recv.get(), recv,
+                   static_cast<size_t>(count));
+  ++stats_.calls;
+  stats_.bytesSent +=
+      static_cast<uint64_t>(2 * count * (size_ - 1) / size_) * dtypeSize(dtype);
+  return Status::ok();
+}
+
+Status MpiCommunicator::broadcast(void *buffer, int64_t count, DType dtype,
+                                  int root) {
+  const std::string at = where("broadcast");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  std::string problem;
+  if (root < 0 || root >= size_)
+    problem = "root = " + std::to_string(root) + " is not a rank of 0.." +
+              std::to_string(size_ - 1);
+  if (problem.empty())
+    problem = checkScalarCount("count", count);
+  if (problem.empty())
+    problem = checkPointer("buffer", buffer, count > 0);
+  if (!problem.empty())
+    return invalid(at, problem);
+
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Ibcast(buffer, static_cast<int>(count), wireType(dtype), root,
+                       comm_, &state->request),
+            at, "MPI_Ibcast"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ibcast"));
+  ++stats_.calls;
+  if (rank_ == root)
+    stats_.bytesSent +=
+        static_cast<uint64_t>(count) * (size_ - 1) * dtypeSize(dtype);
+  return Status::ok();
+}
+
+Status MpiCommunicator::barrier() {
+  const std::string at = where("barrier");
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  auto state = std::make_unique<InFlight>();
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Ibarrier(comm_, &state->request), at, "MPI_Ibarrier"));
+  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ibarrier"));
+  ++stats_.calls;
+  return Status::ok();
+}
+
+} // namespace
+
+bool mpiAvailable() { return true; }
+
+bool launchedByMpi() { return detail::launchedByMpiEnvironment(); }
+
+Status MpiSession::create(int *argc, char ***argv,
+                          std::unique_ptr<MpiSession> &out) {
+  out.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return Status::error(
+        "MpiSession::create: MPI was already finalized in this process and "
+        "cannot be initialized again");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  std::unique_ptr<MpiSession> session(new MpiSession());
+  if (!initialized) {
+    int provided = MPI_THREAD_SINGLE;
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS)
+      return Status::error("MpiSession::create: MPI_Init_thread failed: " +
+                           mpiErrorText(rc));
+    session->ownsInit_ = true;
+    // FUNNELED: the runtime may run other threads (GEMM, threads backend)
+    // while the main thread alone calls MPI. Returning here finalizes MPI
+    // through the session's destructor.
+    if (provided < MPI_THREAD_FUNNELED)
+      return Status::error("MpiSession::create: MPI_Init_thread provided "
+                           "thread level " +
+                           std::to_string(provided) +
+                           ", below MPI_THREAD_FUNNELED");
+  }
+  int rc = MPI_Comm_rank(MPI_COMM_WORLD, &session->rank_);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_size(MPI_COMM_WORLD, &session->worldSize_);
+  if (rc != MPI_SUCCESS)
+    return Status::error("MpiSession::create: querying MPI_COMM_WORLD "
+                         "failed: " +
+                         mpiErrorText(rc));
+  out = std::move(session);
+  return Status::ok();
+}
+
+MpiSession::~MpiSession() {
+  if (!ownsInit_)
+    return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Finalize();
+}
+
+Status createMpiCommunicator(const CommOptions &options,
+                             std::unique_ptr<Communicator> &out) {
+  out.reset();
+  const char *at = "createMpiCommunicator";
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    return Status::error(std::string(at) +
+                         ": MPI is not initialized (create an MpiSession "
+                         "first, and keep it alive)");
+  double t = options.timeoutSeconds;
+  if (std::isnan(t) || t <= 0)
+    return Status::error(std::string(at) +
+                         ": invalid CommOptions::timeoutSeconds = " +
+                         formatSeconds(t) + " (must be > 0)");
+
+  // A private communicator, so our collectives never match messages of
+  // other code that uses MPI_COMM_WORLD.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rc != MPI_SUCCESS)
+    return Status::error(std::string(at) +
+                         ": MPI_Comm_dup failed: " + mpiErrorText(rc));
+  // Errors come back as codes (turned into Status) instead of aborting.
+  rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_rank(comm, &rank);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_size(comm, &size);
+  if (rc != MPI_SUCCESS) {
+    MPI_Comm_free(&comm);
+    return Status::error(std::string(at) +
+                         ": setting up the communicator "
+                         "failed: " +
+                         mpiErrorText(rc));
+  }
+  out = std::make_unique<MpiCommunicator>(comm, rank, size, t);
+  return Status::ok();
+}
+
+} // namespace shardlin::rt

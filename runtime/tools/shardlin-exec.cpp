@@ -1,0 +1,125 @@
+//===- shardlin-exec.cpp - Run a compiled program with only the runtime ---===//
+//
+//   shardlin-exec PROGRAM --world-size=W [--backend=threads|mpi]
+//                 --arg=PATH... --out=PATH... [--timeout=S] [--blas-threads=N]
+//
+// PROGRAM is the text form written by `shardlin-run FILE.mlir
+// --emit-program=PROGRAM` on a machine that has LLVM/MLIR. This tool links
+// only the shardlin runtime, so it runs where LLVM is not installed. The
+// argument and output conventions are shardlin-run's (see Runner.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/Runner.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace rt = shardlin::rt;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "shardlin-exec: error: " << message << "\n";
+  return 1;
+}
+
+const char *usage =
+    "usage: shardlin-exec PROGRAM --world-size=W [--backend=threads|mpi]\n"
+    "                     --arg=PATH [--arg=PATH ...] --out=PATH [--out=PATH ...]\n"
+    "                     [--timeout=SECONDS] [--blas-threads=N]\n"
+    "PROGRAM is written by `shardlin-run FILE.mlir --emit-program=PROGRAM`.\n"
+    "{rank} in a path is replaced by the rank number.\n";
+
+bool parseNumber(const std::string &text, double &out) {
+  char *end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == '\0';
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string programPath;
+  rt::RunConfig config;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const std::string &flag, std::string &out) {
+      if (a.rfind(flag + "=", 0) != 0)
+        return false;
+      out = a.substr(flag.size() + 1);
+      return true;
+    };
+    std::string v;
+    double num = 0;
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << "shardlin-exec " SHARDLIN_VERSION "\n  backends: "
+                << rt::availableBackends() << "\n  gemm: openblas\n";
+      return 0;
+    }
+    if (value("--world-size", v)) {
+      if (!parseNumber(v, num) || num < 1 || num != static_cast<int>(num))
+        return fail("--world-size must be a positive integer, got '" + v + "'");
+      config.worldSize = static_cast<int>(num);
+    } else if (value("--backend", v)) {
+      config.backend = v;
+    } else if (value("--arg", v)) {
+      config.argPaths.push_back(v);
+    } else if (value("--out", v)) {
+      config.outPaths.push_back(v);
+    } else if (value("--timeout", v)) {
+      if (!parseNumber(v, num) || !(num > 0))
+        return fail("--timeout must be a positive number, got '" + v + "'");
+      config.comm.timeoutSeconds = num;
+    } else if (value("--blas-threads", v)) {
+      if (!parseNumber(v, num) || num < 0 || num != static_cast<int>(num))
+        return fail("--blas-threads must be a non-negative integer, got '" +
+                    v + "'");
+      config.blasThreads = static_cast<int>(num);
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option '" + a + "'\n" + usage);
+    } else if (programPath.empty()) {
+      programPath = a;
+    } else {
+      return fail("more than one program given ('" + programPath + "', '" +
+                  a + "')");
+    }
+  }
+  if (programPath.empty())
+    return fail(std::string("no program given\n") + usage);
+  if (config.backend != "threads" && config.backend != "mpi")
+    return fail("unknown backend '" + config.backend + "' (available: " +
+                rt::availableBackends() + ")");
+
+  std::unique_ptr<rt::MpiSession> mpi;
+  if (config.backend == "mpi") {
+    rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
+    if (!s)
+      return fail(s.message());
+  }
+
+  std::ifstream in(programPath, std::ios::binary);
+  if (!in)
+    return fail("cannot open program '" + programPath + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  rt::Program program;
+  rt::Status parsed = rt::parseProgram(text.str(), program);
+  if (!parsed)
+    return fail(programPath + ": " + parsed.message());
+  rt::Status status = rt::runProgramWithFiles(program, config);
+  if (!status)
+    return fail(status.message());
+  return 0;
+}
