@@ -1,0 +1,621 @@
+//===- E2ESupport.cpp - Shared pieces of the end-to-end tests -------------===//
+
+#include "E2ESupport.h"
+
+#include "shardlin/Execution/ProgramBuilder.h"
+#include "shardlin/runtime/Buffer.h"
+#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/Runner.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace shardlin::e2e {
+
+namespace rt = ::shardlin::rt;
+
+//===----------------------------------------------------------------------===//
+// LinearConfig
+//===----------------------------------------------------------------------===//
+
+int64_t LinearConfig::rows() const {
+  int64_t b = 1;
+  for (int64_t d : batch)
+    b *= d;
+  return b;
+}
+
+std::vector<int64_t> LinearConfig::inputShape() const {
+  std::vector<int64_t> s = batch;
+  s.push_back(k);
+  return s;
+}
+
+std::vector<int64_t> LinearConfig::outputShape() const {
+  std::vector<int64_t> s = batch;
+  s.push_back(n);
+  return s;
+}
+
+static std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? sep : "") + std::to_string(dims[i]);
+  return s;
+}
+
+std::string LinearConfig::name() const {
+  // Placements are single digits up to W = 10; beyond, separate them.
+  const char *sep = worldSize() > 10 ? "x" : "";
+  std::string s = dim == 1 ? "row" : "col";
+  s += "_W" + std::to_string(worldSize());
+  s += "_p" + joinDims(placements, sep);
+  s += "_N" + std::to_string(n) + "K" + std::to_string(k);
+  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
+  s += bias ? "_bias_" : "_nobias_";
+  s += rt::dtypeName(dtype);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+static std::string tensorType(const std::vector<int64_t> &shape,
+                              rt::DType dtype) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + rt::dtypeName(dtype) + ">";
+}
+
+std::string linearMlir(const LinearConfig &c) {
+  const std::string x = tensorType(c.inputShape(), c.dtype);
+  const std::string y = tensorType(c.outputShape(), c.dtype);
+  const std::string b = tensorType({c.n}, c.dtype);
+  const std::string w = "!shardlin.sharded<" + tensorType({c.n, c.k}, c.dtype) +
+                        ", #shardlin.chunk<dim = " + std::to_string(c.dim) +
+                        ", placements = [" + joinDims(c.placements, ", ") +
+                        "]>>";
+  std::string s = "func.func @main(%x: " + x + ", %w: " + w;
+  if (c.bias)
+    s += ", %b: " + b;
+  s += ") -> " + y + " {\n";
+  s += "  %y = shardlin.linear %x, %w";
+  if (c.bias)
+    s += ", %b";
+  s += " : (" + x + ", " + w + (c.bias ? ", " + b : std::string()) + ") -> " +
+       y + "\n";
+  s += "  return %y : " + y + "\n}\n";
+  return s;
+}
+
+rt::Status compileLinear(const LinearConfig &config, rt::Program &out) {
+  const std::string text = linearMlir(config);
+  mlir::DialectRegistry registry;
+  mlir::shardlin::registerExecutionDialects(registry);
+  // One context per configuration, single-threaded: the tests run many
+  // small compilations and the ranks' threads already use the cores.
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module)
+    return rt::Status::error("parsing failed:\n" + diagnostics + "input:\n" +
+                             text);
+  mlir::FailureOr<rt::Program> program =
+      mlir::shardlin::buildProgram(*module, "main");
+  if (mlir::failed(program))
+    return rt::Status::error("buildProgram failed:\n" + diagnostics +
+                             "input:\n" + text);
+  out = std::move(*program);
+  return rt::Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Data and reference
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// splitmix64: a fixed, portable generator (the standard distributions are
+/// implementation-defined, so they could change the data between libraries).
+class Rng {
+public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1).
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+private:
+  uint64_t state_;
+};
+
+uint64_t hashString(const std::string &s, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+uint64_t seedFor(const LinearConfig &c, const std::string &tensor, int rank,
+                 uint64_t salt) {
+  return hashString(c.name() + "/" + tensor + "/" + std::to_string(rank) + "/" +
+                    std::to_string(salt));
+}
+
+/// `count` values uniform in +-[0.25, 1], rounded to `dtype`; `values` holds
+/// the rounded values exactly.
+HostTensor randomTensor(rt::DType dtype, int64_t count, uint64_t seed) {
+  Rng rng(seed);
+  HostTensor t;
+  t.values.resize(count);
+  t.bytes.resize(count * rt::dtypeSize(dtype));
+  for (int64_t i = 0; i < count; ++i) {
+    double v = 0.25 + 0.75 * rng.uniform();
+    if (rng.next() & 1)
+      v = -v;
+    t.values[i] = v;
+  }
+  // Rounding is monotonic and +-0.25, +-1 are representable in every dtype,
+  // so the rounded values stay in +-[0.25, 1] and are never zero.
+  rt::convertFromF64(dtype, t.values.data(), t.bytes.data(), count);
+  rt::convertToF64(dtype, t.bytes.data(), t.values.data(), count);
+  return t;
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+} // namespace
+
+LinearData makeLinearData(const LinearConfig &c, uint64_t salt) {
+  LinearData d;
+  d.weight = randomTensor(c.dtype, c.n * c.k, seedFor(c, "A", 0, salt));
+  if (c.bias)
+    d.bias = randomTensor(c.dtype, c.n, seedFor(c, "b", 0, salt));
+  for (int r = 0; r < c.worldSize(); ++r)
+    d.inputs.push_back(
+        randomTensor(c.dtype, c.rows() * c.k, seedFor(c, "x", r, salt)));
+  return d;
+}
+
+Reference referenceOutput(const LinearConfig &c, const LinearData &data,
+                          int rank) {
+  const int64_t rows = c.rows();
+  const std::vector<double> &x = data.inputs[rank].values;
+  const std::vector<double> &a = data.weight.values;
+  Reference ref;
+  ref.y.assign(rows * c.n, 0.0);
+  ref.scale.assign(rows * c.n, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double sum = 0, scale = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        double p = x[i * c.k + kk] * a[j * c.k + kk];
+        sum += p;
+        scale += std::fabs(p);
+      }
+      if (c.bias) {
+        sum += data.bias.values[j];
+        scale += std::fabs(data.bias.values[j]);
+      }
+      ref.y[i * c.n + j] = sum;
+      ref.scale[i * c.n + j] = scale;
+    }
+  return ref;
+}
+
+double errorBound(const LinearConfig &c) {
+  // The inputs are exactly representable (they were rounded before the
+  // reference was computed), so only the program's own roundings count.
+  //
+  // f16/bf16, unit roundoff u = 2^-11 / 2^-8: the GEMM accumulates in f32
+  // (error ~K * 2^-24 * scale, negligible) and rounds its result once.
+  //  - Row-wise: each rank's partial product is rounded to the dtype before
+  //    the reduce_scatter; those W errors are each <= u * (that rank's share
+  //    of the scale), so <= u * scale together. The reduction sums in f32
+  //    and rounds once, but a backend that reduces pairwise in 16-bit
+  //    buffers (MPI with a user-defined op) may round after each of its W-1
+  //    additions, each <= u * scale. The bias add rounds once more. Total
+  //    <= (W + 1) u * scale.
+  //  - Col-wise: one rounding (the GEMM with the bias chunk fused).
+  // (W + 2) u covers both, with one u of margin for the f32 accumulation.
+  //
+  // f32: u = 2^-24 ~ 6e-8; K (<= 97) GEMM additions plus W + 1 (<= 9)
+  // rounded reduction/bias steps give at most ~106 u ~ 6.3e-6 < 1e-5 (worst
+  // case; typical errors are far smaller). f64: the same with
+  // u = 2^-53 gives ~3e-15, far below 1e-12.
+  const double w = c.worldSize();
+  switch (c.dtype) {
+  case rt::DType::F64:
+    return 1e-12;
+  case rt::DType::F32:
+    return 1e-5;
+  case rt::DType::F16:
+    return (w + 2) * 0x1.0p-11;
+  case rt::DType::BF16:
+    return (w + 2) * 0x1.0p-8;
+  }
+  return 0;
+}
+
+int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
+                    const std::vector<uint8_t> &output, std::string &report) {
+  const int64_t count = c.rows() * c.n;
+  const size_t elt = rt::dtypeSize(c.dtype);
+  const std::string who = c.name() + " rank " + std::to_string(rank);
+  if (output.size() != static_cast<size_t>(count) * elt) {
+    report += who + ": output has " + std::to_string(output.size()) +
+              " bytes, expected " + std::to_string(count * elt) + "\n";
+    return count > 0 ? count : 1;
+  }
+  std::vector<double> y(count);
+  rt::convertToF64(c.dtype, output.data(), y.data(), count);
+  const Reference ref = referenceOutput(c, data, rank);
+  const double bound = errorBound(c);
+  int64_t failures = 0;
+  for (int64_t e = 0; e < count; ++e) {
+    const double err = std::fabs(y[e] - ref.y[e]);
+    const double rel = ref.scale[e] > 0 ? err / ref.scale[e] : err;
+    if (rel <= bound) // false for NaN: unwritten (poisoned) elements fail
+      continue;
+    if (++failures <= 5) {
+      char line[320];
+      std::snprintf(line, sizeof(line),
+                    ": element %lld (row %lld, feature %lld) = %.17g, "
+                    "reference %.17g, |err|/scale = %.3g > bound %.3g%s\n",
+                    static_cast<long long>(e), static_cast<long long>(e / c.n),
+                    static_cast<long long>(e % c.n), y[e], ref.y[e], rel, bound,
+                    std::isnan(y[e]) ? " (NaN: never written?)" : "");
+      report += who + line;
+    }
+  }
+  if (failures > 5)
+    report += who + ": ... " + std::to_string(failures) + " of " +
+              std::to_string(count) + " elements failed\n";
+  return failures;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
+                         const LinearConfig &c, const LinearData &data,
+                         int rank, std::vector<uint8_t> &chunkStorage,
+                         std::vector<const void *> &args) {
+  const std::string who = c.name() + " rank " + std::to_string(rank) + ": ";
+  const size_t expectedArgs = c.bias ? 3 : 2;
+  if (program.args.size() != expectedArgs || plan.numArgs() != expectedArgs)
+    return rt::Status::error(
+        who + "the program has " + std::to_string(program.args.size()) +
+        " arguments, expected " + std::to_string(expectedArgs));
+  if (plan.numResults() != 1)
+    return rt::Status::error(who + "the program has " +
+                             std::to_string(plan.numResults()) +
+                             " results, expected 1");
+  if (program.args[0].sharded || !program.args[1].sharded ||
+      (c.bias && program.args[2].sharded))
+    return rt::Status::error(who + "expected only argument 1 to be sharded");
+  if (plan.argShape(0) != c.inputShape())
+    return rt::Status::error(who + "input shape " +
+                             rt::formatShape(plan.argShape(0)) + ", expected " +
+                             rt::formatShape(c.inputShape()));
+  if (plan.resultShape(0) != c.outputShape())
+    return rt::Status::error(who + "result shape " +
+                             rt::formatShape(plan.resultShape(0)) +
+                             ", expected " + rt::formatShape(c.outputShape()));
+  for (size_t i = 0; i < expectedArgs; ++i)
+    if (plan.argType(i) != c.dtype)
+      return rt::Status::error(who + "argument " + std::to_string(i) +
+                               " has type " + rt::dtypeName(plan.argType(i)));
+
+  const rt::Argument &w = program.args[1];
+  rt::extractLocalChunk(data.weight.bytes.data(), w.globalShape, c.dtype,
+                        w.sharding, rank, chunkStorage);
+  const size_t chunkBytes =
+      numElements(plan.argShape(1)) * rt::dtypeSize(c.dtype);
+  if (chunkStorage.size() != chunkBytes)
+    return rt::Status::error(who + "extractLocalChunk gave " +
+                             std::to_string(chunkStorage.size()) +
+                             " bytes but the plan's local weight shape " +
+                             rt::formatShape(plan.argShape(1)) + " needs " +
+                             std::to_string(chunkBytes));
+
+  args.clear();
+  args.push_back(data.inputs[rank].bytes.data());
+  args.push_back(chunkStorage.data());
+  if (c.bias)
+    args.push_back(data.bias.bytes.data());
+  return rt::Status::ok();
+}
+
+std::vector<uint8_t> poisonedOutput(const rt::Plan &plan) {
+  const size_t bytes =
+      numElements(plan.resultShape(0)) * rt::dtypeSize(plan.resultType(0));
+  return std::vector<uint8_t>(bytes, 0xFF);
+}
+
+rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
+                   const LinearConfig &config, const LinearData &data,
+                   rt::Communicator &comm, rt::GemmBackend &gemm,
+                   std::vector<uint8_t> &output) {
+  std::vector<uint8_t> chunk;
+  std::vector<const void *> args;
+  SHARDLIN_RETURN_IF_ERROR(
+      bindArguments(program, plan, config, data, comm.rank(), chunk, args));
+  output = poisonedOutput(plan);
+  comm.resetStats();
+  return plan.run(comm, gemm, args, {output.data()});
+}
+
+rt::Status runRank(const rt::Program &program, const LinearConfig &config,
+                   const LinearData &data, rt::Communicator &comm,
+                   rt::GemmBackend &gemm, std::vector<uint8_t> &output) {
+  const int rank = comm.rank();
+  std::unique_ptr<rt::Plan> plan;
+  rt::Status prepared = rt::Plan::build(program, rank, comm.worldSize(),
+                                        rt::hostAllocator(), plan);
+  std::vector<uint8_t> chunk;
+  std::vector<const void *> args;
+  if (prepared)
+    prepared = bindArguments(program, *plan, config, data, rank, chunk, args);
+
+  double failed = prepared ? 0.0 : 1.0;
+  rt::Status agreed = comm.allReduce(&failed, &failed, 1, rt::DType::F64);
+  if (!agreed)
+    return agreed.withContext("agreeing on the inputs");
+  if (!prepared)
+    return prepared;
+  if (failed > 0)
+    return rt::Status::error("stopped: another rank failed to prepare");
+
+  output = poisonedOutput(*plan);
+  comm.resetStats();
+  return plan->run(comm, gemm, args, {output.data()});
+}
+
+//===----------------------------------------------------------------------===//
+// Configuration lists
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::vector<int64_t> identityPerm(int w) {
+  std::vector<int64_t> p(w);
+  for (int i = 0; i < w; ++i)
+    p[i] = i;
+  return p;
+}
+
+std::vector<int64_t> reversedPerm(int w) {
+  std::vector<int64_t> p = identityPerm(w);
+  std::reverse(p.begin(), p.end());
+  return p;
+}
+
+/// Fisher-Yates with the fixed generator: the same permutation every run.
+std::vector<int64_t> randomPerm(int w, Rng &rng) {
+  std::vector<int64_t> p = identityPerm(w);
+  for (int i = w - 1; i > 0; --i)
+    std::swap(p[i], p[rng.next() % (i + 1)]);
+  return p;
+}
+
+/// Size of the sharded dim that gives empty chunks at W: 3 over 5 (1, 1, 1,
+/// 0, 0), 5 over 4 (2, 2, 1, 0), 6 over 8 (1, 1, 1, 1, 1, 1, 0, 0); for other
+/// W, W - 1 (a trailing empty chunk). 0 if W cannot have one.
+int64_t emptyChunkSize(int w) {
+  switch (w) {
+  case 4:
+    return 5;
+  case 5:
+    return 3;
+  case 8:
+    return 6;
+  default:
+    return w >= 2 ? w - 1 : 0;
+  }
+}
+
+enum class Shape { Even, Uneven, Empty, Large, Tiny };
+
+/// N and K for a shape kind: even 16 x 16, uneven 11 x 19, empty chunks:
+/// the sharded dim from emptyChunkSize(W), the other 7; large 67 x 97 (big
+/// enough for OpenBLAS's blocked kernels, uneven for W = 3 and 8); tiny
+/// 1 x 2 (most ranks hold an empty chunk, whichever dim is split).
+bool shapeFor(Shape s, int64_t dim, int w, int64_t &n, int64_t &k) {
+  switch (s) {
+  case Shape::Even:
+    n = k = 16;
+    return 16 % w == 0;
+  case Shape::Uneven:
+    n = 11;
+    k = 19;
+    return true;
+  case Shape::Empty: {
+    int64_t e = emptyChunkSize(w);
+    if (e == 0)
+      return false;
+    n = dim == 0 ? e : 7;
+    k = dim == 1 ? e : 7;
+    return true;
+  }
+  case Shape::Large:
+    n = 67;
+    k = 97;
+    return true;
+  case Shape::Tiny:
+    n = 1;
+    k = 2;
+    return true;
+  }
+  return false;
+}
+
+class ConfigList {
+public:
+  void add(int64_t dim, Shape shape, std::vector<int64_t> placements,
+           std::vector<int64_t> batch, bool bias, rt::DType dtype) {
+    LinearConfig c;
+    c.dim = dim;
+    if (!shapeFor(shape, dim, static_cast<int>(placements.size()), c.n, c.k))
+      return;
+    c.placements = std::move(placements);
+    c.batch = std::move(batch);
+    c.bias = bias;
+    c.dtype = dtype;
+    if (names_.insert(c.name()).second)
+      configs_.push_back(std::move(c));
+  }
+  std::vector<LinearConfig> take() { return std::move(configs_); }
+
+private:
+  std::set<std::string> names_;
+  std::vector<LinearConfig> configs_;
+};
+
+const rt::DType kAllDTypes[] = {rt::DType::F16, rt::DType::BF16, rt::DType::F32,
+                                rt::DType::F64};
+
+} // namespace
+
+std::vector<LinearConfig> threadsConfigs() {
+  using rt::DType;
+  ConfigList list;
+  const std::vector<int64_t> b5 = {5}, b1 = {1}, oneD = {}, threeD = {2, 3},
+                             fourD = {2, 1, 2}, empty = {0};
+  for (int64_t dim : {1, 0}) {
+    Rng rng(0x5eed0000 + dim);
+
+    // The sweep over W, shapes and placements: 2-D input (B = 5), f32, with
+    // and without bias. Random permutations for W >= 5.
+    for (int w : {1, 2, 3, 4, 5, 6, 7, 8}) {
+      std::vector<std::vector<int64_t>> perms = {identityPerm(w)};
+      if (w > 1)
+        perms.push_back(reversedPerm(w));
+      if (w >= 5) {
+        perms.push_back(randomPerm(w, rng));
+        perms.push_back(randomPerm(w, rng));
+      }
+      for (Shape s : {Shape::Even, Shape::Uneven, Shape::Empty}) {
+        // W = 6 and 7 only add random placements on uneven shapes.
+        if ((w == 6 || w == 7) && s != Shape::Uneven)
+          continue;
+        for (const auto &p : perms)
+          for (bool bias : {true, false})
+            list.add(dim, s, p, b5, bias, DType::F32);
+      }
+    }
+
+    // Every permutation of W = 4: uneven sizes with bias and a 2-D input,
+    // and the empty-chunk sizes (2, 2, 1, 0) with a 1-D input, no bias.
+    std::vector<int64_t> p4 = identityPerm(4);
+    do {
+      list.add(dim, Shape::Uneven, p4, b5, true, DType::F32);
+      list.add(dim, Shape::Empty, p4, oneD, false, DType::F32);
+    } while (std::next_permutation(p4.begin(), p4.end()));
+
+    // Input ranks 1-D to 4-D and B = 1, with and without bias.
+    const std::vector<std::pair<Shape, std::vector<int64_t>>> shapeCases = {
+        {Shape::Uneven, identityPerm(1)},
+        {Shape::Uneven, {2, 0, 1}},
+        {Shape::Empty, {3, 1, 0, 2}},
+        {Shape::Empty, randomPerm(8, rng)}};
+    for (const auto &[shape, p] : shapeCases)
+      for (const auto &batch : {oneD, b5, b1, threeD, fourD})
+        for (bool bias : {true, false})
+          list.add(dim, shape, p, batch, bias, DType::F32);
+
+    // Every dtype on a representative subset.
+    for (DType dt : kAllDTypes)
+      for (const auto &[shape, p] :
+           std::vector<std::pair<Shape, std::vector<int64_t>>>{
+               {Shape::Uneven, identityPerm(1)},
+               {Shape::Uneven, {2, 0, 1}},
+               {Shape::Empty, {1, 3, 0, 2}}})
+        for (bool bias : {true, false})
+          for (const auto &batch : {oneD, threeD})
+            list.add(dim, shape, p, batch, bias, dt);
+
+    // Larger uneven shapes, every dtype, random placements.
+    for (int w : {3, 8}) {
+      std::vector<int64_t> p = randomPerm(w, rng);
+      for (DType dt : kAllDTypes)
+        list.add(dim, Shape::Large, p, {3, 7}, true, dt);
+    }
+
+    // Tiny N and K: W far above both, so most ranks hold nothing.
+    for (int w : {3, 8}) {
+      std::vector<int64_t> p = randomPerm(w, rng);
+      for (DType dt : {DType::F32, DType::BF16})
+        for (const auto &batch :
+             {oneD, threeD, std::vector<int64_t>{1, 2, 1, 2}})
+          list.add(dim, Shape::Tiny, p, batch, dt == DType::F32, dt);
+    }
+
+    // An empty batch (B = 0): nothing to compare, but it must run.
+    list.add(dim, Shape::Uneven, {2, 0, 1}, empty, true, DType::F32);
+    list.add(dim, Shape::Empty, {3, 1, 0, 2}, {2, 0}, false, DType::F16);
+  }
+  return list.take();
+}
+
+std::vector<LinearConfig> mpiConfigs(int worldSize) {
+  using rt::DType;
+  ConfigList list;
+  if (worldSize < 1)
+    return {};
+  const int w = worldSize;
+  const std::vector<int64_t> oneD = {}, threeD = {2, 3};
+  Rng rng(0x3b10000 + w);
+  std::vector<std::vector<int64_t>> perms = {identityPerm(w)};
+  if (w > 1)
+    perms.push_back(reversedPerm(w));
+  if (w == 4)
+    perms.push_back({3, 1, 0, 2}); // multi-hop
+  if (w > 2)
+    perms.push_back(randomPerm(w, rng));
+  for (int64_t dim : {1, 0}) {
+    for (Shape s : {Shape::Uneven, Shape::Empty})
+      for (const auto &p : perms) {
+        list.add(dim, s, p, oneD, true, DType::F32);
+        list.add(dim, s, p, threeD, false, DType::F32);
+      }
+    // Every dtype on the most permuted placements, uneven and empty.
+    for (DType dt : kAllDTypes)
+      for (Shape s : {Shape::Uneven, Shape::Empty}) {
+        list.add(dim, s, perms.back(), oneD, false, dt);
+        list.add(dim, s, perms.back(), threeD, true, dt);
+      }
+  }
+  return list.take();
+}
+
+} // namespace shardlin::e2e

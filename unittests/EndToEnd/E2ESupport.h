@@ -1,0 +1,134 @@
+//===- E2ESupport.h - Shared pieces of the end-to-end tests -----*- C++ -*-===//
+//
+// The end-to-end tests compile one shardlin.linear per configuration from
+// MLIR text (the same path shardlin-run takes), run it on W ranks and compare
+// every element of every rank's output with a dense float64 reference.
+//
+// This header has no MLIR dependency: only E2ESupport.cpp includes MLIR, so
+// the test files compile quickly and one MLIRContext per configuration is all
+// the tests ever see of the compiler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
+#define SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
+
+#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardlin::e2e {
+
+/// One y = x A^T + b with a sharded weight A (N x K).
+struct LinearConfig {
+  /// The weight's sharded dim: 1 = K split ("row-wise"), 0 = N split
+  /// ("col-wise"); the names follow PyTorch's sharded_linear, which computes
+  /// with A^T.
+  int64_t dim = 1;
+  int64_t n = 11;
+  int64_t k = 19;
+  /// The input's leading (batch) dims; empty = a 1-D input (one row).
+  std::vector<int64_t> batch = {5};
+  /// placements[c] = the rank that holds chunk c; its size is W.
+  std::vector<int64_t> placements = {0};
+  bool bias = true;
+  rt::DType dtype = rt::DType::F32;
+
+  int worldSize() const { return static_cast<int>(placements.size()); }
+  /// B: the number of rows the batch dims flatten to (1 for a 1-D input).
+  int64_t rows() const;
+  std::vector<int64_t> inputShape() const;
+  std::vector<int64_t> outputShape() const;
+  /// A readable, unique gtest-safe name, e.g. row_W4_p2301_N11K19_B5_bias_f32.
+  std::string name() const;
+};
+
+/// The MLIR text of `func.func @main` computing the configuration's linear.
+std::string linearMlir(const LinearConfig &config);
+
+/// Parses linearMlir(config) in a fresh MLIRContext and builds the runtime
+/// Program (lowering included). Compiler diagnostics become the message.
+rt::Status compileLinear(const LinearConfig &config, rt::Program &out);
+
+/// One tensor in the configuration's dtype (`bytes`) and the same values
+/// exactly in float64 (`values`).
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  std::vector<double> values;
+};
+
+/// Deterministic data for one configuration: the global weight A (N x K),
+/// the bias b (N; empty without bias) and a distinct input x_r per rank.
+/// Values are uniform in +-[0.25, 1] (never zero), rounded to the dtype; the
+/// seed is derived from the configuration's name, the tensor, the rank and
+/// `salt` (a different salt gives different data, for replays).
+struct LinearData {
+  HostTensor weight;
+  HostTensor bias;
+  std::vector<HostTensor> inputs;
+};
+LinearData makeLinearData(const LinearConfig &config, uint64_t salt = 0);
+
+/// Rank `rank`'s reference y_r = x_r A^T + b in float64 from the rounded
+/// values, and the per-element error scale sum_k |x_k A_jk| + |b_j|.
+struct Reference {
+  std::vector<double> y;
+  std::vector<double> scale;
+};
+Reference referenceOutput(const LinearConfig &config, const LinearData &data,
+                          int rank);
+
+/// The bound on |y - ref| / scale for the configuration's dtype and W.
+double errorBound(const LinearConfig &config);
+
+/// Compares rank `rank`'s output (in the dtype, row-major outputShape())
+/// with the reference. Returns the number of failing elements and appends a
+/// description of the first few (config, rank, index, value, reference,
+/// bound) to `report`.
+int64_t checkOutput(const LinearConfig &config, const LinearData &data,
+                    int rank, const std::vector<uint8_t> &output,
+                    std::string &report);
+
+/// The argument pointers of rank `rank` for `plan`: x_r, the rank's chunk of
+/// A (extracted into `chunkStorage` with extractLocalChunk) and b.
+rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
+                         const LinearConfig &config, const LinearData &data,
+                         int rank, std::vector<uint8_t> &chunkStorage,
+                         std::vector<const void *> &args);
+
+/// An output buffer of the right size filled with NaN bytes (0xFF is a NaN
+/// in every supported dtype), so unwritten elements fail the check.
+std::vector<uint8_t> poisonedOutput(const rt::Plan &plan);
+
+/// Runs an already built plan once on `data`: binds the arguments, poisons
+/// the output, resets comm's stats, runs. `output` receives the result.
+rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
+                   const LinearConfig &config, const LinearData &data,
+                   rt::Communicator &comm, rt::GemmBackend &gemm,
+                   std::vector<uint8_t> &output);
+
+/// One rank's whole run: builds the plan for comm.rank(), binds, agrees with
+/// the other ranks (one allReduce) that every rank is ready so that a failure
+/// on one rank does not leave the others waiting in a collective, then runs
+/// once. comm's stats are reset right before the program runs.
+rt::Status runRank(const rt::Program &program, const LinearConfig &config,
+                   const LinearData &data, rt::Communicator &comm,
+                   rt::GemmBackend &gemm, std::vector<uint8_t> &output);
+
+/// The threads-backend suite: every configuration the brief lists, in a
+/// fixed order, without duplicates.
+std::vector<LinearConfig> threadsConfigs();
+
+/// The smaller MPI suite for world size `worldSize`.
+std::vector<LinearConfig> mpiConfigs(int worldSize);
+
+} // namespace shardlin::e2e
+
+#endif // SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
