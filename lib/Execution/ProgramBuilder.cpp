@@ -22,7 +22,9 @@ void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
                   arith::ArithDialect>();
 }
 
-LogicalResult mlir::shardlin::lowerForExecution(ModuleOp module) {
+LogicalResult
+mlir::shardlin::lowerForExecution(ModuleOp module,
+                                  const LowerShardedLinearOptions &options) {
   bool hasLinear = false;
   module.walk([&](LinearOp) {
     hasLinear = true;
@@ -30,7 +32,7 @@ LogicalResult mlir::shardlin::lowerForExecution(ModuleOp module) {
   });
   if (hasLinear) {
     PassManager pm(module.getContext());
-    pm.addPass(createLowerShardedLinear());
+    pm.addPass(createLowerShardedLinear(options));
     if (failed(pm.run(module)))
       return failure();
   }
@@ -253,9 +255,10 @@ FailureOr<rt::Program> mlir::shardlin::translateToProgram(func::FuncOp func) {
   return Translator(func).run();
 }
 
-FailureOr<rt::Program> mlir::shardlin::buildProgram(ModuleOp module,
-                                                    StringRef entry) {
-  if (failed(lowerForExecution(module)))
+FailureOr<rt::Program>
+mlir::shardlin::buildProgram(ModuleOp module, StringRef entry,
+                             const LowerShardedLinearOptions &options) {
+  if (failed(lowerForExecution(module, options)))
     return failure();
   FailureOr<func::FuncOp> f = selectEntry(module, entry);
   if (failed(f))

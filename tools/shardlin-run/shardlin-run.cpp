@@ -63,6 +63,11 @@ cl::opt<int> blasThreads("blas-threads",
                          cl::desc("OpenBLAS threads per rank (0: cores / "
                                   "ranks per host)"),
                          cl::init(0), cl::cat(category));
+cl::opt<std::string> strategy(
+    "strategy",
+    cl::desc("Lowering strategy for shardlin.linear: auto (cost model), "
+             "activations or gather-weight"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> emitProgram(
     "emit-program",
     cl::desc("Write the compiled program (text form, for shardlin-exec) to "
@@ -138,8 +143,10 @@ int main(int argc, char **argv) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  mlir::shardlin::LowerShardedLinearOptions lowering;
+  lowering.strategy = strategy;
   FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, entry);
+      mlir::shardlin::buildProgram(*module, entry, lowering);
   if (failed(program) || sawError)
     return 1;
 

@@ -62,6 +62,10 @@ std::string LinearConfig::name() const {
   s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
   s += bias ? "_bias_" : "_nobias_";
   s += rt::dtypeName(dtype);
+  if (strategy == "gather-weight")
+    s += "_gw";
+  else if (strategy != "activations")
+    s += "_" + strategy;
   return s;
 }
 
@@ -118,8 +122,10 @@ rt::Status compileLinear(const LinearConfig &config, rt::Program &out) {
   if (!module)
     return rt::Status::error("parsing failed:\n" + diagnostics + "input:\n" +
                              text);
+  mlir::shardlin::LowerShardedLinearOptions lowering;
+  lowering.strategy = config.strategy;
   mlir::FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, "main");
+      mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))
     return rt::Status::error("buildProgram failed:\n" + diagnostics +
                              "input:\n" + text);
@@ -494,7 +500,20 @@ public:
     if (names_.insert(c.name()).second)
       configs_.push_back(std::move(c));
   }
-  std::vector<LinearConfig> take() { return std::move(configs_); }
+  /// Every configuration, each multi-rank one once per strategy.
+  std::vector<LinearConfig> take() {
+    std::vector<LinearConfig> all;
+    for (const LinearConfig &c : configs_) {
+      all.push_back(c);
+      if (c.worldSize() > 1) {
+        LinearConfig g = c;
+        g.strategy = "gather-weight";
+        all.push_back(std::move(g));
+      }
+    }
+    configs_.clear();
+    return all;
+  }
 
 private:
   std::set<std::string> names_;

@@ -40,6 +40,9 @@ struct LinearConfig {
   std::vector<int64_t> placements = {0};
   bool bias = true;
   rt::DType dtype = rt::DType::F32;
+  /// The lowering strategy forced on the pass: "activations" or
+  /// "gather-weight" (or "auto").
+  std::string strategy = "activations";
 
   int worldSize() const { return static_cast<int>(placements.size()); }
   /// B: the number of rows the batch dims flatten to (1 for a 1-D input).

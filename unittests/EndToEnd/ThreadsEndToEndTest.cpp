@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "E2ESupport.h"
+#include "shardlin/Analysis/CostModel.h"
 
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/ChunkLayout.h"
@@ -199,10 +200,19 @@ INSTANTIATE_TEST_SUITE_P(
 ///    other rank d, (W - 1) * B * |N_c(r)|.
 /// The agreement allReduce before the run is not counted (stats are reset
 /// after it).
+LinearConfig withStrategy(LinearConfig c, const std::string &strategy) {
+  c.strategy = strategy;
+  return c;
+}
+
 uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
   const int64_t w = c.worldSize(), b = c.rows();
   int64_t elements;
-  if (c.dim == 1) {
+  if (c.strategy == "gather-weight") {
+    // all_gather of this rank's weight chunk to the W-1 others.
+    rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements);
+    elements = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k);
+  } else if (c.dim == 1) {
     rt::ChunkLayout kLayout(c.k, c.placements);
     elements = b * (c.k - kLayout.ofRank(rank).size) + (w - 1) * b * c.n;
   } else {
@@ -228,6 +238,21 @@ TEST_P(ThreadsTraffic, BytesSentMatchChunkTables) {
         << report;
     EXPECT_EQ(run.stats[r].bytesSent, expectedBytesSent(config, r))
         << "rank " << r;
+    // The cost model the pass chooses by must predict the same bytes.
+    if (config.worldSize() > 1) {
+      ::shardlin::LinearShape shape;
+      shape.rows = config.rows();
+      shape.n = config.n;
+      shape.k = config.k;
+      shape.dim = config.dim;
+      shape.placements = config.placements;
+      shape.elementBytes = rt::dtypeSize(config.dtype);
+      ::shardlin::StrategyCost cost = ::shardlin::estimateCost(
+          shape, *::shardlin::parseStrategy(config.strategy),
+          ::shardlin::MachineModel());
+      EXPECT_EQ(run.stats[r].bytesSent, cost.bytesSent[r])
+          << "cost model, rank " << r;
+    }
   }
 }
 
@@ -237,7 +262,15 @@ INSTANTIATE_TEST_SUITE_P(
         kRowUnevenPermuted, kColUnevenPermuted,
         makeConfig(1, 11, 3, {4, 2, 0, 3, 1}, {2, 3}, false, rt::DType::F16),
         makeConfig(0, 3, 19, {4, 2, 0, 3, 1}, {2, 3}, true, rt::DType::F64),
-        makeConfig(1, 11, 19, {0}, {5}, true, rt::DType::F32)),
+        makeConfig(1, 11, 19, {0}, {5}, true, rt::DType::F32),
+        withStrategy(kRowUnevenPermuted, "gather-weight"),
+        withStrategy(kColUnevenPermuted, "gather-weight"),
+        withStrategy(makeConfig(1, 11, 3, {4, 2, 0, 3, 1}, {2, 3}, false,
+                                rt::DType::F16),
+                     "gather-weight"),
+        withStrategy(makeConfig(0, 3, 19, {4, 2, 0, 3, 1}, {2, 3}, true,
+                                rt::DType::F64),
+                     "gather-weight")),
     configName);
 
 /// The harness itself: the data is what the bounds assume, and the checker

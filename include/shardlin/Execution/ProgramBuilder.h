@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/runtime/Program.h"
 
 namespace mlir::shardlin {
@@ -18,9 +19,11 @@ namespace mlir::shardlin {
 /// Registers the dialects a shardlin program may use.
 void registerExecutionDialects(DialectRegistry &registry);
 
-/// Runs --lower-sharded-linear on `module` if it still holds shardlin.linear
-/// ops, then verifies it. Diagnostics go to the context's handler.
-LogicalResult lowerForExecution(ModuleOp module);
+/// Runs --lower-sharded-linear (with `options`) on `module` if it still
+/// holds shardlin.linear ops, then verifies it. Diagnostics go to the
+/// context's handler.
+LogicalResult lowerForExecution(ModuleOp module,
+                                const LowerShardedLinearOptions &options = {});
 
 /// The function named `name`, or, if `name` is empty, the only public
 /// function or else the one named "main". Emits an error naming the
@@ -32,8 +35,9 @@ FailureOr<func::FuncOp> selectEntry(ModuleOp module, StringRef name);
 FailureOr<::shardlin::rt::Program> translateToProgram(func::FuncOp func);
 
 /// lowerForExecution + selectEntry + translateToProgram.
-FailureOr<::shardlin::rt::Program> buildProgram(ModuleOp module,
-                                                StringRef entry);
+FailureOr<::shardlin::rt::Program>
+buildProgram(ModuleOp module, StringRef entry,
+             const LowerShardedLinearOptions &options = {});
 
 } // namespace mlir::shardlin
 

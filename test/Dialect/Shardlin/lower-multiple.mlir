@@ -1,7 +1,7 @@
-// RUN: shardlin-opt %s --lower-sharded-linear | FileCheck %s
-// RUN: shardlin-opt %s --lower-sharded-linear | shardlin-opt | FileCheck %s
-// RUN: shardlin-opt %s --pass-pipeline='builtin.module(func.func(lower-sharded-linear))' | FileCheck %s
-// RUN: shardlin-opt %s --lower-sharded-linear --lower-sharded-linear | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations | shardlin-opt | FileCheck %s
+// RUN: shardlin-opt %s --pass-pipeline='builtin.module(func.func(lower-sharded-linear{strategy=activations}))' | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations --lower-sharded-linear=strategy=activations | FileCheck %s
 
 // Several linears per function and per module: each is lowered in place by
 // its own strategy, and every other op (arith, tensor, func) is left
@@ -16,7 +16,7 @@
 // CHECK-NEXT: %[[R1:.*]] = tensor.collapse_shape %[[XA]] {{\[}}[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
 // CHECK-NEXT: %[[A1:.*]] = shardlin.local_shard %[[W1]] : {{.*}} -> tensor<6x4xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[R1]] split <dim = 1, placements = [1, 0]> concat <dim = 0, placements = [0, 1]> : tensor<6x8xf32> -> tensor<12x4xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A1]] transpose_rhs : (tensor<12x4xf32>, tensor<6x4xf32>) -> tensor<12x6xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A1]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<12x4xf32>, tensor<6x4xf32>) -> tensor<12x6xf32>
 // CHECK-NEXT: %[[H:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<12x6xf32> -> tensor<6x6xf32>
 // CHECK-NEXT: %[[H3:.*]] = tensor.expand_shape %[[H]] {{\[}}[0, 1], [2]] output_shape [2, 3, 6] : tensor<6x6xf32> into tensor<2x3x6xf32>
 // CHECK-NEXT: %[[H2:.*]] = arith.mulf %[[H3]], %[[H3]] : tensor<2x3x6xf32>
@@ -24,7 +24,7 @@
 // CHECK-NEXT: %[[A2:.*]] = shardlin.local_shard %[[W2]] : {{.*}} -> tensor<?x6xf32>
 // CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[R2]] along <dim = 0, placements = [0, 1, 2]> : tensor<6x6xf32> -> tensor<18x6xf32>
 // CHECK-NEXT: %[[BC:.*]] = shardlin.local_chunk %[[B2]] along <dim = 0, placements = [2, 0, 1]> : tensor<4xf32> -> tensor<?xf32>
-// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[A2]] bias %[[BC]] transpose_rhs : (tensor<18x6xf32>, tensor<?x6xf32>, tensor<?xf32>) -> tensor<18x?xf32>
+// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[A2]] bias %[[BC]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<18x6xf32>, tensor<?x6xf32>, tensor<?xf32>) -> tensor<18x?xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.all_to_all %[[Q]] split <dim = 0, placements = [0, 1, 2]> concat <dim = 1, placements = [2, 0, 1]> : tensor<18x?xf32> -> tensor<6x4xf32>
 // CHECK-NEXT: %[[Y3:.*]] = tensor.expand_shape %[[Y]] {{\[}}[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
 // CHECK-NEXT: %[[S:.*]] = tensor.extract_slice %[[Y3]][0, 0, 0] [1, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> to tensor<3x4xf32>
@@ -51,10 +51,10 @@ func.func @row_then_col(%x: tensor<2x3x8xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<5x8xf64>, %[[WC:.*]]: !shardlin.sharded<tensor<6x8xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %[[WS:.*]]: !shardlin.sharded<tensor<6x8xf64>, #shardlin.chunk<dim = 1, placements = [0]>>)
 // CHECK-NEXT: %[[AC:.*]] = shardlin.local_shard %[[WC]] : {{.*}} -> tensor<3x8xf64>
 // CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[X]] along <dim = 0, placements = [0, 1]> : tensor<5x8xf64> -> tensor<10x8xf64>
-// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[AC]] transpose_rhs : (tensor<10x8xf64>, tensor<3x8xf64>) -> tensor<10x3xf64>
+// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[AC]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<10x8xf64>, tensor<3x8xf64>) -> tensor<10x3xf64>
 // CHECK-NEXT: %[[Y1:.*]] = shardlin.all_to_all %[[Q]] split <dim = 0, placements = [0, 1]> concat <dim = 1, placements = [1, 0]> : tensor<10x3xf64> -> tensor<5x6xf64>
 // CHECK-NEXT: %[[AS:.*]] = shardlin.local_shard %[[WS]] : {{.*}} -> tensor<6x8xf64>
-// CHECK-NEXT: %[[Y2:.*]] = shardlin.gemm %[[X]], %[[AS]] transpose_rhs : (tensor<5x8xf64>, tensor<6x8xf64>) -> tensor<5x6xf64>
+// CHECK-NEXT: %[[Y2:.*]] = shardlin.gemm %[[X]], %[[AS]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<5x8xf64>, tensor<6x8xf64>) -> tensor<5x6xf64>
 // CHECK-NEXT: %[[S:.*]] = arith.subf %[[Y1]], %[[Y2]] : tensor<5x6xf64>
 // CHECK-NEXT: return %[[S]] : tensor<5x6xf64>
 func.func @independent(%x: tensor<5x8xf64>,
@@ -87,11 +87,11 @@ func.func @no_linear(%x: tensor<5x8xf32>) -> tensor<5x8xf32> {
 // CHECK-NEXT: %[[A1:.*]] = shardlin.local_shard %[[W1]] : {{.*}} -> tensor<3x8xbf16>
 // CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[X]] along <dim = 0, placements = [0, 1]> : tensor<4x8xbf16> -> tensor<8x8xbf16>
 // CHECK-NEXT: %[[BC:.*]] = shardlin.local_chunk %[[B1]] along <dim = 0, placements = [1, 0]> : tensor<6xbf16> -> tensor<3xbf16>
-// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[A1]] bias %[[BC]] transpose_rhs : (tensor<8x8xbf16>, tensor<3x8xbf16>, tensor<3xbf16>) -> tensor<8x3xbf16>
+// CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[A1]] bias %[[BC]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<8x8xbf16>, tensor<3x8xbf16>, tensor<3xbf16>) -> tensor<8x3xbf16>
 // CHECK-NEXT: %[[H:.*]] = shardlin.all_to_all %[[Q]] split <dim = 0, placements = [0, 1]> concat <dim = 1, placements = [1, 0]> : tensor<8x3xbf16> -> tensor<4x6xbf16>
 // CHECK-NEXT: %[[A2:.*]] = shardlin.local_shard %[[W2]] : {{.*}} -> tensor<8x3xbf16>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[H]] split <dim = 1, placements = [1, 0]> concat <dim = 0, placements = [0, 1]> : tensor<4x6xbf16> -> tensor<8x3xbf16>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A2]] transpose_rhs : (tensor<8x3xbf16>, tensor<8x3xbf16>) -> tensor<8x8xbf16>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A2]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<8x3xbf16>, tensor<8x3xbf16>) -> tensor<8x8xbf16>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<8x8xbf16> -> tensor<4x8xbf16>
 // CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B2]] : tensor<4x8xbf16>, tensor<8xbf16>
 // CHECK-NEXT: return %[[Z]] : tensor<4x8xbf16>

@@ -1,6 +1,6 @@
-// RUN: shardlin-opt %s --lower-sharded-linear | FileCheck %s
-// RUN: shardlin-opt %s --lower-sharded-linear | shardlin-opt | FileCheck %s
-// RUN: shardlin-opt %s --pass-pipeline='builtin.module(func.func(lower-sharded-linear))' | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations | shardlin-opt | FileCheck %s
+// RUN: shardlin-opt %s --pass-pipeline='builtin.module(func.func(lower-sharded-linear{strategy=activations}))' | FileCheck %s
 
 // Row-wise lowering (weight split along dim 1, K): local_shard, one all_to_all
 // (split = the weight's spec on dim 1, concat = identity on dim 0, result
@@ -12,7 +12,7 @@
 // CHECK-SAME: (%[[X:.*]]: tensor<5x16xf32>, %[[W:.*]]: !shardlin.sharded<tensor<11x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>, %[[B:.*]]: tensor<11xf32>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : !shardlin.sharded<tensor<11x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>> -> tensor<11x4xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [0, 1, 2, 3]> concat <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x16xf32> -> tensor<20x4xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<20x4xf32>, tensor<11x4xf32>) -> tensor<20x11xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<20x4xf32>, tensor<11x4xf32>) -> tensor<20x11xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
 // CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B]] : tensor<5x11xf32>, tensor<11xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<5x11xf32>
@@ -30,7 +30,7 @@ func.func @even(%x: tensor<5x16xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<5x16xf32>, %[[W:.*]]: !shardlin.sharded<tensor<11x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : {{.*}} -> tensor<11x4xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [0, 1, 2, 3]> concat <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x16xf32> -> tensor<20x4xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<20x4xf32>, tensor<11x4xf32>) -> tensor<20x11xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<20x4xf32>, tensor<11x4xf32>) -> tensor<20x11xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
 // CHECK-NOT: shardlin.bias_add
 // CHECK-NEXT: return %[[Y]] : tensor<5x11xf32>
@@ -48,7 +48,7 @@ func.func @even_no_bias(%x: tensor<5x16xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<5x19xf32>, %[[W:.*]]: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>>, %[[B:.*]]: tensor<11xf32>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>> -> tensor<11x?xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [2, 3, 0, 1]> concat <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x?xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
 // CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B]] : tensor<5x11xf32>, tensor<11xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<5x11xf32>
@@ -66,7 +66,7 @@ func.func @uneven_permuted(%x: tensor<5x19xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<5x19xf32>, %[[W:.*]]: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>> -> tensor<11x?xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [3, 1, 0, 2]> concat <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x?xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
 // CHECK-NOT: shardlin.bias_add
 // CHECK-NEXT: return %[[Y]] : tensor<5x11xf32>
@@ -83,7 +83,7 @@ func.func @uneven_multi_hop(%x: tensor<5x19xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[W:.*]]: !shardlin.sharded<tensor<7x3xf32>, #shardlin.chunk<dim = 1, placements = [4, 2, 0, 1, 3]>>, %[[B:.*]]: tensor<7xf32>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : {{.*}} -> tensor<7x?xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [4, 2, 0, 1, 3]> concat <dim = 0, placements = [0, 1, 2, 3, 4]> : tensor<2x3xf32> -> tensor<10x?xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<10x?xf32>, tensor<7x?xf32>) -> tensor<10x7xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<10x?xf32>, tensor<7x?xf32>) -> tensor<10x7xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3, 4]> : tensor<10x7xf32> -> tensor<2x7xf32>
 // CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B]] : tensor<2x7xf32>, tensor<7xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<2x7xf32>
@@ -101,7 +101,7 @@ func.func @empty_chunks_k3_w5(%x: tensor<2x3xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<3x5xf32>, %[[W:.*]]: !shardlin.sharded<tensor<6x5xf32>, #shardlin.chunk<dim = 1, placements = [1, 3, 2, 0]>>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : {{.*}} -> tensor<6x?xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [1, 3, 2, 0]> concat <dim = 0, placements = [0, 1, 2, 3]> : tensor<3x5xf32> -> tensor<12x?xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<12x?xf32>, tensor<6x?xf32>) -> tensor<12x6xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<12x?xf32>, tensor<6x?xf32>) -> tensor<12x6xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<12x6xf32> -> tensor<3x6xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<3x6xf32>
 func.func @empty_chunk_k5_w4(%x: tensor<3x5xf32>,
@@ -116,7 +116,7 @@ func.func @empty_chunk_k5_w4(%x: tensor<3x5xf32>,
 // CHECK-SAME: (%[[X:.*]]: tensor<1x8xf32>, %[[W:.*]]: !shardlin.sharded<tensor<3x8xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>, %[[B:.*]]: tensor<3xf32>)
 // CHECK-NEXT: %[[A:.*]] = shardlin.local_shard %[[W]] : {{.*}} -> tensor<3x4xf32>
 // CHECK-NEXT: %[[XS:.*]] = shardlin.all_to_all %[[X]] split <dim = 1, placements = [1, 0]> concat <dim = 0, placements = [0, 1]> : tensor<1x8xf32> -> tensor<2x4xf32>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[XS]], %[[A]] transpose_rhs {shardlin.lowering = {{.*}}} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<2x3xf32> -> tensor<1x3xf32>
 // CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B]] : tensor<1x3xf32>, tensor<3xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<1x3xf32>

@@ -17,6 +17,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_LOWERSHARDEDLINEAR
@@ -114,6 +115,55 @@ RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elt) {
 // Strategies
 //===----------------------------------------------------------------------===//
 
+/// Base of the multi-rank strategies: matches only the linears for which
+/// decideLowering picks `Kind`.
+template <::shardlin::Strategy Kind>
+struct StrategyPattern : OpRewritePattern<LinearOp> {
+  StrategyPattern(MLIRContext *ctx, const LoweringOptions &options)
+      : OpRewritePattern<LinearOp>(ctx), options(options) {}
+
+  /// The decision if this strategy is the one chosen for `op`.
+  std::optional<LoweringDecision> chosen(LinearOp op) const {
+    if (op.getWeightType().getNumRanks() == 1)
+      return std::nullopt;
+    // Diagnostics were emitted by checkLowerable, which ran first.
+    ScopedDiagnosticHandler quiet(op.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FailureOr<LoweringDecision> d = decideLowering(op, options);
+    if (failed(d) || d->strategy != Kind)
+      return std::nullopt;
+    return *d;
+  }
+
+  LoweringOptions options;
+};
+
+/// Records the decision on the GEMM of a lowered linear, so that the output
+/// IR says which strategy was used and what it was predicted to cost.
+void annotate(Operation *gemm, const LoweringDecision *d) {
+  Builder b(gemm->getContext());
+  SmallVector<NamedAttribute> fields;
+  auto i64s = [&](const std::vector<uint64_t> &v) {
+    SmallVector<int64_t> out(v.begin(), v.end());
+    return b.getDenseI64ArrayAttr(out);
+  };
+  if (!d) {
+    fields.push_back(b.getNamedAttr("strategy", b.getStringAttr("local")));
+  } else {
+    fields.push_back(b.getNamedAttr(
+        "strategy", b.getStringAttr(::shardlin::strategyName(d->strategy))));
+    fields.push_back(
+        b.getNamedAttr("bytes_sent", i64s(d->cost.bytesSent)));
+    fields.push_back(
+        b.getNamedAttr("bytes_received", i64s(d->cost.bytesReceived)));
+    fields.push_back(
+        b.getNamedAttr("peak_extra_bytes", i64s(d->cost.peakExtraBytes)));
+    fields.push_back(b.getNamedAttr("estimated_us",
+                                    b.getF64FloatAttr(d->cost.estimatedUs)));
+  }
+  gemm->setAttr("shardlin.lowering", b.getDictionaryAttr(fields));
+}
+
 /// W = 1: the whole weight is local; one GEMM with the bias fused.
 struct LowerSingleRank : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -126,11 +176,12 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
     Value a = LocalShardOp::create(rewriter, loc,
                                    op.getWeightType().getLocalType(),
                                    op.getWeight());
-    Value y = GemmOp::create(rewriter, loc,
-                             tensorOf({f.batch, f.n}, f.elementType), f.rows,
-                             a, op.getBias(), /*transpose_lhs=*/false,
-                             /*transpose_rhs=*/true);
-    rewriter.replaceOp(op, restoreShape(op, y, rewriter));
+    auto gemm = GemmOp::create(rewriter, loc,
+                               tensorOf({f.batch, f.n}, f.elementType), f.rows,
+                               a, op.getBias(), /*transpose_lhs=*/false,
+                               /*transpose_rhs=*/true);
+    annotate(gemm, nullptr);
+    rewriter.replaceOp(op, restoreShape(op, gemm, rewriter));
     return success();
   }
 };
@@ -140,13 +191,17 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
 ///   gemm        P_s = X_s A_s^T                                 (W*B) x N
 ///   reduce_scatter (sum) row block r to rank r                  B x N
 ///   bias_add    once, after the reduction
-struct LowerRowWiseActivations : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerRowWiseActivations
+    : StrategyPattern<::shardlin::Strategy::Activations> {
+  using StrategyPattern::StrategyPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     ShardedType wType = op.getWeightType();
-    if (wType.getNumRanks() == 1 || wType.getSharding().getDim() != 1)
-      return rewriter.notifyMatchFailure(op, "not a multi-rank row-wise split");
+    if (wType.getSharding().getDim() != 1)
+      return rewriter.notifyMatchFailure(op, "not a row-wise split");
+    std::optional<LoweringDecision> decision = chosen(op);
+    if (!decision)
+      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     FlatLinear f = flattenInput(op, rewriter);
@@ -161,10 +216,11 @@ struct LowerRowWiseActivations : OpRewritePattern<LinearOp> {
         rewriter, loc, tensorOf({stacked, kLocal}, f.elementType), f.rows,
         /*split=*/ChunkAttr::get(ctx, 1, kChunks.getPlacements()),
         /*concat=*/rowBlocks);
-    Value p = GemmOp::create(rewriter, loc,
-                             tensorOf({stacked, f.n}, f.elementType), xs, a,
-                             /*bias=*/Value(), /*transpose_lhs=*/false,
-                             /*transpose_rhs=*/true);
+    auto p = GemmOp::create(rewriter, loc,
+                            tensorOf({stacked, f.n}, f.elementType), xs, a,
+                            /*bias=*/Value(), /*transpose_lhs=*/false,
+                            /*transpose_rhs=*/true);
+    annotate(p, &*decision);
     Value y = ReduceScatterOp::create(
         rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), p, rowBlocks);
     if (Value bias = op.getBias())
@@ -179,13 +235,17 @@ struct LowerRowWiseActivations : OpRewritePattern<LinearOp> {
 ///   gemm        Q_s = X A_s^T + b[N_c(s)]                       (W*B) x n_s
 ///   all_to_all  row block r to rank r; the block from rank s lands at the
 ///               N offset of the chunk s holds                   B x N
-struct LowerColWiseActivations : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerColWiseActivations
+    : StrategyPattern<::shardlin::Strategy::Activations> {
+  using StrategyPattern::StrategyPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     ShardedType wType = op.getWeightType();
-    if (wType.getNumRanks() == 1 || wType.getSharding().getDim() != 0)
-      return rewriter.notifyMatchFailure(op, "not a multi-rank col-wise split");
+    if (wType.getSharding().getDim() != 0)
+      return rewriter.notifyMatchFailure(op, "not a col-wise split");
+    std::optional<LoweringDecision> decision = chosen(op);
+    if (!decision)
+      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     FlatLinear f = flattenInput(op, rewriter);
@@ -204,14 +264,44 @@ struct LowerColWiseActivations : OpRewritePattern<LinearOp> {
       biasChunk = LocalChunkOp::create(
           rewriter, loc, tensorOf({nLocal}, f.elementType), bias,
           ChunkAttr::get(ctx, 0, nChunks.getPlacements()));
-    Value q = GemmOp::create(rewriter, loc,
-                             tensorOf({stacked, nLocal}, f.elementType), x, a,
-                             biasChunk, /*transpose_lhs=*/false,
-                             /*transpose_rhs=*/true);
+    auto q = GemmOp::create(rewriter, loc,
+                            tensorOf({stacked, nLocal}, f.elementType), x, a,
+                            biasChunk, /*transpose_lhs=*/false,
+                            /*transpose_rhs=*/true);
+    annotate(q, &*decision);
     Value y = AllToAllOp::create(
         rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), q,
         /*split=*/rowBlocks,
         /*concat=*/ChunkAttr::get(ctx, 1, nChunks.getPlacements()));
+    rewriter.replaceOp(op, restoreShape(op, y, rewriter));
+    return success();
+  }
+};
+
+/// Either dim, gathering the weight:
+///   all_gather  every rank's chunk of A, by the weight's own spec   N x K
+///   gemm        y = x A^T + b                                      B x N
+/// No output communication; each rank computes its own rows in full.
+struct LowerGatherWeight
+    : StrategyPattern<::shardlin::Strategy::GatherWeight> {
+  using StrategyPattern::StrategyPattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<LoweringDecision> decision = chosen(op);
+    if (!decision)
+      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
+    ShardedType wType = op.getWeightType();
+    Location loc = op.getLoc();
+    FlatLinear f = flattenInput(op, rewriter);
+    Value a = LocalShardOp::create(rewriter, loc, wType.getLocalType(),
+                                   op.getWeight());
+    Value full = AllGatherOp::create(rewriter, loc, wType.getTensorType(), a,
+                                     wType.getSharding());
+    auto y = GemmOp::create(rewriter, loc,
+                            tensorOf({f.batch, f.n}, f.elementType), f.rows,
+                            full, op.getBias(), /*transpose_lhs=*/false,
+                            /*transpose_rhs=*/true);
+    annotate(y, &*decision);
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
   }
@@ -223,7 +313,50 @@ struct LowerColWiseActivations : OpRewritePattern<LinearOp> {
 // Public entry points
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::shardlin::checkLowerable(LinearOp op) {
+static ::shardlin::LinearShape linearShape(LinearOp op) {
+  auto xType = cast<RankedTensorType>(op.getInput().getType());
+  ShardedType w = op.getWeightType();
+  ::shardlin::LinearShape shape;
+  shape.rows = 1;
+  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
+    shape.rows *= xType.getShape()[i]; // Checked by checkLowerable.
+  shape.n = w.getShape()[0];
+  shape.k = w.getShape()[1];
+  shape.dim = w.getSharding().getDim();
+  shape.placements.assign(w.getSharding().getPlacements().begin(),
+                          w.getSharding().getPlacements().end());
+  shape.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  return shape;
+}
+
+FailureOr<LoweringDecision>
+mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
+  ::shardlin::LinearShape shape = linearShape(op);
+  LoweringDecision d;
+  for (::shardlin::Strategy s : {::shardlin::Strategy::Activations,
+                                 ::shardlin::Strategy::GatherWeight})
+    d.candidates.push_back(
+        ::shardlin::estimateCost(shape, s, options.machine));
+  std::optional<::shardlin::Strategy> pick = options.forced;
+  if (!pick)
+    pick = ::shardlin::chooseStrategy(shape, options.machine,
+                                      options.memoryCapBytes);
+  if (!pick) {
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "no lowering strategy fits the memory cap of "
+                              << options.memoryCapBytes << " bytes per rank";
+    for (const ::shardlin::StrategyCost &c : d.candidates)
+      diag << "; " << ::shardlin::strategyName(c.strategy) << " needs "
+           << c.maxPeakExtraBytes();
+    return failure();
+  }
+  d.strategy = *pick;
+  d.cost = d.candidates[*pick == ::shardlin::Strategy::Activations ? 0 : 1];
+  return d;
+}
+
+LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
+                                             const LoweringOptions &options) {
   auto xType = cast<RankedTensorType>(op.getInput().getType());
   int64_t batch = 1;
   for (int64_t i = 0; i + 1 < xType.getRank(); ++i) {
@@ -242,13 +375,22 @@ LogicalResult mlir::shardlin::checkLowerable(LinearOp op) {
     return op.emitOpError() << "sizes overflow 64-bit arithmetic: " << batch
                             << " rows x " << w << " ranks with a " << n
                             << " x " << k << " weight";
+  // Byte counts of the cost model are 64-bit too.
+  const int64_t elt = 8;
+  if (!llvm::checkedMul(*stacked * elt, n + k) || !llvm::checkedMul(n * k, elt * w))
+    return op.emitOpError() << "sizes overflow 64-bit byte counts: " << batch
+                            << " rows x " << w << " ranks with a " << n
+                            << " x " << k << " weight";
+  if (w > 1 && failed(decideLowering(op, options)))
+    return failure();
   return success();
 }
 
 void mlir::shardlin::populateLowerShardedLinearPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<LowerSingleRank, LowerRowWiseActivations,
-               LowerColWiseActivations>(patterns.getContext());
+    RewritePatternSet &patterns, const LoweringOptions &options) {
+  patterns.add<LowerSingleRank>(patterns.getContext());
+  patterns.add<LowerRowWiseActivations, LowerColWiseActivations,
+               LowerGatherWeight>(patterns.getContext(), options);
 }
 
 namespace {
@@ -257,22 +399,65 @@ struct LowerShardedLinearPass
   using LowerShardedLinearBase::LowerShardedLinearBase;
 
   LogicalResult initialize(MLIRContext *ctx) override {
+    auto bad = [&](const Twine &msg) {
+      emitError(UnknownLoc::get(ctx)) << "lower-sharded-linear: " << msg;
+      return failure();
+    };
+    if (strategy != "auto") {
+      options.forced = ::shardlin::parseStrategy(strategy);
+      if (!options.forced)
+        return bad("unknown strategy '" + strategy +
+                   "' (expected auto, activations or gather-weight)");
+    }
+    if (!(latencyUs >= 0) || !(bandwidthGBps > 0) || !(gemmGflops > 0) ||
+        !(memoryCapMiB >= 0))
+      return bad("latency-us must be >= 0, bandwidth-gbps and gemm-gflops > "
+                 "0, memory-cap-mib >= 0");
+    options.machine.latencyUs = latencyUs;
+    options.machine.bandwidthGBps = bandwidthGBps;
+    options.machine.gemmGflops = gemmGflops;
+    options.memoryCapBytes =
+        static_cast<uint64_t>(memoryCapMiB * 1024.0 * 1024.0);
     RewritePatternSet set(ctx);
-    populateLowerShardedLinearPatterns(set);
+    populateLowerShardedLinearPatterns(set, options);
     patterns = std::move(set);
     return success();
+  }
+
+  void explainDecision(LinearOp op) {
+    FailureOr<LoweringDecision> d = decideLowering(op, options);
+    if (failed(d))
+      return;
+    InFlightDiagnostic r = op.emitRemark();
+    r << "lowered " << (op.getWeightType().getSharding().getDim() == 1
+                            ? "row-wise"
+                            : "col-wise")
+      << " with " << ::shardlin::strategyName(d->strategy) << " ("
+      << (options.forced ? "forced" : "cheapest estimate") << ")";
+    for (const ::shardlin::StrategyCost &c : d->candidates)
+      r << "; " << ::shardlin::strategyName(c.strategy) << ": est. "
+        << llvm::formatv("{0:F3}", c.estimatedUs).str() << " us, max "
+        << c.maxBytesSent() << " bytes sent, max " << c.maxPeakExtraBytes()
+        << " extra bytes per rank";
   }
 
   void runOnOperation() override {
     bool ok = true;
     getOperation()->walk([&](LinearOp op) {
-      if (failed(checkLowerable(op))) {
+      if (failed(checkLowerable(op, options))) {
         ok = false;
         return;
       }
       ShardedType w = op.getWeightType();
-      if (w.getNumRanks() == 1)
+      if (w.getNumRanks() == 1) {
         ++numSingleRank;
+        return;
+      }
+      if (explain)
+        explainDecision(op);
+      FailureOr<LoweringDecision> d = decideLowering(op, options);
+      if (succeeded(d) && d->strategy == ::shardlin::Strategy::GatherWeight)
+        ++numGatherWeight;
       else if (w.getSharding().getDim() == 1)
         ++numRowWise;
       else
@@ -294,5 +479,6 @@ struct LowerShardedLinearPass
   }
 
   FrozenRewritePatternSet patterns;
+  LoweringOptions options;
 };
 } // namespace

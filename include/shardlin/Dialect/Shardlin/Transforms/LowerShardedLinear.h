@@ -7,17 +7,44 @@
 #define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_LOWERSHARDEDLINEAR_H
 
 #include "mlir/IR/PatternMatch.h"
+#include "shardlin/Analysis/CostModel.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+
+#include <optional>
 
 namespace mlir::shardlin {
 
-/// Adds the patterns that rewrite shardlin.linear into collectives and GEMMs
-/// (one per strategy; exactly one matches any verified linear).
-void populateLowerShardedLinearPatterns(RewritePatternSet &patterns);
+struct LoweringOptions {
+  /// A forced strategy; nullopt lets the cost model choose.
+  std::optional<::shardlin::Strategy> forced;
+  ::shardlin::MachineModel machine;
+  /// Cap on a strategy's peak extra memory per rank, bytes (0: none).
+  uint64_t memoryCapBytes = 0;
+};
 
-/// Emits a diagnostic and fails if `op` cannot be lowered (its sizes
-/// overflow 64-bit arithmetic once flattened and stacked over ranks).
-LogicalResult checkLowerable(LinearOp op);
+/// The strategy for one linear and what it costs (W >= 2).
+struct LoweringDecision {
+  ::shardlin::Strategy strategy;
+  ::shardlin::StrategyCost cost;
+  /// Every strategy's cost, chosen or not.
+  std::vector<::shardlin::StrategyCost> candidates;
+};
+
+/// Decides how `op` (with W >= 2) is lowered under `options`. Fails, with a
+/// diagnostic, if no strategy fits the memory cap.
+FailureOr<LoweringDecision> decideLowering(LinearOp op,
+                                           const LoweringOptions &options);
+
+/// Adds the patterns that rewrite shardlin.linear into collectives and GEMMs,
+/// one per strategy; the decision above makes exactly one match any linear
+/// that passes checkLowerable.
+void populateLowerShardedLinearPatterns(RewritePatternSet &patterns,
+                                        const LoweringOptions &options = {});
+
+/// Emits a diagnostic and fails if `op` cannot be lowered under `options`:
+/// its sizes overflow 64-bit arithmetic once flattened and stacked over
+/// ranks, or no strategy fits the memory cap.
+LogicalResult checkLowerable(LinearOp op, const LoweringOptions &options = {});
 
 } // namespace mlir::shardlin
 

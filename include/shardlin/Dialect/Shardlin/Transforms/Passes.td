@@ -23,6 +23,23 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
       the block from rank s at the N offset of the chunk s holds.
     - W = 1: one GEMM, no collectives.
 
+    A second strategy exists for both dims, gathering the weight: an
+    `all_gather` of the weight's chunks, then one local GEMM with the bias
+    fused, and no output communication. Moving activations costs about
+    B*K + (W-1)*B*N (row-wise) or (W-1)*B*(K + N/W) (col-wise) elements per
+    rank; gathering the weight costs N*K*(W-1)/W. Small B favours moving
+    activations, large B favours gathering the weight.
+
+    With `strategy=auto` (the default) a cost model picks, per linear, the
+    strategy with the lowest estimated time: exact bytes each rank sends and
+    receives (uneven chunks included), a per-message latency, a per-rank
+    bandwidth and a GEMM rate, subject to an optional cap on the extra memory
+    per rank. `strategy=activations` or `strategy=gather-weight` forces one.
+    The GEMM of every lowered linear carries a `shardlin.lowering` attribute
+    with the chosen strategy, its bytes sent and received per rank, its peak
+    extra memory per rank and its estimated time; `explain=true` also emits a
+    remark comparing every strategy.
+
     Uneven and empty chunks and any placement order are handled by the chunk
     tables of the collectives (no reordering op is ever needed); N-D inputs
     are flattened to rows with `tensor.collapse_shape` and the result
@@ -31,11 +48,26 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
     Works on any op that holds `shardlin.linear` ops (usually a module or a
     function); the ops around them are left untouched.
   }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "Lowering strategy: auto (cost model), activations or gather-weight">,
+    Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
+           "Machine model: latency per collective and peer, in microseconds">,
+    Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
+           "Machine model: bytes each rank sends (and receives) per second, in GB/s">,
+    Option<"gemmGflops", "gemm-gflops", "double", /*default=*/"100.0",
+           "Machine model: GEMM rate per rank, in GFLOP/s">,
+    Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
+           "Cap on the extra memory per rank a strategy may use, in MiB (0: none)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per linear with every strategy's cost and the choice">,
+  ];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numRowWise", "row-wise", "Linears lowered row-wise (K split)">,
     Statistic<"numColWise", "col-wise", "Linears lowered col-wise (N split)">,
-    Statistic<"numSingleRank", "single-rank", "Linears lowered with W = 1">
+    Statistic<"numSingleRank", "single-rank", "Linears lowered with W = 1">,
+    Statistic<"numGatherWeight", "gather-weight", "Linears lowered by gathering the weight">
   ];
 }
 

@@ -1,0 +1,82 @@
+//===- CostModel.h - What each lowering of a sharded linear costs -*- C++ -*-===//
+//
+// For one linear (B rows, an N x K weight split along `dim` over W ranks with
+// the given placements, elements of `elementBytes`), the exact bytes each rank
+// sends and receives under each strategy (uneven chunks included, counted the
+// way the runtime's CommStats count them), the peak extra memory per rank,
+// and an estimated time from a latency / bandwidth / GEMM-rate model.
+//
+// Plain C++ on purpose: the pass, the benchmarks and the tests share it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_ANALYSIS_COSTMODEL_H
+#define SHARDLIN_ANALYSIS_COSTMODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardlin {
+
+enum class Strategy {
+  /// The reference algorithms: move activations (row-wise: all_to_all +
+  /// GEMM + reduce_scatter; col-wise: all_gather + GEMM + all_to_all).
+  Activations,
+  /// all_gather the weight's chunks, then one local GEMM; no output
+  /// communication.
+  GatherWeight,
+};
+
+const char *strategyName(Strategy s);
+/// "activations" or "gather-weight".
+std::optional<Strategy> parseStrategy(const std::string &name);
+
+struct LinearShape {
+  int64_t rows = 0; // B
+  int64_t n = 0, k = 0;
+  int64_t dim = 1; // weight sharding dim: 1 = K split, 0 = N split
+  std::vector<int64_t> placements;
+  int64_t elementBytes = 4;
+};
+
+/// The machine model. Defaults describe a CPU node with shared memory; the
+/// pass exposes each field as an option.
+struct MachineModel {
+  /// Per collective call and per peer message, in microseconds.
+  double latencyUs = 2.0;
+  /// Bytes per second each rank can send (and receive) at once, in GB/s.
+  double bandwidthGBps = 10.0;
+  /// GEMM rate per rank, GFLOP/s.
+  double gemmGflops = 100.0;
+};
+
+struct StrategyCost {
+  Strategy strategy = Strategy::Activations;
+  /// Indexed by rank.
+  std::vector<uint64_t> bytesSent;
+  std::vector<uint64_t> bytesReceived;
+  std::vector<uint64_t> peakExtraBytes;
+  /// Number of collective calls.
+  int collectives = 0;
+  /// Estimated time of the slowest rank, microseconds.
+  double estimatedUs = 0.0;
+
+  uint64_t maxBytesSent() const;
+  uint64_t maxPeakExtraBytes() const;
+};
+
+/// The cost of `strategy` for `shape` (W = placements.size() >= 2).
+StrategyCost estimateCost(const LinearShape &shape, Strategy strategy,
+                          const MachineModel &machine);
+
+/// The cheapest strategy by estimated time among those whose peak extra
+/// memory fits `memoryCapBytes` (0: no cap); ties go to Activations. Returns
+/// nullopt if none fits.
+std::optional<Strategy> chooseStrategy(const LinearShape &shape,
+                                       const MachineModel &machine,
+                                       uint64_t memoryCapBytes);
+
+} // namespace shardlin
+
+#endif // SHARDLIN_ANALYSIS_COSTMODEL_H
