@@ -15,8 +15,9 @@ BIN="$BUILD_DIR/bin"
 
 echo "== input: $EX"
 grep -v '^//' "$EX"
-echo "== lowered: shardlin-opt linear.mlir --lower-sharded-linear"
-"$BIN/shardlin-opt" "$EX" --lower-sharded-linear
+echo "== lowered: shardlin-opt linear.mlir --lower-sharded-linear=explain=true"
+echo "   (the cost model picks a strategy per linear; the remark says why)"
+"$BIN/shardlin-opt" "$EX" --lower-sharded-linear=explain=true
 
 echo "== running on 4 ranks (threads backend)"
 python3 "$ROOT/scripts/npytool.py" gen-linear --n 11 --k 19 --batch-shape 5 \

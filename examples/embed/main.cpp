@@ -2,7 +2,8 @@
 //
 // Builds, in C++, a function with one row-wise sharded linear layer (K = 19
 // over 4 ranks, placements [2, 3, 0, 1]) and lowers it with the pass from a
-// PassManager, as a compiler pipeline that embeds shardlin would.
+// PassManager, as a compiler pipeline that embeds shardlin would, forcing
+// the activation-moving strategy through the pass's options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +49,12 @@ int main() {
 
   if (failed(verify(*module)))
     return 1;
+  // Force the reference algorithm (moving activations); by default the
+  // pass's cost model picks per linear.
+  sl::LowerShardedLinearOptions options;
+  options.strategy = "activations";
   PassManager pm(&context);
-  pm.addPass(sl::createLowerShardedLinear());
+  pm.addPass(sl::createLowerShardedLinear(options));
   if (failed(pm.run(*module)))
     return 1;
   module->print(llvm::outs());
@@ -59,6 +64,6 @@ int main() {
 // CHECK-LABEL: func.func @layer
 // CHECK: shardlin.local_shard
 // CHECK: shardlin.all_to_all %{{.*}} split <dim = 1, placements = [2, 3, 0, 1]> concat <dim = 0, placements = [0, 1, 2, 3]>
-// CHECK: shardlin.gemm
+// CHECK: shardlin.gemm {{.*}}strategy = "activations"
 // CHECK: shardlin.reduce_scatter
 // CHECK: shardlin.bias_add
