@@ -36,15 +36,6 @@ DimSplit splitAround(const std::vector<int64_t> &shape, int64_t dim) {
           product(shape, dim + 1, shape.size())};
 }
 
-/// Copies `count` rows of `rowBytes` bytes with the given strides.
-void copyRows(const char *src, size_t srcStride, char *dst, size_t dstStride,
-              int64_t count, size_t rowBytes) {
-  if (rowBytes == 0)
-    return;
-  for (int64_t i = 0; i < count; ++i)
-    std::memcpy(dst + i * dstStride, src + i * srcStride, rowBytes);
-}
-
 /// For one collective: per-rank element counts and displacements in the
 /// buffer handed to the communicator, plus, when the data is not contiguous
 /// per rank, how to pack into / unpack from a staging buffer.
@@ -75,26 +66,30 @@ Exchange makeExchange(const DimSplit &view, std::vector<Range> ranges) {
 
 /// Packs the ranges of `src` ([outer, n, inner]) into consecutive blocks of
 /// `staging` in rank order.
-void packPieces(const Exchange &ex, const char *src, char *staging,
-                size_t elt) {
+Status packPieces(LocalOps &ops, const Exchange &ex, const char *src,
+                  char *staging, size_t elt) {
   const DimSplit &v = ex.view;
   for (size_t p = 0; p < ex.ranges.size(); ++p) {
     const Range &r = ex.ranges[p];
-    copyRows(src + r.offset * v.inner * elt, v.n * v.inner * elt,
-             staging + ex.displs[p] * elt, r.size * v.inner * elt, v.outer,
-             r.size * v.inner * elt);
+    SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
+        src + r.offset * v.inner * elt, v.n * v.inner * elt,
+        staging + ex.displs[p] * elt, r.size * v.inner * elt, v.outer,
+        r.size * v.inner * elt));
   }
+  return Status::ok();
 }
 
-void unpackPieces(const Exchange &ex, const char *staging, char *dst,
-                  size_t elt) {
+Status unpackPieces(LocalOps &ops, const Exchange &ex, const char *staging,
+                    char *dst, size_t elt) {
   const DimSplit &v = ex.view;
   for (size_t p = 0; p < ex.ranges.size(); ++p) {
     const Range &r = ex.ranges[p];
-    copyRows(staging + ex.displs[p] * elt, r.size * v.inner * elt,
-             dst + r.offset * v.inner * elt, v.n * v.inner * elt, v.outer,
-             r.size * v.inner * elt);
+    SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
+        staging + ex.displs[p] * elt, r.size * v.inner * elt,
+        dst + r.offset * v.inner * elt, v.n * v.inner * elt, v.outer,
+        r.size * v.inner * elt));
   }
+  return Status::ok();
 }
 
 int64_t totalCount(const Exchange &ex) {
@@ -128,6 +123,7 @@ struct Plan::Impl {
   };
   std::vector<Step> steps;
   std::vector<void *> rootPtr;
+  std::unique_ptr<LocalOps> hostOps; // For run() without explicit ops.
 
   char *ptr(int v) const {
     return static_cast<char *>(rootPtr[root[v]]) + byteOffset[v];
@@ -141,7 +137,7 @@ struct Plan::Impl {
   }
 
   Status resolve(int rank, Allocator &allocator);
-  Status execute(Communicator &comm, GemmBackend &gemm);
+  Status execute(Communicator &comm, GemmBackend &gemm, LocalOps &ops);
 };
 
 Status Plan::Impl::resolve(int rank, Allocator &allocator) {
@@ -376,7 +372,8 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
   return Status::ok();
 }
 
-Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm) {
+Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
+                           LocalOps &ops) {
   for (size_t s = 0; s < program.instrs.size(); ++s) {
     const Instr &in = program.instrs[s];
     Step &st = steps[s];
@@ -392,9 +389,10 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm) {
       if (st.chunkView.outer == 1)
         break; // A view.
       const DimSplit &v = st.chunkView;
-      copyRows(ptr(in.operands[0]) + st.chunkRange.offset * v.inner * elt,
-               v.n * v.inner * elt, ptr(r), st.chunkRange.size * v.inner * elt,
-               v.outer, st.chunkRange.size * v.inner * elt);
+      status = ops.copyRows(
+          ptr(in.operands[0]) + st.chunkRange.offset * v.inner * elt,
+          v.n * v.inner * elt, ptr(r), st.chunkRange.size * v.inner * elt,
+          v.outer, st.chunkRange.size * v.inner * elt);
       break;
     }
     case OpCode::AllGather: {
@@ -403,33 +401,35 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm) {
       status = comm.allGatherV(ptr(in.operands[0]), st.sendCount, recv,
                                st.recv.counts, st.recv.displs, dt);
       if (status && st.recv.staged)
-        unpackPieces(st.recv, recv, ptr(r), elt);
+        status = unpackPieces(ops, st.recv, recv, ptr(r), elt);
       break;
     }
     case OpCode::AllToAll: {
       const char *send = ptr(in.operands[0]);
       if (st.send.staged) {
-        packPieces(st.send, send, static_cast<char *>(st.sendStaging.data()),
-                   elt);
+        status = packPieces(ops, st.send, send,
+                            static_cast<char *>(st.sendStaging.data()), elt);
         send = static_cast<const char *>(st.sendStaging.data());
       }
       char *recv = st.recv.staged ? static_cast<char *>(st.recvStaging.data())
                                   : ptr(r);
-      status = comm.allToAllV(send, st.send.counts, st.send.displs, recv,
-                              st.recv.counts, st.recv.displs, dt);
+      if (status)
+        status = comm.allToAllV(send, st.send.counts, st.send.displs, recv,
+                                st.recv.counts, st.recv.displs, dt);
       if (status && st.recv.staged)
-        unpackPieces(st.recv, recv, ptr(r), elt);
+        status = unpackPieces(ops, st.recv, recv, ptr(r), elt);
       break;
     }
     case OpCode::ReduceScatter: {
       const char *send = ptr(in.operands[0]);
       if (st.send.staged) {
-        packPieces(st.send, send, static_cast<char *>(st.sendStaging.data()),
-                   elt);
+        status = packPieces(ops, st.send, send,
+                            static_cast<char *>(st.sendStaging.data()), elt);
         send = static_cast<const char *>(st.sendStaging.data());
       }
-      status = comm.reduceScatterV(send, st.send.counts, st.send.displs,
-                                   ptr(r), dt);
+      if (status)
+        status = comm.reduceScatterV(send, st.send.counts, st.send.displs,
+                                     ptr(r), dt);
       break;
     }
     case OpCode::Gemm: {
@@ -451,39 +451,10 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm) {
       break;
     }
     case OpCode::BiasAdd: {
-      const std::vector<int64_t> &shape = shapes[r];
-      int64_t cols = shape.back();
+      int64_t cols = shapes[r].back();
       int64_t rows = cols == 0 ? 0 : numElements(r) / cols;
-      const char *src = ptr(in.operands[0]);
-      const char *bias = ptr(in.operands[1]);
-      char *dst = ptr(r);
-      if (dt == DType::F64) {
-        for (int64_t i = 0; i < rows; ++i) {
-          const double *x = reinterpret_cast<const double *>(src) + i * cols;
-          const double *b = reinterpret_cast<const double *>(bias);
-          double *y = reinterpret_cast<double *>(dst) + i * cols;
-          for (int64_t j = 0; j < cols; ++j)
-            y[j] = x[j] + b[j];
-        }
-      } else if (dt == DType::F32) {
-        for (int64_t i = 0; i < rows; ++i) {
-          const float *x = reinterpret_cast<const float *>(src) + i * cols;
-          const float *b = reinterpret_cast<const float *>(bias);
-          float *y = reinterpret_cast<float *>(dst) + i * cols;
-          for (int64_t j = 0; j < cols; ++j)
-            y[j] = x[j] + b[j];
-        }
-      } else {
-        // f16/bf16: add in f32 and round once.
-        std::vector<float> b32(cols), row(cols);
-        convertToF32(dt, bias, b32.data(), cols);
-        for (int64_t i = 0; i < rows; ++i) {
-          convertToF32(dt, src + i * cols * elt, row.data(), cols);
-          for (int64_t j = 0; j < cols; ++j)
-            row[j] += b32[j];
-          convertFromF32(dt, row.data(), dst + i * cols * elt, cols);
-        }
-      }
+      status = ops.biasAdd(ptr(in.operands[0]), ptr(in.operands[1]), ptr(r),
+                           rows, cols, dt);
       break;
     }
     }
@@ -543,7 +514,20 @@ DType Plan::resultType(size_t i) const {
 Status Plan::run(Communicator &comm, GemmBackend &gemm,
                  const std::vector<const void *> &args,
                  const std::vector<void *> &results) {
+  if (!impl_->hostOps)
+    impl_->hostOps = createHostLocalOps();
+  return run(comm, gemm, *impl_->hostOps, args, results);
+}
+
+Status Plan::run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
+                 const std::vector<const void *> &args,
+                 const std::vector<void *> &results) {
   Impl &im = *impl_;
+  if (!(comm.device() == gemm.device()) || !(ops.device() == gemm.device()))
+    return Status::error("the communicator (" + deviceName(comm.device()) +
+                         "), GEMM backend (" + deviceName(gemm.device()) +
+                         ") and local ops (" + deviceName(ops.device()) +
+                         ") must be on one device");
   if (args.size() != im.program.args.size())
     return Status::error("expected " + std::to_string(im.program.args.size()) +
                          " arguments, got " + std::to_string(args.size()));
@@ -561,14 +545,14 @@ Status Plan::run(Communicator &comm, GemmBackend &gemm,
   for (size_t v = im.program.args.size(); v < im.rootPtr.size(); ++v)
     im.rootPtr[v] = im.boundResult[v] >= 0 ? results[im.boundResult[v]]
                                            : im.buffers[v].data();
-  SHARDLIN_RETURN_IF_ERROR(im.execute(comm, gemm));
+  SHARDLIN_RETURN_IF_ERROR(im.execute(comm, gemm, ops));
   for (size_t i = 0; i < results.size(); ++i) {
     int v = im.program.results[i];
     if (im.boundResult[im.root[v]] == static_cast<int>(i))
       continue;
     size_t bytes = im.numElements(v) * im.eltSize(v);
-    if (bytes)
-      std::memcpy(results[i], im.ptr(v), bytes);
+    SHARDLIN_RETURN_IF_ERROR(
+        ops.copyRows(im.ptr(v), bytes, results[i], bytes, 1, bytes));
   }
   return Status::ok();
 }

@@ -12,6 +12,7 @@
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/LocalOps.h"
 #include "shardlin/runtime/Program.h"
 
 #include <memory>
@@ -39,8 +40,13 @@ public:
 
   /// Runs the program. args[i] holds argument i with argShape(i) (for a
   /// sharded argument: this rank's chunk); results[i] receives result i with
-  /// resultShape(i). All pointers are on the communicator's and GEMM
-  /// backend's device.
+  /// resultShape(i). All pointers, and the plan's allocator, are on the one
+  /// device of the communicator, the GEMM backend and the local ops; on a
+  /// GPU the work is enqueued in order and run() does not synchronize.
+  Status run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
+             const std::vector<const void *> &args,
+             const std::vector<void *> &results);
+  /// The same with host local ops (CPU backends).
   Status run(Communicator &comm, GemmBackend &gemm,
              const std::vector<const void *> &args,
              const std::vector<void *> &results);
