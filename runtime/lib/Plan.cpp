@@ -166,9 +166,23 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     if (a.globalShape.size() != a.type.shape.size())
       return Status::error("argument " + std::to_string(i) +
                            ": global and local ranks differ");
+    int64_t count = 0;
+    Status sized = checkedNumElements(a.globalShape, count,
+                                      dtypeSize(a.type.dtype));
+    if (!sized)
+      return sized.withContext("argument " + std::to_string(i));
     shapes[i] = a.globalShape;
     ChunkLayout layout(a.globalShape[a.sharding.dim], a.sharding.placements);
     shapes[i][a.sharding.dim] = layout.ofRank(rank).size;
+  }
+  // Sizes are products of dims: every argument's and (below) every result's
+  // shape is checked to fit before anything multiplies its dims.
+  for (size_t i = 0; i < program.args.size(); ++i) {
+    int64_t count = 0;
+    Status sized = checkedNumElements(shapes[i], count,
+                                      dtypeSize(program.values[i].dtype));
+    if (!sized)
+      return sized.withContext("argument " + std::to_string(i));
   }
 
   // Uses per storage root: a bias_add may update its input in place only if
