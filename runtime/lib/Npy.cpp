@@ -524,8 +524,11 @@ private:
   std::string name_;
 };
 
-Status writeNpyImpl(const std::string &path, DType dtype,
-                    const std::vector<int64_t> &shape, const void *data) {
+/// Writes the whole file under a temporary name next to `path`; the caller
+/// commits (renames) it or lets `tmp` remove it.
+Status stageNpyImpl(const std::string &path, DType dtype,
+                    const std::vector<int64_t> &shape, const void *data,
+                    TempFile &tmp) {
   if (path.empty())
     return Status::error("empty path");
   if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
@@ -541,7 +544,6 @@ Status writeNpyImpl(const std::string &path, DType dtype,
                          std::to_string(numElements) + " elements");
   const std::string header = buildHeader(npyDescr(dtype), shape);
 
-  TempFile tmp;
   SHARDLIN_RETURN_IF_ERROR(tmp.create(path));
   SHARDLIN_RETURN_IF_ERROR(writeAll(tmp.fd(), header.data(), header.size())
                                .withContext(quotedName(tmp.name())));
@@ -550,8 +552,7 @@ Status writeNpyImpl(const std::string &path, DType dtype,
   // No fsync: the rename makes the file appear complete or not at all to
   // readers and survives a crash of this process; durability across power
   // loss is not worth an fsync per tensor.
-  SHARDLIN_RETURN_IF_ERROR(tmp.close());
-  return tmp.commit(path);
+  return tmp.close();
 }
 
 /// Closes a FILE* on scope exit.
@@ -676,8 +677,40 @@ Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
 
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data) {
-  return writeNpyImpl(path, dtype, shape, data)
-      .withContext("writing " + quotedName(path));
+  TempFile tmp;
+  Status s = stageNpyImpl(path, dtype, shape, data, tmp);
+  if (s)
+    s = tmp.commit(path);
+  return s.withContext("writing " + quotedName(path));
+}
+
+struct PendingNpy::Temp {
+  TempFile file;
+};
+
+PendingNpy::PendingNpy() = default;
+PendingNpy::~PendingNpy() = default;
+
+Status PendingNpy::stage(const std::string &path, DType dtype,
+                         const std::vector<int64_t> &shape, const void *data,
+                         std::unique_ptr<PendingNpy> &out) {
+  std::unique_ptr<PendingNpy> pending(new PendingNpy());
+  pending->path_ = path;
+  pending->temp_ = std::make_unique<Temp>();
+  SHARDLIN_RETURN_IF_ERROR(
+      stageNpyImpl(path, dtype, shape, data, pending->temp_->file)
+          .withContext("writing " + quotedName(path)));
+  out = std::move(pending);
+  return Status::ok();
+}
+
+Status PendingNpy::commit() {
+  if (!temp_)
+    return Status::error("writing " + quotedName(path_) +
+                         ": already committed");
+  Status s = temp_->file.commit(path_);
+  temp_.reset();
+  return s.withContext("writing " + quotedName(path_));
 }
 
 } // namespace shardlin::rt

@@ -111,7 +111,9 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::shared_ptr<const NpyArray> file;
-  SHARDLIN_RETURN_IF_ERROR(cache.get(path, file));
+  // The reader's messages name the file already.
+  SHARDLIN_RETURN_IF_ERROR(
+      cache.get(path, file).withContext("argument " + std::to_string(i)));
   if (file->descr != npyDescr(dt))
     return Status::error(what + ": element type '" + file->descr +
                          "' does not match the entry signature's " +
@@ -189,16 +191,37 @@ RankOutcome runRank(const Program &program, const RunConfig &config,
   if (!ran)
     return fail(ran);
 
-  for (size_t i = 0; i < results.size(); ++i) {
+  // Outputs appear only if every rank wrote all of its own: each rank
+  // stages its files under temporary names, the ranks agree, then rename.
+  std::vector<std::unique_ptr<PendingNpy>> pending;
+  Status staged = Status::ok();
+  for (size_t i = 0; staged && i < results.size(); ++i) {
     const std::string &pattern = config.outPaths[i];
     bool perRank = pattern.find("{rank}") != std::string::npos;
     if (!perRank && rank != 0)
       continue;
-    Status wrote = writeNpy(substituteRank(pattern, rank),
-                            plan->resultType(i), plan->resultShape(i),
-                            results[i].data());
-    if (!wrote)
-      return fail(wrote.withContext("result " + std::to_string(i)));
+    std::unique_ptr<PendingNpy> file;
+    staged = PendingNpy::stage(substituteRank(pattern, rank),
+                               plan->resultType(i), plan->resultShape(i),
+                               results[i].data(), file)
+                 .withContext("result " + std::to_string(i));
+    pending.push_back(std::move(file));
+  }
+  double writeFailed = staged ? 0.0 : 1.0;
+  agreed = comm.allReduce(&writeFailed, &writeFailed, 1, DType::F64);
+  if (!agreed)
+    return fail(agreed);
+  if (!staged)
+    return fail(staged);
+  if (writeFailed > 0) {
+    outcome.secondary = true;
+    return fail(Status::error("no output written because another rank "
+                              "failed to write its outputs"));
+  }
+  for (std::unique_ptr<PendingNpy> &file : pending) {
+    Status committed = file->commit();
+    if (!committed)
+      return fail(committed);
   }
   return outcome;
 }
@@ -216,13 +239,13 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
   if (config.argPaths.size() != program.args.size())
     return Status::error("the entry '" + program.name + "' takes " +
                          std::to_string(program.args.size()) +
-                         " arguments but " +
+                         " argument(s) but " +
                          std::to_string(config.argPaths.size()) +
                          " --arg were given");
   if (config.outPaths.size() != program.results.size())
     return Status::error("the entry '" + program.name + "' returns " +
                          std::to_string(program.results.size()) +
-                         " results but " +
+                         " result(s) but " +
                          std::to_string(config.outPaths.size()) +
                          " --out were given");
   FileCache cache;

@@ -15,7 +15,9 @@
 #include "shardlin/runtime/Runner.h"
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -27,7 +29,8 @@ namespace rt = shardlin::rt;
 namespace {
 
 int fail(const std::string &message) {
-  std::cerr << "shardlin-exec: error: " << message << "\n";
+  // One write, so lines of several MPI processes do not interleave.
+  std::cerr << ("shardlin-exec: error: " + message + "\n") << std::flush;
   return 1;
 }
 
@@ -111,7 +114,8 @@ int main(int argc, char **argv) {
 
   std::ifstream in(programPath, std::ios::binary);
   if (!in)
-    return fail("cannot open program '" + programPath + "'");
+    return fail("cannot open program '" + programPath +
+                "': " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
   rt::Program program;

@@ -75,7 +75,8 @@ cl::opt<std::string> emitProgram(
     cl::init(""), cl::cat(category));
 
 int fail(const std::string &message) {
-  errs() << "shardlin-run: error: " << message << "\n";
+  // One write, so lines of several MPI processes do not interleave.
+  errs() << ("shardlin-run: error: " + message + "\n");
   return 1;
 }
 } // namespace
@@ -92,10 +93,11 @@ int main(int argc, char **argv) {
                               "shardlin-run: compile and run a shardlin "
                               "program on W ranks\n");
 
-  if (timeout <= 0)
-    return fail("--timeout must be positive, got " + std::to_string(timeout));
+  if (!(timeout > 0))
+    return fail("--timeout must be a positive number of seconds");
   if (worldSize < 0)
-    return fail("--world-size must be positive, got " +
+    return fail("--world-size must be positive (or 0: take it from the "
+                "program or from MPI), got " +
                 std::to_string(worldSize));
   if (backend != "threads" && backend != "mpi")
     return fail("unknown backend '" + backend + "' (available: " +
@@ -129,7 +131,7 @@ int main(int argc, char **argv) {
                           : "note";
     if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
       sawError = true;
-    errs() << loc << sev << ": " << d.str() << "\n";
+    errs() << (loc + sev + ": " + d.str() + "\n");
     return mlir::success();
   });
 

@@ -13,6 +13,7 @@
 #include "shardlin/runtime/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,28 @@ const char *npyDescr(DType t);
 /// then renamed over `path`, so a failure never leaves a truncated file.
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data);
+
+/// A .npy file written completely under a temporary name next to its
+/// target, which appears at the target only on commit() (a rename) and is
+/// removed if the object is destroyed first. Lets the ranks of a run agree
+/// that every output was written before any of them appears.
+class PendingNpy {
+public:
+  static Status stage(const std::string &path, DType dtype,
+                      const std::vector<int64_t> &shape, const void *data,
+                      std::unique_ptr<PendingNpy> &out);
+  ~PendingNpy();
+  PendingNpy(const PendingNpy &) = delete;
+  PendingNpy &operator=(const PendingNpy &) = delete;
+
+  Status commit();
+
+private:
+  PendingNpy();
+  struct Temp;
+  std::string path_;
+  std::unique_ptr<Temp> temp_;
+};
 
 } // namespace shardlin::rt
 
