@@ -1,0 +1,149 @@
+# The GPU backends of the runtime: device memory and streams, the cuBLAS
+# GEMM, and the nccl and cuda-local communicators (runtime/lib/cuda), plus
+# their tests (shardlin-gpu-tests, ctest names "gpu.*").
+#
+# include()d by runtime/CMakeLists.txt once ShardlinRuntime exists. Without
+# the CUDA toolkit (or with -DSHARDLIN_ENABLE_CUDA=OFF) it only says so and
+# everything else builds as before. Sets SHARDLIN_HAVE_CUDA and
+# SHARDLIN_HAVE_NCCL here and in the parent scope.
+#
+# The .cu files are compiled in an object library of their own because
+# ShardlinRuntime's compile options (-Wall -Wextra) are host-compiler flags
+# that nvcc rejects; their objects are then added to ShardlinRuntime, so the
+# runtime stays one library and its consumers need no CUDA language support.
+
+option(SHARDLIN_ENABLE_CUDA
+  "Build the GPU backends (cuBLAS GEMM, nccl and cuda-local communicators) if the CUDA toolkit is found"
+  ON)
+
+set(SHARDLIN_HAVE_CUDA OFF)
+set(SHARDLIN_HAVE_NCCL OFF)
+
+if(SHARDLIN_ENABLE_CUDA)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND AND TARGET CUDA::cudart AND TARGET CUDA::cublas
+     AND TARGET CUDA::cublasLt)
+    # Use the toolkit's nvcc even when it is not on PATH, and check that it
+    # works with this host compiler before committing to the language.
+    if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
+       AND EXISTS "${CUDAToolkit_NVCC_EXECUTABLE}")
+      set(ENV{CUDACXX} "${CUDAToolkit_NVCC_EXECUTABLE}")
+    endif()
+    if(NOT DEFINED CMAKE_CUDA_HOST_COMPILER
+       AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      set(CMAKE_CUDA_HOST_COMPILER "${CMAKE_CXX_COMPILER}" CACHE FILEPATH
+        "Host compiler for nvcc (defaults to the C++ compiler)")
+    endif()
+    # H100/H200 by default; e.g. -DCMAKE_CUDA_ARCHITECTURES="80;90" for more.
+    set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING
+      "CUDA architectures of the runtime's device code")
+    include(CheckLanguage)
+    check_language(CUDA)
+    if(CMAKE_CUDA_COMPILER)
+      set(SHARDLIN_HAVE_CUDA ON)
+    endif()
+  endif()
+endif()
+
+if(NOT SHARDLIN_HAVE_CUDA)
+  if(SHARDLIN_ENABLE_CUDA)
+    message(STATUS "shardlin: CUDA toolkit not found; GPU backends (nccl, cuda-local, cublas) are not built")
+  else()
+    message(STATUS "shardlin: SHARDLIN_ENABLE_CUDA is OFF; GPU backends (nccl, cuda-local, cublas) are not built")
+  endif()
+  set(SHARDLIN_HAVE_CUDA OFF PARENT_SCOPE)
+  set(SHARDLIN_HAVE_NCCL OFF PARENT_SCOPE)
+  return()
+endif()
+
+enable_language(CUDA)
+# Programs that link the runtime get the CUDA language's implicit link
+# libraries; make those the shared CUDA runtime (CMake's default is the
+# static one, which would give such a program a second CUDA runtime state
+# next to the shared one cuBLAS and NCCL use). Set here and for the parent
+# directory, whose targets (tools, unit tests) are created later.
+set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+set(CMAKE_CUDA_RUNTIME_LIBRARY Shared PARENT_SCOPE)
+
+find_path(SHARDLIN_NCCL_INCLUDE_DIR nccl.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+find_library(SHARDLIN_NCCL_LIBRARY nccl
+  HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib /usr/local/cuda/lib64)
+if(SHARDLIN_NCCL_INCLUDE_DIR AND SHARDLIN_NCCL_LIBRARY)
+  set(SHARDLIN_HAVE_NCCL ON)
+  message(STATUS "shardlin: GPU backends enabled (CUDA ${CUDAToolkit_VERSION}, "
+                 "architectures ${CMAKE_CUDA_ARCHITECTURES}, NCCL ${SHARDLIN_NCCL_LIBRARY})")
+else()
+  message(STATUS "shardlin: GPU backends enabled (CUDA ${CUDAToolkit_VERSION}, "
+                 "architectures ${CMAKE_CUDA_ARCHITECTURES}); NCCL not found, "
+                 "the nccl backend is not built")
+endif()
+
+add_library(ShardlinRuntimeCudaKernels OBJECT
+  lib/cuda/CudaLocalCommunicator.cu
+  lib/cuda/Kernels.cu
+)
+set_target_properties(ShardlinRuntimeCudaKernels PROPERTIES
+  CUDA_RUNTIME_LIBRARY Shared
+  CUDA_STANDARD 17
+  CUDA_STANDARD_REQUIRED ON
+  CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+  POSITION_INDEPENDENT_CODE ON)
+target_include_directories(ShardlinRuntimeCudaKernels PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/include
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda)
+target_compile_definitions(ShardlinRuntimeCudaKernels PRIVATE SHARDLIN_HAVE_CUDA=1)
+target_compile_options(ShardlinRuntimeCudaKernels PRIVATE
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+# Usage requirements only (include directories); objects do not link.
+target_link_libraries(ShardlinRuntimeCudaKernels PRIVATE CUDA::cudart)
+
+target_sources(ShardlinRuntime PRIVATE
+  $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
+  lib/cuda/CublasGemm.cpp
+  lib/cuda/CudaSupport.cpp)
+target_include_directories(ShardlinRuntime PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda)
+# The shared CUDA runtime, not nvcc's default static one, also for what
+# CMake adds implicitly to programs linking the runtime: the runtime, cuBLAS,
+# NCCL and the program must share one CUDA runtime state.
+set_target_properties(ShardlinRuntime PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+# CUDA's imported targets in the build tree; the installed package names the
+# libraries by path, so that find_package(Shardlin) works without a
+# find_dependency(CUDAToolkit) in ShardlinConfig.cmake.
+foreach(lib cudart cublas cublasLt)
+  target_link_libraries(ShardlinRuntime PRIVATE
+    $<BUILD_INTERFACE:CUDA::${lib}>
+    $<INSTALL_INTERFACE:${CUDA_${lib}_LIBRARY}>)
+endforeach()
+target_compile_definitions(ShardlinRuntime PUBLIC SHARDLIN_HAVE_CUDA=1)
+if(SHARDLIN_HAVE_NCCL)
+  target_sources(ShardlinRuntime PRIVATE lib/cuda/NcclCommunicator.cpp)
+  target_include_directories(ShardlinRuntime PRIVATE ${SHARDLIN_NCCL_INCLUDE_DIR})
+  target_link_libraries(ShardlinRuntime PRIVATE ${SHARDLIN_NCCL_LIBRARY})
+  target_compile_definitions(ShardlinRuntime PUBLIC SHARDLIN_HAVE_NCCL=1)
+endif()
+
+set(SHARDLIN_HAVE_CUDA ON PARENT_SCOPE)
+set(SHARDLIN_HAVE_NCCL ${SHARDLIN_HAVE_NCCL} PARENT_SCOPE)
+
+if(SHARDLIN_BUILD_TESTS)
+  # Every GPU test skips (GTEST_SKIP, reason in the output) without a usable
+  # device; the tests of the polling logic run everywhere.
+  add_executable(shardlin-gpu-tests test/GpuTest.cpp)
+  target_include_directories(shardlin-gpu-tests PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda
+    ${CMAKE_CURRENT_SOURCE_DIR}/test)
+  if(SHARDLIN_HAVE_NCCL)
+    # CudaCheck.h includes nccl.h when SHARDLIN_HAVE_NCCL is defined.
+    target_include_directories(shardlin-gpu-tests PRIVATE
+      ${SHARDLIN_NCCL_INCLUDE_DIR})
+  endif()
+  target_link_libraries(shardlin-gpu-tests PRIVATE ShardlinRuntime CUDA::cudart
+                        GTest::gtest_main)
+  target_compile_options(shardlin-gpu-tests PRIVATE -Wall -Wextra)
+  gtest_discover_tests(shardlin-gpu-tests
+    TEST_PREFIX "gpu."
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT 300)
+endif()

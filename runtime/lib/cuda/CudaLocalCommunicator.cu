@@ -1,0 +1,769 @@
+//===- CudaLocalCommunicator.cu - Ranks sharing one GPU -------------------===//
+//
+// W ranks as threads of one process, all on one GPU, each with its own
+// stream. NCCL cannot place two ranks of a communicator on one device, so
+// this backend is what runs W > 1 on a single GPU (tests, small machines).
+//
+// A collective is the threads backend's rendezvous with the data movement
+// done on the device:
+//   1. each rank records a "ready" event on its stream (after everything it
+//      enqueued before the call, e.g. the GEMM that produced its send
+//      buffer), publishes it with its arguments and waits, with the group
+//      timeout, for all W ranks to arrive;
+//   2. every rank checks all W slots; the check is a pure function of the
+//      slots, so all ranks reach the same verdict;
+//   3. each rank makes its stream wait for the peers' ready events (a device
+//      side wait, the host does not block) and enqueues its share: device
+//      to device copies straight from the peers' buffers, or the reduction
+//      kernel reading all of them;
+//   4. it records a "done" event and the host waits for it, then a final
+//      rendezvous. So when any rank returns, every rank's reads of every
+//      buffer have completed, and a caller may reuse or free them.
+// Step 4 makes each collective complete on return (what the NCCL backend
+// also does with a finite timeout) and keeps buffer lifetimes simple; GEMMs
+// stay asynchronous.
+//
+// A rank whose arrival times out aborts the group (every later collective
+// of every rank fails at once). A CUDA failure on one rank after the
+// arrival is reported to all ranks at the final rendezvous, so that an
+// error on one rank is an error on all of them, as in the threads backend.
+//
+// This file is CUDA C++ only because it is built with the kernels; the
+// kernels themselves live in Kernels.cu.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaCheck.h"
+#include "Kernels.h"
+
+#include "shardlin/runtime/Cuda.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardlin::rt {
+namespace {
+
+using namespace cuda;
+
+enum class Kind : uint8_t {
+  AllGatherV,
+  AllToAllV,
+  ReduceScatterV,
+  AllReduce,
+  Broadcast,
+  Barrier
+};
+
+const char *kindName(Kind k) {
+  switch (k) {
+  case Kind::AllGatherV:
+    return "allGatherV";
+  case Kind::AllToAllV:
+    return "allToAllV";
+  case Kind::ReduceScatterV:
+    return "reduceScatterV";
+  case Kind::AllReduce:
+    return "allReduce";
+  case Kind::Broadcast:
+    return "broadcast";
+  case Kind::Barrier:
+    return "barrier";
+  }
+  return "unknown collective";
+}
+
+/// What one rank passed to the collective it is in. The table pointers
+/// point at the caller's arguments, which outlive the call; nobody reads a
+/// slot after the final rendezvous.
+struct Slot {
+  Kind kind = Kind::Barrier;
+  DType dtype = DType::F32;
+  const void *send = nullptr;
+  void *recv = nullptr;
+  /// allGatherV: sendCount; allReduce and broadcast: count.
+  int64_t count = 0;
+  int root = 0;
+  const std::vector<int64_t> *sendCounts = nullptr;
+  const std::vector<int64_t> *sendDispls = nullptr;
+  const std::vector<int64_t> *recvCounts = nullptr;
+  const std::vector<int64_t> *recvDispls = nullptr;
+  /// Recorded on the rank's stream at arrival: its inputs are ready then.
+  cudaEvent_t ready = nullptr;
+  /// allReduce: recorded after this rank's chunk sum into `scratch`.
+  cudaEvent_t mid = nullptr;
+  const void *scratch = nullptr;
+  /// Non-empty when this rank's own arguments are invalid; it still takes
+  /// part in the rendezvous so that every rank fails and none hangs.
+  std::string invalid;
+};
+
+/// State shared by the communicators of one group (see the threads
+/// backend, whose rendezvous this follows).
+class Group {
+public:
+  Group(int worldSize, double timeout)
+      : worldSize_(worldSize), timeout_(timeout),
+        timeoutText_(formatSeconds(timeout)), present_(worldSize, 0),
+        errors_(worldSize), slots_(worldSize) {}
+
+  int worldSize() const { return worldSize_; }
+  const Slot &slot(int r) const { return slots_[r]; }
+
+  /// Publishes `slot` and waits, with the group timeout, until all ranks
+  /// have arrived.
+  Status arrive(int rank, Slot slot, const std::string &where) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (aborted_)
+      return Status::error(where + ": group aborted earlier: " + abortReason_);
+    slots_[rank] = std::move(slot);
+    const uint64_t generation = generation_;
+    if (enterLocked(rank))
+      return Status::ok();
+    auto done = [&] { return generation_ != generation || aborted_; };
+    if (std::isinf(timeout_)) {
+      cv_.wait(lock, done);
+    } else {
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(timeout_));
+      if (!cv_.wait_until(lock, deadline, done)) {
+        const std::string missing = missingRanksLocked();
+        abortReason_ = "rank " + std::to_string(rank) + " timed out in " +
+                       kindName(slots_[rank].kind) + " after " + timeoutText_ +
+                       " s waiting for " + missing;
+        aborted_ = true;
+        cv_.notify_all();
+        return Status::error(where + ": timed out after " + timeoutText_ +
+                             " s waiting for " + missing);
+      }
+    }
+    // A completed rendezvous wins over a later abort: this collective can
+    // go on, and the abort shows at the next one.
+    if (generation_ != generation)
+      return Status::ok();
+    return Status::error(where + ": group aborted: " + abortReason_);
+  }
+
+  /// A rendezvous between ranks that have all passed this collective's
+  /// arrival; no timeout, no abort, for the threads backend's reasons (all
+  /// ranks are inside the collective and only enqueue work and wait for
+  /// their own streams, so it cannot hang, and leaving early would free
+  /// buffers that peers still read). Each rank passes its local error, ""
+  /// if none; every rank gets the same answer: the lowest rank's error, or
+  /// "" if all succeeded.
+  std::string sync(int rank, std::string localError) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    errors_[rank] = std::move(localError);
+    const uint64_t generation = generation_;
+    if (enterLocked(rank))
+      return syncResult_;
+    cv_.wait(lock, [&] { return generation_ != generation; });
+    // Stable until the next rendezvous completes, which needs this rank.
+    return syncResult_;
+  }
+
+private:
+  bool enterLocked(int rank) {
+    present_[rank] = 1;
+    if (++arrived_ < worldSize_)
+      return false;
+    syncResult_.clear();
+    for (std::string &e : errors_) {
+      if (syncResult_.empty() && !e.empty())
+        syncResult_ = e;
+      e.clear();
+    }
+    arrived_ = 0;
+    std::fill(present_.begin(), present_.end(), 0);
+    ++generation_;
+    cv_.notify_all();
+    return true;
+  }
+
+  std::string missingRanksLocked() const {
+    std::string list;
+    int n = 0;
+    for (int r = 0; r < worldSize_; ++r)
+      if (!present_[r])
+        list += (n++ ? ", " : "") + std::to_string(r);
+    return (n == 1 ? "rank " : "ranks ") + list;
+  }
+
+  const int worldSize_;
+  const double timeout_;
+  const std::string timeoutText_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  uint64_t generation_ = 0;
+  int arrived_ = 0;
+  std::vector<char> present_;
+  bool aborted_ = false;
+  std::string abortReason_;
+  std::vector<std::string> errors_;
+  std::string syncResult_;
+  std::vector<Slot> slots_;
+};
+
+/// allReduce: rank r reduces chunk r of [0, count); any split is correct,
+/// a balanced one spreads the work.
+void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi) {
+  const int64_t base = count / worldSize, rem = count % worldSize;
+  lo = r * base + std::min<int64_t>(r, rem);
+  hi = lo + base + (r < rem ? 1 : 0);
+}
+
+class CudaLocalCommunicator final : public CudaCommunicator {
+public:
+  CudaLocalCommunicator(std::shared_ptr<Group> group, int rank,
+                        std::shared_ptr<ExecutionStream> stream)
+      : stream_(std::move(stream)), group_(std::move(group)), rank_(rank),
+        device_(stream_->device()) {}
+
+  Status init() {
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    SHARDLIN_RETURN_IF_ERROR(ready_.create(device_, false));
+    SHARDLIN_RETURN_IF_ERROR(mid_.create(device_, false));
+    // The host blocks on `done` once per collective; with W rank threads on
+    // a few cores, sleeping beats spinning.
+    SHARDLIN_RETURN_IF_ERROR(done_.create(device_, true));
+    SHARDLIN_RETURN_IF_ERROR(pageableMemoryAccess(device_, pageableOk_));
+    return Status::ok();
+  }
+
+  int rank() const override { return rank_; }
+  int worldSize() const override { return group_->worldSize(); }
+  const char *backendName() const override { return "cuda-local"; }
+  Device device() const override { return Device{DeviceKind::Cuda, device_}; }
+  const std::shared_ptr<ExecutionStream> &stream() const override {
+    return stream_;
+  }
+
+  Status allGatherV(const void *send, int64_t sendCount, void *recv,
+                    const std::vector<int64_t> &recvCounts,
+                    const std::vector<int64_t> &recvDispls,
+                    DType dtype) override;
+  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
+                   const std::vector<int64_t> &sendDispls, void *recv,
+                   const std::vector<int64_t> &recvCounts,
+                   const std::vector<int64_t> &recvDispls,
+                   DType dtype) override;
+  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
+                        const std::vector<int64_t> &displs, void *recv,
+                        DType dtype) override;
+  Status allReduce(const void *send, void *recv, int64_t count,
+                   DType dtype) override;
+  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
+  Status barrier() override;
+
+private:
+  std::string where(Kind kind) const {
+    return std::string("cuda-local ") + kindName(kind) + " (rank " +
+           std::to_string(rank_) + " of " + std::to_string(worldSize()) +
+           ", cuda:" + std::to_string(device_) + ")";
+  }
+  cudaStream_t s() const { return nativeStream(*stream_); }
+
+  /// A local failure, tagged with this rank so that the peers that report
+  /// it say whose it was.
+  std::string fail(const Status &st) const {
+    return "rank " + std::to_string(rank_) + ": " + st.message();
+  }
+  std::string fail(cudaError_t e, const char *call) const {
+    return fail(cudaFailure(e, call, device_));
+  }
+
+  std::string checkBuffer(const char *name, const void *p, int64_t elements,
+                          DType dtype) const {
+    return checkDeviceBuffer(name, p, elements, dtype, device_, pageableOk_);
+  }
+
+  /// Runs one collective: arrival, group-wide check, `pull` (enqueues this
+  /// rank's share; returns "" or a fail() message, and makes the same
+  /// number of group_->sync calls on every rank), completion, departure.
+  template <typename Pull> Status run(Slot slot, uint64_t bytesSent, Pull pull);
+  std::string checkGroup() const;
+
+  /// Makes this rank's stream wait for the peers' ready events.
+  std::string waitForPeers();
+  std::string copy(void *dst, const void *src, int64_t n, size_t es);
+  /// Records `done` and waits for it.
+  std::string complete();
+
+  // Declared first, destroyed last: the events are destroyed while the
+  // stream still exists.
+  std::shared_ptr<ExecutionStream> stream_;
+  std::shared_ptr<Group> group_;
+  const int rank_;
+  const int device_;
+  bool pageableOk_ = false;
+  Event ready_, mid_, done_;
+  StreamScratch scratch_;
+};
+
+template <typename Pull>
+Status CudaLocalCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
+  const std::string at = where(slot.kind);
+  ScopedDevice guard;
+  Status entered = guard.enter(device_);
+  if (!entered.isOk() && slot.invalid.empty())
+    slot.invalid = entered.message();
+  if (slot.invalid.empty()) {
+    cudaError_t e = cudaEventRecord(ready_.get(), s());
+    if (e != cudaSuccess)
+      slot.invalid = cudaFailure(e, "cudaEventRecord", device_).message();
+  }
+  slot.ready = ready_.get();
+  SHARDLIN_RETURN_IF_ERROR(group_->arrive(rank_, std::move(slot), at));
+
+  const std::string problem = checkGroup();
+  std::string local;
+  if (problem.empty()) {
+    local = pull();
+    // Even after a failure, wait for whatever was enqueued: peers' buffers
+    // must not be read after they return.
+    std::string completion = complete();
+    if (local.empty())
+      local = std::move(completion);
+  }
+  const std::string groupError = group_->sync(rank_, std::move(local));
+  if (!problem.empty())
+    return Status::error(at + ": " + problem);
+  if (!groupError.empty())
+    return Status::error(at + ": " + groupError);
+  ++stats_.calls;
+  stats_.bytesSent += bytesSent;
+  return Status::ok();
+}
+
+std::string CudaLocalCommunicator::waitForPeers() {
+  for (int r = 0; r < worldSize(); ++r) {
+    if (r == rank_)
+      continue; // own earlier work precedes this on the same stream
+    cudaError_t e = cudaStreamWaitEvent(s(), group_->slot(r).ready, 0);
+    if (e != cudaSuccess)
+      return fail(e, "cudaStreamWaitEvent");
+  }
+  return {};
+}
+
+std::string CudaLocalCommunicator::copy(void *dst, const void *src, int64_t n,
+                                        size_t es) {
+  // An in-place caller's block is already where it belongs; copying it
+  // onto itself would write memory that peers may be reading.
+  if (n == 0 || dst == src)
+    return {};
+  cudaError_t e =
+      cudaMemcpyAsync(dst, src, size_t(n) * es, cudaMemcpyDefault, s());
+  return e == cudaSuccess ? std::string() : fail(e, "cudaMemcpyAsync");
+}
+
+std::string CudaLocalCommunicator::complete() {
+  cudaError_t e = cudaEventRecord(done_.get(), s());
+  if (e != cudaSuccess) {
+    // Without the event, wait for the whole stream instead.
+    (void)cudaStreamSynchronize(s());
+    return fail(e, "cudaEventRecord");
+  }
+  e = cudaEventSynchronize(done_.get());
+  return e == cudaSuccess ? std::string() : fail(e, "cudaEventSynchronize");
+}
+
+std::string CudaLocalCommunicator::checkGroup() const {
+  const int w = worldSize();
+  for (int r = 0; r < w; ++r)
+    if (!group_->slot(r).invalid.empty())
+      return "invalid arguments on rank " + std::to_string(r) + ": " +
+             group_->slot(r).invalid;
+  const Slot &first = group_->slot(0);
+  for (int r = 1; r < w; ++r) {
+    const Slot &sl = group_->slot(r);
+    if (sl.kind != first.kind)
+      return std::string("collective mismatch: rank 0 called ") +
+             kindName(first.kind) + " but rank " + std::to_string(r) +
+             " called " + kindName(sl.kind);
+  }
+  if (first.kind == Kind::Barrier)
+    return {};
+  for (int r = 1; r < w; ++r) {
+    const Slot &sl = group_->slot(r);
+    if (sl.dtype != first.dtype)
+      return std::string("dtype mismatch: rank 0 passed ") +
+             dtypeName(first.dtype) + " but rank " + std::to_string(r) +
+             " passed " + dtypeName(sl.dtype);
+  }
+  switch (first.kind) {
+  case Kind::AllGatherV:
+    for (int q = 0; q < w; ++q)
+      for (int r = 0; r < w; ++r) {
+        const int64_t expected = (*group_->slot(q).recvCounts)[r];
+        if (expected != group_->slot(r).count)
+          return "size mismatch: rank " + std::to_string(r) + " sends " +
+                 std::to_string(group_->slot(r).count) + " elements but rank " +
+                 std::to_string(q) + " expects recvCounts[" +
+                 std::to_string(r) + "] = " + std::to_string(expected);
+      }
+    return {};
+  case Kind::AllToAllV:
+    for (int src = 0; src < w; ++src)
+      for (int d = 0; d < w; ++d) {
+        const int64_t sent = (*group_->slot(src).sendCounts)[d];
+        const int64_t expected = (*group_->slot(d).recvCounts)[src];
+        if (sent != expected)
+          return "size mismatch: rank " + std::to_string(src) + " sends " +
+                 std::to_string(sent) + " elements to rank " +
+                 std::to_string(d) + " (sendCounts[" + std::to_string(d) +
+                 "]) but rank " + std::to_string(d) + " expects recvCounts[" +
+                 std::to_string(src) + "] = " + std::to_string(expected);
+      }
+    return {};
+  case Kind::ReduceScatterV:
+    // Only the counts must agree; displs describe each rank's own layout.
+    for (int r = 1; r < w; ++r)
+      for (int d = 0; d < w; ++d) {
+        const int64_t mine = (*first.sendCounts)[d];
+        const int64_t theirs = (*group_->slot(r).sendCounts)[d];
+        if (mine != theirs)
+          return "counts differ between ranks: rank 0 has counts[" +
+                 std::to_string(d) + "] = " + std::to_string(mine) +
+                 " but rank " + std::to_string(r) + " has counts[" +
+                 std::to_string(d) + "] = " + std::to_string(theirs);
+      }
+    return {};
+  case Kind::AllReduce:
+  case Kind::Broadcast:
+    for (int r = 1; r < w; ++r) {
+      const Slot &sl = group_->slot(r);
+      if (sl.count != first.count)
+        return "count mismatch: rank 0 passed count = " +
+               std::to_string(first.count) + " but rank " + std::to_string(r) +
+               " passed " + std::to_string(sl.count);
+      if (first.kind == Kind::Broadcast && sl.root != first.root)
+        return "root mismatch: rank 0 passed root = " +
+               std::to_string(first.root) + " but rank " + std::to_string(r) +
+               " passed " + std::to_string(sl.root);
+    }
+    return {};
+  case Kind::Barrier:
+    return {};
+  }
+  return {};
+}
+
+Status CudaLocalCommunicator::allGatherV(const void *send, int64_t sendCount,
+                                         void *recv,
+                                         const std::vector<int64_t> &recvCounts,
+                                         const std::vector<int64_t> &recvDispls,
+                                         DType dtype) {
+  const int w = worldSize();
+  const size_t es = dtypeSize(dtype);
+  Slot slot;
+  slot.kind = Kind::AllGatherV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.count = sendCount;
+  slot.recvCounts = &recvCounts;
+  slot.recvDispls = &recvDispls;
+  int64_t extent = 0;
+  slot.invalid = checkCount("sendCount", sendCount, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
+                               recvDispls, w, es, extent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, sendCount, dtype);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, extent, dtype);
+
+  const uint64_t bytes =
+      slot.invalid.empty() ? uint64_t(sendCount) * uint64_t(w - 1) * es : 0;
+  return run(std::move(slot), bytes, [&]() -> std::string {
+    std::string err = waitForPeers();
+    for (int r = 0; r < w && err.empty(); ++r)
+      err = copy(offsetBytes(recv, recvDispls[r], es), group_->slot(r).send,
+                 recvCounts[r], es);
+    return err;
+  });
+}
+
+Status CudaLocalCommunicator::allToAllV(const void *send,
+                                        const std::vector<int64_t> &sendCounts,
+                                        const std::vector<int64_t> &sendDispls,
+                                        void *recv,
+                                        const std::vector<int64_t> &recvCounts,
+                                        const std::vector<int64_t> &recvDispls,
+                                        DType dtype) {
+  const int w = worldSize();
+  const size_t es = dtypeSize(dtype);
+  Slot slot;
+  slot.kind = Kind::AllToAllV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.sendCounts = &sendCounts;
+  slot.sendDispls = &sendDispls;
+  slot.recvCounts = &recvCounts;
+  slot.recvDispls = &recvDispls;
+  int64_t sendExtent = 0, recvExtent = 0;
+  slot.invalid = checkTables("sendCounts", sendCounts, "sendDispls", sendDispls,
+                             w, es, sendExtent);
+  if (slot.invalid.empty())
+    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
+                               recvDispls, w, es, recvExtent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, sendExtent, dtype);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, recvExtent, dtype);
+
+  uint64_t bytes = 0;
+  if (slot.invalid.empty())
+    for (int d = 0; d < w; ++d)
+      if (d != rank_)
+        bytes += uint64_t(sendCounts[d]) * es;
+  return run(std::move(slot), bytes, [&]() -> std::string {
+    std::string err = waitForPeers();
+    for (int r = 0; r < w && err.empty(); ++r) {
+      const Slot &from = group_->slot(r);
+      err = copy(offsetBytes(recv, recvDispls[r], es),
+                 offsetBytes(from.send, (*from.sendDispls)[rank_], es),
+                 recvCounts[r], es);
+    }
+    return err;
+  });
+}
+
+Status CudaLocalCommunicator::reduceScatterV(const void *send,
+                                             const std::vector<int64_t> &counts,
+                                             const std::vector<int64_t> &displs,
+                                             void *recv, DType dtype) {
+  const int w = worldSize();
+  const size_t es = dtypeSize(dtype);
+  Slot slot;
+  slot.kind = Kind::ReduceScatterV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.sendCounts = &counts;
+  slot.sendDispls = &displs;
+  int64_t extent = 0;
+  slot.invalid = checkTables("counts", counts, "displs", displs, w, es, extent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, extent, dtype);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, counts[rank_], dtype);
+
+  uint64_t bytes = 0;
+  if (slot.invalid.empty())
+    for (int d = 0; d < w; ++d)
+      if (d != rank_)
+        bytes += uint64_t(counts[d]) * es;
+  return run(std::move(slot), bytes, [&]() -> std::string {
+    std::string err = waitForPeers();
+    if (!err.empty())
+      return err;
+    SumSources sources;
+    sources.count = w;
+    for (int r = 0; r < w; ++r) {
+      const Slot &from = group_->slot(r);
+      sources.ptr[r] = offsetBytes(from.send, (*from.sendDispls)[rank_], es);
+    }
+    cudaError_t e = launchSumInOrder(dtype, sources, recv, counts[rank_], s());
+    return e == cudaSuccess ? std::string() : fail(e, "sumInOrder kernel");
+  });
+}
+
+Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
+                                        int64_t count, DType dtype) {
+  // send may equal recv, so no rank may write its recv while a peer may
+  // still read sends. Hence two phases with a rendezvous between them:
+  // rank r sums chunk r of all sends into its scratch (rank order) and
+  // records `mid`; after every rank has recorded its `mid`, each rank's
+  // stream waits for all of them and copies the reduced chunks into its
+  // recv. Every element is summed once, so all ranks get the same bits.
+  const int w = worldSize();
+  const size_t es = dtypeSize(dtype);
+  Slot slot;
+  slot.kind = Kind::AllReduce;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.count = count;
+  slot.invalid = checkCount("count", count, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, count, dtype);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, count, dtype);
+
+  int64_t lo = 0, hi = 0;
+  if (slot.invalid.empty()) {
+    chunkOf(count, w, rank_, lo, hi);
+    // Grown before the arrival, when no peer reads the old block any more
+    // (their reads completed before the previous collective returned).
+    ScopedDevice guard;
+    const Status entered = guard.enter(device_);
+    const Status reserved =
+        entered.isOk() ? scratch_.reserve(size_t(hi - lo) * es, device_, s())
+                       : entered;
+    if (!reserved.isOk())
+      slot.invalid = reserved.message();
+    slot.scratch = scratch_.get();
+    slot.mid = mid_.get();
+  }
+
+  // 2 * count * (W - 1) / W elements, as Communicator.h defines it.
+  const uint64_t bytes =
+      slot.invalid.empty() ? uint64_t(2 * count * (w - 1) / w) * es : 0;
+  return run(std::move(slot), bytes, [&]() -> std::string {
+    std::string err = waitForPeers();
+    if (err.empty()) {
+      SumSources sources;
+      sources.count = w;
+      for (int r = 0; r < w; ++r)
+        sources.ptr[r] = offsetBytes(group_->slot(r).send, lo, es);
+      cudaError_t e =
+          launchSumInOrder(dtype, sources, scratch_.get(), hi - lo, s());
+      if (e != cudaSuccess)
+        err = fail(e, "sumInOrder kernel");
+    }
+    if (err.empty()) {
+      cudaError_t e = cudaEventRecord(mid_.get(), s());
+      if (e != cudaSuccess)
+        err = fail(e, "cudaEventRecord");
+    }
+    // Every rank reaches this sync (the same count on all ranks); a failure
+    // anywhere stops phase 2 everywhere, so no rank copies a chunk that was
+    // never reduced.
+    std::string phase1 = group_->sync(rank_, err);
+    if (!phase1.empty())
+      return phase1;
+    for (int r = 0; r < w; ++r) {
+      if (r == rank_)
+        continue;
+      cudaError_t e = cudaStreamWaitEvent(s(), group_->slot(r).mid, 0);
+      if (e != cudaSuccess)
+        return fail(e, "cudaStreamWaitEvent");
+    }
+    for (int r = 0; r < w; ++r) {
+      int64_t rlo = 0, rhi = 0;
+      chunkOf(count, w, r, rlo, rhi);
+      std::string e = copy(offsetBytes(recv, rlo, es), group_->slot(r).scratch,
+                           rhi - rlo, es);
+      if (!e.empty())
+        return e;
+    }
+    return {};
+  });
+}
+
+Status CudaLocalCommunicator::broadcast(void *buffer, int64_t count,
+                                        DType dtype, int root) {
+  const int w = worldSize();
+  const size_t es = dtypeSize(dtype);
+  Slot slot;
+  slot.kind = Kind::Broadcast;
+  slot.dtype = dtype;
+  slot.recv = buffer;
+  slot.count = count;
+  slot.root = root;
+  if (root < 0 || root >= w)
+    slot.invalid = "root = " + std::to_string(root) + " is not a rank of 0.." +
+                   std::to_string(w - 1);
+  if (slot.invalid.empty())
+    slot.invalid = checkCount("count", count, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("buffer", buffer, count, dtype);
+
+  const uint64_t bytes = slot.invalid.empty() && rank_ == root
+                             ? uint64_t(count) * uint64_t(w - 1) * es
+                             : 0;
+  return run(std::move(slot), bytes, [&]() -> std::string {
+    std::string err = waitForPeers();
+    if (err.empty() && rank_ != root)
+      err = copy(buffer, group_->slot(root).recv, count, es);
+    return err;
+  });
+}
+
+Status CudaLocalCommunicator::barrier() {
+  // Besides the host rendezvous, every stream waits for every rank's ready
+  // event and the host for `done`: when barrier returns, all work that any
+  // rank enqueued before it has completed.
+  Slot slot;
+  slot.kind = Kind::Barrier;
+  return run(std::move(slot), 0, [&] { return waitForPeers(); });
+}
+
+} // namespace
+
+Status createCudaLocalGroup(
+    const std::vector<std::shared_ptr<ExecutionStream>> &streams,
+    const CommOptions &options,
+    std::vector<std::unique_ptr<Communicator>> &out) {
+  out.clear();
+  const std::string at = "createCudaLocalGroup";
+  const size_t w = streams.size();
+  if (w < 1)
+    return Status::error(at + ": no streams (worldSize must be >= 1)");
+  if (w > size_t(kMaxCudaLocalRanks))
+    return Status::error(at + ": worldSize " + std::to_string(w) +
+                         " exceeds the cuda-local limit of " +
+                         std::to_string(kMaxCudaLocalRanks) + " ranks");
+  for (size_t r = 0; r < w; ++r) {
+    if (!streams[r])
+      return Status::error(at + ": stream of rank " + std::to_string(r) +
+                           " is null");
+    if (streams[r]->device() != streams[0]->device())
+      return Status::error(
+          at + ": all ranks must share one device, but rank 0 is on cuda:" +
+          std::to_string(streams[0]->device()) + " and rank " +
+          std::to_string(r) +
+          " on cuda:" + std::to_string(streams[r]->device()));
+    for (size_t q = 0; q < r; ++q)
+      if (streams[q]->nativeHandle() == streams[r]->nativeHandle())
+        return Status::error(at + ": ranks " + std::to_string(q) + " and " +
+                             std::to_string(r) + " share a stream");
+  }
+  double timeout = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      cuda::checkTimeout(options.timeoutSeconds, timeout).withContext(at));
+
+  auto group = std::make_shared<Group>(int(w), timeout);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (size_t r = 0; r < w; ++r) {
+    auto comm =
+        std::make_unique<CudaLocalCommunicator>(group, int(r), streams[r]);
+    SHARDLIN_RETURN_IF_ERROR(
+        comm->init().withContext(at + " (rank " + std::to_string(r) + ")"));
+    comms.push_back(std::move(comm));
+  }
+  out = std::move(comms);
+  return Status::ok();
+}
+
+Status createCudaLocalGroup(int worldSize, int device,
+                            const CommOptions &options,
+                            std::vector<std::unique_ptr<Communicator>> &out) {
+  out.clear();
+  if (worldSize < 1)
+    return Status::error("createCudaLocalGroup: worldSize = " +
+                         std::to_string(worldSize) + " (must be >= 1)");
+  if (worldSize > kMaxCudaLocalRanks)
+    return Status::error("createCudaLocalGroup: worldSize " +
+                         std::to_string(worldSize) +
+                         " exceeds the cuda-local limit of " +
+                         std::to_string(kMaxCudaLocalRanks) + " ranks");
+  std::vector<std::shared_ptr<ExecutionStream>> streams(worldSize);
+  for (auto &s : streams)
+    SHARDLIN_RETURN_IF_ERROR(
+        ExecutionStream::create(device, s).withContext("createCudaLocalGroup"));
+  return createCudaLocalGroup(streams, options, out);
+}
+
+} // namespace shardlin::rt

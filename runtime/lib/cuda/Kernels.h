@@ -1,0 +1,53 @@
+//===- Kernels.h - Device kernels of the GPU backends -----------*- C++ -*-===//
+//
+// Host-side launchers for the few kernels the GPU backends need; callable
+// from g++-compiled code (no CUDA syntax here). Each launcher enqueues on
+// `stream` and returns the launch's cudaError_t (cudaGetLastError after the
+// launch), which the caller turns into a Status naming the kernel.
+//
+// All pointers must be aligned to their element size (the callers check).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_LIB_CUDA_KERNELS_H
+#define SHARDLIN_RUNTIME_LIB_CUDA_KERNELS_H
+
+#include "shardlin/runtime/Cuda.h"
+#include "shardlin/runtime/DType.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace shardlin::rt::cuda {
+
+/// Source pointers of a sum, passed by value as the kernel's argument (so
+/// nothing is copied to the device before the launch).
+struct SumSources {
+  const void *ptr[kMaxCudaLocalRanks] = {};
+  int count = 0;
+};
+
+/// dst[i] = sum over k in 0..count-1 of src_k[i], for i < n, in the order
+/// k = 0, 1, ...: f64 in f64, f32 in f32, f16/bf16 in f32 and rounded once
+/// (round to nearest even). These are the threads backend's rules, so the
+/// results agree bit for bit. One source is copied bit for bit. dst may be
+/// one of the sources (element i is read by the thread that writes it),
+/// but must not overlap one partially.
+cudaError_t launchSumInOrder(DType dtype, const SumSources &sources, void *dst,
+                             int64_t n, cudaStream_t stream);
+
+/// The same with `count` sources at base + k * strideElements, k < count
+/// (any count: NCCL groups are not limited like cuda-local's).
+cudaError_t launchSumStrided(DType dtype, const void *base,
+                             int64_t strideElements, int count, void *dst,
+                             int64_t n, cudaStream_t stream);
+
+/// Row-major C (m x n, leading dimension ldc): every row = bias (bit-exact
+/// copy of its n elements) or, if bias is null, +0. Columns n..ldc-1 are
+/// not written.
+cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
+                           int64_t m, int64_t n, cudaStream_t stream);
+
+} // namespace shardlin::rt::cuda
+
+#endif // SHARDLIN_RUNTIME_LIB_CUDA_KERNELS_H
