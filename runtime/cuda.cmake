@@ -101,6 +101,7 @@ target_link_libraries(ShardlinRuntimeCudaKernels PRIVATE CUDA::cudart)
 target_sources(ShardlinRuntime PRIVATE
   $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
   lib/cuda/CublasGemm.cpp
+  lib/cuda/CudaLocalOps.cpp
   lib/cuda/CudaSupport.cpp)
 target_include_directories(ShardlinRuntime PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda)
@@ -126,6 +127,14 @@ endif()
 
 set(SHARDLIN_HAVE_CUDA ON PARENT_SCOPE)
 set(SHARDLIN_HAVE_NCCL ${SHARDLIN_HAVE_NCCL} PARENT_SCOPE)
+
+# GEMM overhead of a W = 1 plan against plain cuBLAS, and the cuda-local
+# collectives' bandwidth against cudaMemcpy (scripts/gpu-check.sh runs it).
+add_executable(shardlin-gpu-bench tools/shardlin-gpu-bench.cpp)
+target_link_libraries(shardlin-gpu-bench PRIVATE ShardlinRuntime CUDA::cudart
+                      CUDA::cublas)
+target_compile_options(shardlin-gpu-bench PRIVATE -Wall -Wextra)
+install(TARGETS shardlin-gpu-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(SHARDLIN_BUILD_TESTS)
   # Every GPU test skips (GTEST_SKIP, reason in the output) without a usable

@@ -32,3 +32,27 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Optional features the tests can REQUIRE.
 if config.shardlin_have_mpi:
     config.available_features.add("mpi")
+# "cuda"/"nccl": the GPU backends are built in. "gpu": a CUDA device is also
+# usable now, as `shardlin-exec --version` reports it ("gpu: N device(s):
+# ..." or "gpu: none (why)"); GPU tests REQUIRE it, and tests of the no-GPU
+# errors use `%if gpu %{ ... %} %else %{ ... %}`.
+if getattr(config, "shardlin_have_cuda", False):
+    config.available_features.add("cuda")
+    if config.shardlin_have_nccl:
+        config.available_features.add("nccl")
+    import re
+    import subprocess
+
+    exe = os.path.join(config.shardlin_tools_dir, "shardlin-exec")
+    try:
+        version = subprocess.run([exe, "--version"], capture_output=True,
+                                 text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    match = re.search(r"^\s*gpu: (\d+) devices?:", version, re.MULTILINE)
+    if match and int(match.group(1)) > 0:
+        config.available_features.add("gpu")
+        # "gpus-N": at least N devices (one per nccl rank without mpirun).
+        for n in (2, 4, 8):
+            if int(match.group(1)) >= n:
+                config.available_features.add("gpus-%d" % n)

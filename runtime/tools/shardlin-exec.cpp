@@ -1,12 +1,16 @@
 //===- shardlin-exec.cpp - Run a compiled program with only the runtime ---===//
 //
-//   shardlin-exec PROGRAM --world-size=W [--backend=threads|mpi]
+//   shardlin-exec PROGRAM --world-size=W
+//                 [--backend=threads|mpi|cuda-local|nccl] [--device=N]
 //                 --arg=PATH... --out=PATH... [--timeout=S] [--blas-threads=N]
 //
 // PROGRAM is the text form written by `shardlin-run FILE.mlir
 // --emit-program=PROGRAM` on a machine that has LLVM/MLIR. This tool links
 // only the shardlin runtime, so it runs where LLVM is not installed. The
-// argument and output conventions are shardlin-run's (see Runner.h).
+// argument and output conventions are shardlin-run's (see Runner.h), and so
+// are the backends and device selection (RunConfig). --version also says
+// which GPUs this process can use ("gpu: ..."), which the lit suite reads to
+// decide whether GPU tests can run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +39,8 @@ int fail(const std::string &message) {
 }
 
 const char *usage =
-    "usage: shardlin-exec PROGRAM --world-size=W [--backend=threads|mpi]\n"
+    "usage: shardlin-exec PROGRAM --world-size=W\n"
+    "                     [--backend=threads|mpi|cuda-local|nccl] [--device=N]\n"
     "                     --arg=PATH [--arg=PATH ...] --out=PATH [--out=PATH ...]\n"
     "                     [--timeout=SECONDS] [--blas-threads=N]\n"
     "PROGRAM is written by `shardlin-run FILE.mlir --emit-program=PROGRAM`.\n"
@@ -68,7 +73,9 @@ int main(int argc, char **argv) {
     }
     if (a == "--version") {
       std::cout << "shardlin-exec " SHARDLIN_VERSION "\n  backends: "
-                << rt::availableBackends() << "\n  gemm: openblas\n";
+                << rt::availableBackends()
+                << "\n  gemm: " << rt::availableGemmBackends()
+                << "\n  gpu: " << rt::describeGpus() << "\n";
       return 0;
     }
     if (value("--world-size", v)) {
@@ -77,6 +84,10 @@ int main(int argc, char **argv) {
       config.worldSize = static_cast<int>(num);
     } else if (value("--backend", v)) {
       config.backend = v;
+    } else if (value("--device", v)) {
+      if (!parseNumber(v, num) || num < 0 || num != static_cast<int>(num))
+        return fail("--device must be a device number (>= 0), got '" + v + "'");
+      config.device = static_cast<int>(num);
     } else if (value("--arg", v)) {
       config.argPaths.push_back(v);
     } else if (value("--out", v)) {
@@ -101,12 +112,12 @@ int main(int argc, char **argv) {
   }
   if (programPath.empty())
     return fail(std::string("no program given\n") + usage);
-  if (config.backend != "threads" && config.backend != "mpi")
+  if (!rt::isBackendName(config.backend))
     return fail("unknown backend '" + config.backend + "' (available: " +
                 rt::availableBackends() + ")");
 
   std::unique_ptr<rt::MpiSession> mpi;
-  if (config.backend == "mpi") {
+  if (rt::backendNeedsMpiSession(config.backend)) {
     rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
     if (!s)
       return fail(s.message());

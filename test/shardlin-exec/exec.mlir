@@ -83,9 +83,9 @@
 // UNKNOWN-OPTION-NEXT: usage: shardlin-exec PROGRAM
 
 // An unknown backend; --timeout=0; no program; two programs.
-// RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=nccl --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=gloo --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BACKEND --match-full-lines --implicit-check-not='{{.}}'
-// BACKEND: shardlin-exec: error: unknown backend 'nccl' (available: threads{{(, mpi)?}})
+// BACKEND: shardlin-exec: error: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --timeout=0 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT --match-full-lines --implicit-check-not='{{.}}'
 // TIMEOUT: shardlin-exec: error: --timeout must be a positive number, got '0'

@@ -102,9 +102,9 @@
 // RUN:   | FileCheck %s --check-prefix=W-NEGATIVE --match-full-lines --implicit-check-not='{{.}}'
 // W-NEGATIVE: shardlin-run: error: --world-size must be positive (or 0: take it from the program or from MPI), got -1
 
-// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --backend=nccl --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --backend=gloo --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BACKEND --match-full-lines --implicit-check-not='{{.}}'
-// BACKEND: shardlin-run: error: unknown backend 'nccl' (available: threads{{(, mpi)?}})
+// BACKEND: shardlin-run: error: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
 
 // An unknown entry; no entry given when there are several public functions
 // and none is `main`.

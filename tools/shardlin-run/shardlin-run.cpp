@@ -1,6 +1,7 @@
 //===- shardlin-run.cpp - Compile and run a shardlin program --------------===//
 //
-//   shardlin-run FILE.mlir --world-size=W [--backend=threads|mpi]
+//   shardlin-run FILE.mlir --world-size=W
+//                [--backend=threads|mpi|cuda-local|nccl] [--device=N]
 //                [--entry=NAME] --arg=PATH... --out=PATH...
 //
 // Parses FILE, lowers any shardlin.linear, translates the entry function to
@@ -38,9 +39,17 @@ cl::opt<int> worldSize("world-size",
                        cl::desc("Number of ranks (must match the placements; "
                                 "under mpirun, the MPI world size)"),
                        cl::init(0), cl::cat(category));
-cl::opt<std::string> backend("backend",
-                             cl::desc("Communication backend: threads or mpi"),
-                             cl::init("threads"), cl::cat(category));
+cl::opt<std::string> backend(
+    "backend",
+    cl::desc("Backend: threads, mpi, cuda-local (W ranks on one GPU) or nccl "
+             "(one GPU per rank)"),
+    cl::init("threads"), cl::cat(category));
+cl::opt<int> device("device",
+                    cl::desc("GPU for the GPU backends (cuda-local: the "
+                             "shared one, default 0; nccl: under mpirun this "
+                             "process's, default the node-local rank, else "
+                             "the first of W)"),
+                    cl::init(-1), cl::cat(category));
 cl::opt<std::string> entry("entry",
                            cl::desc("Entry function (default: the only "
                                     "public function, or main)"),
@@ -86,7 +95,8 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"
        << "  backends: " << rt::availableBackends() << "\n"
-       << "  gemm: openblas\n";
+       << "  gemm: " << rt::availableGemmBackends() << "\n"
+       << "  gpu: " << rt::describeGpus() << "\n";
   });
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
@@ -99,14 +109,17 @@ int main(int argc, char **argv) {
     return fail("--world-size must be positive (or 0: take it from the "
                 "program or from MPI), got " +
                 std::to_string(worldSize));
-  if (backend != "threads" && backend != "mpi")
+  if (!rt::isBackendName(backend))
     return fail("unknown backend '" + backend + "' (available: " +
                 rt::availableBackends() + ")");
+  if (device < -1)
+    return fail("--device must be a device number (>= 0), got " +
+                std::to_string(device));
 
   // MPI first, so every process of an mpirun job takes part even when it
   // fails later (it then exits with an error instead of hanging its peers).
   std::unique_ptr<rt::MpiSession> mpi;
-  if (backend == "mpi" && emitProgram.empty()) {
+  if (rt::backendNeedsMpiSession(backend) && emitProgram.empty()) {
     rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
     if (!s)
       return fail(s.message());
@@ -166,6 +179,7 @@ int main(int argc, char **argv) {
   rt::RunConfig config;
   config.backend = backend;
   config.worldSize = worldSize;
+  config.device = device;
   config.argPaths.assign(argPaths.begin(), argPaths.end());
   config.outPaths.assign(outPaths.begin(), outPaths.end());
   config.comm.timeoutSeconds = timeout;

@@ -308,6 +308,23 @@ int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
   return failures;
 }
 
+uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
+  const int64_t w = c.worldSize(), b = c.rows();
+  int64_t elements;
+  if (c.strategy == "gather-weight") {
+    // all_gather of this rank's weight chunk to the W-1 others.
+    rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements);
+    elements = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k);
+  } else if (c.dim == 1) {
+    rt::ChunkLayout kLayout(c.k, c.placements);
+    elements = b * (c.k - kLayout.ofRank(rank).size) + (w - 1) * b * c.n;
+  } else {
+    rt::ChunkLayout nLayout(c.n, c.placements);
+    elements = (w - 1) * b * c.k + (w - 1) * b * nLayout.ofRank(rank).size;
+  }
+  return static_cast<uint64_t>(elements) * rt::dtypeSize(c.dtype);
+}
+
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//

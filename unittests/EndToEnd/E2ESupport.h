@@ -125,6 +125,18 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
                    rt::GemmBackend &gemm, std::vector<uint8_t> &output);
 
+/// The bytes rank `rank` sends when it runs `config` (CommStats::bytesSent of
+/// its communicator), derived from the chunk tables:
+///  - row-wise: the all_to_all sends x_r[:, K_c(s)] to every other rank s,
+///    B * (K - |K_c(r)|) elements; the reduce_scatter sends the W - 1 other
+///    ranks' B x N blocks, (W - 1) * B * N;
+///  - col-wise: the all_gather sends x_r to the W - 1 others, (W - 1) * B * K;
+///    the all_to_all sends rank r's block Q_r[block d] (B x |N_c(r)|) to every
+///    other rank d, (W - 1) * B * |N_c(r)|;
+///  - gather-weight: the all_gather of the rank's weight chunk to the W - 1
+///    others.
+uint64_t expectedBytesSent(const LinearConfig &config, int rank);
+
 /// The threads-backend suite: every configuration the brief lists, in a
 /// fixed order, without duplicates.
 std::vector<LinearConfig> threadsConfigs();

@@ -191,35 +191,12 @@ INSTANTIATE_TEST_SUITE_P(
                                  rt::DType::F16)),
     configName);
 
-/// Bytes each rank sends, derived from the chunk tables:
-///  - row-wise: the all_to_all sends x_r[:, K_c(s)] to every other rank s,
-///    B * (K - |K_c(r)|) elements; the reduce_scatter sends the W - 1 other
-///    ranks' B x N blocks, (W - 1) * B * N;
-///  - col-wise: the all_gather sends x_r to the W - 1 others, (W - 1) * B * K;
-///    the all_to_all sends rank r's block Q_r[block d] (B x |N_c(r)|) to every
-///    other rank d, (W - 1) * B * |N_c(r)|.
-/// The agreement allReduce before the run is not counted (stats are reset
-/// after it).
+/// The bytes each rank sends are derived from the chunk tables by
+/// expectedBytesSent (E2ESupport.h). The agreement allReduce before the run
+/// is not counted (stats are reset after it).
 LinearConfig withStrategy(LinearConfig c, const std::string &strategy) {
   c.strategy = strategy;
   return c;
-}
-
-uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
-  const int64_t w = c.worldSize(), b = c.rows();
-  int64_t elements;
-  if (c.strategy == "gather-weight") {
-    // all_gather of this rank's weight chunk to the W-1 others.
-    rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements);
-    elements = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k);
-  } else if (c.dim == 1) {
-    rt::ChunkLayout kLayout(c.k, c.placements);
-    elements = b * (c.k - kLayout.ofRank(rank).size) + (w - 1) * b * c.n;
-  } else {
-    rt::ChunkLayout nLayout(c.n, c.placements);
-    elements = (w - 1) * b * c.k + (w - 1) * b * nLayout.ofRank(rank).size;
-  }
-  return static_cast<uint64_t>(elements) * rt::dtypeSize(c.dtype);
 }
 
 class ThreadsTraffic : public ::testing::TestWithParam<LinearConfig> {};

@@ -338,6 +338,31 @@ bool cudaDevicesAvailable(std::string *why) {
   return true;
 }
 
+std::string describeCudaDevices() {
+  std::string why;
+  if (!cudaDevicesAvailable(&why))
+    return "none (" + why + ")";
+  int n = 0;
+  Status st = cudaDeviceCount(n);
+  if (!st.isOk())
+    return "none (" + st.message() + ")";
+  std::string s = std::to_string(n) + (n == 1 ? " device: " : " devices: ");
+  for (int d = 0; d < n; ++d) {
+    cudaDeviceProp prop;
+    std::memset(&prop, 0, sizeof(prop));
+    s += (d ? ", cuda:" : "cuda:") + std::to_string(d);
+    cudaError_t e = cudaGetDeviceProperties(&prop, d);
+    if (e != cudaSuccess) {
+      s += " (" + cudaFailure(e, "cudaGetDeviceProperties", d).message() + ")";
+      continue;
+    }
+    s += " " + std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+         std::to_string(prop.minor) + ", " +
+         std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
+  }
+  return s;
+}
+
 namespace {
 
 Status checkDeviceIndex(int device) {

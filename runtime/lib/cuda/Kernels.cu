@@ -1,4 +1,4 @@
-//===- Kernels.cu - Reduction and fill kernels for the GPU backends -------===//
+//===- Kernels.cu - Reduction, fill and bias kernels of the GPU backends --===//
 //
 // Memory-bound elementwise kernels: a grid-stride loop over int64 indices
 // (sizes beyond 2^31 elements stay correct) with enough blocks to fill an
@@ -138,6 +138,34 @@ cudaError_t launchFill(void *c, int64_t ldc, const void *bias, int64_t m,
   return cudaGetLastError();
 }
 
+/// One row per blockIdx.y step and the columns across x: the bias index is
+/// the column itself, so no 64-bit division per element (which would make
+/// this memory-bound kernel compute-bound).
+template <typename T>
+__global__ void biasAddKernel(const T *x, const T *bias, T *y, int64_t rows,
+                              int64_t cols) {
+  using A = Arith<T>;
+  const int64_t colStep = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols;
+         j += colStep)
+      y[i * cols + j] = A::store(A::load(x[i * cols + j]) + A::load(bias[j]));
+}
+
+template <typename T>
+cudaError_t launchBias(const void *x, const void *bias, void *y, int64_t rows,
+                       int64_t cols, cudaStream_t stream) {
+  // Enough column blocks to cover a row, then as many rows side by side as
+  // keep the grid within kMaxBlocks (gridDim.y is limited to 65535).
+  const int gx = blocksFor(cols);
+  const int64_t gy = std::min<int64_t>(
+      std::min<int64_t>(rows, std::max<int64_t>(1, kMaxBlocks / gx)), 65535);
+  biasAddKernel<T><<<dim3(gx, unsigned(gy)), kThreads, 0, stream>>>(
+      static_cast<const T *>(x), static_cast<const T *>(bias),
+      static_cast<T *>(y), rows, cols);
+  return cudaGetLastError();
+}
+
 } // namespace
 
 cudaError_t launchSumInOrder(DType dtype, const SumSources &sources, void *dst,
@@ -189,6 +217,23 @@ cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
   default:
     return cudaErrorInvalidValue;
   }
+}
+
+cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
+                          int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0)
+    return cudaSuccess;
+  switch (dtype) {
+  case DType::F16:
+    return launchBias<__half>(x, bias, y, rows, cols, stream);
+  case DType::BF16:
+    return launchBias<__nv_bfloat16>(x, bias, y, rows, cols, stream);
+  case DType::F32:
+    return launchBias<float>(x, bias, y, rows, cols, stream);
+  case DType::F64:
+    return launchBias<double>(x, bias, y, rows, cols, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 } // namespace shardlin::rt::cuda

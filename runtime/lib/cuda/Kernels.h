@@ -48,6 +48,14 @@ cudaError_t launchSumStrided(DType dtype, const void *base,
 cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
                            int64_t m, int64_t n, cudaStream_t stream);
 
+/// Row-major y (rows x cols, dense) = x + bias broadcast over the rows: f64
+/// in f64, f32 in f32, f16/bf16 widened to f32, added and rounded once (round
+/// to nearest even), i.e. bit for bit what the host's LocalOps computes. y
+/// may equal x (each element is read by the thread that writes it) but must
+/// not overlap it otherwise, nor overlap bias.
+cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
+                          int64_t rows, int64_t cols, cudaStream_t stream);
+
 } // namespace shardlin::rt::cuda
 
 #endif // SHARDLIN_RUNTIME_LIB_CUDA_KERNELS_H

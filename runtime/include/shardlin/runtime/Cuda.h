@@ -18,6 +18,7 @@
 //    may still be in flight when it is called (the collective is ordered
 //    after them on the stream). With an infinite timeout the NCCL backend
 //    returns as soon as the collective is enqueued.
+//  - Local copies and the bias addition (createCudaLocalOps) only enqueue.
 //  - Host code that reads results synchronizes the stream (copyToHost does).
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +33,7 @@
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/LocalOps.h"
 #include "shardlin/runtime/Status.h"
 
 #include <cstddef>
@@ -52,6 +54,10 @@ bool cudaDevicesAvailable(std::string *why = nullptr);
 
 /// The number of usable CUDA devices; a failure of the query is an error.
 Status cudaDeviceCount(int &count);
+
+/// One line about the devices, for tools' --version: "none (<why>)", or
+/// "2 devices: cuda:0 NVIDIA H200 (sm_90, 139 GiB), cuda:1 ...".
+std::string describeCudaDevices();
 
 /// A CUDA stream on one device, owned (created non-blocking, destroyed with
 /// the object). Shared between the communicator and GEMM backend of a rank.
@@ -87,6 +93,18 @@ Status copyToDevice(const ExecutionStream &stream, void *deviceDst,
                     const void *hostSrc, size_t bytes);
 Status copyToHost(const ExecutionStream &stream, void *hostDst,
                   const void *deviceSrc, size_t bytes);
+
+//===----------------------------------------------------------------------===//
+// Local operations
+//===----------------------------------------------------------------------===//
+
+/// The LocalOps (LocalOps.h) of a GPU rank on `stream`'s device: strided
+/// copies with cudaMemcpy2DAsync and the bias addition as a kernel, both
+/// enqueued on `stream` without waiting (the object keeps the stream alive).
+/// biasAdd refuses memory the device cannot read before launching anything.
+/// Not safe to share between threads.
+Status createCudaLocalOps(std::shared_ptr<ExecutionStream> stream,
+                          std::unique_ptr<LocalOps> &out);
 
 //===----------------------------------------------------------------------===//
 // GEMM

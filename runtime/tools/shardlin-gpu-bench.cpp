@@ -1,0 +1,620 @@
+//===- shardlin-gpu-bench.cpp - GPU timings of the runtime ----------------===//
+//
+//   shardlin-gpu-bench [--device=N] [--gemm-size=8192] [--gemm-reps=30]
+//                      [--coll-mib=256] [--coll-reps=20] [--ranks=2,8]
+//                      [--no-gemm] [--no-collectives]
+//
+// Two measurements, runtime only (no MLIR), printed as tables:
+//
+//  (a) GEMM overhead. A W = 1 sharded linear y = x A^T (+ b) of m = n = k =
+//      --gemm-size, run as a Plan (the program shardlin-run emits for it) on
+//      the cuBLAS backend, against a plain cublasGemmEx of the same shape
+//      and operands, for bf16 and f32 (f32 without TF32, as the backend runs
+//      it). Each variant is timed with CUDA events around each call on one
+//      stream, after warm-up, the variants interleaved call by call so they
+//      see the same clocks; the median is reported. ratio = linear / plain
+//      (1.00 = no overhead). A sample of the outputs is compared, so the two
+//      are known to compute the same product.
+//
+//  (b) cuda-local collectives: W ranks as threads sharing the GPU. Each rank
+//      times every call on the host (a cuda-local collective has completed
+//      when it returns); rank 0's median is reported, with nccl-tests'
+//      definitions: S = the all-reduce's buffer, the all-gather's whole
+//      output, the reduce-scatter's whole input, the all-to-all's send
+//      buffer; algbw = S / t; busbw = algbw * 2(W-1)/W for all-reduce and
+//      algbw * (W-1)/W for the others. The yardstick is a device-to-device
+//      cudaMemcpyAsync of S bytes measured in the same run (bandwidth S / t,
+//      i.e. each byte counted once though it is read and written). On one
+//      GPU every byte a collective moves is such a copy, so busbw / memcpy
+//      shows how close the backend comes to the memory system's limit.
+//
+// Every CUDA, cuBLAS and runtime call is checked; the first failure prints
+// one line and exits 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/Cuda.h"
+#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/Program.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rt = shardlin::rt;
+
+namespace {
+
+[[noreturn]] void die(const std::string &message) {
+  std::cerr << ("shardlin-gpu-bench: error: " + message + "\n") << std::flush;
+  std::exit(1);
+}
+
+void check(const rt::Status &st, const std::string &what) {
+  if (!st.isOk())
+    die(what + ": " + st.message());
+}
+
+void checkCuda(cudaError_t e, const char *call) {
+  if (e != cudaSuccess)
+    die(std::string(call) + " failed: " + cudaGetErrorName(e) + " (" +
+        cudaGetErrorString(e) + ")");
+}
+
+void checkCublas(cublasStatus_t s, const char *call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    die(std::string(call) + " failed: " + cublasGetStatusName(s) + " (" +
+        cublasGetStatusString(s) + ")");
+}
+
+#define CUDA_CHECK(expr) checkCuda((expr), #expr)
+#define CUBLAS_CHECK(expr) checkCublas((expr), #expr)
+
+struct Options {
+  int device = 0;
+  int64_t gemmSize = 8192;
+  int gemmReps = 30;
+  int64_t collMiB = 256;
+  int collReps = 20;
+  std::vector<int> ranks = {2, 8};
+  bool gemm = true;
+  bool collectives = true;
+};
+
+const char *usage =
+    "usage: shardlin-gpu-bench [--device=N] [--gemm-size=8192] "
+    "[--gemm-reps=30]\n"
+    "                          [--coll-mib=256] [--coll-reps=20] "
+    "[--ranks=2,8]\n"
+    "                          [--no-gemm] [--no-collectives]\n";
+
+bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || !end || *end != '\0' || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char *flag, std::string &out) {
+      const std::string f = std::string(flag) + "=";
+      if (a.rfind(f, 0) != 0)
+        return false;
+      out = a.substr(f.size());
+      return true;
+    };
+    std::string v;
+    int64_t n = 0;
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (a == "--no-gemm") {
+      o.gemm = false;
+    } else if (a == "--no-collectives") {
+      o.collectives = false;
+    } else if (value("--device", v)) {
+      if (!parseInt(v, 0, 1 << 16, n))
+        die("--device must be a device number, got '" + v + "'");
+      o.device = int(n);
+    } else if (value("--gemm-size", v)) {
+      if (!parseInt(v, 1, 65536, n))
+        die("--gemm-size must be in [1, 65536], got '" + v + "'");
+      o.gemmSize = n;
+    } else if (value("--gemm-reps", v)) {
+      if (!parseInt(v, 1, 100000, n))
+        die("--gemm-reps must be a positive integer, got '" + v + "'");
+      o.gemmReps = int(n);
+    } else if (value("--coll-mib", v)) {
+      if (!parseInt(v, 1, 65536, n))
+        die("--coll-mib must be in [1, 65536], got '" + v + "'");
+      o.collMiB = n;
+    } else if (value("--coll-reps", v)) {
+      if (!parseInt(v, 1, 100000, n))
+        die("--coll-reps must be a positive integer, got '" + v + "'");
+      o.collReps = int(n);
+    } else if (value("--ranks", v)) {
+      o.ranks.clear();
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ','))
+        if (!parseInt(item, 1, rt::kMaxCudaLocalRanks, n))
+          die("--ranks takes world sizes in [1, " +
+              std::to_string(rt::kMaxCudaLocalRanks) + "], got '" + v + "'");
+        else
+          o.ranks.push_back(int(n));
+      if (o.ranks.empty())
+        die("--ranks is empty");
+    } else {
+      die("unknown option '" + a + "'\n" + usage);
+    }
+  }
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+/// Rows of a table, columns aligned when printed.
+class Table {
+public:
+  explicit Table(std::vector<std::string> header) {
+    rows_.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print() const {
+    std::vector<size_t> width;
+    for (const auto &row : rows_)
+      for (size_t c = 0; c < row.size(); ++c) {
+        width.resize(std::max(width.size(), row.size()), 0);
+        width[c] = std::max(width[c], row[c].size());
+      }
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      std::string line = "|";
+      for (size_t c = 0; c < rows_[r].size(); ++c)
+        line += " " + rows_[r][c] +
+                std::string(width[c] - rows_[r][c].size(), ' ') + " |";
+      std::cout << line << "\n";
+      if (r == 0) {
+        std::string rule = "|";
+        for (size_t w : width)
+          rule += std::string(w + 2, '-') + "|";
+        std::cout << rule << "\n";
+      }
+    }
+    std::cout << std::flush;
+  }
+
+private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// Timing events (created with timing, destroyed with the object).
+class EventPair {
+public:
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start_));
+    CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    (void)cudaEventDestroy(start_);
+    (void)cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair &) = delete;
+  EventPair &operator=(const EventPair &) = delete;
+  void start(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(start_, s)); }
+  void stop(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(stop_, s)); }
+  /// Milliseconds between the two (both must have completed).
+  double ms() const {
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+    return t;
+  }
+
+private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class CublasHandle {
+public:
+  CublasHandle() { CUBLAS_CHECK(cublasCreate(&h_)); }
+  ~CublasHandle() { (void)cublasDestroy(h_); }
+  CublasHandle(const CublasHandle &) = delete;
+  CublasHandle &operator=(const CublasHandle &) = delete;
+  cublasHandle_t get() const { return h_; }
+
+private:
+  cublasHandle_t h_ = nullptr;
+};
+
+cudaStream_t native(const rt::ExecutionStream &s) {
+  return static_cast<cudaStream_t>(s.nativeHandle());
+}
+
+/// Fills `bytes` of device memory with random values of `dtype` in +-[0.25,
+/// 1]: one random tile made on the host, copied over and over (the values
+/// only need to be realistic for the tensor cores, not independent).
+void fillRandom(const rt::ExecutionStream &stream, void *dst, size_t elements,
+                rt::DType dtype, uint64_t seed) {
+  const size_t tile = std::min<size_t>(elements, size_t(1) << 20);
+  std::vector<double> values(tile);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> mag(0.25, 1.0);
+  for (double &v : values)
+    v = (rng() & 1 ? -1 : 1) * mag(rng);
+  const size_t es = rt::dtypeSize(dtype);
+  std::vector<unsigned char> bytes(tile * es);
+  rt::convertFromF64(dtype, values.data(), bytes.data(), tile);
+  for (size_t at = 0; at < elements; at += tile) {
+    const size_t n = std::min(tile, elements - at);
+    check(rt::copyToDevice(stream, static_cast<unsigned char *>(dst) + at * es,
+                           bytes.data(), n * es),
+          "filling device memory");
+  }
+}
+
+/// The program `shardlin-run --emit-program` writes for a W = 1 linear
+/// y[m x n] = x[m x k] A[n x k]^T (+ b[n]): the weight's one chunk is the
+/// whole weight, so it is one GEMM (bias fused) and no collective.
+std::string linearProgram(rt::DType t, int64_t m, int64_t n, int64_t k,
+                          bool bias) {
+  const std::string d = rt::dtypeName(t);
+  const std::string M = std::to_string(m), N = std::to_string(n),
+                    K = std::to_string(k);
+  std::string s = "shardlin-program v1\nname main\nworld_size 1\n";
+  s += bias ? "values 5\n" : "values 4\n";
+  int v = 0;
+  auto value = [&](const std::string &dims) {
+    s += "value " + std::to_string(v++) + " " + d + " " + dims + "\n";
+  };
+  value("2 " + M + " " + K); // x
+  value("2 " + N + " " + K); // A (sharded, one chunk)
+  if (bias)
+    value("1 " + N);         // b
+  value("2 " + N + " " + K); // local shard of A
+  value("2 " + M + " " + N); // y
+  const int shard = bias ? 3 : 2, y = bias ? 4 : 3;
+  s += "arg 0 plain\narg 1 sharded 2 " + N + " " + K + " spec 1 1 0\n";
+  if (bias)
+    s += "arg 2 plain\n";
+  s += "instr local_shard result " + std::to_string(shard) + " operands 1 1\n";
+  s += "instr gemm result " + std::to_string(y) + " operands " +
+       (bias ? "3 0 " + std::to_string(shard) + " 2"
+             : "2 0 " + std::to_string(shard)) +
+       " trans 0 1\n";
+  s += "results 1 " + std::to_string(y) + "\nend\n";
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// (a) GEMM
+//===----------------------------------------------------------------------===//
+
+void benchGemm(const Options &o, Table &table) {
+  const int64_t m = o.gemmSize, n = o.gemmSize, k = o.gemmSize;
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  const int warmup = 5;
+
+  std::vector<std::unique_ptr<rt::Communicator>> comms;
+  check(rt::createCudaLocalGroup(1, o.device, rt::CommOptions(), comms),
+        "cuda-local group of 1");
+  std::shared_ptr<rt::ExecutionStream> stream = rt::cudaStreamOf(*comms[0]);
+  const cudaStream_t s = native(*stream);
+  std::unique_ptr<rt::Allocator> alloc;
+  check(rt::createCudaAllocator(o.device, alloc), "allocator");
+  std::unique_ptr<rt::GemmBackend> gemm;
+  check(rt::createCublasGemm(stream, rt::GemmOptions(), gemm), "cuBLAS");
+  std::unique_ptr<rt::LocalOps> ops;
+  check(rt::createCudaLocalOps(stream, ops), "local ops");
+  CublasHandle plain;
+  CUBLAS_CHECK(cublasSetStream(plain.get(), s));
+  CUDA_CHECK(cudaSetDevice(o.device));
+
+  for (rt::DType t : {rt::DType::BF16, rt::DType::F32}) {
+    const size_t es = rt::dtypeSize(t);
+    rt::Buffer x, w, b, yPlain, yLinear;
+    check(rt::Buffer::allocate(*alloc, size_t(m * k) * es, x), "x");
+    check(rt::Buffer::allocate(*alloc, size_t(n * k) * es, w), "A");
+    check(rt::Buffer::allocate(*alloc, size_t(n) * es, b), "b");
+    check(rt::Buffer::allocate(*alloc, size_t(m * n) * es, yPlain), "y");
+    check(rt::Buffer::allocate(*alloc, size_t(m * n) * es, yLinear), "y");
+    fillRandom(*stream, x.data(), size_t(m * k), t, 1);
+    fillRandom(*stream, w.data(), size_t(n * k), t, 2);
+    fillRandom(*stream, b.data(), size_t(n), t, 3);
+
+    std::unique_ptr<rt::Plan> linear, linearBias;
+    for (bool bias : {false, true}) {
+      rt::Program program;
+      check(rt::parseProgram(linearProgram(t, m, n, k, bias), program),
+            "the W = 1 program");
+      check(rt::Plan::build(program, 0, 1, *alloc, bias ? linearBias : linear),
+            "plan");
+    }
+    const float one = 1.0f, zero = 0.0f;
+    const cudaDataType_t ct = t == rt::DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    auto runPlain = [&] {
+      // Row-major y = x A^T is the column-major y^T = A x^T (see
+      // CublasGemm.cpp): A read transposed, x as is.
+      CUBLAS_CHECK(cublasGemmEx(
+          plain.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one,
+          w.data(), ct, int(k), x.data(), ct, int(k), &zero, yPlain.data(), ct,
+          int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    auto runLinear = [&](bool bias) {
+      std::vector<const void *> args = {x.data(), w.data()};
+      if (bias)
+        args.push_back(b.data());
+      check((bias ? linearBias : linear)
+                ->run(*comms[0], *gemm, *ops, args, {yLinear.data()}),
+            "plan run");
+    };
+
+    for (int i = 0; i < warmup; ++i) {
+      runPlain();
+      runLinear(false);
+      runLinear(true);
+    }
+    check(stream->synchronize(), "warm-up");
+    std::vector<std::unique_ptr<EventPair>> events;
+    for (int i = 0; i < 3 * o.gemmReps; ++i)
+      events.push_back(std::make_unique<EventPair>());
+    for (int i = 0; i < o.gemmReps; ++i) {
+      events[3 * i]->start(s);
+      runPlain();
+      events[3 * i]->stop(s);
+      events[3 * i + 1]->start(s);
+      runLinear(false);
+      events[3 * i + 1]->stop(s);
+      events[3 * i + 2]->start(s);
+      runLinear(true);
+      events[3 * i + 2]->stop(s);
+    }
+    check(stream->synchronize(), "timed runs");
+    std::vector<double> tPlain, tLinear, tBias;
+    for (int i = 0; i < o.gemmReps; ++i) {
+      tPlain.push_back(events[3 * i]->ms());
+      tLinear.push_back(events[3 * i + 1]->ms());
+      tBias.push_back(events[3 * i + 2]->ms());
+    }
+
+    // The last runLinear(true) left x A^T + b in yLinear; one more without
+    // the bias makes it comparable with the plain product.
+    runLinear(false);
+    const size_t sample = std::min<size_t>(size_t(m * n), 1 << 16);
+    std::vector<unsigned char> a(sample * es), c(sample * es);
+    check(rt::copyToHost(*stream, a.data(), yPlain.data(), a.size()), "y");
+    check(rt::copyToHost(*stream, c.data(), yLinear.data(), c.size()), "y");
+    std::vector<double> av(sample), cv(sample);
+    rt::convertToF64(t, a.data(), av.data(), sample);
+    rt::convertToF64(t, c.data(), cv.data(), sample);
+    double worst = 0;
+    for (size_t i = 0; i < sample; ++i)
+      worst = std::max(worst, std::fabs(av[i] - cv[i]) /
+                                  std::max(std::fabs(av[i]), 1e-30));
+
+    const double p = median(tPlain), l = median(tLinear), lb = median(tBias);
+    const std::string shape =
+        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    table.add({std::string(rt::dtypeName(t)) +
+                   (t == rt::DType::F32 ? " (no TF32)" : ""),
+               shape, fixed(p, 3), fixed(flops / p * 1e-9, 1), fixed(l, 3),
+               fixed(flops / l * 1e-9, 1), fixed(l / p, 3), fixed(lb, 3),
+               fixed(lb / p, 3), fixed(worst, 6)});
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// (b) cuda-local collectives
+//===----------------------------------------------------------------------===//
+
+enum class Coll { AllReduce, AllGather, ReduceScatter, AllToAll };
+
+const char *collName(Coll c) {
+  switch (c) {
+  case Coll::AllReduce:
+    return "all_reduce";
+  case Coll::AllGather:
+    return "all_gather";
+  case Coll::ReduceScatter:
+    return "reduce_scatter";
+  case Coll::AllToAll:
+    return "all_to_all";
+  }
+  return "?";
+}
+
+double memcpyBandwidth(const Options &o, size_t bytes, double &msOut) {
+  std::shared_ptr<rt::ExecutionStream> stream;
+  check(rt::ExecutionStream::create(o.device, stream), "stream");
+  std::unique_ptr<rt::Allocator> alloc;
+  check(rt::createCudaAllocator(o.device, alloc), "allocator");
+  rt::Buffer src, dst;
+  check(rt::Buffer::allocate(*alloc, bytes, src), "memcpy source");
+  check(rt::Buffer::allocate(*alloc, bytes, dst), "memcpy destination");
+  CUDA_CHECK(cudaSetDevice(o.device));
+  const cudaStream_t s = native(*stream);
+  CUDA_CHECK(cudaMemsetAsync(src.data(), 1, bytes, s));
+  for (int i = 0; i < 3; ++i)
+    CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes,
+                               cudaMemcpyDeviceToDevice, s));
+  std::vector<std::unique_ptr<EventPair>> events;
+  for (int i = 0; i < o.collReps; ++i) {
+    events.push_back(std::make_unique<EventPair>());
+    events.back()->start(s);
+    CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes,
+                               cudaMemcpyDeviceToDevice, s));
+    events.back()->stop(s);
+  }
+  check(stream->synchronize(), "memcpy");
+  std::vector<double> t;
+  for (auto &e : events)
+    t.push_back(e->ms());
+  msOut = median(t);
+  return double(bytes) / (msOut * 1e-3) * 1e-9;
+}
+
+void benchCollectives(const Options &o, Table &table) {
+  const size_t bytes = size_t(o.collMiB) << 20;
+  const rt::DType t = rt::DType::F32;
+  const size_t es = rt::dtypeSize(t);
+  double memcpyMs = 0;
+  const double copyGBs = memcpyBandwidth(o, bytes, memcpyMs);
+  table.add({"memcpy D2D", "-", std::to_string(o.collMiB) + " MiB",
+             fixed(memcpyMs * 1e3, 1), fixed(copyGBs, 1), fixed(copyGBs, 1),
+             "1.000"});
+
+  for (int w : o.ranks) {
+    std::vector<std::unique_ptr<rt::Communicator>> comms;
+    rt::CommOptions options;
+    options.timeoutSeconds = 120;
+    check(rt::createCudaLocalGroup(w, o.device, options, comms),
+          "cuda-local group of " + std::to_string(w));
+    for (Coll c : {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter,
+                   Coll::AllToAll}) {
+      // Elements of S, rounded down to a multiple of W so that every rank's
+      // block is equal (nccl-tests does the same).
+      const int64_t total = int64_t(bytes / es) / w * w;
+      const int64_t block = total / w;
+      std::vector<double> times;
+      std::vector<std::string> errors(w);
+      std::vector<std::thread> threads;
+      for (int r = 0; r < w; ++r)
+        threads.emplace_back([&, r] {
+          rt::Communicator &comm = *comms[r];
+          std::unique_ptr<rt::Allocator> alloc;
+          rt::Status st = rt::createCudaAllocator(o.device, alloc);
+          rt::Buffer send, recv;
+          const int64_t sendCount =
+              c == Coll::AllGather ? block : total; // in elements
+          const int64_t recvCount = c == Coll::ReduceScatter ? block : total;
+          if (st.isOk())
+            st = rt::Buffer::allocate(*alloc, size_t(sendCount) * es, send);
+          if (st.isOk())
+            st = rt::Buffer::allocate(*alloc, size_t(recvCount) * es, recv);
+          std::shared_ptr<rt::ExecutionStream> stream = rt::cudaStreamOf(comm);
+          // Defined contents (every float 0x3F3F3F3F, about 0.75): the
+          // values do not matter to the timing, only that sums stay finite.
+          // The current device is per thread.
+          if (st.isOk()) {
+            cudaError_t e = cudaSetDevice(o.device);
+            if (e == cudaSuccess && sendCount > 0)
+              e = cudaMemsetAsync(send.data(), 0x3F, size_t(sendCount) * es,
+                                  native(*stream));
+            if (e != cudaSuccess)
+              st = rt::Status::error(std::string("filling the send buffer: ") +
+                                     cudaGetErrorString(e));
+            else
+              st = stream->synchronize();
+          }
+          std::vector<int64_t> counts(w, block), displs(w);
+          for (int p = 0; p < w; ++p)
+            displs[p] = p * block;
+          auto once = [&]() -> rt::Status {
+            switch (c) {
+            case Coll::AllReduce:
+              return comm.allReduce(send.data(), recv.data(), total, t);
+            case Coll::AllGather:
+              return comm.allGatherV(send.data(), block, recv.data(), counts,
+                                     displs, t);
+            case Coll::ReduceScatter:
+              return comm.reduceScatterV(send.data(), counts, displs,
+                                         recv.data(), t);
+            case Coll::AllToAll:
+              return comm.allToAllV(send.data(), counts, displs, recv.data(),
+                                    counts, displs, t);
+            }
+            return rt::Status::error("unknown collective");
+          };
+          // Every rank makes the same calls even after a local failure (a
+          // skipped call would leave the others waiting until the timeout).
+          std::vector<double> mine;
+          for (int i = 0; i < 3 + o.collReps; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            rt::Status called = st.isOk() ? once() : comm.barrier();
+            const auto t1 = std::chrono::steady_clock::now();
+            if (st.isOk() && !called.isOk())
+              st = called;
+            if (i >= 3)
+              mine.push_back(std::chrono::duration<double>(t1 - t0).count());
+          }
+          if (!st.isOk())
+            errors[r] = st.message();
+          if (r == 0)
+            times = mine;
+        });
+      for (auto &th : threads)
+        th.join();
+      for (int r = 0; r < w; ++r)
+        if (!errors[r].empty())
+          die(std::string(collName(c)) + " W=" + std::to_string(w) + " rank " +
+              std::to_string(r) + ": " + errors[r]);
+      const double sec = median(times);
+      const double sBytes = double(total) * double(es);
+      const double algbw = sBytes / sec * 1e-9;
+      const double factor =
+          c == Coll::AllReduce ? 2.0 * (w - 1) / w : double(w - 1) / w;
+      const double busbw = algbw * factor;
+      table.add({collName(c), std::to_string(w),
+                 fixed(sBytes / double(1 << 20), 0) + " MiB",
+                 fixed(sec * 1e6, 1), fixed(algbw, 1), fixed(busbw, 1),
+                 fixed(busbw / copyGBs, 3)});
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const Options o = parseOptions(argc, argv);
+  std::string why;
+  if (!rt::cudaDevicesAvailable(&why))
+    die("no usable CUDA device: " + why);
+  std::cout << "shardlin-gpu-bench: " << rt::describeCudaDevices()
+            << "; using cuda:" << o.device << "\n";
+  if (o.gemm) {
+    Table table({"dtype", "m x n x k", "cublasGemmEx ms", "TFLOP/s",
+                 "linear W=1 ms", "linear TFLOP/s", "linear/plain",
+                 "linear+bias ms", "linear+bias/plain", "max rel diff"});
+    benchGemm(o, table);
+    std::cout << "\n(a) GEMM: W = 1 sharded linear (Plan + cuBLAS backend) "
+                 "vs plain cublasGemmEx, median of "
+              << o.gemmReps << " (CUDA events, after 5 warm-up)\n";
+    table.print();
+  }
+  if (o.collectives) {
+    Table table({"collective", "W", "S", "time us", "algbw GB/s", "busbw GB/s",
+                 "busbw / memcpy"});
+    benchCollectives(o, table);
+    std::cout << "\n(b) cuda-local collectives (f32, W ranks on one GPU) vs "
+                 "device-to-device cudaMemcpy, median of "
+              << o.collReps << " (host clock, after 3 warm-up)\n";
+    table.print();
+  }
+  return 0;
+}

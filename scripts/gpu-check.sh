@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# The one prepared script for a GPU machine (see docs/gpu.md): checks first,
+# timings last, a short results table at the end, all in a few minutes.
+#
+# usage: scripts/gpu-check.sh (--prebuilt DIR | --build [--build-dir DIR])
+#                             [--suite DIR] [--quick] [--no-bench]
+#                             [--cpu-selftest]
+#
+#   --prebuilt DIR  use what scripts/make-gpu-suite.sh made on a machine with
+#                   LLVM: DIR/bin (shardlin-exec, shardlin-gpu-tests,
+#                   shardlin-gpu-bench), DIR/lib, DIR/suite
+#   --build         build runtime/ here instead (no LLVM needed: CMake, nvcc,
+#                   OpenBLAS and GoogleTest; CUDA from /usr/local/cuda or
+#                   from the Python environment's nvidia wheels), into
+#                   --build-dir (default build-gpu/check)
+#   --suite DIR     the end-to-end suite (default DIR/suite with --prebuilt,
+#                   build-gpu/pkg/suite with --build); programs are compiled
+#                   where LLVM is, so a --build run needs one carried too
+#   --quick         fewer timing repetitions and smaller sizes
+#   --no-bench      checks only
+#   --cpu-selftest  no GPU needed: runs the end-to-end suite with the threads
+#                   backend in place of the GPU backends, to check the suite
+#                   and this script on a CPU machine
+#
+# Steps: (1) the GPU unit tests (shardlin-gpu-tests, without the timeout
+# tests); (2) the end-to-end suite through shardlin-exec on cuda-local (W =
+# 1..8 on one GPU) and on nccl (every W up to the number of GPUs), each
+# output checked with scripts/npytool.py against its float64 reference;
+# (3) the timeout tests (a missing rank must fail within its timeout, not
+# hang); (4) the timings (shardlin-gpu-bench). Exit status: 0 if every check
+# passed, 1 if one failed, 2 if there is no usable GPU.
+#
+# With $OUT set (the device tool), the log and the results are written
+# there too: gpu-check.log, gpu-results.md, gpu-tests.xml, timeouts.xml.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODE=""
+PREBUILT=""
+BUILD_DIR="$ROOT/build-gpu/check"
+SUITE=""
+QUICK=0
+BENCH=1
+SELFTEST=0
+
+die() { echo "gpu-check: error: $*" >&2; exit 1; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prebuilt) MODE=prebuilt; PREBUILT="${2:-}"; [ -n "$PREBUILT" ] || die "--prebuilt needs a directory"; shift 2 ;;
+    --prebuilt=*) MODE=prebuilt; PREBUILT="${1#*=}"; shift ;;
+    --build) MODE=build; shift ;;
+    --build-dir) BUILD_DIR="${2:-}"; [ -n "$BUILD_DIR" ] || die "--build-dir needs a directory"; shift 2 ;;
+    --build-dir=*) BUILD_DIR="${1#*=}"; shift ;;
+    --suite) SUITE="${2:-}"; [ -n "$SUITE" ] || die "--suite needs a directory"; shift 2 ;;
+    --suite=*) SUITE="${1#*=}"; shift ;;
+    --quick) QUICK=1; shift ;;
+    --no-bench) BENCH=0; shift ;;
+    --cpu-selftest) SELFTEST=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+[ -n "$MODE" ] || die "say where the binaries come from: --prebuilt DIR or --build (see --help)"
+
+# Everything printed also goes to $OUT/gpu-check.log. On exit, the scratch
+# directory goes, and the log's tee is given time to write its last lines.
+WORK=""
+TEE_PID=""
+cleanup() {
+  [ -n "$WORK" ] && rm -rf "$WORK"
+  if [ -n "$TEE_PID" ]; then
+    exec 1>&- 2>&-
+    wait "$TEE_PID" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" || die "cannot create \$OUT=$OUT"
+  exec > >(tee "$OUT/gpu-check.log") 2>&1
+  TEE_PID=$!
+fi
+START=$(date +%s)
+step() { echo; echo "=== gpu-check [$(($(date +%s) - START)) s] $*"; }
+
+# ---- CUDA libraries of the machine ---------------------------------------------
+# The binaries need libcudart, libcublas(Lt) and libnccl of CUDA 13. Where
+# /usr/local/cuda has none, PyTorch's nvidia wheels do (site-packages/nvidia/
+# */lib); their directories go on LD_LIBRARY_PATH, which the dynamic loader
+# searches before the binaries' built-in paths.
+NVIDIA_LIB_DIRS=()
+find_nvidia_libs() {
+  local nv
+  nv=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])' 2>/dev/null) || return 0
+  [ -d "$nv" ] || return 0
+  local lib
+  while IFS= read -r lib; do
+    NVIDIA_LIB_DIRS+=("$(dirname "$lib")")
+  done < <(find "$nv" -maxdepth 4 \( -name 'libcudart.so.*' -o -name 'libcublas.so.*' \
+             -o -name 'libcublasLt.so.*' -o -name 'libnccl.so.*' \) 2>/dev/null | sort -u)
+  mapfile -t NVIDIA_LIB_DIRS < <(printf '%s\n' "${NVIDIA_LIB_DIRS[@]}" | sort -u)
+  NVIDIA_ROOT="$nv"
+}
+NVIDIA_ROOT=""
+if [ "$SELFTEST" = 0 ]; then
+  find_nvidia_libs
+fi
+add_lib_path() { export LD_LIBRARY_PATH="$1${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
+
+# ---- The binaries -----------------------------------------------------------------
+if [ "$MODE" = prebuilt ]; then
+  [ -d "$PREBUILT" ] || die "--prebuilt $PREBUILT: no such directory (make it with scripts/make-gpu-suite.sh)"
+  PREBUILT="$(cd "$PREBUILT" && pwd)"
+  BIN="$PREBUILT/bin"
+  # A copy may have lost the executable bits.
+  chmod u+x "$BIN"/* 2>/dev/null || true
+  for d in "${NVIDIA_LIB_DIRS[@]}"; do add_lib_path "$d"; done
+  [ -d "$PREBUILT/lib" ] && add_lib_path "$PREBUILT/lib"
+  [ -n "$SUITE" ] || SUITE="$PREBUILT/suite"
+else
+  step "building runtime/ in $BUILD_DIR (no LLVM)"
+  command -v cmake >/dev/null || die "cmake not found"
+  CMAKE_ARGS=(-DSHARDLIN_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release
+              -DCMAKE_CUDA_ARCHITECTURES=90)
+  command -v mpicc >/dev/null || CMAKE_ARGS+=(-DSHARDLIN_ENABLE_MPI=OFF)
+  command -v ninja >/dev/null && CMAKE_ARGS+=(-G Ninja)
+  if [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    # CUDA from the Python environment: nvcc from PATH or the wheel, the
+    # libraries from the wheels. The wheels ship only versioned libraries
+    # (libcublas.so.13), so unversioned links for find_library go into the
+    # build directory, and the wheels' headers onto the include path.
+    [ -n "$NVIDIA_ROOT" ] || die "no /usr/local/cuda and no nvidia wheels in python3's environment"
+    NVCC=$(command -v nvcc || find "$NVIDIA_ROOT" -name nvcc -type f 2>/dev/null | head -1)
+    [ -n "$NVCC" ] || die "nvcc not found (PATH, /usr/local/cuda, nvidia wheels)"
+    mkdir -p "$BUILD_DIR/cuda-links"
+    for lib in cudart cublas cublasLt nccl; do
+      f=$(find "$NVIDIA_ROOT" -maxdepth 4 -name "lib$lib.so.*" 2>/dev/null | sort | head -1)
+      [ -n "$f" ] || die "lib$lib.so not found under $NVIDIA_ROOT"
+      ln -sf "$f" "$BUILD_DIR/cuda-links/lib$lib.so"
+    done
+    INCLUDES=""
+    for inc in $(find "$NVIDIA_ROOT" -maxdepth 3 -type d -name include 2>/dev/null); do
+      INCLUDES+=" -isystem $inc"
+    done
+    NCCL_H=$(find "$NVIDIA_ROOT" -maxdepth 4 -name nccl.h 2>/dev/null | head -1)
+    CMAKE_ARGS+=(-DCUDAToolkit_ROOT="$(dirname "$(dirname "$NVCC")")"
+                 -DCMAKE_CUDA_COMPILER="$NVCC"
+                 -DCMAKE_LIBRARY_PATH="$BUILD_DIR/cuda-links"
+                 -DCMAKE_CXX_FLAGS="$INCLUDES" -DCMAKE_CUDA_FLAGS="$INCLUDES")
+    [ -n "$NCCL_H" ] && CMAKE_ARGS+=(-DSHARDLIN_NCCL_INCLUDE_DIR="$(dirname "$NCCL_H")"
+                                     -DSHARDLIN_NCCL_LIBRARY="$BUILD_DIR/cuda-links/libnccl.so")
+  fi
+  cmake -S "$ROOT" -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >"$BUILD_DIR.configure.log" 2>&1 || {
+    tail -30 "$BUILD_DIR.configure.log"
+    grep -qi "openblas" "$BUILD_DIR.configure.log" &&
+      echo "gpu-check: OpenBLAS (its CMake package) is missing here; build on a machine that has it with scripts/make-gpu-suite.sh and run with --prebuilt"
+    grep -qi "gtest" "$BUILD_DIR.configure.log" &&
+      echo "gpu-check: GoogleTest is missing here; build with scripts/make-gpu-suite.sh elsewhere and run with --prebuilt"
+    die "configuring runtime/ failed (log: $BUILD_DIR.configure.log)"
+  }
+  grep -q "GPU backends enabled" "$BUILD_DIR.configure.log" ||
+    die "CMake did not find the CUDA toolkit; the GPU backends would not be built (log: $BUILD_DIR.configure.log)"
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target shardlin-exec shardlin-gpu-tests shardlin-gpu-bench ||
+    die "building runtime/ failed"
+  BIN="$BUILD_DIR/bin"
+  for d in "${NVIDIA_LIB_DIRS[@]}"; do add_lib_path "$d"; done
+  [ -n "$SUITE" ] || SUITE="$ROOT/build-gpu/pkg/suite"
+fi
+for exe in shardlin-exec shardlin-gpu-tests shardlin-gpu-bench; do
+  [ -x "$BIN/$exe" ] || die "$BIN/$exe is missing"
+done
+NPYTOOL="$ROOT/scripts/npytool.py"
+
+# ---- Does it load, and is there a GPU? --------------------------------------------
+step "environment"
+VERSION=$("$BIN/shardlin-exec" --version 2>&1)
+if [ $? -ne 0 ] && [ "$MODE" = prebuilt ] && [ -d "$PREBUILT/lib-fallback" ]; then
+  # Built against a newer libstdc++ than this machine's: use the carried one.
+  add_lib_path "$PREBUILT/lib-fallback"
+  VERSION=$("$BIN/shardlin-exec" --version 2>&1)
+fi
+echo "$VERSION"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+if ! echo "$VERSION" | grep -q "^shardlin-exec "; then
+  echo "gpu-check: error: $BIN/shardlin-exec does not run here:"
+  ldd "$BIN/shardlin-exec" 2>&1 | grep -i "not found" || true
+  exit 1
+fi
+GPU_LINE=$(echo "$VERSION" | sed -n 's/^ *gpu: //p')
+NGPUS=$(echo "$GPU_LINE" | sed -n 's/^\([0-9][0-9]*\) devices\{0,1\}:.*/\1/p')
+NGPUS=${NGPUS:-0}
+if [ "$SELFTEST" = 0 ] && [ "$NGPUS" -lt 1 ]; then
+  echo "gpu-check: no GPU: $GPU_LINE"
+  exit 2
+fi
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+python3 --version
+
+FAILED=()
+SUMMARY=()
+note() { SUMMARY+=("$1"); }
+
+# ---- (1) GPU unit tests ----------------------------------------------------------
+TIMEOUT_FILTER='*TimesOut*'
+if [ "$SELFTEST" = 0 ]; then
+  step "(1) GPU unit tests: shardlin-gpu-tests (timeout tests in step 3)"
+  XML=()
+  [ -n "${OUT:-}" ] && XML=(--gtest_output="xml:$OUT/gpu-tests.xml")
+  T0=$(date +%s)
+  # Everything but the per-test RUN/OK lines: failures keep their details.
+  timeout 600 "$BIN/shardlin-gpu-tests" --gtest_filter="-$TIMEOUT_FILTER" "${XML[@]}" 2>&1 |
+    grep -v -E '^\[ +(RUN|OK) +\]'
+  RC=${PIPESTATUS[0]}
+  if [ "$RC" = 0 ]; then note "PASS  GPU unit tests ($(($(date +%s) - T0)) s)"
+  else note "FAIL  GPU unit tests (exit $RC)"; FAILED+=("unit tests"); fi
+fi
+
+# ---- (2) end-to-end suite through shardlin-exec --------------------------------
+run_suite() { # run_suite BACKEND MAXW
+  local backend=$1 maxw=$2 pass=0 fail=0 skipped=0 name w dt bias dir outdir args t0
+  t0=$(date +%s)
+  while read -r name w dt bias; do
+    [ -n "$name" ] || continue
+    if [ "$w" -gt "$maxw" ]; then skipped=$((skipped + 1)); continue; fi
+    dir="$SUITE/$name"
+    outdir="$WORK/$backend/$name"
+    mkdir -p "$outdir"
+    args=(--arg="$dir/x.{rank}.npy" --arg="$dir/w.npy")
+    [ "$bias" = 1 ] && args+=(--arg="$dir/b.npy")
+    local be=$backend
+    [ "$SELFTEST" = 1 ] && be=threads
+    if ! timeout 300 "$BIN/shardlin-exec" "$dir/program.prog" --world-size="$w" --backend="$be" \
+         --timeout=60 "${args[@]}" --out="$outdir/y.{rank}.npy" >"$outdir/log" 2>&1; then
+      fail=$((fail + 1)); echo "FAIL $backend $name: $(tail -1 "$outdir/log")"; continue
+    fi
+    if ! python3 "$NPYTOOL" check --dir "$dir" --out "$outdir/y.{rank}.npy" --world-size "$w" \
+         --dtype "$dt" >"$outdir/check" 2>&1; then
+      fail=$((fail + 1)); echo "FAIL $backend $name: $(tail -1 "$outdir/check")"; continue
+    fi
+    pass=$((pass + 1))
+  done <"$SUITE/cases.txt"
+  local label=$backend
+  [ "$SELFTEST" = 1 ] && label="$backend (run on threads: --cpu-selftest)"
+  echo "$label: $pass passed, $fail failed, $skipped skipped (W > $maxw) in $(($(date +%s) - t0)) s"
+  if [ "$fail" = 0 ] && [ "$pass" -gt 0 ]; then
+    note "PASS  e2e $label: $pass configurations (W <= $maxw)$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
+  else
+    note "FAIL  e2e $label: $fail of $((pass + fail)) failed"; FAILED+=("e2e $backend")
+  fi
+}
+
+if [ -f "$SUITE/cases.txt" ]; then
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+  step "(2) end-to-end suite ($(wc -l <"$SUITE/cases.txt") configurations in $SUITE)"
+  run_suite cuda-local 8
+  if echo "$VERSION" | grep -q "backends:.*nccl"; then
+    if [ "$SELFTEST" = 1 ]; then run_suite nccl 8; else run_suite nccl "$NGPUS"; fi
+  else
+    note "SKIP  e2e nccl: this build has no NCCL"
+  fi
+else
+  note "FAIL  e2e: no suite at $SUITE (make it with scripts/make-gpu-suite.sh)"
+  FAILED+=("e2e suite missing")
+fi
+
+# ---- (3) timeouts -----------------------------------------------------------------
+if [ "$SELFTEST" = 0 ]; then
+  step "(3) timeout tests: a rank that never joins fails every other within the timeout"
+  XML=()
+  [ -n "${OUT:-}" ] && XML=(--gtest_output="xml:$OUT/timeouts.xml")
+  T0=$(date +%s)
+  timeout 180 "$BIN/shardlin-gpu-tests" --gtest_filter="$TIMEOUT_FILTER" "${XML[@]}" 2>&1 |
+    grep -v -E '^\[ +RUN +\]'
+  RC=${PIPESTATUS[0]}
+  if [ "$RC" = 0 ]; then note "PASS  timeout tests ($(($(date +%s) - T0)) s)"
+  elif [ "$RC" = 124 ]; then note "FAIL  timeout tests HUNG (killed after 180 s)"; FAILED+=("timeouts")
+  else note "FAIL  timeout tests (exit $RC)"; FAILED+=("timeouts"); fi
+fi
+
+# ---- (4) timings ------------------------------------------------------------------
+BENCH_OUT=""
+if [ "$SELFTEST" = 0 ] && [ "$BENCH" = 1 ]; then
+  step "(4) timings: shardlin-gpu-bench"
+  BENCH_ARGS=()
+  [ "$QUICK" = 1 ] && BENCH_ARGS=(--gemm-size=4096 --gemm-reps=10 --coll-mib=64 --coll-reps=10)
+  BENCH_OUT=$(timeout 300 "$BIN/shardlin-gpu-bench" "${BENCH_ARGS[@]}" 2>&1)
+  RC=$?
+  echo "$BENCH_OUT"
+  if [ "$RC" = 0 ]; then note "PASS  timings"
+  else note "FAIL  timings (exit $RC)"; FAILED+=("timings"); fi
+fi
+
+# ---- Results ----------------------------------------------------------------------
+step "results"
+RESULTS_FILE=/dev/null
+[ -n "${OUT:-}" ] && RESULTS_FILE="$OUT/gpu-results.md"
+{
+  echo "# gpu-check results"
+  echo
+  echo "- commit: $(cat "${PREBUILT:-/nonexistent}/COMMIT" 2>/dev/null || git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- gpu: $GPU_LINE"
+  echo "- mode: $MODE$([ "$SELFTEST" = 1 ] && echo ', --cpu-selftest (no GPU used)')"
+  echo
+  echo '```'
+  printf '%s\n' "${SUMMARY[@]}"
+  echo '```'
+  if [ -n "$BENCH_OUT" ]; then
+    echo
+    echo '```'
+    echo "$BENCH_OUT"
+    echo '```'
+  fi
+} | tee "$RESULTS_FILE"
+if [ ${#FAILED[@]} -gt 0 ]; then
+  echo "gpu-check: FAILED: ${FAILED[*]}"
+  exit 1
+fi
+echo "gpu-check: all checks passed ($(($(date +%s) - START)) s)"
+exit 0

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Prepares, on a machine with LLVM/MLIR 22 (this one), everything
+# scripts/gpu-check.sh needs on a GPU machine that has no LLVM:
+#
+#   OUT/bin/    shardlin-exec, shardlin-gpu-tests, shardlin-gpu-bench: a
+#               runtime-only Release build (no MLIR, no MPI), stripped
+#   OUT/lib/    the shared libraries they need that a GPU machine may lack
+#               (OpenBLAS and its Fortran runtime); CUDA, cuBLAS and NCCL are
+#               NOT carried: gpu-check.sh takes them from the GPU machine
+#   OUT/lib-fallback/
+#               this machine's libstdc++/libgcc_s, used only if the GPU
+#               machine's are older than the ones the binaries were built with
+#   OUT/suite/  the end-to-end suite: one directory per configuration with
+#               the compiled program (shardlin-run --emit-program), the .npy
+#               inputs and the float64 references (scripts/npytool.py), and
+#               cases.txt listing "name world-size dtype bias" per line
+#
+# usage: scripts/make-gpu-suite.sh [--out DIR] [--build-dir DIR]
+#                                  [--compiler-build DIR] [--suite-only]
+#                                  [--quick] [--jobs N]
+#   --out DIR             where to write (default build-gpu/pkg; build*/ is
+#                         git-ignored, so the device tool carries it with
+#                         carry=["build-gpu/pkg"])
+#   --build-dir DIR       the runtime-only build (default build-gpu/runtime)
+#   --compiler-build DIR  the build with shardlin-run (default build)
+#   --suite-only          only (re)generate OUT/suite
+#   --quick               a small suite (a few configurations per W)
+#
+# Then, on the GPU machine: bash scripts/gpu-check.sh --prebuilt build-gpu/pkg
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="$ROOT/build-gpu/pkg"
+RT_BUILD="$ROOT/build-gpu/runtime"
+COMPILER_BUILD="$ROOT/build"
+SUITE_ONLY=0
+QUICK=0
+JOBS=2
+
+die() { echo "make-gpu-suite: error: $*" >&2; exit 1; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) OUT="${2:?--out needs a directory}"; shift 2 ;;
+    --out=*) OUT="${1#*=}"; shift ;;
+    --build-dir) RT_BUILD="${2:?--build-dir needs a directory}"; shift 2 ;;
+    --build-dir=*) RT_BUILD="${1#*=}"; shift ;;
+    --compiler-build) COMPILER_BUILD="${2:?--compiler-build needs a directory}"; shift 2 ;;
+    --compiler-build=*) COMPILER_BUILD="${1#*=}"; shift ;;
+    --suite-only) SUITE_ONLY=1; shift ;;
+    --quick) QUICK=1; shift ;;
+    --jobs) JOBS="${2:?--jobs needs a number}"; shift 2 ;;
+    --jobs=*) JOBS="${1#*=}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+case "$JOBS" in ''|*[!0-9]*) die "--jobs must be a positive integer, got '$JOBS'" ;; esac
+
+RUN="$COMPILER_BUILD/bin/shardlin-run"
+NPYTOOL="$ROOT/scripts/npytool.py"
+[ -x "$RUN" ] || die "$RUN not found: build the compiler first (cmake --build $COMPILER_BUILD)"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+
+# ---- The runtime-only build and its libraries --------------------------------
+if [ "$SUITE_ONLY" = 0 ]; then
+  echo "make-gpu-suite: runtime-only build in $RT_BUILD"
+  cmake -S "$ROOT" -B "$RT_BUILD" -G Ninja -DSHARDLIN_ENABLE_COMPILER=OFF \
+    -DSHARDLIN_ENABLE_MPI=OFF -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >"$RT_BUILD.configure.log" 2>&1 ||
+    { cat "$RT_BUILD.configure.log" >&2; die "configuring the runtime-only build failed"; }
+  grep -q "GPU backends enabled" "$RT_BUILD.configure.log" ||
+    die "the runtime-only build has no GPU backends (no CUDA toolkit found; see $RT_BUILD.configure.log)"
+  cmake --build "$RT_BUILD" -j "$JOBS" --target shardlin-exec shardlin-gpu-tests shardlin-gpu-bench
+  rm -rf "$OUT/bin" "$OUT/lib" "$OUT/lib-fallback"
+  mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-fallback"
+  for exe in shardlin-exec shardlin-gpu-tests shardlin-gpu-bench; do
+    cp "$RT_BUILD/bin/$exe" "$OUT/bin/"
+    strip "$OUT/bin/$exe"
+  done
+  # Every library a binary loads that is neither glibc, the C++ runtime, nor
+  # CUDA's (which the GPU machine provides, matching its driver).
+  ldd "$OUT"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+    while read -r name path; do
+      case "$name" in
+        libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
+        libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libnccl.so.*) ;;
+        libstdc++.so.*|libgcc_s.so.*) cp -L "$path" "$OUT/lib-fallback/$name" ;;
+        *) cp -L "$path" "$OUT/lib/$name" ;;
+      esac
+    done
+  git -C "$ROOT" rev-parse HEAD >"$OUT/COMMIT" 2>/dev/null || echo unknown >"$OUT/COMMIT"
+fi
+
+# ---- The end-to-end suite ------------------------------------------------------
+SUITE="$OUT/suite"
+rm -rf "$SUITE"
+mkdir -p "$SUITE"
+CASES="$SUITE/cases.txt"
+: >"$CASES"
+
+# dims joined with 'x' -> MLIR "AxBxK" prefix; empty batch -> 1-D input.
+tensor() { # tensor DIMS... DTYPE
+  local s="tensor<" d
+  local n=$#
+  local dt="${!n}"
+  for d in "${@:1:$((n - 1))}"; do s+="${d}x"; done
+  echo "${s}${dt}>"
+}
+
+# linear_mlir DIM N K "P0, P1, ..." "BATCH (space separated)" BIAS(0/1) DTYPE
+linear_mlir() {
+  local dim=$1 n=$2 k=$3 placements=$4 batch=$5 bias=$6 dt=$7
+  local x y b w
+  # shellcheck disable=SC2086
+  x=$(tensor $batch "$k" "$dt")
+  # shellcheck disable=SC2086
+  y=$(tensor $batch "$n" "$dt")
+  b=$(tensor "$n" "$dt")
+  w="!shardlin.sharded<$(tensor "$n" "$k" "$dt"), #shardlin.chunk<dim = $dim, placements = [$placements]>>"
+  if [ "$bias" = 1 ]; then
+    printf 'func.func @main(%%x: %s, %%w: %s, %%b: %s) -> %s {\n' "$x" "$w" "$b" "$y"
+    printf '  %%y = shardlin.linear %%x, %%w, %%b : (%s, %s, %s) -> %s\n' "$x" "$w" "$b" "$y"
+  else
+    printf 'func.func @main(%%x: %s, %%w: %s) -> %s {\n' "$x" "$w" "$y"
+    printf '  %%y = shardlin.linear %%x, %%w : (%s, %s) -> %s\n' "$x" "$w" "$y"
+  fi
+  printf '  return %%y : %s\n}\n' "$y"
+}
+
+# Placements of W ranks: identity, reversed, evens-then-odds.
+perm() { # perm KIND W
+  local kind=$1 w=$2 i out=()
+  case "$kind" in
+    id) for ((i = 0; i < w; i++)); do out+=("$i"); done ;;
+    rev) for ((i = w - 1; i >= 0; i--)); do out+=("$i"); done ;;
+    evenodd)
+      for ((i = 0; i < w; i += 2)); do out+=("$i"); done
+      for ((i = 1; i < w; i += 2)); do out+=("$i"); done ;;
+  esac
+  local IFS=,
+  echo "${out[*]}" | sed 's/,/, /g'
+}
+
+# The size of the sharded dim that leaves empty chunks at W (as
+# unittests/EndToEnd/E2ESupport.cpp): 5 over 4, 3 over 5, 6 over 8, else W-1.
+empty_size() {
+  case "$1" in 4) echo 5 ;; 5) echo 3 ;; 8) echo 6 ;; *) echo $(($1 - 1)) ;; esac
+}
+
+SEED=1000
+NCASES=0
+# add_case NAME W DIM N K PLACEMENTS "BATCH" BIAS DTYPE STRATEGY
+add_case() {
+  local name=$1 w=$2 dim=$3 n=$4 k=$5 placements=$6 batch=$7 bias=$8 dt=$9 strategy=${10}
+  local dir="$SUITE/$name"
+  mkdir -p "$dir"
+  linear_mlir "$dim" "$n" "$k" "$placements" "$batch" "$bias" "$dt" >"$dir/linear.mlir"
+  "$RUN" "$dir/linear.mlir" --strategy="$strategy" --emit-program="$dir/program.prog" ||
+    die "compiling $name failed"
+  SEED=$((SEED + 1))
+  local biasflag=() shape
+  [ "$bias" = 1 ] && biasflag=(--bias)
+  shape=$(echo "$batch" | tr ' ' 'x')
+  python3 "$NPYTOOL" gen-linear --n "$n" --k "$k" --batch-shape "$shape" \
+    --world-size "$w" "${biasflag[@]}" --dtype "$dt" --seed "$SEED" --out-dir "$dir" ||
+    die "making the data of $name failed"
+  echo "$name $w $dt $bias" >>"$CASES"
+  NCASES=$((NCASES + 1))
+}
+
+echo "make-gpu-suite: generating the end-to-end suite in $SUITE"
+for w in 1 2 3 4 5 6 7 8; do
+  strategies=(activations)
+  [ "$w" -gt 1 ] && strategies+=(gather-weight)
+  for dim in 1 0; do
+    side=$([ "$dim" = 1 ] && echo row || echo col)
+    for strategy in "${strategies[@]}"; do
+      st=$([ "$strategy" = activations ] && echo act || echo gw)
+      # Uneven 11 x 19 with a bias, placements reversed.
+      add_case "${side}_W${w}_uneven_rev_f32_${st}" "$w" "$dim" 11 19 "$(perm rev "$w")" "5" 1 f32 "$strategy"
+      [ "$QUICK" = 1 ] && continue
+      # Empty chunks: the sharded dim from empty_size, 1-D input, no bias.
+      if [ "$w" -gt 1 ]; then
+        e=$(empty_size "$w")
+        if [ "$dim" = 1 ]; then n=7 k=$e; else n=$e k=7; fi
+        add_case "${side}_W${w}_empty_evenodd_f32_${st}" "$w" "$dim" "$n" "$k" "$(perm evenodd "$w")" "" 0 f32 "$strategy"
+      fi
+    done
+  done
+  [ "$QUICK" = 1 ] && continue
+  # Every other dtype, one sharding dim each (alternating with W), 3-D or
+  # 2-D inputs, both strategies across W.
+  s1=activations; s2=gather-weight
+  [ "$w" = 1 ] && s2=activations
+  add_case "W${w}_bf16_3d" "$w" $((w % 2)) 11 19 "$(perm evenodd "$w")" "2 3" 1 bf16 "$s1"
+  add_case "W${w}_f16_nobias" "$w" $(((w + 1) % 2)) 11 19 "$(perm rev "$w")" "5" 0 f16 "$s2"
+  add_case "W${w}_f64" "$w" $((w % 2)) 11 19 "$(perm id "$w")" "4" 1 f64 "$s2"
+done
+if [ "$QUICK" = 0 ]; then
+  # Larger uneven shapes (67 x 97, 21 rows): cuBLAS's tensor-core kernels.
+  for w in 3 8; do
+    for dim in 1 0; do
+      side=$([ "$dim" = 1 ] && echo row || echo col)
+      for dt in f32 bf16; do
+        add_case "${side}_W${w}_large_${dt}_act" "$w" "$dim" 67 97 "$(perm evenodd "$w")" "3 7" 1 "$dt" activations
+        add_case "${side}_W${w}_large_${dt}_gw" "$w" "$dim" 67 97 "$(perm rev "$w")" "3 7" 1 "$dt" gather-weight
+      done
+    done
+  done
+fi
+
+SIZE=$(du -sk "$OUT" | awk '{print $1}')
+echo "make-gpu-suite: $NCASES configurations in $SUITE; $OUT is $((SIZE / 1024)) MiB"
+if [ "$SIZE" -gt $((60 * 1024)) ]; then
+  echo "make-gpu-suite: warning: over 60 MiB; the device tool carries at most 64 MiB with the working tree" >&2
+fi
