@@ -71,6 +71,10 @@ Status packPieces(LocalOps &ops, const Exchange &ex, const char *src,
   const DimSplit &v = ex.view;
   for (size_t p = 0; p < ex.ranges.size(); ++p) {
     const Range &r = ex.ranges[p];
+    // An empty piece copies nothing, and its buffers may be null: no
+    // pointer arithmetic on them (an offset from null is undefined).
+    if (v.outer == 0 || r.size == 0 || v.inner == 0)
+      continue;
     SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
         src + r.offset * v.inner * elt, v.n * v.inner * elt,
         staging + ex.displs[p] * elt, r.size * v.inner * elt, v.outer,
@@ -84,6 +88,8 @@ Status unpackPieces(LocalOps &ops, const Exchange &ex, const char *staging,
   const DimSplit &v = ex.view;
   for (size_t p = 0; p < ex.ranges.size(); ++p) {
     const Range &r = ex.ranges[p];
+    if (v.outer == 0 || r.size == 0 || v.inner == 0)
+      continue; // As in packPieces.
     SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
         staging + ex.displs[p] * elt, r.size * v.inner * elt,
         dst + r.offset * v.inner * elt, v.n * v.inner * elt, v.outer,
@@ -134,6 +140,15 @@ struct Plan::Impl {
   Status error(const Instr &in, const std::string &msg) const {
     std::string where = in.location.empty() ? "" : in.location + ": ";
     return Status::error(where + "shardlin." + opCodeName(in.op) + ": " + msg);
+  }
+
+  /// Checks that a shape derived from a value's type fits in int64
+  /// elements and bytes, before anything multiplies its dims.
+  Status checkSize(const Instr &in, const std::vector<int64_t> &shape,
+                   int v) const {
+    int64_t count = 0;
+    Status sized = checkedNumElements(shape, count, eltSize(v));
+    return sized ? sized : error(in, sized.message());
   }
 
   Status resolve(int rank, Allocator &allocator);
@@ -217,7 +232,10 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
         if (d == kDynamic)
           return error(in, "a reshape to a rank-dependent shape is not "
                            "supported");
-      int64_t n = product(out, 0, out.size());
+      int64_t n = 0;
+      Status sized = checkedNumElements(out, n, eltSize(r));
+      if (!sized)
+        return error(in, sized.message());
       if (n != numElements(in.operands[0]))
         return error(in, "reshape from " + formatShape(shapes[in.operands[0]]) +
                              " to " + formatShape(out) +
@@ -252,6 +270,8 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
                              std::to_string(d) + " but its chunk of " +
                              std::to_string(out[d]) + " has " +
                              std::to_string(layout.ofRank(rank).size));
+      // The gathered shape is new: check its size before any product of it.
+      SHARDLIN_RETURN_IF_ERROR(checkSize(in, out, r));
       std::vector<Range> ranges;
       for (int p = 0; p < worldSize; ++p)
         ranges.push_back(layout.ofRank(p));
@@ -275,6 +295,7 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
       out = src;
       out[sd] = splitLayout.ofRank(rank).size;
       out[cd] = outType[cd];
+      SHARDLIN_RETURN_IF_ERROR(checkSize(in, out, r));
       std::vector<Range> sendRanges, recvRanges;
       for (int p = 0; p < worldSize; ++p) {
         sendRanges.push_back(splitLayout.ofRank(p));
@@ -403,6 +424,8 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
       if (st.chunkView.outer == 1)
         break; // A view.
       const DimSplit &v = st.chunkView;
+      if (v.outer == 0 || st.chunkRange.size == 0 || v.inner == 0)
+        break; // Nothing to copy (and maybe null buffers, as in packPieces).
       status = ops.copyRows(
           ptr(in.operands[0]) + st.chunkRange.offset * v.inner * elt,
           v.n * v.inner * elt, ptr(r), st.chunkRange.size * v.inner * elt,

@@ -52,14 +52,33 @@ Status Program::validate() const {
   if (args.size() > values.size())
     return Status::error("program '" + name + "' has more arguments than values");
   std::vector<bool> defined(values.size(), false);
-  for (size_t i = 0; i < args.size(); ++i)
+  for (size_t i = 0; i < args.size(); ++i) {
     defined[i] = true;
+    // Value i is argument i: a plan sizes the argument from one and its
+    // uses from the other, so they must be the same type.
+    if (args[i].type.dtype != values[i].dtype ||
+        args[i].type.shape != values[i].shape)
+      return Status::error(
+          "argument " + std::to_string(i) + " has type " +
+          dtypeName(args[i].type.dtype) + " " + formatShape(args[i].type.shape) +
+          " but value " + std::to_string(i) + " has type " +
+          dtypeName(values[i].dtype) + " " + formatShape(values[i].shape));
+  }
   auto checkSpec = [&](const ChunkSpec &spec, size_t rankOf,
                        const std::string &what) -> Status {
     std::string problem = checkPlacements(spec.placements);
     if (!problem.empty())
       return Status::error(what + ": " + problem);
-    if (worldSize != 0 && spec.numChunks() != worldSize)
+    // A program with chunk specs is compiled for one world size; world_size
+    // 0 ("any") would let a plan index the chunk tables with ranks they do
+    // not have.
+    if (worldSize == 0)
+      return Status::error(what + " has a chunk spec of " +
+                           std::to_string(spec.numChunks()) +
+                           " chunks but the program's world size is 0 "
+                           "(only a program without chunk specs runs on any "
+                           "number of ranks)");
+    if (spec.numChunks() != worldSize)
       return Status::error(what + " has " + std::to_string(spec.numChunks()) +
                            " chunks but the program runs on " +
                            std::to_string(worldSize) + " ranks");
@@ -210,9 +229,13 @@ public:
     int64_t n = 0;
     SHARDLIN_RETURN_IF_ERROR(integer(spec.dim, 0, 64));
     SHARDLIN_RETURN_IF_ERROR(integer(n, 1, 1 << 20));
-    spec.placements.resize(n);
-    for (int64_t i = 0; i < n; ++i)
-      SHARDLIN_RETURN_IF_ERROR(integer(spec.placements[i], 0, n - 1));
+    // Grown as read, so a large count on a short line allocates nothing.
+    spec.placements.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t p = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(p, 0, n - 1));
+      spec.placements.push_back(p);
+    }
     return Status::ok();
   }
   std::string rest() {
@@ -298,7 +321,8 @@ Status parseProgram(const std::string &text, Program &out) {
   if (!next() || line != "shardlin-program v1")
     return Status::error("not a shardlin program (expected the header "
                          "'shardlin-program v1')");
-  bool sawEnd = false;
+  bool sawEnd = false, sawValues = false;
+  int64_t declaredValues = 0;
   size_t numArgs = 0;
   while (next()) {
     Tokens t(line, lineNo);
@@ -309,26 +333,36 @@ Status parseProgram(const std::string &text, Program &out) {
     } else if (kw == "world_size") {
       SHARDLIN_RETURN_IF_ERROR(t.integer(p.worldSize, 0, 1 << 20));
     } else if (kw == "values") {
-      int64_t n = 0;
-      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 1 << 24));
-      p.values.resize(n);
+      SHARDLIN_RETURN_IF_ERROR(t.integer(declaredValues, 0, 1 << 24));
+      if (sawValues)
+        return t.err("a second 'values' line");
+      sawValues = true;
     } else if (kw == "value") {
+      // Value lines come in order and each adds one value, so the values
+      // grow with the text: a large count on the 'values' line allocates
+      // nothing by itself.
       int64_t id = 0;
-      SHARDLIN_RETURN_IF_ERROR(
-          t.integer(id, 0, static_cast<int64_t>(p.values.size()) - 1));
+      SHARDLIN_RETURN_IF_ERROR(t.integer(id, 0, declaredValues - 1));
+      if (static_cast<size_t>(id) != p.values.size())
+        return t.err("expected value " + std::to_string(p.values.size()) +
+                     ", got value " + std::to_string(id) +
+                     " (value lines are numbered in order)");
+      p.values.emplace_back();
       std::string dt;
       t.word(dt);
       auto parsed = parseDType(dt);
       if (!parsed)
         return t.err("unknown element type '" + dt + "'");
-      p.values[id].dtype = *parsed;
-      SHARDLIN_RETURN_IF_ERROR(t.shape(p.values[id].shape));
+      p.values.back().dtype = *parsed;
+      SHARDLIN_RETURN_IF_ERROR(t.shape(p.values.back().shape));
     } else if (kw == "arg") {
       int64_t id = 0;
-      SHARDLIN_RETURN_IF_ERROR(
-          t.integer(id, 0, static_cast<int64_t>(p.values.size()) - 1));
+      SHARDLIN_RETURN_IF_ERROR(t.integer(id, 0, declaredValues - 1));
       if (static_cast<size_t>(id) != numArgs)
         return t.err("arguments must be numbered in order");
+      if (static_cast<size_t>(id) >= p.values.size())
+        return t.err("argument " + std::to_string(id) +
+                     " comes before its 'value' line");
       Argument a;
       a.type = p.values[id];
       std::string kind;
@@ -400,6 +434,10 @@ Status parseProgram(const std::string &text, Program &out) {
   }
   if (!sawEnd)
     return Status::error("shardlin program is truncated (no 'end' line)");
+  if (p.values.size() != static_cast<size_t>(declaredValues))
+    return Status::error("shardlin program declares " +
+                         std::to_string(declaredValues) + " values but has " +
+                         std::to_string(p.values.size()) + " 'value' lines");
   SHARDLIN_RETURN_IF_ERROR(p.validate());
   out = std::move(p);
   return Status::ok();

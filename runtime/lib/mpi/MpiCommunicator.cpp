@@ -37,7 +37,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <sstream>
 #include <string>
@@ -87,7 +89,47 @@ struct InFlight {
   std::vector<int> counts, displs, counts2, displs2;
   std::unique_ptr<unsigned char[]> packed;
   std::unique_ptr<float[]> f32Send, f32Recv;
+  /// True if MPI reads or writes the caller's buffers (every collective but
+  /// a barrier). Once such a collective has timed out, its caller has been
+  /// told it failed and may free those buffers, while a late peer can still
+  /// make MPI write them: after that, nothing may drive MPI's progress (any
+  /// MPI call that communicates), so the job must end with MPI_Abort.
+  bool userBuffers = true;
 };
+
+/// True if any of `states` uses its caller's buffers (see InFlight).
+bool anyUserBuffers(const std::vector<std::unique_ptr<InFlight>> &states) {
+  for (const auto &state : states)
+    if (state->userBuffers)
+      return true;
+  return false;
+}
+
+/// Collectives of this process that timed out and were still pending when
+/// their communicator went away. MPI owns them until they complete (a
+/// pending collective request may be neither cancelled nor freed), and
+/// MPI_Finalize would wait for them forever if a peer never joins: the
+/// MpiSession checks this list and ends the job with MPI_Abort instead
+/// (~MpiSession). Process-wide because MPI's state is. Never destroyed: MPI
+/// may write the staging buffers until the process ends.
+struct PendingCollectives {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<InFlight>> states;
+};
+PendingCollectives &pendingCollectives() {
+  static PendingCollectives *pending = new PendingCollectives();
+  return *pending;
+}
+
+/// Tests `state`'s request once; true if it is complete (or MPI failed it).
+bool completedNow(InFlight &state) {
+  if (state.request == MPI_REQUEST_NULL)
+    return true;
+  int done = 0;
+  if (MPI_Test(&state.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    return true;
+  return done != 0;
+}
 
 template <typename T> bool allocate(std::unique_ptr<T[]> &p, int64_t n) {
   if (n <= 0)
@@ -174,12 +216,31 @@ private:
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized)
-    MPI_Comm_free(&comm_);
-  // Staging memory of a timed-out collective may still be written by MPI;
-  // leak it rather than hand it back to the allocator.
+  if (finalized) {
+    // Staging memory of a timed-out collective may still be written by
+    // MPI; leak it rather than hand it back to the allocator.
+    for (auto &state : abandoned_)
+      (void)state.release();
+    return;
+  }
+  // A timed-out barrier completes if its late ranks joined after all, and
+  // testing it is safe. A timed-out collective on the caller's buffers must
+  // not be tested (see InFlight::userBuffers). One still pending keeps its
+  // communicator and staging memory, and makes ~MpiSession end the job
+  // with MPI_Abort rather than finalize.
+  std::vector<std::unique_ptr<InFlight>> stillPending;
+  const bool mayProgress = !anyUserBuffers(abandoned_);
   for (auto &state : abandoned_)
-    (void)state.release();
+    if (!mayProgress || !completedNow(*state))
+      stillPending.push_back(std::move(state));
+  if (stillPending.empty()) {
+    MPI_Comm_free(&comm_);
+    return;
+  }
+  PendingCollectives &pending = pendingCollectives();
+  std::lock_guard<std::mutex> lock(pending.mutex);
+  for (auto &state : stillPending)
+    pending.states.push_back(std::move(state));
 }
 
 Status MpiCommunicator::complete(std::unique_ptr<InFlight> &state,
@@ -515,6 +576,7 @@ Status MpiCommunicator::barrier() {
   const std::string at = where("barrier");
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
   auto state = std::make_unique<InFlight>();
+  state->userBuffers = false;
   SHARDLIN_RETURN_IF_ERROR(
       check(MPI_Ibarrier(comm_, &state->request), at, "MPI_Ibarrier"));
   SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ibarrier"));
@@ -555,6 +617,14 @@ Status MpiSession::create(int *argc, char ***argv,
                            "thread level " +
                            std::to_string(provided) +
                            ", below MPI_THREAD_FUNNELED");
+    // Open MPI 4.1 reports an error of a nonblocking collective (e.g.
+    // MPI_ERR_TRUNCATE when a peer sends more than expected) through
+    // MPI_COMM_WORLD's error handler, not that of the request's
+    // communicator, so MPI_ERRORS_RETURN on our communicators alone does
+    // not stop the default MPI_ERRORS_ARE_FATAL from killing the job
+    // without a word about the collective. The process is ours (we
+    // initialized MPI): errors come back as codes everywhere.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
   int rc = MPI_Comm_rank(MPI_COMM_WORLD, &session->rank_);
   if (rc == MPI_SUCCESS)
@@ -572,8 +642,45 @@ MpiSession::~MpiSession() {
     return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized)
-    MPI_Finalize();
+  if (finalized)
+    return;
+  // A collective that timed out and is still pending means a peer never
+  // joined it (it died, hangs, or left the collective sequence), and
+  // MPI_Finalize would wait for it forever. If it works on a caller's
+  // buffers, even testing it is unsafe (InFlight::userBuffers). Either way
+  // the job is ended with MPI_Abort instead; the caller has printed its
+  // error by now. A timed-out barrier gets a short grace to complete (a late
+  // rank may have joined it after all).
+  bool pending = false;
+  {
+    PendingCollectives &all = pendingCollectives();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    // Testing drives MPI's progress, which must not happen while a
+    // timed-out collective may still write a caller's freed buffers.
+    pending = anyUserBuffers(all.states);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (!pending && !all.states.empty()) {
+      for (auto &state : all.states)
+        if (!completedNow(*state))
+          pending = true;
+      if (!pending || std::chrono::steady_clock::now() >= deadline)
+        break;
+      pending = false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (pending) {
+    std::string line = "shardlin: rank " + std::to_string(rank_) +
+                       ": a collective timed out and may still be pending; "
+                       "ending the MPI job with MPI_Abort (MPI_Finalize "
+                       "would wait for it forever)\n";
+    std::fflush(stdout);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
 }
 
 Status createMpiCommunicator(const CommOptions &options,

@@ -126,9 +126,14 @@ struct StrategyPattern : OpRewritePattern<LinearOp> {
   std::optional<LoweringDecision> chosen(LinearOp op) const {
     if (op.getWeightType().getNumRanks() == 1)
       return std::nullopt;
-    // Diagnostics were emitted by checkLowerable, which ran first.
+    // Diagnostics were emitted by checkLowerable, which ran first in the
+    // pass. Pipelines that use the patterns alone may not have run it: the
+    // pattern then does not match, rather than compute with sizes that
+    // overflow.
     ScopedDiagnosticHandler quiet(op.getContext(),
                                   [](Diagnostic &) { return success(); });
+    if (failed(checkLowerable(op, options)))
+      return std::nullopt;
     FailureOr<LoweringDecision> d = decideLowering(op, options);
     if (failed(d) || d->strategy != Kind)
       return std::nullopt;
@@ -171,6 +176,13 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getWeightType().getNumRanks() != 1)
       return rewriter.notifyMatchFailure(op, "more than one rank");
+    {
+      // As in StrategyPattern::chosen: sizes are checked before use.
+      ScopedDiagnosticHandler quiet(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      if (failed(checkLowerable(op)))
+        return rewriter.notifyMatchFailure(op, "sizes overflow");
+    }
     Location loc = op.getLoc();
     FlatLinear f = flattenInput(op, rewriter);
     Value a = LocalShardOp::create(rewriter, loc,
@@ -375,9 +387,15 @@ LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
     return op.emitOpError() << "sizes overflow 64-bit arithmetic: " << batch
                             << " rows x " << w << " ranks with a " << n
                             << " x " << k << " weight";
-  // Byte counts of the cost model are 64-bit too.
+  // Byte counts of the cost model are 64-bit too. Every product and sum
+  // here is checked: the operands themselves may be near the int64 limit.
   const int64_t elt = 8;
-  if (!llvm::checkedMul(*stacked * elt, n + k) || !llvm::checkedMul(n * k, elt * w))
+  std::optional<int64_t> stackedBytes = llvm::checkedMul(*stacked, elt);
+  std::optional<int64_t> nPlusK = llvm::checkedAdd(n, k);
+  std::optional<int64_t> rankBytes = llvm::checkedMul(elt, w);
+  if (!stackedBytes || !nPlusK || !rankBytes ||
+      !llvm::checkedMul(*stackedBytes, *nPlusK) ||
+      !llvm::checkedMul(n * k, *rankBytes))
     return op.emitOpError() << "sizes overflow 64-bit byte counts: " << batch
                             << " rows x " << w << " ranks with a " << n
                             << " x " << k << " weight";

@@ -19,7 +19,11 @@ bool mpiAvailable();
 
 /// Owns MPI initialization for a process: initializes MPI (thread level
 /// MPI_THREAD_FUNNELED) if it is not initialized yet, and finalizes it on
-/// destruction if it initialized it.
+/// destruction if it initialized it. If a collective of this process timed
+/// out and may still be pending (a peer died or never joined), the
+/// destructor ends the whole job with MPI_Abort(MPI_COMM_WORLD, 1) instead:
+/// MPI_Finalize would wait for the collective forever, and MPI may still
+/// write the buffers its caller has freed. Callers print their error first.
 class MpiSession {
 public:
   static Status create(int *argc, char ***argv,

@@ -1,0 +1,420 @@
+//===- BenchCommon.cpp - Timing, data, JSON and the cost model glue -------===//
+
+#include "BenchCommon.h"
+
+#include "shardlin/Analysis/CostModel.h"
+#include "shardlin/runtime/ChunkLayout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+namespace shardlin::bench {
+
+//===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+static double sortedAt(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  if (q <= 0)
+    return v.front();
+  if (q >= 1)
+    return v.back();
+  // The median of an even count is the mean of the two middle values.
+  double pos = q * (v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = static_cast<size_t>(std::ceil(pos));
+  return 0.5 * (v[lo] + v[hi]);
+}
+
+double Timing::median() const { return sortedAt(perRun, 0.5); }
+double Timing::min() const { return sortedAt(perRun, 0); }
+double Timing::max() const { return sortedAt(perRun, 1); }
+
+double nowSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+void planTrials(double oneRun, const TimingOptions &opt, int &iters,
+                int &trials) {
+  oneRun = std::max(oneRun, 1e-7);
+  iters = static_cast<int>(std::clamp(std::round(opt.trialSeconds / oneRun),
+                                      1.0, double(opt.maxItersPerTrial)));
+  trials = static_cast<int>(std::clamp(
+      std::ceil(opt.minSeconds / (oneRun * iters)), double(opt.minTrials),
+      double(std::max(opt.minTrials, opt.maxTrials))));
+}
+
+rt::Status gatherDoubles(rt::Communicator &comm,
+                         const std::vector<double> &mine,
+                         std::vector<double> &all) {
+  const int w = comm.worldSize();
+  const int64_t n = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> counts(w, n), displs(w);
+  for (int r = 0; r < w; ++r)
+    displs[r] = r * n;
+  all.assign(static_cast<size_t>(n) * w, 0.0);
+  return comm.allGatherV(mine.data(), n, all.data(), counts, displs,
+                         rt::DType::F64);
+}
+
+rt::Status timeOnRank(rt::Communicator &comm, const TimingOptions &opt,
+                      const std::function<rt::Status()> &run, Timing &timing,
+                      uint64_t &bytesPerRun, bool &bytesConsistent) {
+  const int w = comm.worldSize();
+  // Warm-up; the last one is timed (after a barrier) to size the trials and
+  // counts the bytes of one run.
+  double warm = 0;
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) {
+    SHARDLIN_RETURN_IF_ERROR(comm.barrier());
+    comm.resetStats();
+    double t0 = nowSeconds();
+    SHARDLIN_RETURN_IF_ERROR(run());
+    warm = nowSeconds() - t0;
+    bytesPerRun = comm.stats().bytesSent;
+  }
+  std::vector<double> warms;
+  SHARDLIN_RETURN_IF_ERROR(gatherDoubles(comm, {warm}, warms));
+  double slowest = *std::max_element(warms.begin(), warms.end());
+  int iters = 1, trials = 1;
+  planTrials(slowest, opt, iters, trials);
+
+  std::vector<double> starts(trials), ends(trials);
+  bytesConsistent = true;
+  for (int t = 0; t < trials; ++t) {
+    SHARDLIN_RETURN_IF_ERROR(comm.barrier());
+    comm.resetStats();
+    starts[t] = nowSeconds();
+    for (int i = 0; i < iters; ++i)
+      SHARDLIN_RETURN_IF_ERROR(run());
+    ends[t] = nowSeconds();
+    if (comm.stats().bytesSent != bytesPerRun * static_cast<uint64_t>(iters))
+      bytesConsistent = false;
+  }
+  std::vector<double> mine = starts, all;
+  mine.insert(mine.end(), ends.begin(), ends.end());
+  mine.push_back(bytesConsistent ? 1.0 : 0.0);
+  SHARDLIN_RETURN_IF_ERROR(gatherDoubles(comm, mine, all));
+  const size_t stride = mine.size();
+  timing = Timing();
+  timing.iters = iters;
+  timing.trials = trials;
+  for (int t = 0; t < trials; ++t) {
+    double first = INFINITY, last = -INFINITY;
+    for (int r = 0; r < w; ++r) {
+      first = std::min(first, all[r * stride + t]);
+      last = std::max(last, all[r * stride + trials + t]);
+    }
+    timing.perRun.push_back((last - first) / iters);
+  }
+  for (int r = 0; r < w; ++r)
+    if (all[r * stride + 2 * trials] == 0.0)
+      bytesConsistent = false;
+  return rt::Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Cases and the cost model
+//===----------------------------------------------------------------------===//
+
+double LinearCase::flops() const {
+  return 2.0 * worldSize() * double(rows) * double(n) * double(k);
+}
+
+std::string LinearCase::label() const {
+  std::string s = backend + " W" + std::to_string(worldSize()) + " dim" +
+                  std::to_string(dim) + " B" + std::to_string(rows) + " N" +
+                  std::to_string(n) + " K" + std::to_string(k) + " " +
+                  strategy;
+  return s;
+}
+
+uint64_t LinearResult::maxBytesSent() const {
+  return bytesSent.empty() ? 0
+                           : *std::max_element(bytesSent.begin(),
+                                               bytesSent.end());
+}
+uint64_t LinearResult::maxBytesPredicted() const {
+  return bytesPredicted.empty()
+             ? 0
+             : *std::max_element(bytesPredicted.begin(), bytesPredicted.end());
+}
+bool LinearResult::bytesMatch() const {
+  return bytesSent == bytesPredicted && bytesConsistent;
+}
+
+static LinearShape shapeOf(const LinearCase &c) {
+  LinearShape s;
+  s.rows = c.rows;
+  s.n = c.n;
+  s.k = c.k;
+  s.dim = c.dim;
+  s.placements = c.placements;
+  s.elementBytes = 4;
+  return s;
+}
+
+std::vector<uint64_t> predictBytes(const LinearCase &c,
+                                   const std::string &chosen) {
+  if (c.worldSize() == 1)
+    return {0};
+  std::optional<Strategy> s = parseStrategy(chosen);
+  if (!s)
+    return std::vector<uint64_t>(c.worldSize(), UINT64_MAX);
+  return estimateCost(shapeOf(c), *s, MachineModel()).bytesSent;
+}
+
+std::string modelChoice(const LinearCase &c) {
+  if (c.worldSize() == 1)
+    return "local";
+  std::optional<Strategy> s = chooseStrategy(shapeOf(c), MachineModel(), 0);
+  return s ? strategyName(*s) : "none";
+}
+
+double modelEstimateUs(const LinearCase &c, const std::string &strategy) {
+  std::optional<Strategy> s = parseStrategy(strategy);
+  if (c.worldSize() == 1 || !s)
+    return 0;
+  return estimateCost(shapeOf(c), *s, MachineModel()).estimatedUs;
+}
+
+std::string modelBreakdown(const LinearCase &c, const std::string &strategy) {
+  std::optional<Strategy> s = parseStrategy(strategy);
+  if (c.worldSize() == 1 || !s)
+    return "";
+  const MachineModel m;
+  StrategyCost cost = estimateCost(shapeOf(c), *s, m);
+  const int w = c.worldSize();
+  const double latency = cost.collectives * (w - 1) * m.latencyUs;
+  // Per-rank GEMM flops: the same for both strategies with even chunks
+  // (2*W*B*N*K/W); the slowest rank's share with uneven ones.
+  const int64_t split = c.dim == 1 ? c.k : c.n;
+  const double ownMax = double(rt::chunkSplit(split, w));
+  const double flops = *s == Strategy::GatherWeight
+                           ? 2.0 * c.rows * c.n * c.k
+                           : 2.0 * w * c.rows * (c.dim == 1 ? c.n : c.k) *
+                                 ownMax;
+  const double gemm = flops / (m.gemmGflops * 1e3);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%d collective%s x %d peer%s x %.0f us = %.1f us latency + "
+                "%.1f us bandwidth + %.1f us GEMM = %.1f us",
+                cost.collectives, cost.collectives == 1 ? "" : "s", w - 1,
+                w == 2 ? "" : "s", m.latencyUs, latency,
+                std::max(0.0, cost.estimatedUs - latency - gemm), gemm,
+                cost.estimatedUs);
+  return buf;
+}
+
+std::string programStrategy(const rt::Program &p) {
+  bool gather = false, a2a = false, rs = false;
+  for (const rt::Instr &in : p.instrs) {
+    gather |= in.op == rt::OpCode::AllGather;
+    a2a |= in.op == rt::OpCode::AllToAll;
+    rs |= in.op == rt::OpCode::ReduceScatter;
+  }
+  if (a2a || rs)
+    return "activations";
+  if (gather)
+    return "gather-weight";
+  return "local";
+}
+
+//===----------------------------------------------------------------------===//
+// Data
+//===----------------------------------------------------------------------===//
+
+static inline uint64_t splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void fillUniform(float *dst, int64_t count, uint64_t seed, int64_t offset) {
+  const uint64_t base = splitmix(seed * 0x632be59bd9b4e019ULL);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t r = splitmix(base ^ static_cast<uint64_t>(offset + i));
+    // 24 random bits: exact in f32, uniform in [-1, 1).
+    dst[i] = static_cast<float>(static_cast<int64_t>(r >> 40) - (1 << 23)) *
+             0x1.0p-23f;
+  }
+}
+
+int64_t verifyRows(const LinearCase &c, int rank, const float *x,
+                   const float *a, const float *bias, const float *y,
+                   std::string &report) {
+  if (c.rows == 0 || c.n == 0)
+    return 0;
+  std::vector<int64_t> rows = {0, c.rows / 2, c.rows - 1};
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const double bound = double(c.k + c.worldSize() + 2) * 0x1.0p-24;
+  int64_t failures = 0;
+  for (int64_t i : rows)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double sum = bias[j], scale = std::fabs(bias[j]);
+      const float *xi = x + i * c.k;
+      const float *aj = a + j * c.k;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        double p = double(xi[kk]) * double(aj[kk]);
+        sum += p;
+        scale += std::fabs(p);
+      }
+      double got = y[i * c.n + j];
+      double rel = std::fabs(got - sum) / (scale > 0 ? scale : 1);
+      if (rel <= bound)
+        continue;
+      if (++failures <= 3) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "%s rank %d: y[%lld][%lld] = %.9g, reference %.9g "
+                      "(|err|/scale %.3g > %.3g)\n",
+                      c.label().c_str(), rank, (long long)i, (long long)j, got,
+                      sum, rel, bound);
+        report += line;
+      }
+    }
+  return failures;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+std::string jsonEscape(const std::string &s) {
+  std::string o = "\"";
+  for (unsigned char ch : s) {
+    switch (ch) {
+    case '"':
+      o += "\\\"";
+      break;
+    case '\\':
+      o += "\\\\";
+      break;
+    case '\n':
+      o += "\\n";
+      break;
+    case '\t':
+      o += "\\t";
+      break;
+    default:
+      if (ch < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+        o += buf;
+      } else {
+        o += static_cast<char>(ch);
+      }
+    }
+  }
+  return o + "\"";
+}
+
+void Json::comma(bool container) {
+  if (afterKey_) {
+    afterKey_ = false;
+    return;
+  }
+  if (first_.empty())
+    return;
+  const bool first = first_.back();
+  first_.back() = false;
+  if (!first)
+    out_ += ",";
+  // Objects put every member on its own line, except objects that are
+  // elements of an array, which are written on one line each (one line per
+  // result keeps the files small and diffable); arrays keep scalars inline.
+  const bool inlined = std::find(inline_.begin(), inline_.end(), true) !=
+                       inline_.end();
+  if (!inlined && (!isArray_.back() || container))
+    out_ += "\n" + std::string(2 * first_.size(), ' ');
+  else if (!first)
+    out_ += " ";
+}
+Json &Json::beginObject() {
+  const bool inArray = !isArray_.empty() && isArray_.back();
+  comma(true);
+  out_ += "{";
+  first_.push_back(true);
+  isArray_.push_back(false);
+  inline_.push_back(inArray);
+  return *this;
+}
+Json &Json::endObject() {
+  first_.pop_back();
+  isArray_.pop_back();
+  const bool wasInline = inline_.back();
+  inline_.pop_back();
+  const bool inlined = std::find(inline_.begin(), inline_.end(), true) !=
+                       inline_.end();
+  if (wasInline || inlined)
+    out_ += "}";
+  else
+    out_ += "\n" + std::string(2 * first_.size(), ' ') + "}";
+  return *this;
+}
+Json &Json::beginArray() {
+  comma(true);
+  out_ += "[";
+  first_.push_back(true);
+  isArray_.push_back(true);
+  inline_.push_back(false);
+  return *this;
+}
+Json &Json::endArray() {
+  first_.pop_back();
+  isArray_.pop_back();
+  inline_.pop_back();
+  out_ += "]";
+  return *this;
+}
+Json &Json::key(const std::string &k) {
+  comma();
+  out_ += jsonEscape(k) + ": ";
+  afterKey_ = true;
+  return *this;
+}
+Json &Json::value(const std::string &v) {
+  comma();
+  out_ += jsonEscape(v);
+  return *this;
+}
+Json &Json::value(double v) {
+  comma();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  out_ += buf;
+  return *this;
+}
+Json &Json::value(int64_t v) {
+  comma();
+  out_ += std::to_string(v);
+  return *this;
+}
+Json &Json::value(uint64_t v) {
+  comma();
+  out_ += std::to_string(v);
+  return *this;
+}
+Json &Json::value(bool v) {
+  comma();
+  out_ += v ? "true" : "false";
+  return *this;
+}
+Json &Json::null() {
+  comma();
+  out_ += "null";
+  return *this;
+}
+
+} // namespace shardlin::bench

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds shardlin-bench and runs the default sweep (a few minutes on 2 cores):
+#
+#   bash bench/run.sh                 # default sweep
+#   bash bench/run.sh --quick         # smoke run (seconds)
+#   bash bench/run.sh --full          # the whole sweep (hours)
+#
+# Extra arguments go to shardlin-bench. Writes bench/results/$NAME.{txt,json,png}
+# (NAME defaults to the mode: default, quick or full). Installs missing build
+# packages like scripts/bootstrap.sh; PyTorch and matplotlib are optional
+# (BENCH_INSTALL_OPTIONAL=1 installs python3-torch and python3-matplotlib).
+# Environment: BUILD_DIR (default build/), JOBS (default 2), NAME,
+# BENCH_WAIT_QUIET / BENCH_MAX_LOAD (wait for a quiet machine, see below).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+JOBS="${JOBS:-2}"
+
+mode=default
+for a in "$@"; do
+  case "$a" in
+    --quick) mode=quick ;;
+    --full) mode=full ;;
+  esac
+done
+NAME="${NAME:-$mode}"
+
+PACKAGES=(cmake ninja-build g++ python3
+          libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+          libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev)
+if [ "${BENCH_INSTALL_OPTIONAL:-0}" = 1 ]; then
+  PACKAGES+=(python3-matplotlib python3-torch)
+fi
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bench: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+      echo "bench: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja ${SHARDLIN_CMAKE_ARGS:-}
+fi
+cmake --build "$BUILD_DIR" --target shardlin-bench -j "$JOBS"
+
+OUT="$ROOT/bench/results"
+mkdir -p "$OUT"
+# Timings on a shared 2-core machine are only meaningful when it is quiet:
+# wait (up to BENCH_WAIT_QUIET seconds, default 600; 0 = do not wait) for the
+# 1-minute load average to drop below BENCH_MAX_LOAD (default 1.5).
+wait_s="${BENCH_WAIT_QUIET:-600}"
+max_load="${BENCH_MAX_LOAD:-1.5}"
+waited=0
+while awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v m="$max_load" 'BEGIN{exit !(l >= m)}' &&
+      [ "$waited" -lt "$wait_s" ]; do
+  [ "$waited" -eq 0 ] && echo "bench: waiting for load < $max_load (now $(cut -d' ' -f1 /proc/loadavg); up to ${wait_s} s)"
+  sleep 10
+  waited=$((waited + 10))
+done
+echo "bench: load before the run: $(cut -d' ' -f1-3 /proc/loadavg)" \
+     "(figures are noisy above ~1.5 on 2 cores)"
+# pipefail keeps shardlin-bench's exit status (1 on a byte-count mismatch).
+"$BUILD_DIR/bin/shardlin-bench" --json="$OUT/$NAME.json" --plot="$OUT/$NAME.png" \
+  "$@" | tee "$OUT/$NAME.txt"

@@ -1,0 +1,102 @@
+# Sanitizer and fuzzer builds (docs/robustness.md).
+#
+#   SHARDLIN_ENABLE_SANITIZERS=ON   every target is compiled and linked with
+#       -fsanitize=address,undefined -fno-omit-frame-pointer
+#       -fno-sanitize-recover=undefined
+#     (LeakSanitizer comes with ASan). Works with g++ and clang.
+#   SHARDLIN_ENABLE_FUZZERS=ON      needs clang with libFuzzer
+#     (Debian: clang-22 libclang-rt-22-dev). Implies the sanitizers, adds
+#     coverage instrumentation (-fsanitize=fuzzer-no-link) to every target and
+#     builds the fuzz/ targets, which link -fsanitize=fuzzer.
+#
+# The flags go on every target of the build (add_compile_options here, before
+# any target exists), so the libraries a test or fuzzer links are checked too.
+#
+# Executables of a sanitized build carry their default sanitizer options
+# (cmake/SanitizerDefaults.cpp: halt and abort on the first report, leak
+# checking on, the Open MPI leak suppressions of cmake/lsan.supp), so ctest,
+# lit, mpirun, a shell and the fuzzers all run them the same way.
+# ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS in the environment still
+# override them.
+
+if(SHARDLIN_ENABLE_FUZZERS)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR
+     NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR
+      "SHARDLIN_ENABLE_FUZZERS needs clang (libFuzzer), but the compilers are "
+      "${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION} and "
+      "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}. Configure a fresh "
+      "build directory with clang, e.g. on Debian 12:\n"
+      "  apt-get install -y clang-22 libclang-rt-22-dev\n"
+      "  CC=clang-22 CXX=clang++-22 cmake -S . -B build-fuzz -G Ninja "
+      "-DSHARDLIN_ENABLE_FUZZERS=ON")
+  endif()
+  include(CheckCXXSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer,address,undefined")
+  set(CMAKE_REQUIRED_LINK_OPTIONS "-fsanitize=fuzzer,address,undefined")
+  check_cxx_source_compiles([[
+    #include <cstddef>
+    #include <cstdint>
+    extern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }
+  ]] SHARDLIN_HAVE_LIBFUZZER)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(NOT SHARDLIN_HAVE_LIBFUZZER)
+    message(FATAL_ERROR
+      "SHARDLIN_ENABLE_FUZZERS: ${CMAKE_CXX_COMPILER} cannot link a libFuzzer "
+      "target with ASan and UBSan (-fsanitize=fuzzer,address,undefined). On "
+      "Debian 12 install the runtimes: apt-get install -y libclang-rt-22-dev")
+  endif()
+  set(SHARDLIN_ENABLE_SANITIZERS ON)
+endif()
+
+if(NOT SHARDLIN_ENABLE_SANITIZERS)
+  return()
+endif()
+
+set(SHARDLIN_SANITIZER_FLAGS
+  -fsanitize=address,undefined
+  -fno-omit-frame-pointer
+  -fno-sanitize-recover=undefined)
+if(SHARDLIN_ENABLE_FUZZERS)
+  list(APPEND SHARDLIN_SANITIZER_FLAGS -fsanitize=fuzzer-no-link)
+endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  # clang's -fsanitize=function (part of "undefined") needs a runtime
+  # handler that GCC's libubsan lacks; without it, a consumer that links
+  # the installed libraries with g++ (examples/embed) does not link.
+  list(APPEND SHARDLIN_SANITIZER_FLAGS -fno-sanitize=function)
+endif()
+# C and C++ only: nvcc (the GPU backends' .cu files) takes none of these.
+add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${SHARDLIN_SANITIZER_FLAGS}>")
+add_link_options(-fsanitize=address,undefined)
+message(STATUS "shardlin: sanitizers on (${SHARDLIN_SANITIZER_FLAGS})")
+
+# Default sanitizer options (cmake/SanitizerDefaults.cpp) go into the
+# runtime library, which every executable of the build links, and whoever
+# links the runtime pulls them in: -u names one of the hooks, so the linker
+# takes their object out of the static library. That includes consumers of
+# the installed package (the examples/embed test), which also need the
+# sanitizer runtimes at link time. Done once ShardlinRuntime exists.
+# (-u names a symbol of that object: the hooks themselves are defined weakly
+# by the sanitizer runtimes, which already satisfies the linker.)
+function(shardlin_sanitize_finish)
+  set(defaults ${PROJECT_SOURCE_DIR}/cmake/SanitizerDefaults.cpp)
+  target_sources(ShardlinRuntime PRIVATE ${defaults})
+  # The hooks run inside ASan's initialization, before its shadow memory
+  # exists: they must not be instrumented themselves.
+  set_property(SOURCE ${defaults}
+    DIRECTORY ${PROJECT_SOURCE_DIR}/runtime
+    APPEND PROPERTY COMPILE_DEFINITIONS
+    SHARDLIN_LSAN_SUPPRESSIONS="${PROJECT_SOURCE_DIR}/cmake/lsan.supp")
+  set_property(SOURCE ${defaults}
+    DIRECTORY ${PROJECT_SOURCE_DIR}/runtime
+    APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=all)
+  set_property(TARGET ShardlinRuntime APPEND PROPERTY INTERFACE_LINK_OPTIONS
+    -fsanitize=address,undefined
+    "LINKER:-u,shardlinSanitizerDefaults"
+    # Its dlclose replaces the C library's for shared libraries too.
+    "LINKER:--export-dynamic-symbol=dlclose")
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR}
+               CALL shardlin_sanitize_finish)

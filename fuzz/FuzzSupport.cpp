@@ -1,0 +1,195 @@
+//===- FuzzSupport.cpp - Checks shared by the fuzz targets ----------------===//
+
+#include "FuzzSupport.h"
+
+#include "shardlin/runtime/Buffer.h"
+#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/ThreadsCommunicator.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace shardlin::fuzz {
+
+namespace rt = ::shardlin::rt;
+
+bool verbose() {
+  static const bool on = std::getenv("SHARDLIN_FUZZ_VERBOSE") != nullptr;
+  return on;
+}
+
+void note(const std::string &what) {
+  if (verbose())
+    std::fprintf(stderr, "shardlin fuzz: %s\n", what.c_str());
+}
+
+void fail(const std::string &what) {
+  std::fprintf(stderr, "shardlin fuzz check failed: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+namespace {
+
+/// Host memory up to a budget; beyond it, allocation fails with a Status,
+/// the way a real allocator fails on a request it cannot serve.
+class BudgetAllocator final : public rt::Allocator {
+public:
+  explicit BudgetAllocator(size_t budget) : budget_(budget) {}
+  rt::Device device() const override { return rt::Device{}; }
+  rt::Status allocate(size_t bytes, void **ptr) override {
+    *ptr = nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes > budget_ - used_)
+      return rt::Status::error("fuzz allocator: " + std::to_string(bytes) +
+                               " bytes exceed the budget");
+    void *p = nullptr;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
+      return rt::Status::error("fuzz allocator: out of memory");
+    // Poison, so reads of unwritten memory at least read garbage.
+    std::memset(p, 0xA5, bytes);
+    used_ += bytes;
+    *ptr = p;
+    return rt::Status::ok();
+  }
+  void deallocate(void *ptr) override { std::free(ptr); }
+
+private:
+  std::mutex mutex_;
+  size_t budget_;
+  size_t used_ = 0;
+};
+
+constexpr size_t kPlanBudget = size_t(8) << 20;  // per rank
+constexpr size_t kRunBudget = size_t(1) << 20;   // args + results, per rank
+constexpr int kMaxRunRanks = 8;
+
+std::vector<int> ranksToCheck(int w) {
+  if (w <= 16) {
+    std::vector<int> all(w);
+    for (int r = 0; r < w; ++r)
+      all[r] = r;
+    return all;
+  }
+  return {0, 1, w / 2, w - 1};
+}
+
+bool bytesOf(const std::vector<int64_t> &shape, rt::DType dt, size_t &out) {
+  int64_t n = 0;
+  if (!rt::checkedNumElements(shape, n, rt::dtypeSize(dt)))
+    return false;
+  out = size_t(n) * rt::dtypeSize(dt);
+  return true;
+}
+
+/// Runs one plan per rank on the threads backend with inputs of the planned
+/// shapes. Errors are fine (the programs are arbitrary); crashes, sanitizer
+/// reports and hangs are not.
+void runPlans(std::vector<std::unique_ptr<rt::Plan>> &plans) {
+  const int w = static_cast<int>(plans.size());
+  // Input and output buffers, sized from the plans; skipped if too large.
+  std::vector<std::vector<std::vector<uint8_t>>> args(w), results(w);
+  for (int r = 0; r < w; ++r) {
+    size_t total = 0;
+    rt::Plan &plan = *plans[r];
+    for (size_t i = 0; i < plan.numArgs(); ++i) {
+      size_t b = 0;
+      if (!bytesOf(plan.argShape(i), plan.argType(i), b) ||
+          b > kRunBudget - total)
+        return;
+      total += b;
+      // Small values of every dtype: 0x3C00 is 1.0 in f16, 0x3F80.. is
+      // about 1.0 in bf16/f32, and the f64 pattern is a normal number.
+      args[r].emplace_back(b, 0x3C);
+    }
+    for (size_t i = 0; i < plan.numResults(); ++i) {
+      size_t b = 0;
+      if (!bytesOf(plan.resultShape(i), plan.resultType(i), b) ||
+          b > kRunBudget - total)
+        return;
+      total += b;
+      results[r].emplace_back(b, 0xEE);
+    }
+  }
+  rt::CommOptions options;
+  options.timeoutSeconds = 2.0;
+  std::vector<std::unique_ptr<rt::Communicator>> comms =
+      rt::createThreadsGroup(w, options);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < w; ++r)
+    threads.emplace_back([&, r] {
+      std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
+      std::vector<const void *> a;
+      std::vector<void *> res;
+      for (auto &v : args[r])
+        a.push_back(v.data());
+      for (auto &v : results[r])
+        res.push_back(v.data());
+      rt::Status s = plans[r]->run(*comms[r], *gemm, a, res);
+      note("rank " + std::to_string(r) + " of " + std::to_string(w) +
+           ": run: " + (s ? std::string("ok") : s.message()));
+    });
+  for (std::thread &t : threads)
+    t.join();
+}
+
+void checkWorld(const rt::Program &program, int w) {
+  std::vector<std::unique_ptr<rt::Plan>> plans;
+  std::vector<std::unique_ptr<BudgetAllocator>> allocators;
+  bool all = true;
+  for (int r : ranksToCheck(w)) {
+    allocators.push_back(std::make_unique<BudgetAllocator>(kPlanBudget));
+    std::unique_ptr<rt::Plan> plan;
+    rt::Status s = rt::Plan::build(program, r, w, *allocators.back(), plan);
+    if (!s) {
+      if (s.message().empty())
+        fail("Plan::build failed without a message");
+      note("rank " + std::to_string(r) + " of " + std::to_string(w) +
+           ": Plan::build: " + s.message());
+      all = false;
+      continue;
+    }
+    if (!plan || plan->rank() != r || plan->numArgs() != program.args.size() ||
+        plan->numResults() != program.results.size())
+      fail("Plan::build succeeded but returned an inconsistent plan");
+    plans.push_back(std::move(plan));
+  }
+  if (all && w <= kMaxRunRanks && static_cast<int>(plans.size()) == w)
+    runPlans(plans);
+  // Plans hold buffers of their allocators: free them first.
+  plans.clear();
+}
+
+} // namespace
+
+void checkProgram(const rt::Program &program) {
+  rt::Status valid = program.validate();
+  if (!valid)
+    return;
+  std::string text = rt::serializeProgram(program);
+  rt::Program again;
+  rt::Status parsed = rt::parseProgram(text, again);
+  if (!parsed)
+    fail("the text form of a valid program does not parse: " +
+         parsed.message() + "\n--- text ---\n" + text);
+  if (rt::serializeProgram(again) != text)
+    fail("the text form does not round-trip:\n--- first ---\n" + text +
+         "--- second ---\n" + rt::serializeProgram(again));
+
+  if (program.worldSize > 0) {
+    if (program.worldSize <= (1 << 20))
+      checkWorld(program, static_cast<int>(program.worldSize));
+  } else {
+    // Any W is allowed for a program without sharded values.
+    checkWorld(program, 1);
+    checkWorld(program, 3);
+  }
+}
+
+} // namespace shardlin::fuzz

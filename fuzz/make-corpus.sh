@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Regenerates the seed corpora of the fuzz targets (fuzz/corpus/<target>/)
+# from the test suite. Crash reproducers added by hand (named crash-*) are
+# kept. Needs a built shardlin-run (BUILD_DIR, default build/).
+#
+#   mlir:    every lit test file (test/**/*.mlir), split at `// -----`,
+#            and the examples;
+#   npy:     arrays written by scripts/npytool.py (every dtype, 1-D to 3-D,
+#            empty), plus a few headers that are almost right;
+#   program: `shardlin-run --emit-program` of every runnable test input.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
+C="$ROOT/fuzz/corpus"
+mkdir -p "$C/mlir" "$C/npy" "$C/program"
+find "$C" -type f ! -name 'crash-*' -delete
+
+# mlir: one file per `// -----` section.
+python3 - "$ROOT" "$C/mlir" <<'PY'
+import hashlib, pathlib, sys
+root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+files = sorted(root.glob("test/**/*.mlir")) + sorted(root.glob("examples/**/*.mlir"))
+seen = set()
+for f in files:
+    parts = f.read_text().split("// -----")
+    # invalid.mlir has one section per verifier rule: a sample of them is
+    # enough to seed the verifiers, and keeps the corpus small.
+    if len(parts) > 12:
+        parts = parts[::4]
+    for part in parts:
+        # Drop RUN/CHECK lines: they are comments to the parser and only
+        # dilute the corpus.
+        lines = [l for l in part.splitlines()
+                 if not l.lstrip().startswith("// RUN") and
+                 "CHECK" not in l]
+        text = "\n".join(lines).strip() + "\n"
+        if len(text) < 20:
+            continue
+        h = hashlib.sha1(text.encode()).hexdigest()[:12]
+        if h in seen:
+            continue
+        seen.add(h)
+        (out / f"{f.stem}-{h}.mlir").write_text(text)
+PY
+
+# npy
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+i=0
+for spec in "f32 5 --bias" "f64 2x3" "f16 '' --bias" "bf16 3 --bias" "f32 0"; do
+  eval "set -- $spec"
+  python3 "$ROOT/scripts/npytool.py" gen-linear --n 3 --k 4 --batch-shape "$2" \
+    --world-size 2 --dtype "$1" ${3:-} --seed $i --out-dir "$T/$i" >/dev/null
+  for f in "$T/$i"/x.0.npy "$T/$i"/w.npy "$T/$i"/b.npy; do
+    [ -f "$f" ] && cp "$f" "$C/npy/$1-$i-$(basename "$f")"
+  done
+  i=$((i + 1))
+done
+python3 - "$C/npy" <<'PY'
+import struct, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+def npy(header, data=b"", major=1):
+    h = header.encode()
+    if major == 1:
+        pre = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h))
+    else:
+        pre = b"\x93NUMPY" + bytes([major, 0]) + struct.pack("<I", len(h))
+    return pre + h + data
+seeds = {
+    "v2-f4.npy": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", b"\0" * 8, 2),
+    "v3-f8.npy": npy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }\n", b"\0" * 8, 3),
+    "huge-shape.npy": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }\n"),
+    "overflow-dims.npy": npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }\n"),
+    "negative-dim.npy": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }\n"),
+    "fortran.npy": npy("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }\n", b"\0" * 4),
+    "big-endian.npy": npy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }\n", b"\0" * 4),
+    "quotes.npy": npy('{"descr": "<u2", "fortran_order": False, "shape": (1, 0), }\n'),
+    "header-len-huge.npy": b"\x93NUMPY\x02\x00\xff\xff\xff\xff{}",
+}
+for name, data in seeds.items():
+    (out / name).write_bytes(data)
+PY
+
+# program
+for f in "$ROOT"/test/shardlin-run/Inputs/*.mlir "$ROOT"/examples/quickstart/linear.mlir; do
+  base="$(basename "$f" .mlir)"
+  for s in activations gather-weight; do
+    "$BUILD_DIR/bin/shardlin-run" "$f" --strategy=$s \
+      --emit-program="$C/program/$base-$s.prog" 2>/dev/null || true
+  done
+done
+# Programs whose entry must be chosen.
+"$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/two-public.mlir" --entry=a \
+  --emit-program="$C/program/two-public-a.prog" 2>/dev/null || true
+find "$C" -type f -empty -delete
+for t in mlir npy program; do
+  echo "$t: $(ls "$C/$t" | wc -l) files, $(du -sk "$C/$t" | cut -f1) KiB"
+done
