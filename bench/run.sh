@@ -7,7 +7,7 @@
 #
 # Extra arguments go to shardlin-bench. Writes bench/results/$NAME.{txt,json,png}
 # (NAME defaults to the mode: default, quick or full). Installs missing build
-# packages like scripts/bootstrap.sh; PyTorch and matplotlib are optional
+# packages through scripts/bootstrap.sh; PyTorch and matplotlib are optional
 # (BENCH_INSTALL_OPTIONAL=1 installs python3-torch and python3-matplotlib).
 # Environment: BUILD_DIR (default build/), JOBS (default 2), NAME,
 # BENCH_WAIT_QUIET / BENCH_MAX_LOAD (wait for a quiet machine, see below).
@@ -26,34 +26,12 @@ for a in "$@"; do
 done
 NAME="${NAME:-$mode}"
 
-PACKAGES=(cmake ninja-build g++ python3
-          libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev)
+# Install what is missing and build only shardlin-bench (scripts/bootstrap.sh).
 if [ "${BENCH_INSTALL_OPTIONAL:-0}" = 1 ]; then
-  PACKAGES+=(python3-matplotlib python3-torch)
+  SHARDLIN_EXTRA_PACKAGES="${SHARDLIN_EXTRA_PACKAGES:-} python3-matplotlib python3-torch"
 fi
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bench: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || {
-      echo "bench: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-    SUDO="sudo"
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-
-if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja ${SHARDLIN_CMAKE_ARGS:-}
-fi
-cmake --build "$BUILD_DIR" --target shardlin-bench -j "$JOBS"
+SHARDLIN_BUILD_TARGETS=shardlin-bench
+source "$ROOT/scripts/bootstrap.sh"
 
 OUT="$ROOT/bench/results"
 mkdir -p "$OUT"

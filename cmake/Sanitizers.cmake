@@ -28,7 +28,7 @@ if(SHARDLIN_ENABLE_FUZZERS)
       "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}. Configure a fresh "
       "build directory with clang, e.g. on Debian 12:\n"
       "  apt-get install -y clang-22 libclang-rt-22-dev\n"
-      "  CC=clang-22 CXX=clang++-22 cmake -S . -B build-fuzz -G Ninja "
+      "  CC=clang-22 CXX=clang++-22 cmake -S . -B build-asan -G Ninja "
       "-DSHARDLIN_ENABLE_FUZZERS=ON")
   endif()
   include(CheckCXXSourceCompiles)

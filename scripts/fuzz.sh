@@ -3,16 +3,17 @@
 #
 #   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #
-# TARGET is mlir, npy or program. Builds build-fuzz/ (clang-22 with
+# TARGET is mlir, npy or program. Builds build-asan/ (the sanitized suite's
+# build, as scripts/test.sh --sanitized configures it: clang-22 with
 # libFuzzer, ASan and UBSan; installs clang-22 and libclang-rt-22-dev if they
 # are missing), then fuzzes for SECONDS, starting from the seed corpus
 # fuzz/corpus/TARGET. Inputs that find new coverage collect in
-# build-fuzz/fuzz-work/TARGET/corpus; a crash is written to
-# build-fuzz/fuzz-work/TARGET/crash-* and stops the run with a non-zero exit.
+# build-asan/fuzz-work/TARGET/corpus; a crash is written to
+# build-asan/fuzz-work/TARGET/crash-* and stops the run with a non-zero exit.
 # The last lines are libFuzzer's final stats (executions, peak RSS); the
 # coverage is the "cov:" of the last "#N" status line, shown just above.
 #
-# Environment: BUILD_DIR (default build-fuzz), JOBS (build parallelism).
+# Environment: ASAN_BUILD_DIR (default build-asan), JOBS (build parallelism).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ $# -lt 2 ]; then
@@ -26,27 +27,10 @@ case "$TARGET" in
   mlir|npy|program) ;;
   *) echo "fuzz.sh: unknown target '$TARGET' (mlir, npy or program)" >&2; exit 2 ;;
 esac
-BUILD_DIR="${BUILD_DIR:-$ROOT/build-fuzz}"
-JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
-
-missing=()
-for p in clang-22 libclang-rt-22-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  CC=clang-22 CXX=clang++-22 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja \
-    -DSHARDLIN_ENABLE_FUZZERS=ON -DSHARDLIN_ENABLE_CUDA=OFF
-fi
-cmake --build "$BUILD_DIR" -j "$JOBS" --target "shardlin-fuzz-$TARGET"
+# Install what is missing and build the target (scripts/bootstrap.sh).
+SHARDLIN_SANITIZED=1
+SHARDLIN_BUILD_TARGETS="shardlin-fuzz-$TARGET"
+source "$ROOT/scripts/bootstrap.sh"
 
 WORK="$BUILD_DIR/fuzz-work/$TARGET"
 mkdir -p "$WORK/corpus"

@@ -747,6 +747,43 @@ TEST(CollectivesThreadsErrors, TimeoutNamesAllMissingRanks) {
         << "rank " << r << ": " << messages[r];
 }
 
+TEST(CollectivesThreadsErrors, ArrivalAfterADeadlineFailsWhateverTheScheduling) {
+  // With a 1 ns timeout, the second rank always arrives after the first
+  // rank's deadline, however fast it follows and whether or not the first
+  // rank's thread has woken up yet: every round must fail on both ranks, the
+  // first with its timeout, the second with the group's abort. (The outcome
+  // used to depend on which thread got the mutex first after the deadline.)
+  for (int round = 0; round < 200; ++round) {
+    CommOptions options;
+    options.timeoutSeconds = 1e-9;
+    Comms comms = createThreadsGroup(2, options);
+    std::vector<std::string> messages(2);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        double v = 1.0;
+        Status st = comms[r]->allReduce(&v, &v, 1, DType::F64);
+        messages[r] = st.isOk() ? "ok" : st.message();
+      });
+    for (auto &t : threads)
+      t.join();
+    int timedOut = 0, aborted = 0;
+    for (const std::string &m : messages) {
+      timedOut += m.find("timed out after 1e-09 s waiting for rank") !=
+                  std::string::npos;
+      // "group aborted: ..." or, if the first rank timed out before the
+      // second arrived at all, "group aborted earlier: ...".
+      aborted += m.find("group aborted") != std::string::npos;
+    }
+    ASSERT_EQ(timedOut, 1) << "round " << round << ": " << join(messages);
+    ASSERT_EQ(aborted, 1) << "round " << round << ": " << join(messages);
+  }
+}
+
 TEST(CollectivesMpiLaunch, LaunchedByMpiReadsLauncherVariables) {
   // launchedByMpi() lives beside the MPI backend (or its stand-in) but only
   // reads the environment, so it is tested here, in every build.

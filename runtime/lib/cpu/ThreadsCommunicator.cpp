@@ -16,7 +16,9 @@
 //
 // A rank whose arrival times out marks the whole group aborted and wakes the
 // others; from then on every collective of every rank of the group fails at
-// once with the reason, so a missing rank never makes the others hang.
+// once with the reason, so a missing rank never makes the others hang. A rank
+// that arrives after a waiting rank's deadline ends the rendezvous the same
+// way, so the outcome depends on the arrival times alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,7 +101,8 @@ struct Slot {
 class Group {
 public:
   Group(int worldSize, const CommOptions &options)
-      : worldSize_(worldSize), present_(worldSize, 0), slots_(worldSize) {
+      : worldSize_(worldSize), present_(worldSize, 0),
+        deadlines_(worldSize), slots_(worldSize) {
     double t = options.timeoutSeconds;
     if (std::isnan(t) || t <= 0) {
       configError_ =
@@ -122,10 +125,22 @@ public:
 
   /// Publishes `slot` as rank `rank`'s and waits, with the group timeout,
   /// until all ranks have arrived. `where` prefixes error messages.
+  ///
+  /// A rendezvous completes only if every rank arrives before the deadline of
+  /// every rank already waiting. A rank that arrives after a waiting rank's
+  /// deadline ends the rendezvous as a timeout of that rank, even when the
+  /// waiting rank has not woken up yet to notice: whether a collective times
+  /// out depends on when the ranks arrived, not on when the waiting thread
+  /// happens to be scheduled.
   Status arrive(int rank, Slot slot, const std::string &where) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (aborted_)
       return Status::error(where + ": group aborted earlier: " + abortReason_);
+    const auto now = std::chrono::steady_clock::now();
+    if (int late = expiredWaiterLocked(now); late >= 0) {
+      timeOutLocked(late, missingRanksLocked());
+      return Status::error(where + ": group aborted: " + abortReason_);
+    }
     slots_[rank] = std::move(slot);
     uint64_t generation = generation_;
     if (enterLocked(rank))
@@ -135,24 +150,19 @@ public:
     if (!hasDeadline_) {
       cv_.wait(lock, done);
     } else {
-      auto deadline = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::duration<double>(timeout_));
-      if (!cv_.wait_until(lock, deadline, done)) {
-        std::string missing = missingRanksLocked();
-        abortReason_ = "rank " + std::to_string(rank) + " timed out in " +
-                       kindName(slots_[rank].kind) + " after " + timeoutText_ +
-                       " s waiting for " + missing;
-        aborted_ = true;
-        cv_.notify_all();
-        return Status::error(where + ": timed out after " + timeoutText_ +
-                             " s waiting for " + missing);
-      }
+      deadlines_[rank] =
+          now + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::duration<double>(timeout_));
+      if (!cv_.wait_until(lock, deadlines_[rank], done))
+        timeOutLocked(rank, missingRanksLocked());
     }
     // A completed rendezvous wins over a later abort: this collective can go
     // on, and the abort shows up at the next one.
     if (generation_ != generation)
       return Status::ok();
+    if (timedOutRank_ == rank)
+      return Status::error(where + ": timed out after " + timeoutText_ +
+                           " s waiting for " + timedOutMissing_);
     return Status::error(where + ": group aborted: " + abortReason_);
   }
 
@@ -184,6 +194,29 @@ private:
     return true;
   }
 
+  /// A rank waiting in an arrival whose deadline is before `now`, or -1.
+  int expiredWaiterLocked(std::chrono::steady_clock::time_point now) const {
+    if (!hasDeadline_)
+      return -1;
+    int first = -1;
+    for (int r = 0; r < worldSize_; ++r)
+      if (present_[r] && deadlines_[r] < now &&
+          (first < 0 || deadlines_[r] < deadlines_[first]))
+        first = r;
+    return first;
+  }
+
+  /// Aborts the group because `rank` timed out waiting for `missing`.
+  void timeOutLocked(int rank, const std::string &missing) {
+    timedOutRank_ = rank;
+    timedOutMissing_ = missing;
+    abortReason_ = "rank " + std::to_string(rank) + " timed out in " +
+                   kindName(slots_[rank].kind) + " after " + timeoutText_ +
+                   " s waiting for " + missing;
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
   std::string missingRanksLocked() const {
     std::string list;
     int n = 0;
@@ -206,8 +239,12 @@ private:
   uint64_t generation_ = 0;
   int arrived_ = 0;
   std::vector<char> present_;
+  /// The deadline of each rank waiting in an arrival (valid where present_).
+  std::vector<std::chrono::steady_clock::time_point> deadlines_;
   bool aborted_ = false;
   std::string abortReason_;
+  int timedOutRank_ = -1;
+  std::string timedOutMissing_;
   std::vector<Slot> slots_;
 };
 
