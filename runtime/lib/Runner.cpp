@@ -520,12 +520,7 @@ Status localWorldSize(const Program &program, const RunConfig &config, int &w) {
   if (w < 1 || w > 4096)
     return Status::error("world size must be in [1, 4096], got " +
                          std::to_string(w));
-  if (program.worldSize != 0 && program.worldSize != w)
-    return Status::error("--world-size=" + std::to_string(w) +
-                         " does not match the " +
-                         std::to_string(program.worldSize) +
-                         " placements of the program's sharded values");
-  return Status::ok();
+  return checkWorldSize(program, w);
 }
 
 #if defined(SHARDLIN_HAVE_CUDA)
@@ -808,6 +803,16 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
 
   return Status::error("unknown backend '" + config.backend +
                        "' (available: " + availableBackends() + ")");
+}
+
+Status checkWorldSize(const Program &program, int requested) {
+  if (requested != 0 && program.worldSize != 0 &&
+      program.worldSize != requested)
+    return Status::error("--world-size=" + std::to_string(requested) +
+                         " does not match the " +
+                         std::to_string(program.worldSize) +
+                         " placements of the program's sharded values");
+  return Status::ok();
 }
 
 } // namespace shardlin::rt

@@ -56,6 +56,15 @@
 // DIR-NPY: shardlin-run: error: rank 0: argument 2: '[[T]]/d': is a directory
 
 // None of the failed runs above wrote an output.
+// --emit-program checks --world-size as a run does, and writes nothing when
+// they disagree (row-uneven-bias.mlir has 4 placements).
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=3 --emit-program=%t/out/w3.prog 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=EMIT-W --match-full-lines --implicit-check-not='{{.}}'
+// EMIT-W: shardlin-run: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// RUN: shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --emit-program=%t/w4.prog
+// RUN: FileCheck %s --check-prefix=EMIT-W4 < %t/w4.prog
+// EMIT-W4: world_size 4
+
 // RUN: ls -A %t/out | count 0
 
 // ---- dtype or shape that does not match the signature -----------------------
@@ -110,13 +119,13 @@
 // and none is `main`.
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --entry=nope --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ENTRY --match-full-lines --implicit-check-not='{{.}}'
-// ENTRY: {{.*}}row-uneven-bias.mlir:{{[0-9]+}}:{{[0-9]+}}: error: no function named 'nope' (public functions: main)
+// ENTRY: {{.*}}row-uneven-bias.mlir: error: no function named 'nope' (public functions: main)
 // RUN: not shardlin-run %S/Inputs/two-public.mlir --world-size=2 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ENTRY-AMBIGUOUS --match-full-lines --implicit-check-not='{{.}}'
-// ENTRY-AMBIGUOUS: {{.*}}two-public.mlir:{{[0-9]+}}:{{[0-9]+}}: error: cannot choose an entry function: several public functions (row_wise, col_wise) and none is named 'main'; pass --entry=NAME
+// ENTRY-AMBIGUOUS: {{.*}}two-public.mlir: error: cannot choose an entry function: several public functions (row_wise, col_wise) and none is named 'main'; pass --entry=NAME
 // RUN: not shardlin-run %t/no-public.mlir --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ENTRY-NONE --match-full-lines --implicit-check-not='{{.}}'
-// ENTRY-NONE: {{.*}}no-public.mlir:{{[0-9]+}}:{{[0-9]+}}: error: cannot choose an entry function: there is no public function; pass --entry=NAME
+// ENTRY-NONE: {{.*}}no-public.mlir: error: cannot choose an entry function: there is no public function; pass --entry=NAME
 // RUN: not shardlin-run %t/no-public.mlir --entry=decl --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ENTRY-DECL --match-full-lines --implicit-check-not='{{.}}'
 

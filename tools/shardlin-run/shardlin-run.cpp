@@ -134,9 +134,13 @@ int main(int argc, char **argv) {
   bool sawError = false;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     std::string loc;
+    // Line 0 is the implicit module around the file's ops: name the file.
     if (auto flc = d.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
-      loc = flc.getFilename().str() + ":" + std::to_string(flc.getLine()) +
-            ":" + std::to_string(flc.getColumn()) + ": ";
+      loc = flc.getFilename().str() +
+            (flc.getLine() == 0 ? std::string()
+                                : ":" + std::to_string(flc.getLine()) + ":" +
+                                      std::to_string(flc.getColumn())) +
+            ": ";
     const char *sev = d.getSeverity() == mlir::DiagnosticSeverity::Error
                           ? "error"
                       : d.getSeverity() == mlir::DiagnosticSeverity::Warning
@@ -166,6 +170,9 @@ int main(int argc, char **argv) {
     return 1;
 
   if (!emitProgram.empty()) {
+    // A run checks --world-size against the program; so does writing it.
+    if (rt::Status s = rt::checkWorldSize(*program, worldSize); !s)
+      return fail(s.message());
     std::error_code ec;
     auto out = std::make_unique<ToolOutputFile>(emitProgram, ec,
                                                 sys::fs::OF_Text);

@@ -69,6 +69,10 @@ std::string substituteRank(const std::string &path, int rank);
 /// not the "another rank failed" of the others.
 Status runProgramWithFiles(const Program &program, const RunConfig &config);
 
+/// Checks a requested world size (`--world-size`; 0: none requested) against
+/// the one the program was compiled for (0: any).
+Status checkWorldSize(const Program &program, int requested);
+
 /// The backends compiled into this runtime, e.g. "threads, mpi" or
 /// "threads, mpi, cuda-local, nccl".
 std::string availableBackends();
