@@ -1,4 +1,4 @@
-//===- BenchCommon.cpp - Timing, data, JSON and the cost model glue -------===//
+//===- BenchCommon.cpp - Timing, data, the machine, JSON, cost-model glue -===//
 
 #include "BenchCommon.h"
 
@@ -9,6 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 namespace shardlin::bench {
 
@@ -281,6 +287,89 @@ int64_t verifyRows(const LinearCase &c, int rank, const float *x,
       }
     }
   return failures;
+}
+
+//===----------------------------------------------------------------------===//
+// Environment
+//===----------------------------------------------------------------------===//
+
+int cores() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+double loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double l = -1;
+  in >> l;
+  return l;
+}
+
+CpuSnapshot cpuSnapshot() {
+  CpuSnapshot c;
+  c.wall = nowSeconds();
+  std::ifstream in("/proc/stat");
+  std::string tag;
+  in >> tag;
+  double v[10] = {0};
+  for (int i = 0; i < 10 && in; ++i)
+    in >> v[i];
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  // user nice system idle iowait irq softirq steal guest guest_nice; guest
+  // time is already counted in user.
+  double busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  c.machineBusy = busy / hz;
+  rusage self, children;
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  auto secs = [](const timeval &t) { return t.tv_sec + 1e-6 * t.tv_usec; };
+  c.own = secs(self.ru_utime) + secs(self.ru_stime) +
+          secs(children.ru_utime) + secs(children.ru_stime);
+  return c;
+}
+
+double foreignShare(const CpuSnapshot &a, const CpuSnapshot &b) {
+  double wall = b.wall - a.wall;
+  if (wall <= 0)
+    return 0;
+  double foreign = (b.machineBusy - a.machineBusy) - (b.own - a.own);
+  return std::clamp(foreign / (wall * cores()), 0.0, 1.0);
+}
+
+bool fileExists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+int capture(const std::string &cmd, std::string &out) {
+  out.clear();
+  FILE *f = popen(cmd.c_str(), "r");
+  if (!f)
+    return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  int rc = pclose(f);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string fmt(const char *f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string humanBytes(double b) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024 && u < 3) {
+    b /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
 }
 
 //===----------------------------------------------------------------------===//

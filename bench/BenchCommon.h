@@ -3,7 +3,8 @@
 // shardlin-bench measures the compiled plans (threads and MPI backends), the
 // collectives on their own, and the compiler. This header holds what the
 // sections share: the case descriptions, the timing protocol, deterministic
-// data, and a small JSON writer.
+// data, what it reads of the machine (cores, load, CPU use, helper
+// processes), and a small JSON writer.
 //
 // Timing protocol (all sections, after nccl-tests): warm-up runs, then
 // `trials` trials of `iters` back-to-back runs. Before a trial every rank
@@ -276,6 +277,38 @@ std::string chainMlir(int ops);
 /// Times parse, lower (strategy auto) and translation of chainMlir(ops),
 /// the median of `samples` repetitions of each.
 CompileResult runCompileBench(int ops, int samples);
+
+//===----------------------------------------------------------------------===//
+// Environment
+//===----------------------------------------------------------------------===//
+
+int cores(); // hardware threads, at least 1
+
+double loadAverage(); // the 1-minute load, -1 if unknown
+
+/// CPU time of the whole machine (busy jiffies, in seconds) and of this
+/// process with its waited-for children (mpirun ranks, python helpers), to
+/// tell how much of the machine other processes used during a section.
+struct CpuSnapshot {
+  double wall = 0, machineBusy = 0, own = 0;
+};
+
+CpuSnapshot cpuSnapshot();
+
+/// Share of the machine's cores that other processes kept busy between two
+/// snapshots (0 = quiet, 1 = every core taken).
+double foreignShare(const CpuSnapshot &a, const CpuSnapshot &b);
+
+bool fileExists(const std::string &p);
+
+/// Runs a shell command, captures its stdout, returns its exit status.
+int capture(const std::string &cmd, std::string &out);
+
+/// `v` formatted with the printf format `f`.
+std::string fmt(const char *f, double v);
+
+/// "512 B", "1.5 KiB", ... "2.0 GiB".
+std::string humanBytes(double b);
 
 //===----------------------------------------------------------------------===//
 // JSON

@@ -9,9 +9,12 @@
 // PERFORMANCE.md). The bytes each rank's communicator counts are checked
 // against Communicator.h's rule: (S/W) * (W - 1) for all three.
 //
+// runCollectivesSection runs them for the report's collectives section.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BenchCommon.h"
+#include "BenchRun.h"
 
 #include "shardlin/runtime/MpiCommunicator.h"
 #include "shardlin/runtime/ThreadsCommunicator.h"
@@ -189,6 +192,70 @@ int mpiCollectivesWorkerMain(int argc, char **argv,
     }
   }
   return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The section
+//===----------------------------------------------------------------------===//
+
+/// Every backend and W >= 2 of the options; a failed MPI launch becomes one
+/// result with its error.
+static void measureCollectives(BenchRun &run) {
+  const Options &o = run.opts;
+  for (const std::string &backend : o.backends)
+    for (int w : o.collectiveWorldSizes) {
+      if (w < 2)
+        continue;
+      std::vector<CollectiveResult> rs;
+      if (backend == "threads") {
+        rs = runCollectivesThreads(w, o.collectiveSizes, o.timing);
+      } else {
+        rt::Status s =
+            runCollectivesMpi(w, o.collectiveSizes, o.timing, o.mpirun, rs);
+        if (!s) {
+          CollectiveResult e;
+          e.backend = "mpi";
+          e.worldSize = w;
+          e.error = s.message();
+          rs.push_back(e);
+        }
+      }
+      run.collectives.insert(run.collectives.end(), rs.begin(), rs.end());
+    }
+}
+
+static void printCollectives(BenchRun &run) {
+  std::printf("%-7s %1s %-14s %10s %10s %9s %9s %11s %11s %-3s\n", "backend",
+              "W", "collective", "size", "time us", "algbw", "busbw",
+              "bytes/rank", "expected", "ok");
+  for (const CollectiveResult &c : run.collectives) {
+    if (!c.error.empty()) {
+      std::printf("%-7s %1d FAILED: %s\n", c.backend.c_str(), c.worldSize,
+                  c.error.c_str());
+      run.failed = true;
+      continue;
+    }
+    if (!c.bytesMatch)
+      run.failed = true;
+    std::printf("%-7s %1d %-14s %10s %10.1f %9.2f %9.2f %11llu %11llu %-3s\n",
+                c.backend.c_str(), c.worldSize, c.op.c_str(),
+                humanBytes(c.sizeBytes).c_str(), 1e6 * c.timing.median(),
+                c.algbw, c.busbw, (unsigned long long)c.bytesSent,
+                (unsigned long long)c.bytesExpected,
+                c.bytesMatch ? "yes" : "NO");
+  }
+  std::printf("(algbw, busbw in GB/s; busbw = algbw * (W-1)/W for all three, "
+              "as nccl-tests)\n");
+}
+
+void runCollectivesSection(BenchRun &run) {
+  run.beginSection("collectives");
+  if (!run.opts.sections.count("collectives"))
+    return;
+  std::printf("\n== collectives (f32; size = nccl-tests' size; load %.2f) ==\n",
+              run.sectionLoad["collectives"]);
+  measureCollectives(run);
+  printCollectives(run);
 }
 
 } // namespace shardlin::bench

@@ -1,6 +1,7 @@
 //===- CompileBench.cpp - Parse + lower time against the number of linears -===//
 
 #include "BenchCommon.h"
+#include "BenchRun.h"
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
@@ -10,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace shardlin::bench {
 
@@ -97,6 +99,37 @@ CompileResult runCompileBench(int ops, int samples) {
   r.lowerSeconds = median(lower);
   r.translateSeconds = median(translate);
   return r;
+}
+
+//===----------------------------------------------------------------------===//
+// The section
+//===----------------------------------------------------------------------===//
+
+void runCompileSection(BenchRun &run) {
+  run.beginSection("compile");
+  const Options &o = run.opts;
+  if (!o.sections.count("compile"))
+    return;
+  std::printf("\n== compile time: parse + lower (strategy=auto, W=4; load "
+              "%.2f) ==\n",
+              run.sectionLoad["compile"]);
+  std::printf("%7s %10s %10s %10s %12s %12s %12s\n", "linears", "parse ms",
+              "lower ms", "translate", "parse+lower", "us/op", "all us/op");
+  for (int ops : o.compileOps) {
+    int samples = ops >= 10000 ? 3 : ops >= 1000 ? 3 : 5;
+    CompileResult c = runCompileBench(ops, samples);
+    run.compiles.push_back(c);
+    if (!c.error.empty()) {
+      std::printf("%7d FAILED: %s\n", ops, c.error.c_str());
+      run.failed = true;
+      continue;
+    }
+    std::printf("%7d %10.2f %10.2f %10.2f %12.2f %12.2f %12.2f\n", ops,
+                1e3 * c.parseSeconds, 1e3 * c.lowerSeconds,
+                1e3 * c.translateSeconds, 1e3 * c.parseLowerSeconds(),
+                1e6 * c.parseLowerSeconds() / ops,
+                1e6 * c.totalSeconds() / ops);
+  }
 }
 
 } // namespace shardlin::bench

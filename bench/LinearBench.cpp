@@ -138,11 +138,6 @@ rt::Status runLinearOnRank(const LinearCase &c, const rt::Program &program,
   return rt::Status::ok();
 }
 
-static int coresOfMachine() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
-
 static void finishResult(const LinearCase &c, const rt::Program &program,
                          LinearResult &r) {
   r.chosen = programStrategy(program);
@@ -172,7 +167,7 @@ LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt) {
 
   // One BLAS thread per rank when ranks fill the cores (what shardlin-run
   // does: cores / ranks, at least 1).
-  result.blasThreads = std::max(1, coresOfMachine() / w);
+  result.blasThreads = std::max(1, cores() / w);
   rt::setBlasThreads(result.blasThreads);
 
   auto comms = rt::createThreadsGroup(w);
@@ -421,7 +416,7 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
   int local = w;
   if (const char *e = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
     local = std::max(1, std::atoi(e));
-  const int blasThreads = std::max(1, coresOfMachine() / local);
+  const int blasThreads = std::max(1, cores() / local);
   rt::setBlasThreads(blasThreads);
 
   std::ifstream in(casesPath);
