@@ -722,17 +722,8 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
   FileCache cache;
 
   if (config.backend == "threads") {
-    int w = config.worldSize;
-    if (w == 0)
-      w = program.worldSize == 0 ? 1 : static_cast<int>(program.worldSize);
-    if (w < 1 || w > 4096)
-      return Status::error("world size must be in [1, 4096], got " +
-                           std::to_string(w));
-    if (program.worldSize != 0 && program.worldSize != w)
-      return Status::error("--world-size=" + std::to_string(w) +
-                           " does not match the " +
-                           std::to_string(program.worldSize) +
-                           " placements of the program's sharded values");
+    int w = 0;
+    SHARDLIN_RETURN_IF_ERROR(localWorldSize(program, config, w));
     setBlasThreads(config.blasThreads > 0 ? config.blasThreads
                                           : autoBlasThreads(w));
     std::vector<std::unique_ptr<Communicator>> comms =
@@ -748,13 +739,7 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
       });
     for (std::thread &t : threads)
       t.join();
-    for (const RankOutcome &o : outcomes)
-      if (!o.status && !o.secondary)
-        return o.status;
-    for (const RankOutcome &o : outcomes)
-      if (!o.status)
-        return o.status;
-    return Status::ok();
+    return rootCause(outcomes);
   }
 
   if (config.backend == "mpi") {
