@@ -1,5 +1,4 @@
-//===- NcclCommunicator.cpp - One rank per GPU over NCCL
-//-------------------===//
+//===- NcclCommunicator.cpp - One rank per GPU over NCCL ------------------===//
 //
 // The collectives of Communicator.h on NCCL, all enqueued on the rank's
 // ExecutionStream:
@@ -46,6 +45,7 @@
 
 #include "CudaCheck.h"
 #include "Kernels.h"
+#include "NcclSupport.h"
 
 #include "shardlin/runtime/Cuda.h"
 
@@ -62,112 +62,7 @@ namespace shardlin::rt {
 namespace {
 
 using namespace cuda;
-
-static_assert(sizeof(NcclUniqueId::bytes) == sizeof(ncclUniqueId),
-              "NcclUniqueId must hold an ncclUniqueId");
-
-Status ncclType(DType t, ncclDataType_t &out) {
-  switch (t) {
-  case DType::F16:
-    out = ncclFloat16;
-    return Status::ok();
-  case DType::BF16:
-    // ncclBfloat16 exists since NCCL 2.10; the build requires >= 2.14 for
-    // non-blocking communicators anyway.
-    out = ncclBfloat16;
-    return Status::ok();
-  case DType::F32:
-    out = ncclFloat32;
-    return Status::ok();
-  case DType::F64:
-    out = ncclFloat64;
-    return Status::ok();
-  }
-  return Status::error("invalid dtype value " +
-                       std::to_string(static_cast<int>(t)));
-}
-
-ncclConfig_t makeConfig(bool blocking) {
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = blocking ? 1 : 0;
-  return config;
-}
-
-/// Seconds left until `deadline` (inf stays inf).
-double remaining(double deadline) {
-  return std::isinf(deadline) ? deadline : deadline - steadySeconds();
-}
-
-/// ncclCommGetAsyncError as a probe: Pending while an operation is still
-/// being enqueued (ncclInProgress).
-ProbeState asyncState(ncclComm_t comm, int device, std::string &error) {
-  ncclResult_t async = ncclSuccess;
-  ncclResult_t r = ncclCommGetAsyncError(comm, &async);
-  if (r != ncclSuccess) {
-    error = ncclFailure(r, "ncclCommGetAsyncError", device, comm).message();
-    return ProbeState::Failed;
-  }
-  if (async == ncclInProgress)
-    return ProbeState::Pending;
-  if (async != ncclSuccess) {
-    error = ncclFailure(async, "an asynchronous NCCL operation", device, comm)
-                .message();
-    return ProbeState::Failed;
-  }
-  return ProbeState::Done;
-}
-
-/// Waits until a non-blocking communicator has finished its last call
-/// (initialization or enqueue); "" or what went wrong.
-std::string waitReady(ncclComm_t comm, int device, double deadline,
-                      double timeout) {
-  WaitResult w = waitWithDeadline(
-      [&](std::string &error) { return asyncState(comm, device, error); },
-      remaining(deadline), steadySeconds, sleepSeconds);
-  switch (w.kind) {
-  case WaitResult::Done:
-    return {};
-  case WaitResult::Failed:
-    return w.error;
-  case WaitResult::TimedOut:
-    return "timed out after " + formatSeconds(timeout) + " s";
-  }
-  return "unknown wait result";
-}
-
-/// ncclGroupStart/ncclGroupEnd that always closes the group, also on an
-/// early return (an unclosed group would capture the next NCCL calls).
-class NcclGroup {
-public:
-  NcclGroup(ncclComm_t comm, int device) : comm_(comm), device_(device) {}
-  ~NcclGroup() {
-    if (open_)
-      (void)ncclGroupEnd();
-  }
-  Status start() {
-    SHARDLIN_NCCL_RETURN_IF_ERROR(device_, comm_, ncclGroupStart());
-    open_ = true;
-    return Status::ok();
-  }
-  Status end() {
-    open_ = false;
-    SHARDLIN_NCCL_RETURN_IF_ERROR(device_, comm_, ncclGroupEnd());
-    return Status::ok();
-  }
-
-private:
-  ncclComm_t comm_;
-  int device_;
-  bool open_ = false;
-};
-
-/// One send or receive of a grouped exchange.
-struct P2p {
-  bool isSend;
-  int peer;
-  const void *ptr;
-  int64_t count;
-};
+using namespace nccl;
 
 class NcclCommunicator final : public CudaCommunicator {
 public:
