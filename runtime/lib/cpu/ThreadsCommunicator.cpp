@@ -1,7 +1,8 @@
 //===- ThreadsCommunicator.cpp - Ranks as threads of one process ----------===//
 //
-// The W communicators of a group share one Group: a mutex, a condition
-// variable and one Slot per rank. A collective is a short sequence of
+// The W communicators of a group share one Group (local::LocalGroup, shared
+// with the cuda-local backend): a mutex, a condition variable and one Slot
+// per rank. A collective is a short sequence of
 // rendezvous on that state:
 //   1. arrival: each rank publishes its arguments (buffer pointers and count
 //      tables) in its slot and waits, with the group's timeout, until all W
@@ -24,228 +25,51 @@
 
 #include "shardlin/runtime/ThreadsCommunicator.h"
 
+#include "../LocalGroup.h"
+
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <new>
-#include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace shardlin::rt {
 namespace {
 
-enum class Kind : uint8_t {
-  AllGatherV,
-  AllToAllV,
-  ReduceScatterV,
-  AllReduce,
-  Broadcast,
-  Barrier
-};
+using local::Kind;
+using local::kindName;
+using local::Slot;
 
-const char *kindName(Kind k) {
-  switch (k) {
-  case Kind::AllGatherV:
-    return "allGatherV";
-  case Kind::AllToAllV:
-    return "allToAllV";
-  case Kind::ReduceScatterV:
-    return "reduceScatterV";
-  case Kind::AllReduce:
-    return "allReduce";
-  case Kind::Broadcast:
-    return "broadcast";
-  case Kind::Barrier:
-    return "barrier";
-  }
-  return "unknown collective";
-}
-
-std::string formatSeconds(double s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
-/// What one rank passed to the collective it is in. The vectors point at the
-/// caller's arguments, which live until the call returns, and the call does
-/// not return before the departure rendezvous, after which nobody reads them.
-struct Slot {
-  Kind kind = Kind::Barrier;
-  DType dtype = DType::F32;
-  const void *send = nullptr;
-  void *recv = nullptr;
-  /// allGatherV: sendCount; allReduce and broadcast: count.
-  int64_t count = 0;
-  int root = 0;
-  /// allToAllV: all four; allGatherV: recv*; reduceScatterV: send* hold the
-  /// counts and displs tables.
-  const std::vector<int64_t> *sendCounts = nullptr;
-  const std::vector<int64_t> *sendDispls = nullptr;
-  const std::vector<int64_t> *recvCounts = nullptr;
-  const std::vector<int64_t> *recvDispls = nullptr;
-  /// allReduce: this rank's reduced chunk, read by the others.
-  const void *scratch = nullptr;
-  /// Non-empty when this rank's own arguments are invalid. The rank still
-  /// takes part in the rendezvous so that every rank fails, none hangs.
-  std::string invalid;
-};
-
-/// State shared by the communicators of one group.
-class Group {
+/// State shared by the communicators of one group: the rendezvous of
+/// LocalGroup.h, plus the verdict on CommOptions::timeoutSeconds.
+/// createThreadsGroup cannot return a Status, so an invalid timeout makes
+/// every collective fail with the message instead.
+class Group : public local::LocalGroup<Slot> {
 public:
   Group(int worldSize, const CommOptions &options)
-      : worldSize_(worldSize), present_(worldSize, 0),
-        deadlines_(worldSize), slots_(worldSize) {
-    double t = options.timeoutSeconds;
-    if (std::isnan(t) || t <= 0) {
-      configError_ =
-          "invalid CommOptions::timeoutSeconds = " + formatSeconds(t) +
-          " (must be > 0)";
-    } else if (std::isinf(t)) {
-      hasDeadline_ = false;
-    } else {
-      // Clamped so that now() + timeout cannot overflow the clock; 1e9 s is
-      // more than 30 years, i.e. "never" for a collective.
-      timeout_ = std::min(t, 1e9);
-    }
-    timeoutText_ = formatSeconds(t);
-  }
+      : Group(worldSize, options.timeoutSeconds, checked(options)) {}
 
-  int worldSize() const { return worldSize_; }
   const std::string &configError() const { return configError_; }
-  /// Valid to read between this rank's arrival and its departure.
-  const Slot &slot(int r) const { return slots_[r]; }
-
-  /// Publishes `slot` as rank `rank`'s and waits, with the group timeout,
-  /// until all ranks have arrived. `where` prefixes error messages.
-  ///
-  /// A rendezvous completes only if every rank arrives before the deadline of
-  /// every rank already waiting. A rank that arrives after a waiting rank's
-  /// deadline ends the rendezvous as a timeout of that rank, even when the
-  /// waiting rank has not woken up yet to notice: whether a collective times
-  /// out depends on when the ranks arrived, not on when the waiting thread
-  /// happens to be scheduled.
-  Status arrive(int rank, Slot slot, const std::string &where) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (aborted_)
-      return Status::error(where + ": group aborted earlier: " + abortReason_);
-    const auto now = std::chrono::steady_clock::now();
-    if (int late = expiredWaiterLocked(now); late >= 0) {
-      timeOutLocked(late, missingRanksLocked());
-      return Status::error(where + ": group aborted: " + abortReason_);
-    }
-    slots_[rank] = std::move(slot);
-    uint64_t generation = generation_;
-    if (enterLocked(rank))
-      return Status::ok();
-
-    auto done = [&] { return generation_ != generation || aborted_; };
-    if (!hasDeadline_) {
-      cv_.wait(lock, done);
-    } else {
-      deadlines_[rank] =
-          now + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::duration<double>(timeout_));
-      if (!cv_.wait_until(lock, deadlines_[rank], done))
-        timeOutLocked(rank, missingRanksLocked());
-    }
-    // A completed rendezvous wins over a later abort: this collective can go
-    // on, and the abort shows up at the next one.
-    if (generation_ != generation)
-      return Status::ok();
-    if (timedOutRank_ == rank)
-      return Status::error(where + ": timed out after " + timeoutText_ +
-                           " s waiting for " + timedOutMissing_);
-    return Status::error(where + ": group aborted: " + abortReason_);
-  }
-
-  /// A rendezvous between ranks that have all passed this collective's
-  /// arrival. It has no timeout and ignores aborts, on purpose: every rank it
-  /// waits for is inside this collective, running only copies, so it cannot
-  /// hang; and returning early would let a caller free buffers that another
-  /// rank is still reading. (An abort needs a rank blocked in an arrival,
-  /// which cannot happen before all ranks have passed this point.)
-  void sync(int rank) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    uint64_t generation = generation_;
-    if (enterLocked(rank))
-      return;
-    cv_.wait(lock, [&] { return generation_ != generation; });
-  }
 
 private:
-  /// Counts `rank` in the current rendezvous; the last one in completes it
-  /// and wakes everybody. Returns true if this call completed it.
-  bool enterLocked(int rank) {
-    present_[rank] = 1;
-    if (++arrived_ < worldSize_)
-      return false;
-    arrived_ = 0;
-    std::fill(present_.begin(), present_.end(), 0);
-    ++generation_;
-    cv_.notify_all();
-    return true;
+  struct Checked {
+    double effective = 0;
+    std::string error;
+  };
+  static Checked checked(const CommOptions &options) {
+    Checked c;
+    c.error = local::checkTimeoutSeconds(options.timeoutSeconds, c.effective);
+    return c;
   }
+  // Messages print the timeout as given, not as clamped.
+  Group(int worldSize, double given, Checked c)
+      : LocalGroup(worldSize, c.effective, local::formatSeconds(given)),
+        configError_(std::move(c.error)) {}
 
-  /// A rank waiting in an arrival whose deadline is before `now`, or -1.
-  int expiredWaiterLocked(std::chrono::steady_clock::time_point now) const {
-    if (!hasDeadline_)
-      return -1;
-    int first = -1;
-    for (int r = 0; r < worldSize_; ++r)
-      if (present_[r] && deadlines_[r] < now &&
-          (first < 0 || deadlines_[r] < deadlines_[first]))
-        first = r;
-    return first;
-  }
-
-  /// Aborts the group because `rank` timed out waiting for `missing`.
-  void timeOutLocked(int rank, const std::string &missing) {
-    timedOutRank_ = rank;
-    timedOutMissing_ = missing;
-    abortReason_ = "rank " + std::to_string(rank) + " timed out in " +
-                   kindName(slots_[rank].kind) + " after " + timeoutText_ +
-                   " s waiting for " + missing;
-    aborted_ = true;
-    cv_.notify_all();
-  }
-
-  std::string missingRanksLocked() const {
-    std::string list;
-    int n = 0;
-    for (int r = 0; r < worldSize_; ++r) {
-      if (present_[r])
-        continue;
-      list += (n++ ? ", " : "") + std::to_string(r);
-    }
-    return (n == 1 ? "rank " : "ranks ") + list;
-  }
-
-  const int worldSize_;
-  bool hasDeadline_ = true;
-  double timeout_ = 0;
-  std::string timeoutText_;
   std::string configError_;
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;
-  int arrived_ = 0;
-  std::vector<char> present_;
-  /// The deadline of each rank waiting in an arrival (valid where present_).
-  std::vector<std::chrono::steady_clock::time_point> deadlines_;
-  bool aborted_ = false;
-  std::string abortReason_;
-  int timedOutRank_ = -1;
-  std::string timedOutMissing_;
-  std::vector<Slot> slots_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -424,9 +248,6 @@ private:
   /// group_->sync calls on every rank.
   template <typename Pull> Status run(Slot slot, uint64_t bytesSent, Pull pull);
 
-  /// The group-wide consistency check; identical on every rank.
-  std::string checkGroup() const;
-
   std::shared_ptr<Group> group_;
   int rank_;
 };
@@ -438,7 +259,7 @@ Status ThreadsCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
     return Status::error(at + ": " + group_->configError());
   SHARDLIN_RETURN_IF_ERROR(group_->arrive(rank_, std::move(slot), at));
 
-  std::string problem = checkGroup();
+  std::string problem = group_->checkSlots();
   if (problem.empty())
     pull();
   group_->sync(rank_);
@@ -447,89 +268,6 @@ Status ThreadsCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
   ++stats_.calls;
   stats_.bytesSent += bytesSent;
   return Status::ok();
-}
-
-std::string ThreadsCommunicator::checkGroup() const {
-  const int w = worldSize();
-  for (int r = 0; r < w; ++r)
-    if (!group_->slot(r).invalid.empty())
-      return "invalid arguments on rank " + std::to_string(r) + ": " +
-             group_->slot(r).invalid;
-  const Slot &first = group_->slot(0);
-  for (int r = 1; r < w; ++r) {
-    const Slot &s = group_->slot(r);
-    if (s.kind != first.kind)
-      return std::string("collective mismatch: rank 0 called ") +
-             kindName(first.kind) + " but rank " + std::to_string(r) +
-             " called " + kindName(s.kind);
-  }
-  if (first.kind == Kind::Barrier)
-    return {};
-  for (int r = 1; r < w; ++r) {
-    const Slot &s = group_->slot(r);
-    if (s.dtype != first.dtype)
-      return std::string("dtype mismatch: rank 0 passed ") +
-             dtypeName(first.dtype) + " but rank " + std::to_string(r) +
-             " passed " + dtypeName(s.dtype);
-  }
-
-  switch (first.kind) {
-  case Kind::AllGatherV:
-    for (int q = 0; q < w; ++q)
-      for (int r = 0; r < w; ++r) {
-        int64_t expected = (*group_->slot(q).recvCounts)[r];
-        if (expected != group_->slot(r).count)
-          return "size mismatch: rank " + std::to_string(r) + " sends " +
-                 std::to_string(group_->slot(r).count) + " elements but rank " +
-                 std::to_string(q) + " expects recvCounts[" +
-                 std::to_string(r) + "] = " + std::to_string(expected);
-      }
-    return {};
-  case Kind::AllToAllV:
-    for (int s = 0; s < w; ++s)
-      for (int d = 0; d < w; ++d) {
-        int64_t sent = (*group_->slot(s).sendCounts)[d];
-        int64_t expected = (*group_->slot(d).recvCounts)[s];
-        if (sent != expected)
-          return "size mismatch: rank " + std::to_string(s) + " sends " +
-                 std::to_string(sent) + " elements to rank " +
-                 std::to_string(d) + " (sendCounts[" + std::to_string(d) +
-                 "]) but rank " + std::to_string(d) + " expects recvCounts[" +
-                 std::to_string(s) + "] = " + std::to_string(expected);
-      }
-    return {};
-  case Kind::ReduceScatterV:
-    // Only the counts must agree: displs describe each rank's own send
-    // layout, so they may differ without harm.
-    for (int r = 1; r < w; ++r)
-      for (int d = 0; d < w; ++d) {
-        int64_t mine = (*first.sendCounts)[d];
-        int64_t theirs = (*group_->slot(r).sendCounts)[d];
-        if (mine != theirs)
-          return "counts differ between ranks: rank 0 has counts[" +
-                 std::to_string(d) + "] = " + std::to_string(mine) +
-                 " but rank " + std::to_string(r) + " has counts[" +
-                 std::to_string(d) + "] = " + std::to_string(theirs);
-      }
-    return {};
-  case Kind::AllReduce:
-  case Kind::Broadcast:
-    for (int r = 1; r < w; ++r) {
-      const Slot &s = group_->slot(r);
-      if (s.count != first.count)
-        return "count mismatch: rank 0 passed count = " +
-               std::to_string(first.count) + " but rank " + std::to_string(r) +
-               " passed " + std::to_string(s.count);
-      if (first.kind == Kind::Broadcast && s.root != first.root)
-        return "root mismatch: rank 0 passed root = " +
-               std::to_string(first.root) + " but rank " + std::to_string(r) +
-               " passed " + std::to_string(s.root);
-    }
-    return {};
-  case Kind::Barrier:
-    return {};
-  }
-  return {};
 }
 
 Status ThreadsCommunicator::allGatherV(const void *send, int64_t sendCount,

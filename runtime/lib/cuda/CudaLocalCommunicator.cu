@@ -23,26 +23,28 @@
 // also does with a finite timeout) and keeps buffer lifetimes simple; GEMMs
 // stay asynchronous.
 //
-// A rank whose arrival times out aborts the group (every later collective
-// of every rank fails at once). A CUDA failure on one rank after the
-// arrival is reported to all ranks at the final rendezvous, so that an
-// error on one rank is an error on all of them, as in the threads backend.
+// The rendezvous is the threads backend's (LocalGroup.h), deadlines
+// included: a rank that arrives after a waiting rank's deadline ends the
+// rendezvous as a timeout of that rank, so the outcome depends on the
+// arrival times alone, not on thread scheduling. A timeout aborts the group
+// (every later collective of every rank fails at once). A CUDA failure on one
+// rank after the arrival is reported to all ranks at the final rendezvous, so
+// that an error on one rank is an error on all of them, as in the threads
+// backend.
 //
 // This file is CUDA C++ only because it is built with the kernels; the
 // kernels themselves live in Kernels.cu.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../LocalGroup.h"
 #include "CudaCheck.h"
 #include "Kernels.h"
 
 #include "shardlin/runtime/Cuda.h"
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,164 +54,23 @@ namespace {
 
 using namespace cuda;
 
-enum class Kind : uint8_t {
-  AllGatherV,
-  AllToAllV,
-  ReduceScatterV,
-  AllReduce,
-  Broadcast,
-  Barrier
-};
+using local::Kind;
+using local::kindName;
 
-const char *kindName(Kind k) {
-  switch (k) {
-  case Kind::AllGatherV:
-    return "allGatherV";
-  case Kind::AllToAllV:
-    return "allToAllV";
-  case Kind::ReduceScatterV:
-    return "reduceScatterV";
-  case Kind::AllReduce:
-    return "allReduce";
-  case Kind::Broadcast:
-    return "broadcast";
-  case Kind::Barrier:
-    return "barrier";
-  }
-  return "unknown collective";
-}
-
-/// What one rank passed to the collective it is in. The table pointers
-/// point at the caller's arguments, which outlive the call; nobody reads a
-/// slot after the final rendezvous.
-struct Slot {
-  Kind kind = Kind::Barrier;
-  DType dtype = DType::F32;
-  const void *send = nullptr;
-  void *recv = nullptr;
-  /// allGatherV: sendCount; allReduce and broadcast: count.
-  int64_t count = 0;
-  int root = 0;
-  const std::vector<int64_t> *sendCounts = nullptr;
-  const std::vector<int64_t> *sendDispls = nullptr;
-  const std::vector<int64_t> *recvCounts = nullptr;
-  const std::vector<int64_t> *recvDispls = nullptr;
+/// What one rank passed to the collective it is in (see local::Slot), plus
+/// its events.
+struct Slot : local::Slot {
   /// Recorded on the rank's stream at arrival: its inputs are ready then.
   cudaEvent_t ready = nullptr;
   /// allReduce: recorded after this rank's chunk sum into `scratch`.
   cudaEvent_t mid = nullptr;
-  const void *scratch = nullptr;
-  /// Non-empty when this rank's own arguments are invalid; it still takes
-  /// part in the rendezvous so that every rank fails and none hangs.
-  std::string invalid;
 };
 
-/// State shared by the communicators of one group (see the threads
-/// backend, whose rendezvous this follows).
-class Group {
-public:
-  Group(int worldSize, double timeout)
-      : worldSize_(worldSize), timeout_(timeout),
-        timeoutText_(formatSeconds(timeout)), present_(worldSize, 0),
-        errors_(worldSize), slots_(worldSize) {}
-
-  int worldSize() const { return worldSize_; }
-  const Slot &slot(int r) const { return slots_[r]; }
-
-  /// Publishes `slot` and waits, with the group timeout, until all ranks
-  /// have arrived.
-  Status arrive(int rank, Slot slot, const std::string &where) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (aborted_)
-      return Status::error(where + ": group aborted earlier: " + abortReason_);
-    slots_[rank] = std::move(slot);
-    const uint64_t generation = generation_;
-    if (enterLocked(rank))
-      return Status::ok();
-    auto done = [&] { return generation_ != generation || aborted_; };
-    if (std::isinf(timeout_)) {
-      cv_.wait(lock, done);
-    } else {
-      auto deadline = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::duration<double>(timeout_));
-      if (!cv_.wait_until(lock, deadline, done)) {
-        const std::string missing = missingRanksLocked();
-        abortReason_ = "rank " + std::to_string(rank) + " timed out in " +
-                       kindName(slots_[rank].kind) + " after " + timeoutText_ +
-                       " s waiting for " + missing;
-        aborted_ = true;
-        cv_.notify_all();
-        return Status::error(where + ": timed out after " + timeoutText_ +
-                             " s waiting for " + missing);
-      }
-    }
-    // A completed rendezvous wins over a later abort: this collective can
-    // go on, and the abort shows at the next one.
-    if (generation_ != generation)
-      return Status::ok();
-    return Status::error(where + ": group aborted: " + abortReason_);
-  }
-
-  /// A rendezvous between ranks that have all passed this collective's
-  /// arrival; no timeout, no abort, for the threads backend's reasons (all
-  /// ranks are inside the collective and only enqueue work and wait for
-  /// their own streams, so it cannot hang, and leaving early would free
-  /// buffers that peers still read). Each rank passes its local error, ""
-  /// if none; every rank gets the same answer: the lowest rank's error, or
-  /// "" if all succeeded.
-  std::string sync(int rank, std::string localError) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    errors_[rank] = std::move(localError);
-    const uint64_t generation = generation_;
-    if (enterLocked(rank))
-      return syncResult_;
-    cv_.wait(lock, [&] { return generation_ != generation; });
-    // Stable until the next rendezvous completes, which needs this rank.
-    return syncResult_;
-  }
-
-private:
-  bool enterLocked(int rank) {
-    present_[rank] = 1;
-    if (++arrived_ < worldSize_)
-      return false;
-    syncResult_.clear();
-    for (std::string &e : errors_) {
-      if (syncResult_.empty() && !e.empty())
-        syncResult_ = e;
-      e.clear();
-    }
-    arrived_ = 0;
-    std::fill(present_.begin(), present_.end(), 0);
-    ++generation_;
-    cv_.notify_all();
-    return true;
-  }
-
-  std::string missingRanksLocked() const {
-    std::string list;
-    int n = 0;
-    for (int r = 0; r < worldSize_; ++r)
-      if (!present_[r])
-        list += (n++ ? ", " : "") + std::to_string(r);
-    return (n == 1 ? "rank " : "ranks ") + list;
-  }
-
-  const int worldSize_;
-  const double timeout_;
-  const std::string timeoutText_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;
-  int arrived_ = 0;
-  std::vector<char> present_;
-  bool aborted_ = false;
-  std::string abortReason_;
-  std::vector<std::string> errors_;
-  std::string syncResult_;
-  std::vector<Slot> slots_;
-};
+/// State shared by the communicators of one group: the threads backend's
+/// rendezvous (LocalGroup.h), so cuda-local has its deterministic deadlines
+/// too: whether a collective times out depends on when the ranks arrived,
+/// not on when a waiting thread is scheduled.
+using Group = local::LocalGroup<Slot>;
 
 /// allReduce: rank r reduces chunk r of [0, count); any split is correct,
 /// a balanced one spreads the work.
@@ -289,7 +150,6 @@ private:
   /// rank's share; returns "" or a fail() message, and makes the same
   /// number of group_->sync calls on every rank), completion, departure.
   template <typename Pull> Status run(Slot slot, uint64_t bytesSent, Pull pull);
-  std::string checkGroup() const;
 
   /// Makes this rank's stream wait for the peers' ready events.
   std::string waitForPeers();
@@ -323,7 +183,7 @@ Status CudaLocalCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
   slot.ready = ready_.get();
   SHARDLIN_RETURN_IF_ERROR(group_->arrive(rank_, std::move(slot), at));
 
-  const std::string problem = checkGroup();
+  const std::string problem = group_->checkSlots();
   std::string local;
   if (problem.empty()) {
     local = pull();
@@ -374,87 +234,6 @@ std::string CudaLocalCommunicator::complete() {
   }
   e = cudaEventSynchronize(done_.get());
   return e == cudaSuccess ? std::string() : fail(e, "cudaEventSynchronize");
-}
-
-std::string CudaLocalCommunicator::checkGroup() const {
-  const int w = worldSize();
-  for (int r = 0; r < w; ++r)
-    if (!group_->slot(r).invalid.empty())
-      return "invalid arguments on rank " + std::to_string(r) + ": " +
-             group_->slot(r).invalid;
-  const Slot &first = group_->slot(0);
-  for (int r = 1; r < w; ++r) {
-    const Slot &sl = group_->slot(r);
-    if (sl.kind != first.kind)
-      return std::string("collective mismatch: rank 0 called ") +
-             kindName(first.kind) + " but rank " + std::to_string(r) +
-             " called " + kindName(sl.kind);
-  }
-  if (first.kind == Kind::Barrier)
-    return {};
-  for (int r = 1; r < w; ++r) {
-    const Slot &sl = group_->slot(r);
-    if (sl.dtype != first.dtype)
-      return std::string("dtype mismatch: rank 0 passed ") +
-             dtypeName(first.dtype) + " but rank " + std::to_string(r) +
-             " passed " + dtypeName(sl.dtype);
-  }
-  switch (first.kind) {
-  case Kind::AllGatherV:
-    for (int q = 0; q < w; ++q)
-      for (int r = 0; r < w; ++r) {
-        const int64_t expected = (*group_->slot(q).recvCounts)[r];
-        if (expected != group_->slot(r).count)
-          return "size mismatch: rank " + std::to_string(r) + " sends " +
-                 std::to_string(group_->slot(r).count) + " elements but rank " +
-                 std::to_string(q) + " expects recvCounts[" +
-                 std::to_string(r) + "] = " + std::to_string(expected);
-      }
-    return {};
-  case Kind::AllToAllV:
-    for (int src = 0; src < w; ++src)
-      for (int d = 0; d < w; ++d) {
-        const int64_t sent = (*group_->slot(src).sendCounts)[d];
-        const int64_t expected = (*group_->slot(d).recvCounts)[src];
-        if (sent != expected)
-          return "size mismatch: rank " + std::to_string(src) + " sends " +
-                 std::to_string(sent) + " elements to rank " +
-                 std::to_string(d) + " (sendCounts[" + std::to_string(d) +
-                 "]) but rank " + std::to_string(d) + " expects recvCounts[" +
-                 std::to_string(src) + "] = " + std::to_string(expected);
-      }
-    return {};
-  case Kind::ReduceScatterV:
-    // Only the counts must agree; displs describe each rank's own layout.
-    for (int r = 1; r < w; ++r)
-      for (int d = 0; d < w; ++d) {
-        const int64_t mine = (*first.sendCounts)[d];
-        const int64_t theirs = (*group_->slot(r).sendCounts)[d];
-        if (mine != theirs)
-          return "counts differ between ranks: rank 0 has counts[" +
-                 std::to_string(d) + "] = " + std::to_string(mine) +
-                 " but rank " + std::to_string(r) + " has counts[" +
-                 std::to_string(d) + "] = " + std::to_string(theirs);
-      }
-    return {};
-  case Kind::AllReduce:
-  case Kind::Broadcast:
-    for (int r = 1; r < w; ++r) {
-      const Slot &sl = group_->slot(r);
-      if (sl.count != first.count)
-        return "count mismatch: rank 0 passed count = " +
-               std::to_string(first.count) + " but rank " + std::to_string(r) +
-               " passed " + std::to_string(sl.count);
-      if (first.kind == Kind::Broadcast && sl.root != first.root)
-        return "root mismatch: rank 0 passed root = " +
-               std::to_string(first.root) + " but rank " + std::to_string(r) +
-               " passed " + std::to_string(sl.root);
-    }
-    return {};
-  case Kind::Barrier:
-    return {};
-  }
-  return {};
 }
 
 Status CudaLocalCommunicator::allGatherV(const void *send, int64_t sendCount,
@@ -734,7 +513,8 @@ Status createCudaLocalGroup(
   SHARDLIN_RETURN_IF_ERROR(
       cuda::checkTimeout(options.timeoutSeconds, timeout).withContext(at));
 
-  auto group = std::make_shared<Group>(int(w), timeout);
+  auto group =
+      std::make_shared<Group>(int(w), timeout, cuda::formatSeconds(timeout));
   std::vector<std::unique_ptr<Communicator>> comms;
   for (size_t r = 0; r < w; ++r) {
     auto comm =
