@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace shardlin::rt::local {
@@ -38,6 +39,185 @@ std::string checkTimeoutSeconds(double t, double &effective) {
            " (must be > 0)";
   effective = std::isinf(t) ? t : std::min(t, 1e9);
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// One rank's arguments
+//===----------------------------------------------------------------------===//
+
+std::string checkCount(const char *name, int64_t count, size_t elemSize) {
+  if (count < 0)
+    return std::string(name) + " = " + std::to_string(count) + " is negative";
+  if (static_cast<uint64_t>(count) >
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / elemSize)
+    return std::string(name) + " = " + std::to_string(count) +
+           " elements overflows the byte count";
+  return {};
+}
+
+std::string checkTables(const char *countsName,
+                        const std::vector<int64_t> &counts,
+                        const char *displsName,
+                        const std::vector<int64_t> &displs, int worldSize,
+                        size_t elemSize, int64_t &extent) {
+  extent = 0;
+  if (counts.size() != static_cast<size_t>(worldSize))
+    return std::string(countsName) + " has " + std::to_string(counts.size()) +
+           " entries, expected " + std::to_string(worldSize);
+  if (displs.size() != static_cast<size_t>(worldSize))
+    return std::string(displsName) + " has " + std::to_string(displs.size()) +
+           " entries, expected " + std::to_string(worldSize);
+  const int64_t maxElems =
+      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(elemSize);
+  for (int i = 0; i < worldSize; ++i) {
+    std::string at = "[" + std::to_string(i) + "] = ";
+    if (counts[i] < 0)
+      return countsName + at + std::to_string(counts[i]) + " is negative";
+    if (displs[i] < 0)
+      return displsName + at + std::to_string(displs[i]) + " is negative";
+    if (counts[i] > maxElems || displs[i] > maxElems - counts[i])
+      return std::string(displsName) + "[" + std::to_string(i) + "] + " +
+             countsName + "[" + std::to_string(i) +
+             "] overflows the byte offset";
+    if (counts[i] > 0)
+      extent = std::max(extent, displs[i] + counts[i]);
+  }
+  return {};
+}
+
+uint64_t describeAllGatherV(Slot &slot, int w, const void *send,
+                            int64_t sendCount, void *recv,
+                            const std::vector<int64_t> &recvCounts,
+                            const std::vector<int64_t> &recvDispls, DType dtype,
+                            const CheckBuffer &checkBuffer) {
+  const size_t es = dtypeSize(dtype);
+  slot.kind = Kind::AllGatherV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.count = sendCount;
+  slot.recvCounts = &recvCounts;
+  slot.recvDispls = &recvDispls;
+  int64_t extent = 0;
+  slot.invalid = checkCount("sendCount", sendCount, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
+                               recvDispls, w, es, extent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, sendCount);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, extent);
+  if (!slot.invalid.empty())
+    return 0;
+  return static_cast<uint64_t>(sendCount) * static_cast<uint64_t>(w - 1) * es;
+}
+
+uint64_t describeAllToAllV(Slot &slot, int w, int rank, const void *send,
+                           const std::vector<int64_t> &sendCounts,
+                           const std::vector<int64_t> &sendDispls, void *recv,
+                           const std::vector<int64_t> &recvCounts,
+                           const std::vector<int64_t> &recvDispls, DType dtype,
+                           const CheckBuffer &checkBuffer) {
+  const size_t es = dtypeSize(dtype);
+  slot.kind = Kind::AllToAllV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.sendCounts = &sendCounts;
+  slot.sendDispls = &sendDispls;
+  slot.recvCounts = &recvCounts;
+  slot.recvDispls = &recvDispls;
+  int64_t sendExtent = 0, recvExtent = 0;
+  slot.invalid = checkTables("sendCounts", sendCounts, "sendDispls", sendDispls,
+                             w, es, sendExtent);
+  if (slot.invalid.empty())
+    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
+                               recvDispls, w, es, recvExtent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, sendExtent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, recvExtent);
+  if (!slot.invalid.empty())
+    return 0;
+  uint64_t bytes = 0;
+  for (int d = 0; d < w; ++d)
+    if (d != rank)
+      bytes += static_cast<uint64_t>(sendCounts[d]) * es;
+  return bytes;
+}
+
+uint64_t describeReduceScatterV(Slot &slot, int w, int rank, const void *send,
+                                const std::vector<int64_t> &counts,
+                                const std::vector<int64_t> &displs, void *recv,
+                                DType dtype, const CheckBuffer &checkBuffer) {
+  const size_t es = dtypeSize(dtype);
+  slot.kind = Kind::ReduceScatterV;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.sendCounts = &counts;
+  slot.sendDispls = &displs;
+  int64_t extent = 0;
+  slot.invalid = checkTables("counts", counts, "displs", displs, w, es, extent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, extent);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, counts[rank]);
+  if (!slot.invalid.empty())
+    return 0;
+  uint64_t bytes = 0;
+  for (int d = 0; d < w; ++d)
+    if (d != rank)
+      bytes += static_cast<uint64_t>(counts[d]) * es;
+  return bytes;
+}
+
+uint64_t describeAllReduce(Slot &slot, int w, const void *send, void *recv,
+                           int64_t count, DType dtype,
+                           const CheckBuffer &checkBuffer) {
+  const size_t es = dtypeSize(dtype);
+  slot.kind = Kind::AllReduce;
+  slot.dtype = dtype;
+  slot.send = send;
+  slot.recv = recv;
+  slot.count = count;
+  slot.invalid = checkCount("count", count, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("send", send, count);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("recv", recv, count);
+  if (!slot.invalid.empty())
+    return 0;
+  // 2 * count * (W - 1) / W elements, as Communicator.h defines it (integer
+  // division in elements, then bytes).
+  return static_cast<uint64_t>(2 * count * (w - 1) / w) * es;
+}
+
+uint64_t describeBroadcast(Slot &slot, int w, int rank, void *buffer,
+                           int64_t count, DType dtype, int root,
+                           const CheckBuffer &checkBuffer) {
+  const size_t es = dtypeSize(dtype);
+  slot.kind = Kind::Broadcast;
+  slot.dtype = dtype;
+  slot.recv = buffer;
+  slot.count = count;
+  slot.root = root;
+  if (root < 0 || root >= w)
+    slot.invalid = "root = " + std::to_string(root) + " is not a rank of 0.." +
+                   std::to_string(w - 1);
+  if (slot.invalid.empty())
+    slot.invalid = checkCount("count", count, es);
+  if (slot.invalid.empty())
+    slot.invalid = checkBuffer("buffer", buffer, count);
+  if (!slot.invalid.empty() || rank != root)
+    return 0;
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(w - 1) * es;
+}
+
+void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi) {
+  int64_t base = count / worldSize, rem = count % worldSize;
+  lo = r * base + std::min<int64_t>(r, rem);
+  hi = lo + base + (r < rem ? 1 : 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,8 @@
 //    what only it needs, e.g. cuda-local's events);
 //  - Rendezvous, the arrival (with timeout and abort) and the completion
 //    rendezvous (with agreement on the lowest rank's error);
+//  - the checks of one rank's arguments (describe*), with the buffer check
+//    left to the backend;
 //  - checkSlots, the group-wide consistency check of the slots.
 // The data movement (memcpy, or copies and kernels on a stream) stays in each
 // backend. Host C++ only: no CUDA here.
@@ -23,7 +25,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -45,12 +49,12 @@ const char *kindName(Kind k);
 /// "30", "0.5", "inf": a timeout as messages print it.
 std::string formatSeconds(double s);
 
-/// Checks CommOptions::timeoutSeconds the threads backend's way: "" if it is
-/// > 0 (inf allowed, NaN not), else the message. Sets `effective` to the
-/// timeout clamped to 1e9 s, so that now() + timeout cannot overflow the
-/// clock (more than 30 years: "never" for a collective), or inf. (cuda-local
-/// checks it with cuda::checkTimeout, shared with the nccl backend, which
-/// returns the same message as a Status.)
+/// Checks CommOptions::timeoutSeconds: "" if it is > 0 (inf allowed, NaN
+/// not), else the message. Sets `effective` to the timeout clamped to 1e9 s,
+/// so that now() + timeout cannot overflow the clock (more than 30 years:
+/// "never" for a collective), or inf. The threads backend reports the message
+/// at every collective; cuda-local and nccl get it as a Status from
+/// cuda::checkTimeout when the group is created.
 std::string checkTimeoutSeconds(double timeoutSeconds, double &effective);
 
 /// What one rank passed to the collective it is in. The table pointers point
@@ -77,6 +81,68 @@ struct Slot {
   /// takes part in the rendezvous so that every rank fails, none hangs.
   std::string invalid;
 };
+
+//===----------------------------------------------------------------------===//
+// One rank's arguments
+//===----------------------------------------------------------------------===//
+
+/// "" if `count` elements of `elemSize` bytes are a valid count, else what is
+/// wrong (negative, or a byte count that overflows).
+std::string checkCount(const char *name, int64_t count, size_t elemSize);
+
+/// Checks a counts/displs table pair of W entries: non-negative, and every
+/// block's end (in bytes) representable. Sets `extent` to the largest block
+/// end in elements.
+std::string checkTables(const char *countsName,
+                        const std::vector<int64_t> &counts,
+                        const char *displsName,
+                        const std::vector<int64_t> &displs, int worldSize,
+                        size_t elemSize, int64_t &extent);
+
+/// How a backend checks a buffer the collective reads or writes `elements`
+/// elements of (host memory: not null; device memory: also reachable and
+/// aligned): "" if fine, else what is wrong.
+using CheckBuffer =
+    std::function<std::string(const char *name, const void *p, int64_t)>;
+
+/// Each of these fills the common fields of `slot` for one collective and
+/// checks this rank's arguments: counts and tables first, then the buffers
+/// with `checkBuffer`, in the order of the arguments; the first problem goes
+/// to slot.invalid. They return the bytes this rank sends, as Communicator.h
+/// counts them, or 0 if the arguments are invalid.
+uint64_t describeAllGatherV(Slot &slot, int worldSize, const void *send,
+                            int64_t sendCount, void *recv,
+                            const std::vector<int64_t> &recvCounts,
+                            const std::vector<int64_t> &recvDispls, DType dtype,
+                            const CheckBuffer &checkBuffer);
+uint64_t describeAllToAllV(Slot &slot, int worldSize, int rank,
+                           const void *send,
+                           const std::vector<int64_t> &sendCounts,
+                           const std::vector<int64_t> &sendDispls, void *recv,
+                           const std::vector<int64_t> &recvCounts,
+                           const std::vector<int64_t> &recvDispls, DType dtype,
+                           const CheckBuffer &checkBuffer);
+uint64_t describeReduceScatterV(Slot &slot, int worldSize, int rank,
+                                const void *send,
+                                const std::vector<int64_t> &counts,
+                                const std::vector<int64_t> &displs, void *recv,
+                                DType dtype, const CheckBuffer &checkBuffer);
+/// The backend then sets up slot.scratch (which may make it invalid).
+uint64_t describeAllReduce(Slot &slot, int worldSize, const void *send,
+                           void *recv, int64_t count, DType dtype,
+                           const CheckBuffer &checkBuffer);
+uint64_t describeBroadcast(Slot &slot, int worldSize, int rank, void *buffer,
+                           int64_t count, DType dtype, int root,
+                           const CheckBuffer &checkBuffer);
+
+/// allReduce splits [0, count) into W near-equal chunks; rank r reduces
+/// chunk r into [lo, hi). Any split is correct; a balanced one spreads the
+/// work.
+void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi);
+
+//===----------------------------------------------------------------------===//
+// The group
+//===----------------------------------------------------------------------===//
 
 /// The group-wide consistency check of all W slots, e.g. "collective
 /// mismatch: rank 0 called allReduce but rank 1 called barrier"; "" if they

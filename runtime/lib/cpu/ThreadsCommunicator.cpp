@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -39,6 +38,7 @@
 namespace shardlin::rt {
 namespace {
 
+using local::chunkOf;
 using local::Kind;
 using local::kindName;
 using local::Slot;
@@ -76,49 +76,8 @@ private:
 // Argument checks on one rank
 //===----------------------------------------------------------------------===//
 
-std::string checkCount(const char *name, int64_t count, size_t elemSize) {
-  if (count < 0)
-    return std::string(name) + " = " + std::to_string(count) + " is negative";
-  if (static_cast<uint64_t>(count) >
-      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / elemSize)
-    return std::string(name) + " = " + std::to_string(count) +
-           " elements overflows the byte count";
-  return {};
-}
-
-/// Checks a counts/displs table pair of W entries: non-negative, and every
-/// block's end (in bytes) representable. Sets `extent` to the largest block
-/// end in elements.
-std::string checkTables(const char *countsName,
-                        const std::vector<int64_t> &counts,
-                        const char *displsName,
-                        const std::vector<int64_t> &displs, int worldSize,
-                        size_t elemSize, int64_t &extent) {
-  extent = 0;
-  if (counts.size() != static_cast<size_t>(worldSize))
-    return std::string(countsName) + " has " + std::to_string(counts.size()) +
-           " entries, expected " + std::to_string(worldSize);
-  if (displs.size() != static_cast<size_t>(worldSize))
-    return std::string(displsName) + " has " + std::to_string(displs.size()) +
-           " entries, expected " + std::to_string(worldSize);
-  const int64_t maxElems =
-      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(elemSize);
-  for (int i = 0; i < worldSize; ++i) {
-    std::string at = "[" + std::to_string(i) + "] = ";
-    if (counts[i] < 0)
-      return countsName + at + std::to_string(counts[i]) + " is negative";
-    if (displs[i] < 0)
-      return displsName + at + std::to_string(displs[i]) + " is negative";
-    if (counts[i] > maxElems || displs[i] > maxElems - counts[i])
-      return std::string(displsName) + "[" + std::to_string(i) + "] + " +
-             countsName + "[" + std::to_string(i) +
-             "] overflows the byte offset";
-    if (counts[i] > 0)
-      extent = std::max(extent, displs[i] + counts[i]);
-  }
-  return {};
-}
-
+/// The host memory check of a buffer, for local::describe*, which check the
+/// rest of a rank's arguments.
 std::string checkPointer(const char *name, const void *p, int64_t needed) {
   if (p == nullptr && needed > 0)
     return std::string(name) + " is null but " + std::to_string(needed) +
@@ -198,14 +157,6 @@ void sumInRankOrder(DType dtype, const std::vector<const void *> &srcs,
     sumBlocks<float>(dtype, srcs, dst, n);
 }
 
-/// allReduce splits [0, count) into W near-equal chunks; rank r reduces chunk
-/// r. Any split is correct; a balanced one spreads the work.
-void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi) {
-  int64_t base = count / worldSize, rem = count % worldSize;
-  lo = r * base + std::min<int64_t>(r, rem);
-  hi = lo + base + (r < rem ? 1 : 0);
-}
-
 //===----------------------------------------------------------------------===//
 // The communicator
 //===----------------------------------------------------------------------===//
@@ -278,26 +229,9 @@ Status ThreadsCommunicator::allGatherV(const void *send, int64_t sendCount,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllGatherV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.count = sendCount;
-  slot.recvCounts = &recvCounts;
-  slot.recvDispls = &recvDispls;
-  int64_t extent = 0;
-  slot.invalid = checkCount("sendCount", sendCount, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
-                               recvDispls, w, es, extent);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("send", send, sendCount);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("recv", recv, extent);
-
-  uint64_t bytes = slot.invalid.empty()
-                       ? static_cast<uint64_t>(sendCount) * (w - 1) * es
-                       : 0;
+  const uint64_t bytes =
+      local::describeAllGatherV(slot, w, send, sendCount, recv, recvCounts,
+                                recvDispls, dtype, checkPointer);
   return run(std::move(slot), bytes, [&] {
     for (int s = 0; s < w; ++s)
       copyElements(offsetBytes(recv, recvDispls[s], es), group_->slot(s).send,
@@ -315,30 +249,9 @@ Status ThreadsCommunicator::allToAllV(const void *send,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllToAllV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.sendCounts = &sendCounts;
-  slot.sendDispls = &sendDispls;
-  slot.recvCounts = &recvCounts;
-  slot.recvDispls = &recvDispls;
-  int64_t sendExtent = 0, recvExtent = 0;
-  slot.invalid = checkTables("sendCounts", sendCounts, "sendDispls", sendDispls,
-                             w, es, sendExtent);
-  if (slot.invalid.empty())
-    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
-                               recvDispls, w, es, recvExtent);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("send", send, sendExtent);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("recv", recv, recvExtent);
-
-  uint64_t bytes = 0;
-  if (slot.invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += static_cast<uint64_t>(sendCounts[d]) * es;
+  const uint64_t bytes = local::describeAllToAllV(
+      slot, w, rank_, send, sendCounts, sendDispls, recv, recvCounts,
+      recvDispls, dtype, checkPointer);
   return run(std::move(slot), bytes, [&] {
     for (int s = 0; s < w; ++s) {
       const Slot &from = group_->slot(s);
@@ -356,24 +269,8 @@ Status ThreadsCommunicator::reduceScatterV(const void *send,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::ReduceScatterV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.sendCounts = &counts;
-  slot.sendDispls = &displs;
-  int64_t extent = 0;
-  slot.invalid = checkTables("counts", counts, "displs", displs, w, es, extent);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("send", send, extent);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("recv", recv, counts[rank_]);
-
-  uint64_t bytes = 0;
-  if (slot.invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += static_cast<uint64_t>(counts[d]) * es;
+  const uint64_t bytes = local::describeReduceScatterV(
+      slot, w, rank_, send, counts, displs, recv, dtype, checkPointer);
   return run(std::move(slot), bytes, [&] {
     std::vector<const void *> srcs(w);
     for (int s = 0; s < w; ++s) {
@@ -395,36 +292,22 @@ Status ThreadsCommunicator::allReduce(const void *send, void *recv,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllReduce;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.count = count;
-  slot.invalid = checkCount("count", count, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("send", send, count);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("recv", recv, count);
-
+  const uint64_t bytes =
+      local::describeAllReduce(slot, w, send, recv, count, dtype, checkPointer);
   int64_t lo = 0, hi = 0;
   std::unique_ptr<unsigned char[]> scratch;
   if (slot.invalid.empty()) {
     chunkOf(count, w, rank_, lo, hi);
-    size_t bytes = static_cast<size_t>(hi - lo) * es;
-    if (bytes > 0) {
-      scratch.reset(new (std::nothrow) unsigned char[bytes]);
+    size_t scratchBytes = static_cast<size_t>(hi - lo) * es;
+    if (scratchBytes > 0) {
+      scratch.reset(new (std::nothrow) unsigned char[scratchBytes]);
       if (!scratch)
-        slot.invalid =
-            "cannot allocate " + std::to_string(bytes) + " bytes of scratch";
+        slot.invalid = "cannot allocate " + std::to_string(scratchBytes) +
+                       " bytes of scratch";
     }
     slot.scratch = scratch.get();
   }
 
-  // 2 * count * (W - 1) / W elements, as Communicator.h defines it (integer
-  // division in elements, then bytes).
-  uint64_t bytes = slot.invalid.empty()
-                       ? static_cast<uint64_t>(2 * count * (w - 1) / w) * es
-                       : 0;
   return run(std::move(slot), bytes, [&] {
     std::vector<const void *> srcs(w);
     for (int s = 0; s < w; ++s)
@@ -445,22 +328,8 @@ Status ThreadsCommunicator::broadcast(void *buffer, int64_t count, DType dtype,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::Broadcast;
-  slot.dtype = dtype;
-  slot.recv = buffer;
-  slot.count = count;
-  slot.root = root;
-  if (root < 0 || root >= w)
-    slot.invalid = "root = " + std::to_string(root) + " is not a rank of 0.." +
-                   std::to_string(w - 1);
-  if (slot.invalid.empty())
-    slot.invalid = checkCount("count", count, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkPointer("buffer", buffer, count);
-
-  uint64_t bytes = slot.invalid.empty() && rank_ == root
-                       ? static_cast<uint64_t>(count) * (w - 1) * es
-                       : 0;
+  const uint64_t bytes = local::describeBroadcast(slot, w, rank_, buffer, count,
+                                                  dtype, root, checkPointer);
   return run(std::move(slot), bytes, [&] {
     if (rank_ != root)
       copyElements(buffer, group_->slot(root).recv, count, es);

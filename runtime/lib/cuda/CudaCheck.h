@@ -15,6 +15,8 @@
 #ifndef SHARDLIN_RUNTIME_LIB_CUDA_CUDACHECK_H
 #define SHARDLIN_RUNTIME_LIB_CUDA_CUDACHECK_H
 
+#include "../LocalGroup.h"
+
 #include "shardlin/runtime/Cuda.h"
 #include "shardlin/runtime/DType.h"
 #include "shardlin/runtime/Status.h"
@@ -268,21 +270,16 @@ void sleepSeconds(double seconds);
 /// `effective` to the timeout clamped to 1e9 s (so deadlines never overflow
 /// a clock; 30 years is "never" for a collective) or inf.
 Status checkTimeout(double timeoutSeconds, double &effective);
-std::string formatSeconds(double seconds);
+using local::formatSeconds;
 
 //===----------------------------------------------------------------------===//
-// Argument checks shared by the GPU communicators (messages match the
-// threads backend's, so errors read the same whatever the backend)
+// Argument checks shared by the GPU communicators (checkCount and
+// checkTables are the threads backend's, from LocalGroup.h, so errors read
+// the same whatever the backend)
 //===----------------------------------------------------------------------===//
 
-/// "" if fine, else what is wrong.
-std::string checkCount(const char *name, int64_t count, size_t elemSize);
-/// counts/displs tables of W entries; `extent` = largest block end.
-std::string checkTables(const char *countsName,
-                        const std::vector<int64_t> &counts,
-                        const char *displsName,
-                        const std::vector<int64_t> &displs, int worldSize,
-                        size_t elemSize, int64_t &extent);
+using local::checkCount;
+using local::checkTables;
 /// A buffer of `elements` elements of `dtype` that the collective reads or
 /// writes: not null, aligned to the element size (device code faults on
 /// misaligned loads, which would poison the whole context), and memory the

@@ -54,6 +54,7 @@ namespace {
 
 using namespace cuda;
 
+using local::chunkOf;
 using local::Kind;
 using local::kindName;
 
@@ -71,14 +72,6 @@ struct Slot : local::Slot {
 /// too: whether a collective times out depends on when the ranks arrived,
 /// not on when a waiting thread is scheduled.
 using Group = local::LocalGroup<Slot>;
-
-/// allReduce: rank r reduces chunk r of [0, count); any split is correct,
-/// a balanced one spreads the work.
-void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi) {
-  const int64_t base = count / worldSize, rem = count % worldSize;
-  lo = r * base + std::min<int64_t>(r, rem);
-  hi = lo + base + (r < rem ? 1 : 0);
-}
 
 class CudaLocalCommunicator final : public CudaCommunicator {
 public:
@@ -141,9 +134,12 @@ private:
     return fail(cudaFailure(e, call, device_));
   }
 
-  std::string checkBuffer(const char *name, const void *p, int64_t elements,
-                          DType dtype) const {
-    return checkDeviceBuffer(name, p, elements, dtype, device_, pageableOk_);
+  /// The check of a buffer of `dtype` elements: reachable from the device
+  /// and aligned (see checkDeviceBuffer).
+  local::CheckBuffer checkBuffer(DType dtype) const {
+    return [this, dtype](const char *name, const void *p, int64_t elements) {
+      return checkDeviceBuffer(name, p, elements, dtype, device_, pageableOk_);
+    };
   }
 
   /// Runs one collective: arrival, group-wide check, `pull` (enqueues this
@@ -244,25 +240,9 @@ Status CudaLocalCommunicator::allGatherV(const void *send, int64_t sendCount,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllGatherV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.count = sendCount;
-  slot.recvCounts = &recvCounts;
-  slot.recvDispls = &recvDispls;
-  int64_t extent = 0;
-  slot.invalid = checkCount("sendCount", sendCount, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
-                               recvDispls, w, es, extent);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("send", send, sendCount, dtype);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("recv", recv, extent, dtype);
-
   const uint64_t bytes =
-      slot.invalid.empty() ? uint64_t(sendCount) * uint64_t(w - 1) * es : 0;
+      local::describeAllGatherV(slot, w, send, sendCount, recv, recvCounts,
+                                recvDispls, dtype, checkBuffer(dtype));
   return run(std::move(slot), bytes, [&]() -> std::string {
     std::string err = waitForPeers();
     for (int r = 0; r < w && err.empty(); ++r)
@@ -282,30 +262,9 @@ Status CudaLocalCommunicator::allToAllV(const void *send,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllToAllV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.sendCounts = &sendCounts;
-  slot.sendDispls = &sendDispls;
-  slot.recvCounts = &recvCounts;
-  slot.recvDispls = &recvDispls;
-  int64_t sendExtent = 0, recvExtent = 0;
-  slot.invalid = checkTables("sendCounts", sendCounts, "sendDispls", sendDispls,
-                             w, es, sendExtent);
-  if (slot.invalid.empty())
-    slot.invalid = checkTables("recvCounts", recvCounts, "recvDispls",
-                               recvDispls, w, es, recvExtent);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("send", send, sendExtent, dtype);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("recv", recv, recvExtent, dtype);
-
-  uint64_t bytes = 0;
-  if (slot.invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += uint64_t(sendCounts[d]) * es;
+  const uint64_t bytes = local::describeAllToAllV(
+      slot, w, rank_, send, sendCounts, sendDispls, recv, recvCounts,
+      recvDispls, dtype, checkBuffer(dtype));
   return run(std::move(slot), bytes, [&]() -> std::string {
     std::string err = waitForPeers();
     for (int r = 0; r < w && err.empty(); ++r) {
@@ -325,24 +284,8 @@ Status CudaLocalCommunicator::reduceScatterV(const void *send,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::ReduceScatterV;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.sendCounts = &counts;
-  slot.sendDispls = &displs;
-  int64_t extent = 0;
-  slot.invalid = checkTables("counts", counts, "displs", displs, w, es, extent);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("send", send, extent, dtype);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("recv", recv, counts[rank_], dtype);
-
-  uint64_t bytes = 0;
-  if (slot.invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += uint64_t(counts[d]) * es;
+  const uint64_t bytes = local::describeReduceScatterV(
+      slot, w, rank_, send, counts, displs, recv, dtype, checkBuffer(dtype));
   return run(std::move(slot), bytes, [&]() -> std::string {
     std::string err = waitForPeers();
     if (!err.empty())
@@ -369,17 +312,8 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::AllReduce;
-  slot.dtype = dtype;
-  slot.send = send;
-  slot.recv = recv;
-  slot.count = count;
-  slot.invalid = checkCount("count", count, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("send", send, count, dtype);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("recv", recv, count, dtype);
-
+  const uint64_t bytes = local::describeAllReduce(slot, w, send, recv, count,
+                                                  dtype, checkBuffer(dtype));
   int64_t lo = 0, hi = 0;
   if (slot.invalid.empty()) {
     chunkOf(count, w, rank_, lo, hi);
@@ -396,9 +330,6 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
     slot.mid = mid_.get();
   }
 
-  // 2 * count * (W - 1) / W elements, as Communicator.h defines it.
-  const uint64_t bytes =
-      slot.invalid.empty() ? uint64_t(2 * count * (w - 1) / w) * es : 0;
   return run(std::move(slot), bytes, [&]() -> std::string {
     std::string err = waitForPeers();
     if (err.empty()) {
@@ -446,22 +377,8 @@ Status CudaLocalCommunicator::broadcast(void *buffer, int64_t count,
   const int w = worldSize();
   const size_t es = dtypeSize(dtype);
   Slot slot;
-  slot.kind = Kind::Broadcast;
-  slot.dtype = dtype;
-  slot.recv = buffer;
-  slot.count = count;
-  slot.root = root;
-  if (root < 0 || root >= w)
-    slot.invalid = "root = " + std::to_string(root) + " is not a rank of 0.." +
-                   std::to_string(w - 1);
-  if (slot.invalid.empty())
-    slot.invalid = checkCount("count", count, es);
-  if (slot.invalid.empty())
-    slot.invalid = checkBuffer("buffer", buffer, count, dtype);
-
-  const uint64_t bytes = slot.invalid.empty() && rank_ == root
-                             ? uint64_t(count) * uint64_t(w - 1) * es
-                             : 0;
+  const uint64_t bytes = local::describeBroadcast(
+      slot, w, rank_, buffer, count, dtype, root, checkBuffer(dtype));
   return run(std::move(slot), bytes, [&]() -> std::string {
     std::string err = waitForPeers();
     if (err.empty() && rank_ != root)

@@ -6,8 +6,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <limits>
-#include <sstream>
 #include <thread>
 
 namespace shardlin::rt {
@@ -198,63 +196,14 @@ void sleepSeconds(double seconds) {
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-std::string formatSeconds(double s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
-
 Status checkTimeout(double t, double &effective) {
-  if (std::isnan(t) || t <= 0)
-    return Status::error("invalid CommOptions::timeoutSeconds = " +
-                         formatSeconds(t) + " (must be > 0)");
-  effective = std::isinf(t) ? t : std::min(t, 1e9);
-  return Status::ok();
+  std::string error = local::checkTimeoutSeconds(t, effective);
+  return error.empty() ? Status::ok() : Status::error(error);
 }
 
 //===----------------------------------------------------------------------===//
 // Argument checks
 //===----------------------------------------------------------------------===//
-
-std::string checkCount(const char *name, int64_t count, size_t elemSize) {
-  if (count < 0)
-    return std::string(name) + " = " + std::to_string(count) + " is negative";
-  if (static_cast<uint64_t>(count) >
-      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / elemSize)
-    return std::string(name) + " = " + std::to_string(count) +
-           " elements overflows the byte count";
-  return {};
-}
-
-std::string checkTables(const char *countsName,
-                        const std::vector<int64_t> &counts,
-                        const char *displsName,
-                        const std::vector<int64_t> &displs, int worldSize,
-                        size_t elemSize, int64_t &extent) {
-  extent = 0;
-  if (counts.size() != static_cast<size_t>(worldSize))
-    return std::string(countsName) + " has " + std::to_string(counts.size()) +
-           " entries, expected " + std::to_string(worldSize);
-  if (displs.size() != static_cast<size_t>(worldSize))
-    return std::string(displsName) + " has " + std::to_string(displs.size()) +
-           " entries, expected " + std::to_string(worldSize);
-  const int64_t maxElems =
-      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(elemSize);
-  for (int i = 0; i < worldSize; ++i) {
-    std::string at = "[" + std::to_string(i) + "] = ";
-    if (counts[i] < 0)
-      return countsName + at + std::to_string(counts[i]) + " is negative";
-    if (displs[i] < 0)
-      return displsName + at + std::to_string(displs[i]) + " is negative";
-    if (counts[i] > maxElems || displs[i] > maxElems - counts[i])
-      return std::string(displsName) + "[" + std::to_string(i) + "] + " +
-             countsName + "[" + std::to_string(i) +
-             "] overflows the byte offset";
-    if (counts[i] > 0)
-      extent = std::max(extent, displs[i] + counts[i]);
-  }
-  return {};
-}
 
 std::string checkDeviceBuffer(const char *name, const void *ptr,
                               int64_t elements, DType dtype, int device,
