@@ -140,7 +140,12 @@ install(TARGETS shardlin-gpu-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(SHARDLIN_BUILD_TESTS)
   # Every GPU test skips (GTEST_SKIP, reason in the output) without a usable
   # device; the tests of the polling logic run everywhere.
-  add_executable(shardlin-gpu-tests test/GpuTest.cpp)
+  add_executable(shardlin-gpu-tests
+    test/GpuWaitLogicTest.cpp
+    test/GpuLocalOpsTest.cpp
+    test/GpuGemmTest.cpp
+    test/GpuCollectivesTest.cpp
+    test/GpuCollectiveSuites.cpp)
   target_include_directories(shardlin-gpu-tests PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda
     ${CMAKE_CURRENT_SOURCE_DIR}/test)

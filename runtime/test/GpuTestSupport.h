@@ -1,0 +1,249 @@
+//===- GpuTestSupport.h - Shared by the GPU tests ---------------*- C++ -*-===//
+//
+// The GPU tests (GpuWaitLogicTest.cpp, GpuLocalOpsTest.cpp, GpuGemmTest.cpp,
+// GpuCollectivesTest.cpp; one executable, shardlin-gpu-tests) are of two
+// kinds:
+//  - GPU tests (everything that touches a device) begin with
+//    REQUIRE_CUDA_DEVICE(), which skips them (GTEST_SKIP, with the reason
+//    CUDA gave) on a machine without a usable GPU. They never pass without
+//    running.
+//  - CPU tests that run everywhere: the polling loop behind every timeout
+//    (waitWithDeadline, driven by a fake clock), the argument checks, and
+//    the behaviour of the factories when there is no device.
+//
+// Bounds are those of GemmTest.cpp (GEMM) and CollectivesTestSupport.h
+// (collectives); every buffer starts poisoned (0xFF bytes, NaN in every
+// dtype), so unwritten or overwritten elements show.
+//
+// Here: the skip macros, the ranks of a cuda-local or NCCL group with their
+// streams and device memory, and the collective suites shared by cuda-local
+// and NCCL (defined in GpuCollectiveSuites.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
+#define SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
+
+#include "CollectivesTestSupport.h"
+#include "CudaCheck.h"
+
+#include "shardlin/runtime/Cuda.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define REQUIRE_CUDA_DEVICE()                                                  \
+  do {                                                                         \
+    std::string shardlinWhy_;                                                  \
+    if (!cudaDevicesAvailable(&shardlinWhy_))                                  \
+      GTEST_SKIP() << "no usable CUDA device: " << shardlinWhy_;               \
+  } while (false)
+
+#define REQUIRE_NCCL()                                                         \
+  do {                                                                         \
+    if (!ncclAvailable())                                                      \
+      GTEST_SKIP() << "this runtime was built without NCCL";                   \
+  } while (false)
+
+namespace shardlin::rt::testing {
+
+using Clock = std::chrono::steady_clock;
+
+inline double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+inline bool contains(const std::string &s, const std::string &needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+//===----------------------------------------------------------------------===//
+// Fixture base: a stream and device memory on cuda:0
+//===----------------------------------------------------------------------===//
+
+/// A stream and device memory on cuda:0; skips without a device. Derived
+/// fixtures that set up more return early when this skipped or failed.
+class CudaDeviceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    REQUIRE_CUDA_DEVICE();
+    Status st = ExecutionStream::create(0, stream_);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    st = createCudaAllocator(0, alloc_);
+    ASSERT_TRUE(st.isOk()) << st.message();
+  }
+
+  Status upload(const Bytes &host, Buffer &out) {
+    SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(*alloc_, host.size(), out));
+    return copyToDevice(*stream_, out.data(), host.data(), host.size());
+  }
+
+  std::shared_ptr<ExecutionStream> stream_;
+  std::unique_ptr<Allocator> alloc_;
+};
+
+//===----------------------------------------------------------------------===//
+// GPU helpers
+//===----------------------------------------------------------------------===//
+
+/// One rank's stream, device memory and communicator.
+struct Rank {
+  std::shared_ptr<ExecutionStream> stream;
+  std::unique_ptr<Allocator> alloc;
+  std::unique_ptr<Communicator> comm;
+};
+using Ranks = std::vector<Rank>;
+using MakeRanks = std::function<Status(int, Ranks &)>;
+
+inline Status makeCudaLocalRanks(int w, const CommOptions &options,
+                                 Ranks &ranks) {
+  ranks.clear();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  SHARDLIN_RETURN_IF_ERROR(createCudaLocalGroup(w, 0, options, comms));
+  for (auto &c : comms) {
+    Rank r;
+    r.stream = cudaStreamOf(*c);
+    if (!r.stream)
+      return Status::error("cuda-local communicator without a stream");
+    SHARDLIN_RETURN_IF_ERROR(createCudaAllocator(0, r.alloc));
+    r.comm = std::move(c);
+    ranks.push_back(std::move(r));
+  }
+  return Status::ok();
+}
+
+inline Status makeNcclRanks(int w, const CommOptions &options, Ranks &ranks) {
+  ranks.clear();
+  std::vector<std::shared_ptr<ExecutionStream>> streams(w);
+  for (int r = 0; r < w; ++r)
+    SHARDLIN_RETURN_IF_ERROR(ExecutionStream::create(r, streams[r]));
+  std::vector<std::unique_ptr<Communicator>> comms;
+  SHARDLIN_RETURN_IF_ERROR(createNcclThreadsGroup(streams, options, comms));
+  for (int r = 0; r < w; ++r) {
+    Rank rank;
+    rank.stream = streams[r];
+    SHARDLIN_RETURN_IF_ERROR(createCudaAllocator(r, rank.alloc));
+    rank.comm = std::move(comms[r]);
+    ranks.push_back(std::move(rank));
+  }
+  return Status::ok();
+}
+
+inline int deviceCount() {
+  int n = 0;
+  return cudaDeviceCount(n).isOk() ? n : 0;
+}
+
+/// A device copy of host bytes (no memory for no bytes).
+inline Status toDevice(Rank &rank, const Bytes &host, Buffer &out) {
+  SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(*rank.alloc, host.size(), out));
+  return copyToDevice(*rank.stream, out.data(), host.data(), host.size());
+}
+
+inline Status toHost(Rank &rank, const Buffer &dev, Bytes &host) {
+  host.assign(dev.bytes(), 0);
+  return copyToHost(*rank.stream, host.data(), dev.data(), dev.bytes());
+}
+
+class Failures {
+public:
+  void add(const std::string &what) {
+    if (list.size() < 8)
+      list.push_back(what);
+    else if (list.size() == 8)
+      list.push_back("(further failures omitted)");
+  }
+  std::vector<std::string> list;
+};
+
+inline std::vector<std::string>
+onEveryRank(Ranks &ranks,
+            const std::function<void(int, Rank &, Failures &)> &body) {
+  const int w = int(ranks.size());
+  std::vector<Failures> failures(w);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < w; ++r)
+    threads.emplace_back([&, r] { body(r, ranks[r], failures[r]); });
+  for (auto &t : threads)
+    t.join();
+  std::vector<std::string> all;
+  for (int r = 0; r < w; ++r)
+    for (auto &f : failures[r].list)
+      all.push_back("rank " + std::to_string(r) + ": " + f);
+  return all;
+}
+
+inline std::string join(const std::vector<std::string> &lines) {
+  std::string s;
+  for (size_t i = 0; i < lines.size() && i < 20; ++i)
+    s += lines[i] + "\n";
+  return s;
+}
+
+inline std::vector<int> upTo(int w) {
+  std::vector<int> sizes;
+  for (int i = 1; i <= w; ++i)
+    sizes.push_back(i);
+  return sizes;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM operands (GpuGemmTest.cpp, and the GEMMs the cuda-local collectives
+// wait for in GpuCollectivesTest.cpp)
+//===----------------------------------------------------------------------===//
+
+struct Matrix {
+  int64_t rows = 0, cols = 0, ld = 0;
+  DType dtype = DType::F32;
+  Bytes bytes;
+  std::vector<double> values;
+  double at(int64_t i, int64_t j) const { return values[size_t(i * cols + j)]; }
+};
+
+inline Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows,
+                           int64_t cols, int64_t ld) {
+  Matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.ld = ld;
+  m.dtype = t;
+  const size_t es = dtypeSize(t);
+  m.bytes.assign(size_t(rows * ld) * es, 0xFF); // padding = NaN
+  m.values.resize(size_t(rows * cols));
+  std::uniform_real_distribution<double> mag(0.25, 1.0);
+  std::bernoulli_distribution neg(0.5);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = neg(rng) ? -mag(rng) : mag(rng);
+      unsigned char *dst = m.bytes.data() + size_t(i * ld + j) * es;
+      convertFromF64(t, &v, dst, 1);
+      convertToF64(t, dst, &m.values[size_t(i * cols + j)], 1);
+    }
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// The collective suites, shared by cuda-local and NCCL
+// (GpuCollectiveSuites.cpp)
+//===----------------------------------------------------------------------===//
+
+void runAllGatherV(const MakeRanks &make, const std::vector<int> &sizes);
+void runAllGatherVInPlace(const MakeRanks &make, int w);
+void runAllToAllV(const MakeRanks &make, const std::vector<int> &sizes);
+/// Checked bit for bit: both backends sum in rank order.
+void runReduceScatterV(const MakeRanks &make, const std::vector<int> &sizes);
+/// `rankOrder(t)`: whether the backend sums in rank order for t.
+void runAllReduce(const MakeRanks &make, const std::vector<int> &sizes,
+                  const std::function<bool(DType)> &rankOrder);
+void runBroadcast(const MakeRanks &make, const std::vector<int> &sizes);
+void runBarrier(const MakeRanks &make, int w);
+
+} // namespace shardlin::rt::testing
+
+#endif // SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
