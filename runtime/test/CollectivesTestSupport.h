@@ -10,7 +10,9 @@
 #ifndef SHARDLIN_RUNTIME_TEST_COLLECTIVESTESTSUPPORT_H
 #define SHARDLIN_RUNTIME_TEST_COLLECTIVESTESTSUPPORT_H
 
+#include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Status.h"
 
 #include <algorithm>
 #include <cmath>
@@ -311,6 +313,70 @@ inline std::string checkSum(DType t,
              std::to_string(decode(t, expected.data() + i * es));
   }
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Checks shared by the collective suites of every backend
+//===----------------------------------------------------------------------===//
+
+/// Collects one rank's failures; checks run on the rank threads and are
+/// reported from the test's thread.
+class Failures {
+public:
+  void add(const std::string &what) {
+    if (list.size() < 8)
+      list.push_back(what);
+    else if (list.size() == 8)
+      list.push_back("(further failures omitted)");
+  }
+  std::vector<std::string> list;
+};
+
+inline std::string caseName(DType t, int w, size_t pattern) {
+  return std::string(dtypeName(t)) + " W=" + std::to_string(w) + " pattern " +
+         std::to_string(pattern);
+}
+
+inline uint64_t seedOf(DType t, int w, size_t pattern, int rank,
+                       uint64_t salt) {
+  return (static_cast<uint64_t>(t) + 1) * 1000003ULL + w * 10007ULL +
+         pattern * 101ULL + rank + salt * 7919ULL;
+}
+
+/// Checks that the collective succeeded and added one call and `bytes`.
+inline void checkCall(const Status &st, const CommStats &before,
+                      const CommStats &after, uint64_t bytes,
+                      const std::string &what, Failures &f) {
+  if (!st.isOk()) {
+    f.add(what + ": " + st.message());
+    return;
+  }
+  if (after.calls != before.calls + 1)
+    f.add(what + ": stats.calls went from " + std::to_string(before.calls) +
+          " to " + std::to_string(after.calls));
+  if (after.bytesSent - before.bytesSent != bytes)
+    f.add(what + ": bytesSent grew by " +
+          std::to_string(after.bytesSent - before.bytesSent) + ", expected " +
+          std::to_string(bytes));
+}
+
+/// Elements of `buf` (extent elements) outside the blocks [displs[i],
+/// displs[i] + counts[i]) must still be poison.
+inline void checkPoisonOutside(const Bytes &buf, DType t,
+                               const std::vector<int64_t> &counts,
+                               const std::vector<int64_t> &displs,
+                               const std::string &what, Failures &f) {
+  const size_t es = dtypeSize(t);
+  std::vector<char> written(buf.size() / es, 0);
+  for (size_t i = 0; i < counts.size(); ++i)
+    for (int64_t k = 0; k < counts[i]; ++k)
+      written[displs[i] + k] = 1;
+  for (size_t e = 0; e < written.size(); ++e)
+    if (!written[e] && !isPoison(buf.data() + e * es, es)) {
+      f.add(what + ": element " + std::to_string(e) +
+            " outside every received block was overwritten");
+      return;
+    }
 }
 
 } // namespace shardlin::rt::testing

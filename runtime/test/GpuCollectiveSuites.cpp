@@ -17,49 +17,6 @@ namespace shardlin::rt::testing {
 
 namespace {
 
-std::string caseName(DType t, int w, size_t pattern) {
-  return std::string(dtypeName(t)) + " W=" + std::to_string(w) + " pattern " +
-         std::to_string(pattern);
-}
-
-uint64_t seedOf(DType t, int w, size_t pattern, int rank, uint64_t salt) {
-  return (static_cast<uint64_t>(t) + 1) * 1000003ULL + w * 10007ULL +
-         pattern * 101ULL + rank + salt * 7919ULL;
-}
-
-void checkCall(const Status &st, const CommStats &before,
-               const CommStats &after, uint64_t bytes, const std::string &what,
-               Failures &f) {
-  if (!st.isOk()) {
-    f.add(what + ": " + st.message());
-    return;
-  }
-  if (after.calls != before.calls + 1)
-    f.add(what + ": stats.calls went from " + std::to_string(before.calls) +
-          " to " + std::to_string(after.calls));
-  if (after.bytesSent - before.bytesSent != bytes)
-    f.add(what + ": bytesSent grew by " +
-          std::to_string(after.bytesSent - before.bytesSent) + ", expected " +
-          std::to_string(bytes));
-}
-
-void checkPoisonOutside(const Bytes &buf, DType t,
-                        const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &displs,
-                        const std::string &what, Failures &f) {
-  const size_t es = dtypeSize(t);
-  std::vector<char> written(buf.size() / es, 0);
-  for (size_t i = 0; i < counts.size(); ++i)
-    for (int64_t k = 0; k < counts[i]; ++k)
-      written[displs[i] + k] = 1;
-  for (size_t e = 0; e < written.size(); ++e)
-    if (!written[e] && !isPoison(buf.data() + e * es, es)) {
-      f.add(what + ": element " + std::to_string(e) +
-            " outside every received block was overwritten");
-      return;
-    }
-}
-
 /// Only the bound of CollectivesTestSupport.h, for sums whose order the
 /// backend does not fix (NCCL's own all-reduce).
 std::string checkSumWithinBound(DType t,

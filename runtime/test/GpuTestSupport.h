@@ -151,17 +151,6 @@ inline Status toHost(Rank &rank, const Buffer &dev, Bytes &host) {
   return copyToHost(*rank.stream, host.data(), dev.data(), dev.bytes());
 }
 
-class Failures {
-public:
-  void add(const std::string &what) {
-    if (list.size() < 8)
-      list.push_back(what);
-    else if (list.size() == 8)
-      list.push_back("(further failures omitted)");
-  }
-  std::vector<std::string> list;
-};
-
 inline std::vector<std::string>
 onEveryRank(Ranks &ranks,
             const std::function<void(int, Rank &, Failures &)> &body) {
