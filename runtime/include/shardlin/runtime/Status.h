@@ -5,6 +5,9 @@
 // This keeps the runtime usable from code built without exceptions (MLIR's
 // libraries are) and makes errors cross thread boundaries explicitly.
 //
+// A failed Status carries a code, so that callers and tests branch on what
+// kind of failure it is and leave the message to people.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_STATUS_H
 #define SHARDLIN_RUNTIME_STATUS_H
@@ -14,30 +17,84 @@
 
 namespace shardlin::rt {
 
+/// What kind of failure a Status reports.
+enum class StatusCode {
+  Ok,
+  /// The caller's input is wrong: a count, a shape, a dtype, a file's content.
+  InvalidArgument,
+  /// A wait on other ranks passed its deadline (--timeout).
+  DeadlineExceeded,
+  /// This rank stopped because another rank failed first; the root cause is
+  /// that rank's status, not this one.
+  Aborted,
+  /// Reading or writing a file failed.
+  IoError,
+  /// A backend or device that the run needs is not available in this build or
+  /// on this machine.
+  Unavailable,
+  /// A library call (MPI, NCCL, CUDA, BLAS) failed, or an invariant of the
+  /// runtime itself does not hold.
+  Internal,
+};
+
+/// The code's name as written in messages and tests: "invalid argument".
+const char *statusCodeName(StatusCode code);
+
 class [[nodiscard]] Status {
 public:
   Status() = default;
   static Status ok() { return Status(); }
-  static Status error(std::string message) {
+  static Status error(StatusCode code, std::string message) {
     Status s;
-    s.failed_ = true;
+    s.code_ = code == StatusCode::Ok ? StatusCode::Internal : code;
     s.message_ = std::move(message);
     return s;
   }
+  /// An error whose kind the caller does not state: Internal.
+  static Status error(std::string message) {
+    return error(StatusCode::Internal, std::move(message));
+  }
+  static Status invalidArgument(std::string message) {
+    return error(StatusCode::InvalidArgument, std::move(message));
+  }
+  static Status deadlineExceeded(std::string message) {
+    return error(StatusCode::DeadlineExceeded, std::move(message));
+  }
+  static Status aborted(std::string message) {
+    return error(StatusCode::Aborted, std::move(message));
+  }
+  static Status ioError(std::string message) {
+    return error(StatusCode::IoError, std::move(message));
+  }
+  static Status unavailable(std::string message) {
+    return error(StatusCode::Unavailable, std::move(message));
+  }
+  static Status internal(std::string message) {
+    return error(StatusCode::Internal, std::move(message));
+  }
 
-  bool isOk() const { return !failed_; }
-  explicit operator bool() const { return !failed_; }
+  bool isOk() const { return code_ == StatusCode::Ok; }
+  explicit operator bool() const { return isOk(); }
+  StatusCode code() const { return code_; }
   const std::string &message() const { return message_; }
 
-  /// Returns this status with `prefix: ` prepended to its message.
+  /// Returns this status with `prefix: ` prepended to its message; the code
+  /// is kept.
   Status withContext(const std::string &prefix) const {
-    if (!failed_)
+    if (isOk())
       return *this;
-    return error(prefix + ": " + message_);
+    return error(code_, prefix + ": " + message_);
+  }
+
+  /// Returns this status with its code replaced (no-op on success).
+  Status withCode(StatusCode code) const {
+    if (isOk())
+      return *this;
+    return error(code, message_);
   }
 
 private:
-  bool failed_ = false;
+  StatusCode code_ = StatusCode::Ok;
   std::string message_;
 };
 

@@ -1,0 +1,27 @@
+//===- Status.cpp - Status code names --------------------------------------===//
+
+#include "shardlin/runtime/Status.h"
+
+namespace shardlin::rt {
+
+const char *statusCodeName(StatusCode code) {
+  switch (code) {
+  case StatusCode::Ok:
+    return "ok";
+  case StatusCode::InvalidArgument:
+    return "invalid argument";
+  case StatusCode::DeadlineExceeded:
+    return "deadline exceeded";
+  case StatusCode::Aborted:
+    return "aborted";
+  case StatusCode::IoError:
+    return "I/O error";
+  case StatusCode::Unavailable:
+    return "unavailable";
+  case StatusCode::Internal:
+    return "internal";
+  }
+  return "unknown";
+}
+
+} // namespace shardlin::rt
