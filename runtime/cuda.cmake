@@ -101,6 +101,7 @@ target_link_libraries(ShardlinRuntimeCudaKernels PRIVATE CUDA::cudart)
 target_sources(ShardlinRuntime PRIVATE
   $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
   lib/cuda/CublasGemm.cpp
+  lib/cuda/CudaBackends.cpp
   lib/cuda/CudaLocalOps.cpp
   lib/cuda/CudaSupport.cpp)
 target_include_directories(ShardlinRuntime PRIVATE

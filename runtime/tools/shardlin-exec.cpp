@@ -38,13 +38,21 @@ int fail(const std::string &message) {
   return 1;
 }
 
-const char *usage =
-    "usage: shardlin-exec PROGRAM --world-size=W\n"
-    "                     [--backend=threads|mpi|cuda-local|nccl] [--device=N]\n"
-    "                     --arg=PATH [--arg=PATH ...] --out=PATH [--out=PATH ...]\n"
-    "                     [--timeout=SECONDS] [--blas-threads=N]\n"
-    "PROGRAM is written by `shardlin-run FILE.mlir --emit-program=PROGRAM`.\n"
-    "{rank} in a path is replaced by the rank number.\n";
+/// The usage text; the backends come from the registry.
+std::string usageText() {
+  return "usage: shardlin-exec PROGRAM --world-size=W\n"
+         "                     [--backend=" +
+         rt::backendNames() +
+         "] [--device=N]\n"
+         "                     --arg=PATH [--arg=PATH ...] --out=PATH "
+         "[--out=PATH ...]\n"
+         "                     [--timeout=SECONDS] [--blas-threads=N]\n"
+         "PROGRAM is written by `shardlin-run FILE.mlir "
+         "--emit-program=PROGRAM`.\n"
+         "{rank} in a path is replaced by the rank number.\n"
+         "Backends: " +
+         rt::describeBackends() + ".\n";
+}
 
 bool parseNumber(const std::string &text, double &out) {
   char *end = nullptr;
@@ -55,6 +63,7 @@ bool parseNumber(const std::string &text, double &out) {
 } // namespace
 
 int main(int argc, char **argv) {
+  const std::string usage = usageText();
   std::string programPath;
   rt::RunConfig config;
   for (int i = 1; i < argc; ++i) {
@@ -112,12 +121,13 @@ int main(int argc, char **argv) {
   }
   if (programPath.empty())
     return fail(std::string("no program given\n") + usage);
-  if (!rt::isBackendName(config.backend))
+  const rt::BackendInfo *backend = rt::findBackend(config.backend);
+  if (!backend)
     return fail("unknown backend '" + config.backend + "' (available: " +
                 rt::availableBackends() + ")");
 
   std::unique_ptr<rt::MpiSession> mpi;
-  if (rt::backendNeedsMpiSession(config.backend)) {
+  if (backend->needsMpiSession()) {
     rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
     if (!s)
       return fail(s.message());

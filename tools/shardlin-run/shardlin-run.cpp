@@ -39,11 +39,9 @@ cl::opt<int> worldSize("world-size",
                        cl::desc("Number of ranks (must match the placements; "
                                 "under mpirun, the MPI world size)"),
                        cl::init(0), cl::cat(category));
-cl::opt<std::string> backend(
-    "backend",
-    cl::desc("Backend: threads, mpi, cuda-local (W ranks on one GPU) or nccl "
-             "(one GPU per rank)"),
-    cl::init("threads"), cl::cat(category));
+// The description comes from the backend registry.
+cl::opt<std::string> backend("backend", cl::desc("Backend"),
+                             cl::init("threads"), cl::cat(category));
 cl::opt<int> device("device",
                     cl::desc("GPU for the GPU backends (cuda-local: the "
                              "shared one, default 0; nccl: under mpirun this "
@@ -98,6 +96,8 @@ int main(int argc, char **argv) {
        << "  gemm: " << rt::availableGemmBackends() << "\n"
        << "  gpu: " << rt::describeGpus() << "\n";
   });
+  const std::string backendHelp = "Backend: " + rt::describeBackends();
+  backend.setDescription(backendHelp);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "shardlin-run: compile and run a shardlin "
@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
     return fail("--world-size must be positive (or 0: take it from the "
                 "program or from MPI), got " +
                 std::to_string(worldSize));
-  if (!rt::isBackendName(backend))
+  const rt::BackendInfo *backendInfo = rt::findBackend(backend);
+  if (!backendInfo)
     return fail("unknown backend '" + backend + "' (available: " +
                 rt::availableBackends() + ")");
   if (device < -1)
@@ -119,7 +120,7 @@ int main(int argc, char **argv) {
   // MPI first, so every process of an mpirun job takes part even when it
   // fails later (it then exits with an error instead of hanging its peers).
   std::unique_ptr<rt::MpiSession> mpi;
-  if (rt::backendNeedsMpiSession(backend) && emitProgram.empty()) {
+  if (backendInfo->needsMpiSession() && emitProgram.empty()) {
     rt::Status s = rt::MpiSession::create(&argc, &argv, mpi);
     if (!s)
       return fail(s.message());

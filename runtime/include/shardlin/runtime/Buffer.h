@@ -96,22 +96,6 @@ private:
   Allocator *allocator_ = nullptr;
 };
 
-/// A non-owning view of a dense row-major tensor.
-struct TensorView {
-  void *data = nullptr;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  Device device;
-
-  int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-  size_t bytes() const { return numElements() * dtypeSize(dtype); }
-};
-
 } // namespace shardlin::rt
 
 #endif // SHARDLIN_RUNTIME_BUFFER_H

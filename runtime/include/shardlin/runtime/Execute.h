@@ -1,0 +1,139 @@
+//===- Execute.h - Run a program in memory on W ranks -----------*- C++ -*-===//
+//
+// The in-memory run API. A caller with a compiled Program and its own
+// buffers (host memory, or the memory of the ranks' device) runs it on the
+// ranks of a backend and gets every rank's status and traffic:
+//
+//   rt::RunOptions options;           // backend "threads", W from the program
+//   rt::RankCallbacks callbacks;
+//   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &device,
+//                        rt::RankBuffers &buffers) {
+//     buffers.args = {x[plan.rank()].data(), w.data()};
+//     buffers.results = {y[plan.rank()].data()};
+//     return rt::Status::ok();
+//   };
+//   std::vector<rt::RankResult> ranks;
+//   rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
+//
+// Every rank builds its plan, binds its buffers, then all ranks agree (one
+// all_reduce) that every rank is ready and runs the same program before the
+// first collective of the program: a bad input on one rank fails every rank
+// at once instead of leaving the others waiting. A rank that stops because
+// another one failed reports StatusCode::Aborted; the status returned is the
+// root cause (the first failure that is not Aborted).
+//
+// The file-based runner (Runner.h) is a layer on top: its bind reads .npy
+// files, its finish writes them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_EXECUTE_H
+#define SHARDLIN_RUNTIME_EXECUTE_H
+
+#include "shardlin/runtime/Backend.h"
+#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/Status.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+struct RunOptions {
+  /// A name from backendRegistry(): "threads", "mpi", "cuda-local" (W ranks
+  /// as threads sharing one GPU) or "nccl" (one GPU per rank: one process per
+  /// rank under mpirun, else one process driving W GPUs from W threads).
+  std::string backend = "threads";
+  /// Number of ranks; for mpi (and nccl under mpirun) it must match the MPI
+  /// world (0: take it from MPI, or from the program otherwise).
+  int worldSize = 0;
+  /// The GPU, for the GPU backends; -1 picks one. cuda-local: the device all
+  /// ranks share (default 0). nccl under mpirun: this process's device
+  /// (default: its node-local rank modulo the visible devices). nccl without
+  /// mpirun: the first of the W consecutive devices of the ranks (default 0).
+  /// Must stay -1 for the CPU backends.
+  int device = -1;
+  CommOptions comm;
+  /// OpenBLAS threads per rank; 0 picks cores / ranks-per-process-host.
+  int blasThreads = 0;
+  /// A test seam: if set, each rank's communicator of the threads and mpi
+  /// backends is passed through it before the run (the fault tests wrap it
+  /// in one that injects faults).
+  std::function<std::unique_ptr<Communicator>(std::unique_ptr<Communicator>)>
+      wrapCommunicator;
+};
+
+/// One rank's caller-owned buffers, in the memory of the rank's device:
+/// args[i] holds plan.argShape(i) elements of plan.argType(i), results[i]
+/// has room for plan.resultShape(i) of plan.resultType(i).
+struct RankBuffers {
+  std::vector<const void *> args;
+  std::vector<void *> results;
+};
+
+struct RankCallbacks {
+  /// Called on the rank's thread once its plan is built, before the ranks
+  /// agree that they are ready: fills `buffers` (the device's copyFromHost
+  /// and allocator serve callers whose data is on the host). A failure here
+  /// fails every rank, the others with Aborted.
+  std::function<Status(const Plan &plan, RankDevice &device,
+                       RankBuffers &buffers)>
+      bind;
+  /// Optional: called on the rank's thread after its run succeeded (for
+  /// example to copy and write the results). `agree` is a host-memory
+  /// communicator over the same ranks, for agreements of the caller's own.
+  std::function<Status(const Plan &plan, RankDevice &device,
+                       const RankBuffers &buffers, Communicator &agree)>
+      finish;
+  /// Optional: called on the rank's thread when the rank is done, whatever
+  /// the outcome, while its device is still alive (free device memory that
+  /// bind allocated here: the device does not outlive the run).
+  std::function<void(int rank)> release;
+};
+
+/// What one rank did.
+struct RankResult {
+  int rank = -1;
+  /// Ok, the rank's own error, or Aborted when it stopped because another
+  /// rank failed.
+  Status status;
+  /// The traffic of the program's run alone (the agreement is not counted).
+  CommStats stats;
+};
+
+/// Runs `program` on `options.backend`: all W ranks when they are threads of
+/// this process, else this process's rank. `ranks`, if given, receives each
+/// rank's outcome. Returns the root cause of a failure.
+Status runProgram(const Program &program, const RunOptions &options,
+                  const RankCallbacks &callbacks,
+                  std::vector<RankResult> *ranks = nullptr);
+
+/// One rank on a communicator the caller created: builds the plan on
+/// `device`, binds, agrees with the other ranks through `agree` (host
+/// memory; default `comm`), runs with comm's stats reset right before, then
+/// finishes. The backends' runners are made of this.
+RankResult runRank(const Program &program, Communicator &comm,
+                   RankDevice &device, const RankCallbacks &callbacks,
+                   Communicator *agree = nullptr);
+
+/// The world size rule of every backend. `requested` is --world-size (0:
+/// none); `launched` is the size a launcher or MPI fixed (0: none, the ranks
+/// are threads, and W is `requested`, else the program's, else 1). Checks
+/// both against the program's placements.
+Status resolveWorldSize(const Program &program, int requested, int launched,
+                        int &worldSize);
+
+/// Checks a requested world size (`--world-size`; 0: none requested) against
+/// the one the program was compiled for (0: any).
+Status checkWorldSize(const Program &program, int requested);
+
+/// The root cause among ranks' outcomes: the first error that is not
+/// Aborted, else the first error, else ok.
+Status rootCause(const std::vector<RankResult> &ranks);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_EXECUTE_H

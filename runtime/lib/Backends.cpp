@@ -1,0 +1,195 @@
+//===- Backends.cpp - The backend registry and the CPU backends -----------===//
+//
+// Adding a backend: one entry in registry() below (name, summary, device
+// kind, whether it is built, its launch rules and its runner), the runner
+// (usually runRanksOnThreads or one runRank over a communicator of the
+// backend), and the communicator itself. Tools, help texts, runProgram and
+// the file runner pick it up from here; see docs/runtime.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backends.h"
+
+#include "mpi/LaunchEnv.h"
+#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/ThreadsCommunicator.h"
+#if defined(SHARDLIN_HAVE_CUDA)
+#include "shardlin/runtime/Cuda.h"
+#endif
+
+#include <algorithm>
+#include <thread>
+
+namespace shardlin::rt {
+namespace detail {
+
+Status runRanksOnThreads(
+    const Program &program, const RankCallbacks &callbacks,
+    std::vector<std::unique_ptr<Communicator>> &comms,
+    std::vector<std::unique_ptr<Communicator>> &agree,
+    const std::function<std::unique_ptr<RankDevice>()> &makeDevice,
+    std::vector<RankResult> &ranks) {
+  const size_t w = comms.size();
+  ranks.assign(w, RankResult());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < w; ++r)
+    threads.emplace_back([&, r] {
+      std::unique_ptr<RankDevice> device = makeDevice();
+      ranks[r] = runRank(program, *comms[r], *device, callbacks,
+                         agree.empty() ? nullptr : agree[r].get());
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return rootCause(ranks);
+}
+
+int autoBlasThreads(int ranksPerHost) {
+  unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0)
+    cores = 1;
+  return std::max(1, static_cast<int>(cores) / std::max(1, ranksPerHost));
+}
+
+} // namespace detail
+
+namespace {
+
+bool always() { return true; }
+bool never() { return false; }
+bool launched() { return detail::launchEnvironment().launched; }
+bool notLaunched() { return !launched(); }
+
+/// threads: W ranks as threads of this process, on host memory.
+Status runThreads(const Program &program, const RunOptions &options,
+                  const RankCallbacks &callbacks,
+                  std::vector<RankResult> &ranks) {
+  // Every process of an mpirun job would run all W ranks and write the same
+  // outputs: a mistake, not a way to scale out.
+  const detail::LaunchEnvironment env = detail::launchEnvironment();
+  if (env.worldSize > 1)
+    return Status::invalidArgument(
+        "the threads backend runs all ranks as threads of one process, but "
+        "the launcher started " +
+        std::to_string(env.worldSize) +
+        " processes; under mpirun use --backend=mpi (one process per rank)");
+  int w = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      resolveWorldSize(program, options.worldSize, 0, w));
+  setBlasThreads(options.blasThreads > 0 ? options.blasThreads
+                                         : detail::autoBlasThreads(w));
+  std::vector<std::unique_ptr<Communicator>> comms =
+      createThreadsGroup(w, options.comm);
+  if (options.wrapCommunicator)
+    for (std::unique_ptr<Communicator> &c : comms)
+      c = options.wrapCommunicator(std::move(c));
+  std::vector<std::unique_ptr<Communicator>> agree;
+  return detail::runRanksOnThreads(program, callbacks, comms, agree,
+                                   createHostDevice, ranks);
+}
+
+/// mpi: this process is one rank of an MPI job, on host memory.
+Status runMpi(const Program &program, const RunOptions &options,
+              const RankCallbacks &callbacks, std::vector<RankResult> &ranks) {
+  std::unique_ptr<Communicator> comm;
+  SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(options.comm, comm));
+  if (options.wrapCommunicator)
+    comm = options.wrapCommunicator(std::move(comm));
+  int w = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      resolveWorldSize(program, options.worldSize, comm->worldSize(), w));
+  const int local = detail::launchEnvironment().localSize;
+  setBlasThreads(options.blasThreads > 0
+                     ? options.blasThreads
+                     : detail::autoBlasThreads(std::max(1, local)));
+  std::unique_ptr<RankDevice> device = createHostDevice();
+  ranks.push_back(runRank(program, *comm, *device, callbacks));
+  return ranks.back().status;
+}
+
+#if !defined(SHARDLIN_HAVE_CUDA)
+Status notBuilt(const Program &, const RunOptions &, const RankCallbacks &,
+                std::vector<RankResult> &) {
+  return Status::unavailable("this backend is not built into this runtime");
+}
+#endif
+
+std::vector<BackendInfo> makeRegistry() {
+  std::vector<BackendInfo> r;
+  r.push_back({"threads", "W ranks as threads of one process",
+               DeviceKind::Host, true, "", always, never, runThreads});
+  r.push_back({"mpi", "one process per rank under mpirun", DeviceKind::Host,
+               mpiAvailable(), "it needs an MPI library at configure time",
+               never, always, runMpi});
+#if defined(SHARDLIN_HAVE_CUDA)
+  r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, true, "",
+               always, never, detail::runCudaLocal});
+  r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, ncclAvailable(),
+               "NCCL was not found at configure time", notLaunched, launched,
+               detail::runNccl});
+#else
+  const char *noCuda = "it needs the CUDA toolkit at configure time";
+  r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, false,
+               noCuda, always, never, notBuilt});
+  r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, false, noCuda,
+               notLaunched, launched, notBuilt});
+#endif
+  return r;
+}
+
+} // namespace
+
+const std::vector<BackendInfo> &backendRegistry() {
+  static const std::vector<BackendInfo> registry = makeRegistry();
+  return registry;
+}
+
+const BackendInfo *findBackend(const std::string &name) {
+  for (const BackendInfo &b : backendRegistry())
+    if (name == b.name)
+      return &b;
+  return nullptr;
+}
+
+std::string availableBackends() {
+  std::string s;
+  for (const BackendInfo &b : backendRegistry())
+    if (b.built)
+      s += (s.empty() ? "" : ", ") + std::string(b.name);
+  return s;
+}
+
+std::string backendNames() {
+  std::string s;
+  for (const BackendInfo &b : backendRegistry())
+    s += (s.empty() ? "" : "|") + std::string(b.name);
+  return s;
+}
+
+std::string describeBackends() {
+  const std::vector<BackendInfo> &all = backendRegistry();
+  std::string s;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i > 0)
+      s += i + 1 == all.size() ? " or " : ", ";
+    s += std::string(all[i].name) + " (" + all[i].summary + ")";
+  }
+  return s;
+}
+
+std::string availableGemmBackends() {
+#if defined(SHARDLIN_HAVE_CUDA)
+  return "openblas, cublas";
+#else
+  return "openblas";
+#endif
+}
+
+std::string describeGpus() {
+#if defined(SHARDLIN_HAVE_CUDA)
+  return describeCudaDevices();
+#else
+  return "not built with CUDA";
+#endif
+}
+
+} // namespace shardlin::rt

@@ -1,0 +1,239 @@
+//===- Execute.cpp - Run a program in memory on W ranks -------------------===//
+
+#include "shardlin/runtime/Execute.h"
+
+#include <cstring>
+
+namespace shardlin::rt {
+
+namespace {
+
+class HostDevice final : public RankDevice {
+public:
+  DeviceKind kind() const override { return DeviceKind::Host; }
+  Status prepare(const Communicator &) override {
+    gemm_ = createCpuGemm();
+    ops_ = createHostLocalOps();
+    return Status::ok();
+  }
+  Allocator &allocator() override { return hostAllocator(); }
+  GemmBackend &gemm() override { return *gemm_; }
+  LocalOps &localOps() override { return *ops_; }
+  Status copyFromHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status copyToHost(void *dst, const void *src, size_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+
+private:
+  std::unique_ptr<GemmBackend> gemm_;
+  std::unique_ptr<LocalOps> ops_;
+};
+
+/// A 48-bit hash of a program's text form (without source locations, which
+/// do not change what runs), as three 16-bit terms t and their squares t^2.
+/// Summed over W ranks, the sums equal W*t and W*t^2 for every term exactly
+/// when all ranks hold the same t: any difference gives the sums a non-zero
+/// variance, which every rank sees. All values stay exact in a double for W
+/// up to 2^21.
+class ProgramFingerprint {
+public:
+  explicit ProgramFingerprint(const Program &program) {
+    Program bare = program;
+    for (Instr &in : bare.instrs)
+      in.location.clear();
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (unsigned char c : serializeProgram(bare)) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    for (int i = 0; i < 3; ++i)
+      parts_[i] = static_cast<double>((h >> (16 * i)) & 0xffff);
+  }
+  std::vector<double> terms() const {
+    std::vector<double> t;
+    for (double p : parts_) {
+      t.push_back(p);
+      t.push_back(p * p);
+    }
+    return t;
+  }
+  bool sameOnAllRanks(const double *sums, int worldSize) const {
+    for (int i = 0; i < 3; ++i)
+      if (sums[2 * i] != worldSize * parts_[i] ||
+          sums[2 * i + 1] != worldSize * parts_[i] * parts_[i])
+        return false;
+    return true;
+  }
+
+private:
+  double parts_[3];
+};
+
+/// Checks the caller's buffer tables against the plan.
+Status checkBuffers(const Plan &plan, const RankBuffers &buffers) {
+  if (buffers.args.size() != plan.numArgs())
+    return Status::invalidArgument(
+        "the plan takes " + std::to_string(plan.numArgs()) +
+        " argument buffer(s) but " + std::to_string(buffers.args.size()) +
+        " were bound");
+  if (buffers.results.size() != plan.numResults())
+    return Status::invalidArgument(
+        "the plan returns " + std::to_string(plan.numResults()) +
+        " result(s) but " + std::to_string(buffers.results.size()) +
+        " result buffer(s) were bound");
+  return Status::ok();
+}
+
+} // namespace
+
+std::unique_ptr<RankDevice> createHostDevice() {
+  return std::make_unique<HostDevice>();
+}
+
+RankResult runRank(const Program &program, Communicator &comm,
+                   RankDevice &device, const RankCallbacks &callbacks,
+                   Communicator *agree) {
+  Communicator &agreeOn = agree ? *agree : comm;
+  RankResult result;
+  result.rank = comm.rank();
+  struct Release {
+    const RankCallbacks &callbacks;
+    int rank;
+    ~Release() {
+      if (callbacks.release)
+        callbacks.release(rank);
+    }
+  } release{callbacks, result.rank};
+  auto fail = [&](Status s) {
+    result.status = s.withContext("rank " + std::to_string(result.rank));
+    return result;
+  };
+
+  // Everything that can fail because of the inputs happens before the first
+  // collective of the program: building the plan, binding (on a device, its
+  // memory is allocated and filled here too, so that running out of it is
+  // agreed on like a bad input).
+  std::unique_ptr<Plan> plan;
+  RankBuffers buffers;
+  Status prepared = device.prepare(comm);
+  if (prepared)
+    prepared = Plan::build(program, result.rank, comm.worldSize(),
+                           device.allocator(), plan);
+  if (prepared && callbacks.bind)
+    prepared = callbacks.bind(*plan, device, buffers);
+  if (prepared)
+    prepared = checkBuffers(*plan, buffers);
+
+  // The agreement also checks that every rank runs the same program: ranks
+  // started with different programs (e.g. an MPMD mpirun) would otherwise
+  // issue different collectives, which MPI does not detect.
+  ProgramFingerprint print(program);
+  std::vector<double> agreement = print.terms();
+  agreement.insert(agreement.begin(), prepared ? 0.0 : 1.0);
+  Status agreed = agreeOn.allReduce(agreement.data(), agreement.data(),
+                                    static_cast<int64_t>(agreement.size()),
+                                    DType::F64);
+  if (!agreed)
+    return fail(agreed);
+  if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
+    return fail(Status::invalidArgument(
+        "the ranks do not all run the same program (its fingerprint "
+        "differs between ranks); start every rank with the same program"));
+  if (!prepared)
+    return fail(prepared);
+  if (agreement[0] > 0)
+    return fail(Status::aborted("stopped because another rank failed to "
+                                "prepare its inputs"));
+
+  comm.resetStats();
+  Status ran = plan->run(comm, device.gemm(), device.localOps(), buffers.args,
+                         buffers.results);
+  result.stats = comm.stats();
+  if (!ran)
+    return fail(ran);
+  if (callbacks.finish) {
+    Status finished = callbacks.finish(*plan, device, buffers, agreeOn);
+    if (!finished)
+      return fail(finished);
+  }
+  return result;
+}
+
+Status rootCause(const std::vector<RankResult> &ranks) {
+  for (const RankResult &r : ranks)
+    if (!r.status && r.status.code() != StatusCode::Aborted)
+      return r.status;
+  for (const RankResult &r : ranks)
+    if (!r.status)
+      return r.status;
+  return Status::ok();
+}
+
+Status checkWorldSize(const Program &program, int requested) {
+  if (requested != 0 && program.worldSize != 0 &&
+      program.worldSize != requested)
+    return Status::invalidArgument(
+        "--world-size=" + std::to_string(requested) + " does not match the " +
+        std::to_string(program.worldSize) +
+        " placements of the program's sharded values");
+  return Status::ok();
+}
+
+Status resolveWorldSize(const Program &program, int requested, int launched,
+                        int &worldSize) {
+  if (launched > 0) {
+    if (requested != 0 && requested != launched)
+      return Status::invalidArgument(
+          "--world-size=" + std::to_string(requested) +
+          " does not match the MPI world size " + std::to_string(launched));
+    if (program.worldSize != 0 && program.worldSize != launched)
+      return Status::invalidArgument(
+          "the MPI world size " + std::to_string(launched) +
+          " does not match the " + std::to_string(program.worldSize) +
+          " placements of the program's sharded values");
+    worldSize = launched;
+    return Status::ok();
+  }
+  worldSize = requested;
+  if (worldSize == 0)
+    worldSize = program.worldSize == 0 ? 1 : static_cast<int>(program.worldSize);
+  if (worldSize < 1 || worldSize > 4096)
+    return Status::invalidArgument("world size must be in [1, 4096], got " +
+                                   std::to_string(worldSize));
+  return checkWorldSize(program, worldSize);
+}
+
+Status runProgram(const Program &program, const RunOptions &options,
+                  const RankCallbacks &callbacks,
+                  std::vector<RankResult> *ranks) {
+  const BackendInfo *backend = findBackend(options.backend);
+  if (!backend)
+    return Status::invalidArgument("unknown backend '" + options.backend +
+                                   "' (available: " + availableBackends() +
+                                   ")");
+  if (options.device < -1)
+    return Status::invalidArgument(
+        "--device must be a device number (>= 0), got " +
+        std::to_string(options.device));
+  if (options.device >= 0 && backend->device == DeviceKind::Host)
+    return Status::invalidArgument(
+        "--device applies to the GPU backends (cuda-local, nccl), not to '" +
+        options.backend + "'");
+  if (!backend->built)
+    return Status::unavailable("backend '" + options.backend +
+                               "' is not built into this runtime (" +
+                               backend->missing +
+                               "; available: " + availableBackends() + ")");
+  std::vector<RankResult> local;
+  std::vector<RankResult> &out = ranks ? *ranks : local;
+  out.clear();
+  return backend->run(program, options, callbacks, out);
+}
+
+} // namespace shardlin::rt
