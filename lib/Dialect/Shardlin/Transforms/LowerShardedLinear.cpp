@@ -5,8 +5,9 @@
 // rank-dependent size from the weight's #shardlin.chunk, so the emitted program
 // is SPMD: one program, sizes resolved per rank at run time.
 //
-// A new strategy (for instance gathering the weight, chosen by a cost model)
-// is one more pattern added in populateLowerShardedLinearPatterns.
+// The pass decides once per linear which strategy lowers it (forced by the
+// `strategy` option or picked by the cost model) and the patterns follow that
+// decision; docs/lowering.md lists what adding a strategy touches.
 //
 //===----------------------------------------------------------------------===//
 
