@@ -364,7 +364,11 @@ mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
     return failure();
   }
   d.strategy = *pick;
-  d.cost = d.candidates[*pick == ::shardlin::Strategy::Activations ? 0 : 1];
+  // The chosen strategy's cost is its candidate, found by strategy rather
+  // than by its position in the list above.
+  for (const ::shardlin::StrategyCost &c : d.candidates)
+    if (c.strategy == *pick)
+      d.cost = c;
   return d;
 }
 
