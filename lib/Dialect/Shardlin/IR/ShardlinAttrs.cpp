@@ -27,10 +27,12 @@ ChunkAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t dim,
                   ArrayRef<int64_t> placements) {
   if (dim < 0)
     return emitError() << "chunk dim must be non-negative, got " << dim;
-  std::string problem = ::shardlin::rt::checkPlacements(
-      std::vector<int64_t>(placements.begin(), placements.end()));
+  // Checked here, before checkPlacements, for a message that names the
+  // attribute; checkPlacements reports the other violations.
   if (placements.empty())
     return emitError() << "chunk placements must not be empty";
+  std::string problem = ::shardlin::rt::checkPlacements(
+      std::vector<int64_t>(placements.begin(), placements.end()));
   if (!problem.empty())
     return emitError() << "chunk placements [" << placements
                        << "] are not a permutation of 0.."
@@ -66,13 +68,6 @@ void ChunkAttr::print(AsmPrinter &printer) const {
   printer << "<dim = " << getDim() << ", placements = [";
   llvm::interleaveComma(getPlacements(), printer);
   printer << "]>";
-}
-
-bool ChunkAttr::isIdentity() const {
-  for (auto [i, p] : llvm::enumerate(getPlacements()))
-    if (p != static_cast<int64_t>(i))
-      return false;
-  return true;
 }
 
 ::shardlin::rt::ChunkSpec ChunkAttr::toChunkSpec() const {

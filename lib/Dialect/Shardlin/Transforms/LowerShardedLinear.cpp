@@ -5,8 +5,9 @@
 // rank-dependent size from the weight's #shardlin.chunk, so the emitted program
 // is SPMD: one program, sizes resolved per rank at run time.
 //
-// A new strategy (for instance gathering the weight, chosen by a cost model)
-// is one more pattern added in populateLowerShardedLinearPatterns.
+// The pass decides once per linear which strategy lowers it (forced by the
+// `strategy` option or picked by the cost model) and the patterns follow that
+// decision; docs/lowering.md lists what adding a strategy touches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -363,7 +364,11 @@ mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
     return failure();
   }
   d.strategy = *pick;
-  d.cost = d.candidates[*pick == ::shardlin::Strategy::Activations ? 0 : 1];
+  // The chosen strategy's cost is its candidate, found by strategy rather
+  // than by its position in the list above.
+  for (const ::shardlin::StrategyCost &c : d.candidates)
+    if (c.strategy == *pick)
+      d.cost = c;
   return d;
 }
 
