@@ -198,7 +198,7 @@ private:
             [&](auto) { return emit(op, rt::OpCode::Reshape); })
         .Case<LocalChunkOp, AllGatherOp, ReduceScatterOp>([&](auto c) {
           rt::Instr in;
-          in.chunk = c.getAlong().toChunkSpec();
+          in.along = c.getAlong().toChunkSpec();
           if (failed(noteWorldSize(op.getLoc(), c.getAlong())))
             return failure();
           rt::OpCode code = isa<LocalChunkOp>(op) ? rt::OpCode::LocalChunk
@@ -208,7 +208,7 @@ private:
         })
         .Case<AllToAllOp>([&](AllToAllOp a) {
           rt::Instr in;
-          in.chunk = a.getSplit().toChunkSpec();
+          in.split = a.getSplit().toChunkSpec();
           in.concat = a.getConcat().toChunkSpec();
           if (failed(noteWorldSize(op.getLoc(), a.getSplit())) ||
               failed(noteWorldSize(op.getLoc(), a.getConcat())))

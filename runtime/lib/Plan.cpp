@@ -245,12 +245,12 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     }
     case OpCode::LocalChunk: {
       const std::vector<int64_t> &src = shapes[in.operands[0]];
-      DimSplit v = splitAround(src, in.chunk.dim);
-      ChunkLayout layout(v.n, in.chunk.placements);
+      DimSplit v = splitAround(src, in.along.dim);
+      ChunkLayout layout(v.n, in.along.placements);
       st.chunkView = v;
       st.chunkRange = layout.ofRank(rank);
       out = src;
-      out[in.chunk.dim] = st.chunkRange.size;
+      out[in.along.dim] = st.chunkRange.size;
       if (v.outer == 1)
         view(in.operands[0],
              st.chunkRange.offset * v.inner * eltSize(in.operands[0]));
@@ -258,12 +258,12 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     }
     case OpCode::AllGather: {
       const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t d = in.chunk.dim;
+      int64_t d = in.along.dim;
       if (outType[d] == kDynamic)
         return error(in, "the gathered dim must be static");
       out = src;
       out[d] = outType[d];
-      ChunkLayout layout(out[d], in.chunk.placements);
+      ChunkLayout layout(out[d], in.along.placements);
       if (src[d] != layout.ofRank(rank).size)
         return error(in, "rank " + std::to_string(rank) + " contributes " +
                              std::to_string(src[d]) + " along dim " +
@@ -281,10 +281,10 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     }
     case OpCode::AllToAll: {
       const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t sd = in.chunk.dim, cd = in.concat.dim;
+      int64_t sd = in.split.dim, cd = in.concat.dim;
       if (outType[cd] == kDynamic)
         return error(in, "the concatenated dim must be static");
-      ChunkLayout splitLayout(src[sd], in.chunk.placements);
+      ChunkLayout splitLayout(src[sd], in.split.placements);
       ChunkLayout concatLayout(outType[cd], in.concat.placements);
       if (src[cd] != concatLayout.ofRank(rank).size)
         return error(in, "input dim " + std::to_string(cd) + " is " +
@@ -307,8 +307,8 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     }
     case OpCode::ReduceScatter: {
       const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t d = in.chunk.dim;
-      ChunkLayout layout(src[d], in.chunk.placements);
+      int64_t d = in.along.dim;
+      ChunkLayout layout(src[d], in.along.placements);
       out = src;
       out[d] = layout.ofRank(rank).size;
       std::vector<Range> ranges;

@@ -50,7 +50,7 @@ std::string formatShape(const std::vector<int64_t> &shape) {
 Status Program::validate() const {
   const int numValues = static_cast<int>(values.size());
   if (args.size() > values.size())
-    return Status::error("program '" + name + "' has more arguments than values");
+    return Status::invalidArgument("program '" + name + "' has more arguments than values");
   std::vector<bool> defined(values.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     defined[i] = true;
@@ -58,7 +58,7 @@ Status Program::validate() const {
     // uses from the other, so they must be the same type.
     if (args[i].type.dtype != values[i].dtype ||
         args[i].type.shape != values[i].shape)
-      return Status::error(
+      return Status::invalidArgument(
           "argument " + std::to_string(i) + " has type " +
           dtypeName(args[i].type.dtype) + " " + formatShape(args[i].type.shape) +
           " but value " + std::to_string(i) + " has type " +
@@ -68,22 +68,22 @@ Status Program::validate() const {
                        const std::string &what) -> Status {
     std::string problem = checkPlacements(spec.placements);
     if (!problem.empty())
-      return Status::error(what + ": " + problem);
+      return Status::invalidArgument(what + ": " + problem);
     // A program with chunk specs is compiled for one world size; world_size
     // 0 ("any") would let a plan index the chunk tables with ranks they do
     // not have.
     if (worldSize == 0)
-      return Status::error(what + " has a chunk spec of " +
+      return Status::invalidArgument(what + " has a chunk spec of " +
                            std::to_string(spec.numChunks()) +
                            " chunks but the program's world size is 0 "
                            "(only a program without chunk specs runs on any "
                            "number of ranks)");
     if (spec.numChunks() != worldSize)
-      return Status::error(what + " has " + std::to_string(spec.numChunks()) +
+      return Status::invalidArgument(what + " has " + std::to_string(spec.numChunks()) +
                            " chunks but the program runs on " +
                            std::to_string(worldSize) + " ranks");
     if (spec.dim < 0 || static_cast<size_t>(spec.dim) >= rankOf)
-      return Status::error(what + ": chunk dim " + std::to_string(spec.dim) +
+      return Status::invalidArgument(what + ": chunk dim " + std::to_string(spec.dim) +
                            " out of range for rank " + std::to_string(rankOf));
     return Status::ok();
   };
@@ -102,46 +102,47 @@ Status Program::validate() const {
     else if (in.op == OpCode::BiasAdd)
       want = 2;
     if (in.operands.size() != want)
-      return Status::error(what + " has " + std::to_string(in.operands.size()) +
+      return Status::invalidArgument(what + " has " + std::to_string(in.operands.size()) +
                            " operands, expected " + std::to_string(want));
     for (int v : in.operands)
       if (v < 0 || v >= numValues || !defined[v])
-        return Status::error(what + " uses undefined value " +
+        return Status::invalidArgument(what + " uses undefined value " +
                              std::to_string(v));
     if (in.result < 0 || in.result >= numValues || defined[in.result])
-      return Status::error(what + " defines invalid or duplicate value " +
+      return Status::invalidArgument(what + " defines invalid or duplicate value " +
                            std::to_string(in.result));
     const size_t rank = values[in.result].shape.size();
     for (int v : in.operands)
       if (values[v].dtype != values[in.result].dtype)
-        return Status::error(what + " mixes element types");
+        return Status::invalidArgument(what + " mixes element types");
     switch (in.op) {
     case OpCode::LocalShard:
       if (static_cast<size_t>(in.operands[0]) >= args.size() ||
           !args[in.operands[0]].sharded)
-        return Status::error(what + " needs a sharded argument");
+        return Status::invalidArgument(what + " needs a sharded argument");
       break;
     case OpCode::AllToAll:
       SHARDLIN_RETURN_IF_ERROR(checkSpec(in.concat, rank, what + " concat"));
-      if (in.concat.dim == in.chunk.dim)
-        return Status::error(what + " splits and concatenates the same dim");
+      if (in.concat.dim == in.split.dim)
+        return Status::invalidArgument(what + " splits and concatenates the same dim");
       [[fallthrough]];
     case OpCode::LocalChunk:
     case OpCode::AllGather:
     case OpCode::ReduceScatter:
-      SHARDLIN_RETURN_IF_ERROR(checkSpec(in.chunk, rank, what));
+      SHARDLIN_RETURN_IF_ERROR(checkSpec(
+          in.op == OpCode::AllToAll ? in.split : in.along, rank, what));
       if (values[in.operands[0]].shape.size() != rank)
-        return Status::error(what + " changes the rank");
+        return Status::invalidArgument(what + " changes the rank");
       break;
     case OpCode::Gemm:
       if (rank != 2 || values[in.operands[0]].shape.size() != 2 ||
           values[in.operands[1]].shape.size() != 2 ||
           (in.operands.size() == 3 && values[in.operands[2]].shape.size() != 1))
-        return Status::error(what + " needs rank-2 operands and result");
+        return Status::invalidArgument(what + " needs rank-2 operands and result");
       break;
     case OpCode::BiasAdd:
       if (rank == 0 || values[in.operands[1]].shape.size() != 1)
-        return Status::error(what + " needs a rank-1 bias");
+        return Status::invalidArgument(what + " needs a rank-1 bias");
       break;
     case OpCode::Reshape:
       break;
@@ -150,7 +151,7 @@ Status Program::validate() const {
   }
   for (int v : results)
     if (v < 0 || v >= numValues || !defined[v])
-      return Status::error("program result " + std::to_string(v) +
+      return Status::invalidArgument("program result " + std::to_string(v) +
                            " is not defined");
   return Status::ok();
 }
@@ -245,7 +246,7 @@ public:
     return b == std::string::npos ? std::string() : r.substr(b);
   }
   Status err(const std::string &msg) {
-    return Status::error("program line " + std::to_string(lineNo_) + ": " +
+    return Status::invalidArgument("program line " + std::to_string(lineNo_) + ": " +
                          msg);
   }
 
@@ -288,7 +289,7 @@ std::string serializeProgram(const Program &p) {
     if (in.op == OpCode::LocalChunk || in.op == OpCode::AllGather ||
         in.op == OpCode::ReduceScatter || in.op == OpCode::AllToAll) {
       os << " chunk ";
-      writeSpec(os, in.chunk);
+      writeSpec(os, in.op == OpCode::AllToAll ? in.split : in.along);
     }
     if (in.op == OpCode::AllToAll) {
       os << " concat ";
@@ -313,13 +314,16 @@ Status parseProgram(const std::string &text, Program &out) {
   auto next = [&]() -> bool {
     while (std::getline(is, line)) {
       ++lineNo;
+      // Accept CRLF line endings (a file written or checked out on Windows).
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
       if (!line.empty())
         return true;
     }
     return false;
   };
   if (!next() || line != "shardlin-program v1")
-    return Status::error("not a shardlin program (expected the header "
+    return Status::invalidArgument("not a shardlin program (expected the header "
                          "'shardlin-program v1')");
   bool sawEnd = false, sawValues = false;
   int64_t declaredValues = 0;
@@ -401,7 +405,8 @@ Status parseProgram(const std::string &text, Program &out) {
       std::string w;
       while (t.word(w)) {
         if (w == "chunk") {
-          SHARDLIN_RETURN_IF_ERROR(t.spec(in.chunk));
+          SHARDLIN_RETURN_IF_ERROR(
+              t.spec(in.op == OpCode::AllToAll ? in.split : in.along));
         } else if (w == "concat") {
           SHARDLIN_RETURN_IF_ERROR(t.spec(in.concat));
         } else if (w == "trans") {
@@ -433,9 +438,9 @@ Status parseProgram(const std::string &text, Program &out) {
     }
   }
   if (!sawEnd)
-    return Status::error("shardlin program is truncated (no 'end' line)");
+    return Status::invalidArgument("shardlin program is truncated (no 'end' line)");
   if (p.values.size() != static_cast<size_t>(declaredValues))
-    return Status::error("shardlin program declares " +
+    return Status::invalidArgument("shardlin program declares " +
                          std::to_string(declaredValues) + " values but has " +
                          std::to_string(p.values.size()) + " 'value' lines");
   SHARDLIN_RETURN_IF_ERROR(p.validate());

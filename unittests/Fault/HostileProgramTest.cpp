@@ -89,7 +89,7 @@ TEST(HostileProgram, ChunkSpecsWithWorldSizeZero) {
   p.values = {f32({4, 2}), f32({4, 2})};
   p.args = {plain(f32({4, 2}))};
   rt::Instr c = instr(rt::OpCode::LocalChunk, {0}, 1);
-  c.chunk = spec(0, {1, 0});
+  c.along = spec(0, {1, 0});
   p.values[1].shape = {2, 2};
   p.instrs = {c};
   p.results = {1};
@@ -119,7 +119,7 @@ TEST(HostileProgram, AllGatherToHugeDim) {
   p.values = {f32({int64_t(1) << 61, 4}), f32({k2to62, 4})};
   p.args = {plain(p.values[0])};
   rt::Instr g = instr(rt::OpCode::AllGather, {0}, 1);
-  g.chunk = spec(0, {0, 1});
+  g.along = spec(0, {0, 1});
   p.instrs = {g};
   p.results = {1};
   ASSERT_TRUE(p.validate().isOk());
@@ -133,7 +133,7 @@ TEST(HostileProgram, AllToAllToHugeDim) {
   p.values = {f32({int64_t(1) << 61, 4}), f32({int64_t(1) << 62, 2})};
   p.args = {plain(p.values[0])};
   rt::Instr a = instr(rt::OpCode::AllToAll, {0}, 1);
-  a.chunk = spec(1, {0, 1});
+  a.split = spec(1, {0, 1});
   a.concat = spec(0, {0, 1});
   p.instrs = {a};
   p.results = {1};

@@ -30,10 +30,10 @@ struct ValueType {
 
 enum class OpCode : uint8_t {
   LocalShard,    // operands: sharded argument
-  LocalChunk,    // operands: source;           chunk = along
-  AllGather,     // operands: input;            chunk = along
-  AllToAll,      // operands: input;            chunk = split, concat = concat
-  ReduceScatter, // operands: input;            chunk = along
+  LocalChunk,    // operands: source;           along
+  AllGather,     // operands: input;            along
+  AllToAll,      // operands: input;            split, concat
+  ReduceScatter, // operands: input;            along
   Gemm,          // operands: lhs, rhs[, bias]; transposeLhs/Rhs
   BiasAdd,       // operands: input, bias
   Reshape,       // operands: input (same element count, row-major order)
@@ -45,7 +45,12 @@ struct Instr {
   OpCode op = OpCode::Reshape;
   std::vector<int> operands;
   int result = -1;
-  ChunkSpec chunk;
+  /// local_chunk, all_gather, reduce_scatter: the dim and chunks the op
+  /// takes, gathers or scatters along (the dialect's `along`).
+  ChunkSpec along;
+  /// all_to_all: how the input is split into the pieces sent to each rank,
+  /// and how the received pieces are concatenated.
+  ChunkSpec split;
   ChunkSpec concat;
   bool transposeLhs = false;
   bool transposeRhs = false;
