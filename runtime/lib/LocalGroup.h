@@ -5,14 +5,12 @@
 // LocalGroup: a mutex, a condition variable and one slot per rank, where each
 // rank publishes the arguments of the collective it is in. What the two
 // backends share lives here:
-//  - Kind, the collective a rank is in, and its name in messages;
-//  - Slot, the arguments every backend publishes (a backend extends it with
-//    what only it needs, e.g. cuda-local's events);
+//  - Slot, the checked call (CollectiveCall) every backend publishes (a
+//    backend extends it with what only it needs, e.g. cuda-local's events);
 //  - Rendezvous, the arrival (with timeout and abort) and the completion
 //    rendezvous (with agreement on the lowest rank's error);
-//  - the checks of one rank's arguments (describe*), with the buffer check
-//    left to the backend;
 //  - checkSlots, the group-wide consistency check of the slots.
+// One rank's own arguments are checked by Communicator (Communicator.cpp).
 // The data movement (memcpy, or copies and kernels on a stream) stays in each
 // backend. Host C++ only: no CUDA here.
 //
@@ -20,7 +18,8 @@
 #ifndef SHARDLIN_RUNTIME_LIB_LOCALGROUP_H
 #define SHARDLIN_RUNTIME_LIB_LOCALGROUP_H
 
-#include "shardlin/runtime/DType.h"
+#include "CommChecks.h"
+#include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Status.h"
 
 #include <chrono>
@@ -35,105 +34,25 @@
 
 namespace shardlin::rt::local {
 
-enum class Kind : uint8_t {
-  AllGatherV,
-  AllToAllV,
-  ReduceScatterV,
-  AllReduce,
-  Broadcast,
-  Barrier
-};
+using Kind = CollectiveKind;
 
-const char *kindName(Kind k);
+inline const char *kindName(Kind k) { return collectiveName(k); }
 
-/// "30", "0.5", "inf": a timeout as messages print it.
-std::string formatSeconds(double s);
+using detail::checkTimeoutSeconds;
+using detail::formatSeconds;
 
-/// Checks CommOptions::timeoutSeconds: "" if it is > 0 (inf allowed, NaN
-/// not), else the message. Sets `effective` to the timeout clamped to 1e9 s,
-/// so that now() + timeout cannot overflow the clock (more than 30 years:
-/// "never" for a collective), or inf. The threads backend reports the message
-/// at every collective; cuda-local and nccl get it as a Status from
-/// cuda::checkTimeout when the group is created.
-std::string checkTimeoutSeconds(double timeoutSeconds, double &effective);
-
-/// What one rank passed to the collective it is in. The table pointers point
-/// at the caller's arguments, which live until the call returns, and the call
-/// does not return before the departure rendezvous, after which nobody reads
-/// them.
-struct Slot {
-  Kind kind = Kind::Barrier;
-  DType dtype = DType::F32;
-  const void *send = nullptr;
-  void *recv = nullptr;
-  /// allGatherV: sendCount; allReduce and broadcast: count.
-  int64_t count = 0;
-  int root = 0;
-  /// allToAllV: all four; allGatherV: recv*; reduceScatterV: send* hold the
-  /// counts and displs tables.
-  const std::vector<int64_t> *sendCounts = nullptr;
-  const std::vector<int64_t> *sendDispls = nullptr;
-  const std::vector<int64_t> *recvCounts = nullptr;
-  const std::vector<int64_t> *recvDispls = nullptr;
+/// What one rank passed to the collective it is in: the call as
+/// Communicator checked it (its table pointers point at the caller's
+/// arguments, which live until the call returns, and the call does not
+/// return before the departure rendezvous, after which nobody reads them).
+/// call.invalid non-empty: this rank's own arguments are invalid. The rank
+/// still takes part in the rendezvous so that every rank fails, none hangs.
+struct Slot : CollectiveCall {
+  Slot() = default;
+  explicit Slot(const CollectiveCall &call) : CollectiveCall(call) {}
   /// allReduce: this rank's reduced chunk, read by the others.
   const void *scratch = nullptr;
-  /// Non-empty when this rank's own arguments are invalid. The rank still
-  /// takes part in the rendezvous so that every rank fails, none hangs.
-  std::string invalid;
 };
-
-//===----------------------------------------------------------------------===//
-// One rank's arguments
-//===----------------------------------------------------------------------===//
-
-/// "" if `count` elements of `elemSize` bytes are a valid count, else what is
-/// wrong (negative, or a byte count that overflows).
-std::string checkCount(const char *name, int64_t count, size_t elemSize);
-
-/// Checks a counts/displs table pair of W entries: non-negative, and every
-/// block's end (in bytes) representable. Sets `extent` to the largest block
-/// end in elements.
-std::string checkTables(const char *countsName,
-                        const std::vector<int64_t> &counts,
-                        const char *displsName,
-                        const std::vector<int64_t> &displs, int worldSize,
-                        size_t elemSize, int64_t &extent);
-
-/// How a backend checks a buffer the collective reads or writes `elements`
-/// elements of (host memory: not null; device memory: also reachable and
-/// aligned): "" if fine, else what is wrong.
-using CheckBuffer =
-    std::function<std::string(const char *name, const void *p, int64_t)>;
-
-/// Each of these fills the common fields of `slot` for one collective and
-/// checks this rank's arguments: counts and tables first, then the buffers
-/// with `checkBuffer`, in the order of the arguments; the first problem goes
-/// to slot.invalid. They return the bytes this rank sends, as Communicator.h
-/// counts them, or 0 if the arguments are invalid.
-uint64_t describeAllGatherV(Slot &slot, int worldSize, const void *send,
-                            int64_t sendCount, void *recv,
-                            const std::vector<int64_t> &recvCounts,
-                            const std::vector<int64_t> &recvDispls, DType dtype,
-                            const CheckBuffer &checkBuffer);
-uint64_t describeAllToAllV(Slot &slot, int worldSize, int rank,
-                           const void *send,
-                           const std::vector<int64_t> &sendCounts,
-                           const std::vector<int64_t> &sendDispls, void *recv,
-                           const std::vector<int64_t> &recvCounts,
-                           const std::vector<int64_t> &recvDispls, DType dtype,
-                           const CheckBuffer &checkBuffer);
-uint64_t describeReduceScatterV(Slot &slot, int worldSize, int rank,
-                                const void *send,
-                                const std::vector<int64_t> &counts,
-                                const std::vector<int64_t> &displs, void *recv,
-                                DType dtype, const CheckBuffer &checkBuffer);
-/// The backend then sets up slot.scratch (which may make it invalid).
-uint64_t describeAllReduce(Slot &slot, int worldSize, const void *send,
-                           void *recv, int64_t count, DType dtype,
-                           const CheckBuffer &checkBuffer);
-uint64_t describeBroadcast(Slot &slot, int worldSize, int rank, void *buffer,
-                           int64_t count, DType dtype, int root,
-                           const CheckBuffer &checkBuffer);
 
 /// allReduce splits [0, count) into W near-equal chunks; rank r reduces
 /// chunk r into [lo, hi). Any split is correct; a balanced one spreads the
@@ -179,11 +98,12 @@ public:
                 Publish &&publish) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (aborted_)
-      return Status::error(where + ": group aborted earlier: " + abortReason_);
+      return Status::aborted(where +
+                             ": group aborted earlier: " + abortReason_);
     const auto now = std::chrono::steady_clock::now();
     if (int late = expiredWaiterLocked(now); late >= 0) {
       timeOutLocked(late, missingRanksLocked());
-      return Status::error(where + ": group aborted: " + abortReason_);
+      return Status::aborted(where + ": group aborted: " + abortReason_);
     }
     publish();
     kinds_[rank] = kind;

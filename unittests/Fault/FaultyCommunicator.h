@@ -1,4 +1,5 @@
-//===- FaultyCommunicator.h - A communicator that injects faults -*- C++ -*-===//
+//===- FaultyCommunicator.h - A communicator that injects faults -*- C++
+//-*-===//
 //
 // Wraps a rank's communicator (RunConfig::wrapCommunicator) and, on one rank
 // at one collective call, misbehaves the way a broken rank would:
@@ -80,35 +81,32 @@ public:
   const char *backendName() const override { return inner_->backendName(); }
   rt::Device device() const override { return inner_->device(); }
 
-  rt::Status allGatherV(const void *send, int64_t sendCount, void *recv,
-                        const std::vector<int64_t> &recvCounts,
-                        const std::vector<int64_t> &recvDispls,
-                        rt::DType dtype) override {
+protected:
+  // The hooks forward the caller's arguments as given, valid or not: the
+  // inner communicator checks them (and, for threads, takes part in the
+  // rendezvous with invalid ones), so its messages are what callers see.
+  rt::Status doAllGatherV(const rt::CollectiveCall &c) override {
     FaultKind k = next();
     if (k == FaultKind::Mismatch) {
-      std::vector<unsigned char> big = grown(send, sendCount, dtype);
+      std::vector<unsigned char> big = grown(c.send, c.count, c.dtype);
       return done("allGatherV",
-                  inner_->allGatherV(big.data(), sendCount + 1, recv,
-                                     recvCounts, recvDispls, dtype));
+                  inner_->allGatherV(big.data(), c.count + 1, c.recv,
+                                     *c.recvCounts, *c.recvDispls, c.dtype));
     }
     if (k != FaultKind::None)
       return injected("allGatherV", k);
-    return done("allGatherV", inner_->allGatherV(send, sendCount, recv,
-                                                 recvCounts, recvDispls,
-                                                 dtype));
+    return done("allGatherV",
+                inner_->allGatherV(c.send, c.count, c.recv, *c.recvCounts,
+                                   *c.recvDispls, c.dtype));
   }
 
-  rt::Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
-                       const std::vector<int64_t> &sendDispls, void *recv,
-                       const std::vector<int64_t> &recvCounts,
-                       const std::vector<int64_t> &recvDispls,
-                       rt::DType dtype) override {
+  rt::Status doAllToAllV(const rt::CollectiveCall &c) override {
     FaultKind k = next();
     if (k == FaultKind::Mismatch) {
       // One more element to the next rank, from a packed copy with room.
       const int w = worldSize(), to = (rank() + 1) % w;
-      const size_t es = rt::dtypeSize(dtype);
-      std::vector<int64_t> counts = sendCounts, displs(w);
+      const size_t es = rt::dtypeSize(c.dtype);
+      std::vector<int64_t> counts = *c.sendCounts, displs(w);
       int64_t total = 0;
       for (int d = 0; d < w; ++d) {
         displs[d] = total;
@@ -118,81 +116,82 @@ public:
       for (int d = 0; d < w; ++d)
         if (counts[d] > 0)
           std::memcpy(packed.data() + displs[d] * es,
-                      static_cast<const unsigned char *>(send) +
-                          sendDispls[d] * es,
+                      static_cast<const unsigned char *>(c.send) +
+                          (*c.sendDispls)[d] * es,
                       static_cast<size_t>(counts[d]) * es);
       counts[to] += 1;
       return done("allToAllV",
-                  inner_->allToAllV(packed.data(), counts, displs, recv,
-                                    recvCounts, recvDispls, dtype));
+                  inner_->allToAllV(packed.data(), counts, displs, c.recv,
+                                    *c.recvCounts, *c.recvDispls, c.dtype));
     }
     if (k != FaultKind::None)
       return injected("allToAllV", k);
     return done("allToAllV",
-                inner_->allToAllV(send, sendCounts, sendDispls, recv,
-                                  recvCounts, recvDispls, dtype));
+                inner_->allToAllV(c.send, *c.sendCounts, *c.sendDispls, c.recv,
+                                  *c.recvCounts, *c.recvDispls, c.dtype));
   }
 
-  rt::Status reduceScatterV(const void *send,
-                            const std::vector<int64_t> &counts,
-                            const std::vector<int64_t> &displs, void *recv,
-                            rt::DType dtype) override {
+  rt::Status doReduceScatterV(const rt::CollectiveCall &c) override {
+    const std::vector<int64_t> &counts = *c.sendCounts;
+    const std::vector<int64_t> &displs = *c.sendDispls;
     FaultKind k = next();
     if (k == FaultKind::Mismatch) {
       // Segment 0 one element longer (later segments shifted by one).
       const int w = worldSize();
-      const size_t es = rt::dtypeSize(dtype);
-      std::vector<int64_t> c = counts, d(w);
-      c[0] += 1;
+      const size_t es = rt::dtypeSize(c.dtype);
+      std::vector<int64_t> cs = counts, d(w);
+      cs[0] += 1;
       int64_t total = 0;
       for (int r = 0; r < w; ++r) {
         d[r] = total;
-        total += c[r];
+        total += cs[r];
       }
       std::vector<unsigned char> packed(static_cast<size_t>(total) * es, 0);
       for (int r = 0; r < w; ++r)
         if (counts[r] > 0)
           std::memcpy(packed.data() + d[r] * es,
-                      static_cast<const unsigned char *>(send) + displs[r] * es,
+                      static_cast<const unsigned char *>(c.send) +
+                          displs[r] * es,
                       static_cast<size_t>(counts[r]) * es);
-      std::vector<unsigned char> out(static_cast<size_t>(c[rank()]) * es + es);
+      std::vector<unsigned char> out(static_cast<size_t>(cs[rank()]) * es + es);
       rt::Status s =
-          inner_->reduceScatterV(packed.data(), c, d, out.data(), dtype);
+          inner_->reduceScatterV(packed.data(), cs, d, out.data(), c.dtype);
       return done("reduceScatterV", s);
     }
     if (k != FaultKind::None)
       return injected("reduceScatterV", k);
-    return done("reduceScatterV",
-                inner_->reduceScatterV(send, counts, displs, recv, dtype));
+    return done("reduceScatterV", inner_->reduceScatterV(c.send, counts, displs,
+                                                         c.recv, c.dtype));
   }
 
-  rt::Status allReduce(const void *send, void *recv, int64_t count,
-                       rt::DType dtype) override {
+  rt::Status doAllReduce(const rt::CollectiveCall &c) override {
     FaultKind k = next();
     if (k == FaultKind::Mismatch) {
-      std::vector<unsigned char> big = grown(send, count, dtype);
-      rt::Status s = inner_->allReduce(big.data(), big.data(), count + 1, dtype);
+      std::vector<unsigned char> big = grown(c.send, c.count, c.dtype);
+      rt::Status s =
+          inner_->allReduce(big.data(), big.data(), c.count + 1, c.dtype);
       return done("allReduce", s);
     }
     if (k != FaultKind::None)
       return injected("allReduce", k);
-    return done("allReduce", inner_->allReduce(send, recv, count, dtype));
+    return done("allReduce",
+                inner_->allReduce(c.send, c.recv, c.count, c.dtype));
   }
 
-  rt::Status broadcast(void *buffer, int64_t count, rt::DType dtype,
-                       int root) override {
+  rt::Status doBroadcast(const rt::CollectiveCall &c) override {
     FaultKind k = next();
     if (k == FaultKind::Mismatch) {
-      std::vector<unsigned char> big = grown(buffer, count, dtype);
+      std::vector<unsigned char> big = grown(c.recv, c.count, c.dtype);
       return done("broadcast",
-                  inner_->broadcast(big.data(), count + 1, dtype, root));
+                  inner_->broadcast(big.data(), c.count + 1, c.dtype, c.root));
     }
     if (k != FaultKind::None)
       return injected("broadcast", k);
-    return done("broadcast", inner_->broadcast(buffer, count, dtype, root));
+    return done("broadcast",
+                inner_->broadcast(c.recv, c.count, c.dtype, c.root));
   }
 
-  rt::Status barrier() override {
+  rt::Status doBarrier(const rt::CollectiveCall &) override {
     FaultKind k = next();
     if (k != FaultKind::None && k != FaultKind::Mismatch)
       return injected("barrier", k);
@@ -225,7 +224,7 @@ private:
     case FaultKind::Skip:
       return done(op, rt::Status::ok());
     default:
-      return done(op, rt::Status::error(
+      return done(op, rt::Status::internal(
                           std::string("injected fault: rank ") +
                           std::to_string(rank()) + " fails before " + op));
     }

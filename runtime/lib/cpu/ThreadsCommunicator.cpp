@@ -39,8 +39,6 @@ namespace shardlin::rt {
 namespace {
 
 using local::chunkOf;
-using local::Kind;
-using local::kindName;
 using local::Slot;
 
 /// State shared by the communicators of one group: the rendezvous of
@@ -71,19 +69,6 @@ private:
 
   std::string configError_;
 };
-
-//===----------------------------------------------------------------------===//
-// Argument checks on one rank
-//===----------------------------------------------------------------------===//
-
-/// The host memory check of a buffer, for local::describe*, which check the
-/// rest of a rank's arguments.
-std::string checkPointer(const char *name, const void *p, int64_t needed) {
-  if (p == nullptr && needed > 0)
-    return std::string(name) + " is null but " + std::to_string(needed) +
-           " elements are to be accessed";
-  return {};
-}
 
 //===----------------------------------------------------------------------===//
 // Copies and sums
@@ -170,44 +155,29 @@ public:
   int worldSize() const override { return group_->worldSize(); }
   const char *backendName() const override { return "threads"; }
 
-  Status allGatherV(const void *send, int64_t sendCount, void *recv,
-                    const std::vector<int64_t> &recvCounts,
-                    const std::vector<int64_t> &recvDispls,
-                    DType dtype) override;
-  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
-                   const std::vector<int64_t> &sendDispls, void *recv,
-                   const std::vector<int64_t> &recvCounts,
-                   const std::vector<int64_t> &recvDispls,
-                   DType dtype) override;
-  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &displs, void *recv,
-                        DType dtype) override;
-  Status allReduce(const void *send, void *recv, int64_t count,
-                   DType dtype) override;
-  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
-  Status barrier() override;
+protected:
+  Status doAllGatherV(const CollectiveCall &call) override;
+  Status doAllToAllV(const CollectiveCall &call) override;
+  Status doReduceScatterV(const CollectiveCall &call) override;
+  Status doAllReduce(const CollectiveCall &call) override;
+  Status doBroadcast(const CollectiveCall &call) override;
+  Status doBarrier(const CollectiveCall &call) override;
 
 private:
-  std::string where(Kind kind) const {
-    return std::string("threads ") + kindName(kind) + " (rank " +
-           std::to_string(rank_) + " of " + std::to_string(worldSize()) + ")";
-  }
-
   /// Runs one collective: arrival, group-wide check, `pull` (this rank's
   /// share of the work), departure. `pull` runs only if every rank's
   /// arguments are consistent, and it must make the same number of
   /// group_->sync calls on every rank.
-  template <typename Pull> Status run(Slot slot, uint64_t bytesSent, Pull pull);
+  template <typename Pull> Status run(Slot slot, Pull pull);
 
   std::shared_ptr<Group> group_;
   int rank_;
 };
 
-template <typename Pull>
-Status ThreadsCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
-  const std::string at = where(slot.kind);
+template <typename Pull> Status ThreadsCommunicator::run(Slot slot, Pull pull) {
+  const std::string at = slot.where;
   if (!group_->configError().empty())
-    return Status::error(at + ": " + group_->configError());
+    return Status::invalidArgument(at + ": " + group_->configError());
   SHARDLIN_RETURN_IF_ERROR(group_->arrive(rank_, std::move(slot), at));
 
   std::string problem = group_->checkSlots();
@@ -215,74 +185,51 @@ Status ThreadsCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
     pull();
   group_->sync(rank_);
   if (!problem.empty())
-    return Status::error(at + ": " + problem);
-  ++stats_.calls;
-  stats_.bytesSent += bytesSent;
+    return Status::invalidArgument(at + ": " + problem);
   return Status::ok();
 }
 
-Status ThreadsCommunicator::allGatherV(const void *send, int64_t sendCount,
-                                       void *recv,
-                                       const std::vector<int64_t> &recvCounts,
-                                       const std::vector<int64_t> &recvDispls,
-                                       DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes =
-      local::describeAllGatherV(slot, w, send, sendCount, recv, recvCounts,
-                                recvDispls, dtype, checkPointer);
-  return run(std::move(slot), bytes, [&] {
+Status ThreadsCommunicator::doAllGatherV(const CollectiveCall &call) {
+  return run(Slot(call), [&] {
+    const int w = worldSize();
+    const size_t es = dtypeSize(call.dtype);
+    const std::vector<int64_t> &recvCounts = *call.recvCounts;
+    const std::vector<int64_t> &recvDispls = *call.recvDispls;
     for (int s = 0; s < w; ++s)
-      copyElements(offsetBytes(recv, recvDispls[s], es), group_->slot(s).send,
-                   recvCounts[s], es);
+      copyElements(offsetBytes(call.recv, recvDispls[s], es),
+                   group_->slot(s).send, recvCounts[s], es);
   });
 }
 
-Status ThreadsCommunicator::allToAllV(const void *send,
-                                      const std::vector<int64_t> &sendCounts,
-                                      const std::vector<int64_t> &sendDispls,
-                                      void *recv,
-                                      const std::vector<int64_t> &recvCounts,
-                                      const std::vector<int64_t> &recvDispls,
-                                      DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeAllToAllV(
-      slot, w, rank_, send, sendCounts, sendDispls, recv, recvCounts,
-      recvDispls, dtype, checkPointer);
-  return run(std::move(slot), bytes, [&] {
+Status ThreadsCommunicator::doAllToAllV(const CollectiveCall &call) {
+  return run(Slot(call), [&] {
+    const int w = worldSize();
+    const size_t es = dtypeSize(call.dtype);
+    const std::vector<int64_t> &recvCounts = *call.recvCounts;
+    const std::vector<int64_t> &recvDispls = *call.recvDispls;
     for (int s = 0; s < w; ++s) {
       const Slot &from = group_->slot(s);
-      copyElements(offsetBytes(recv, recvDispls[s], es),
+      copyElements(offsetBytes(call.recv, recvDispls[s], es),
                    offsetBytes(from.send, (*from.sendDispls)[rank_], es),
                    recvCounts[s], es);
     }
   });
 }
 
-Status ThreadsCommunicator::reduceScatterV(const void *send,
-                                           const std::vector<int64_t> &counts,
-                                           const std::vector<int64_t> &displs,
-                                           void *recv, DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeReduceScatterV(
-      slot, w, rank_, send, counts, displs, recv, dtype, checkPointer);
-  return run(std::move(slot), bytes, [&] {
+Status ThreadsCommunicator::doReduceScatterV(const CollectiveCall &call) {
+  return run(Slot(call), [&] {
+    const int w = worldSize();
+    const size_t es = dtypeSize(call.dtype);
     std::vector<const void *> srcs(w);
     for (int s = 0; s < w; ++s) {
       const Slot &from = group_->slot(s);
       srcs[s] = offsetBytes(from.send, (*from.sendDispls)[rank_], es);
     }
-    sumInRankOrder(dtype, srcs, recv, counts[rank_]);
+    sumInRankOrder(call.dtype, srcs, call.recv, (*call.sendCounts)[rank_]);
   });
 }
 
-Status ThreadsCommunicator::allReduce(const void *send, void *recv,
-                                      int64_t count, DType dtype) {
+Status ThreadsCommunicator::doAllReduce(const CollectiveCall &call) {
   // send may equal recv, so no rank may write its recv while another may
   // still read sends. Hence three phases: rank r sums chunk r of all sends
   // into its own scratch; a rendezvous (all sends read); every rank copies
@@ -290,10 +237,9 @@ Status ThreadsCommunicator::allReduce(const void *send, void *recv,
   // Every element is summed once, in rank order, so all ranks get the same
   // bits.
   const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes =
-      local::describeAllReduce(slot, w, send, recv, count, dtype, checkPointer);
+  const size_t es = dtypeSize(call.dtype);
+  const int64_t count = call.count;
+  Slot slot(call);
   int64_t lo = 0, hi = 0;
   std::unique_ptr<unsigned char[]> scratch;
   if (slot.invalid.empty()) {
@@ -308,38 +254,31 @@ Status ThreadsCommunicator::allReduce(const void *send, void *recv,
     slot.scratch = scratch.get();
   }
 
-  return run(std::move(slot), bytes, [&] {
+  return run(std::move(slot), [&] {
     std::vector<const void *> srcs(w);
     for (int s = 0; s < w; ++s)
       srcs[s] = offsetBytes(group_->slot(s).send, lo, es);
-    sumInRankOrder(dtype, srcs, scratch.get(), hi - lo);
+    sumInRankOrder(call.dtype, srcs, scratch.get(), hi - lo);
     group_->sync(rank_);
     for (int s = 0; s < w; ++s) {
       int64_t slo = 0, shi = 0;
       chunkOf(count, w, s, slo, shi);
-      copyElements(offsetBytes(recv, slo, es), group_->slot(s).scratch,
+      copyElements(offsetBytes(call.recv, slo, es), group_->slot(s).scratch,
                    shi - slo, es);
     }
   });
 }
 
-Status ThreadsCommunicator::broadcast(void *buffer, int64_t count, DType dtype,
-                                      int root) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeBroadcast(slot, w, rank_, buffer, count,
-                                                  dtype, root, checkPointer);
-  return run(std::move(slot), bytes, [&] {
-    if (rank_ != root)
-      copyElements(buffer, group_->slot(root).recv, count, es);
+Status ThreadsCommunicator::doBroadcast(const CollectiveCall &call) {
+  return run(Slot(call), [&] {
+    if (rank_ != call.root)
+      copyElements(call.recv, group_->slot(call.root).recv, call.count,
+                   dtypeSize(call.dtype));
   });
 }
 
-Status ThreadsCommunicator::barrier() {
-  Slot slot;
-  slot.kind = Kind::Barrier;
-  return run(std::move(slot), 0, [] {});
+Status ThreadsCommunicator::doBarrier(const CollectiveCall &call) {
+  return run(Slot(call), [] {});
 }
 
 } // namespace

@@ -15,7 +15,7 @@
 #ifndef SHARDLIN_RUNTIME_LIB_CUDA_CUDACHECK_H
 #define SHARDLIN_RUNTIME_LIB_CUDA_CUDACHECK_H
 
-#include "../LocalGroup.h"
+#include "../CommChecks.h"
 
 #include "shardlin/runtime/Cuda.h"
 #include "shardlin/runtime/DType.h"
@@ -270,16 +270,16 @@ void sleepSeconds(double seconds);
 /// `effective` to the timeout clamped to 1e9 s (so deadlines never overflow
 /// a clock; 30 years is "never" for a collective) or inf.
 Status checkTimeout(double timeoutSeconds, double &effective);
-using local::formatSeconds;
+using detail::formatSeconds;
 
 //===----------------------------------------------------------------------===//
-// Argument checks shared by the GPU communicators (checkCount and
-// checkTables are the threads backend's, from LocalGroup.h, so errors read
+// Argument checks of the GPU code (checkCount and checkTables are the ones
+// Communicator makes for every backend, from CommChecks.h, so errors read
 // the same whatever the backend)
 //===----------------------------------------------------------------------===//
 
-using local::checkCount;
-using local::checkTables;
+using detail::checkCount;
+using detail::checkTables;
 /// A buffer of `elements` elements of `dtype` that the collective reads or
 /// writes: not null, aligned to the element size (device code faults on
 /// misaligned loads, which would poison the whole context), and memory the

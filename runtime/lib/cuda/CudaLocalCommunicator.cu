@@ -61,6 +61,8 @@ using local::kindName;
 /// What one rank passed to the collective it is in (see local::Slot), plus
 /// its events.
 struct Slot : local::Slot {
+  Slot() = default;
+  explicit Slot(const CollectiveCall &call) : local::Slot(call) {}
   /// Recorded on the rank's stream at arrival: its inputs are ready then.
   cudaEvent_t ready = nullptr;
   /// allReduce: recorded after this rank's chunk sum into `scratch`.
@@ -100,29 +102,20 @@ public:
     return stream_;
   }
 
-  Status allGatherV(const void *send, int64_t sendCount, void *recv,
-                    const std::vector<int64_t> &recvCounts,
-                    const std::vector<int64_t> &recvDispls,
-                    DType dtype) override;
-  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
-                   const std::vector<int64_t> &sendDispls, void *recv,
-                   const std::vector<int64_t> &recvCounts,
-                   const std::vector<int64_t> &recvDispls,
-                   DType dtype) override;
-  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &displs, void *recv,
-                        DType dtype) override;
-  Status allReduce(const void *send, void *recv, int64_t count,
-                   DType dtype) override;
-  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
-  Status barrier() override;
+protected:
+  Status doAllGatherV(const CollectiveCall &call) override;
+  Status doAllToAllV(const CollectiveCall &call) override;
+  Status doReduceScatterV(const CollectiveCall &call) override;
+  Status doAllReduce(const CollectiveCall &call) override;
+  Status doBroadcast(const CollectiveCall &call) override;
+  Status doBarrier(const CollectiveCall &call) override;
+  /// Reachable from the device and aligned (see checkDeviceBuffer).
+  std::string checkBuffer(const char *name, const void *p, int64_t elements,
+                          DType dtype) const override {
+    return checkDeviceBuffer(name, p, elements, dtype, device_, pageableOk_);
+  }
 
 private:
-  std::string where(Kind kind) const {
-    return std::string("cuda-local ") + kindName(kind) + " (rank " +
-           std::to_string(rank_) + " of " + std::to_string(worldSize()) +
-           ", cuda:" + std::to_string(device_) + ")";
-  }
   cudaStream_t s() const { return nativeStream(*stream_); }
 
   /// A local failure, tagged with this rank so that the peers that report
@@ -134,18 +127,10 @@ private:
     return fail(cudaFailure(e, call, device_));
   }
 
-  /// The check of a buffer of `dtype` elements: reachable from the device
-  /// and aligned (see checkDeviceBuffer).
-  local::CheckBuffer checkBuffer(DType dtype) const {
-    return [this, dtype](const char *name, const void *p, int64_t elements) {
-      return checkDeviceBuffer(name, p, elements, dtype, device_, pageableOk_);
-    };
-  }
-
   /// Runs one collective: arrival, group-wide check, `pull` (enqueues this
   /// rank's share; returns "" or a fail() message, and makes the same
   /// number of group_->sync calls on every rank), completion, departure.
-  template <typename Pull> Status run(Slot slot, uint64_t bytesSent, Pull pull);
+  template <typename Pull> Status run(Slot slot, Pull pull);
 
   /// Makes this rank's stream wait for the peers' ready events.
   std::string waitForPeers();
@@ -165,8 +150,8 @@ private:
 };
 
 template <typename Pull>
-Status CudaLocalCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
-  const std::string at = where(slot.kind);
+Status CudaLocalCommunicator::run(Slot slot, Pull pull) {
+  const std::string at = slot.where;
   ScopedDevice guard;
   Status entered = guard.enter(device_);
   if (!entered.isOk() && slot.invalid.empty())
@@ -191,11 +176,9 @@ Status CudaLocalCommunicator::run(Slot slot, uint64_t bytesSent, Pull pull) {
   }
   const std::string groupError = group_->sync(rank_, std::move(local));
   if (!problem.empty())
-    return Status::error(at + ": " + problem);
+    return Status::invalidArgument(at + ": " + problem);
   if (!groupError.empty())
-    return Status::error(at + ": " + groupError);
-  ++stats_.calls;
-  stats_.bytesSent += bytesSent;
+    return Status::internal(at + ": " + groupError);
   return Status::ok();
 }
 
@@ -232,61 +215,35 @@ std::string CudaLocalCommunicator::complete() {
   return e == cudaSuccess ? std::string() : fail(e, "cudaEventSynchronize");
 }
 
-Status CudaLocalCommunicator::allGatherV(const void *send, int64_t sendCount,
-                                         void *recv,
-                                         const std::vector<int64_t> &recvCounts,
-                                         const std::vector<int64_t> &recvDispls,
-                                         DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes =
-      local::describeAllGatherV(slot, w, send, sendCount, recv, recvCounts,
-                                recvDispls, dtype, checkBuffer(dtype));
-  return run(std::move(slot), bytes, [&]() -> std::string {
+Status CudaLocalCommunicator::doAllGatherV(const CollectiveCall &c) {
+  return run(Slot(c), [&]() -> std::string {
+    const size_t es = dtypeSize(c.dtype);
     std::string err = waitForPeers();
-    for (int r = 0; r < w && err.empty(); ++r)
-      err = copy(offsetBytes(recv, recvDispls[r], es), group_->slot(r).send,
-                 recvCounts[r], es);
+    for (int r = 0; r < worldSize() && err.empty(); ++r)
+      err = copy(offsetBytes(c.recv, (*c.recvDispls)[r], es),
+                 group_->slot(r).send, (*c.recvCounts)[r], es);
     return err;
   });
 }
 
-Status CudaLocalCommunicator::allToAllV(const void *send,
-                                        const std::vector<int64_t> &sendCounts,
-                                        const std::vector<int64_t> &sendDispls,
-                                        void *recv,
-                                        const std::vector<int64_t> &recvCounts,
-                                        const std::vector<int64_t> &recvDispls,
-                                        DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeAllToAllV(
-      slot, w, rank_, send, sendCounts, sendDispls, recv, recvCounts,
-      recvDispls, dtype, checkBuffer(dtype));
-  return run(std::move(slot), bytes, [&]() -> std::string {
+Status CudaLocalCommunicator::doAllToAllV(const CollectiveCall &c) {
+  return run(Slot(c), [&]() -> std::string {
+    const size_t es = dtypeSize(c.dtype);
     std::string err = waitForPeers();
-    for (int r = 0; r < w && err.empty(); ++r) {
+    for (int r = 0; r < worldSize() && err.empty(); ++r) {
       const Slot &from = group_->slot(r);
-      err = copy(offsetBytes(recv, recvDispls[r], es),
+      err = copy(offsetBytes(c.recv, (*c.recvDispls)[r], es),
                  offsetBytes(from.send, (*from.sendDispls)[rank_], es),
-                 recvCounts[r], es);
+                 (*c.recvCounts)[r], es);
     }
     return err;
   });
 }
 
-Status CudaLocalCommunicator::reduceScatterV(const void *send,
-                                             const std::vector<int64_t> &counts,
-                                             const std::vector<int64_t> &displs,
-                                             void *recv, DType dtype) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeReduceScatterV(
-      slot, w, rank_, send, counts, displs, recv, dtype, checkBuffer(dtype));
-  return run(std::move(slot), bytes, [&]() -> std::string {
+Status CudaLocalCommunicator::doReduceScatterV(const CollectiveCall &c) {
+  return run(Slot(c), [&]() -> std::string {
+    const int w = worldSize();
+    const size_t es = dtypeSize(c.dtype);
     std::string err = waitForPeers();
     if (!err.empty())
       return err;
@@ -296,13 +253,13 @@ Status CudaLocalCommunicator::reduceScatterV(const void *send,
       const Slot &from = group_->slot(r);
       sources.ptr[r] = offsetBytes(from.send, (*from.sendDispls)[rank_], es);
     }
-    cudaError_t e = launchSumInOrder(dtype, sources, recv, counts[rank_], s());
+    cudaError_t e =
+        launchSumInOrder(c.dtype, sources, c.recv, (*c.sendCounts)[rank_], s());
     return e == cudaSuccess ? std::string() : fail(e, "sumInOrder kernel");
   });
 }
 
-Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
-                                        int64_t count, DType dtype) {
+Status CudaLocalCommunicator::doAllReduce(const CollectiveCall &c) {
   // send may equal recv, so no rank may write its recv while a peer may
   // still read sends. Hence two phases with a rendezvous between them:
   // rank r sums chunk r of all sends into its scratch (rank order) and
@@ -310,10 +267,9 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
   // stream waits for all of them and copies the reduced chunks into its
   // recv. Every element is summed once, so all ranks get the same bits.
   const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeAllReduce(slot, w, send, recv, count,
-                                                  dtype, checkBuffer(dtype));
+  const size_t es = dtypeSize(c.dtype);
+  const int64_t count = c.count;
+  Slot slot(c);
   int64_t lo = 0, hi = 0;
   if (slot.invalid.empty()) {
     chunkOf(count, w, rank_, lo, hi);
@@ -330,7 +286,7 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
     slot.mid = mid_.get();
   }
 
-  return run(std::move(slot), bytes, [&]() -> std::string {
+  return run(std::move(slot), [&]() -> std::string {
     std::string err = waitForPeers();
     if (err.empty()) {
       SumSources sources;
@@ -338,7 +294,7 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
       for (int r = 0; r < w; ++r)
         sources.ptr[r] = offsetBytes(group_->slot(r).send, lo, es);
       cudaError_t e =
-          launchSumInOrder(dtype, sources, scratch_.get(), hi - lo, s());
+          launchSumInOrder(c.dtype, sources, scratch_.get(), hi - lo, s());
       if (e != cudaSuccess)
         err = fail(e, "sumInOrder kernel");
     }
@@ -363,8 +319,8 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
     for (int r = 0; r < w; ++r) {
       int64_t rlo = 0, rhi = 0;
       chunkOf(count, w, r, rlo, rhi);
-      std::string e = copy(offsetBytes(recv, rlo, es), group_->slot(r).scratch,
-                           rhi - rlo, es);
+      std::string e = copy(offsetBytes(c.recv, rlo, es),
+                           group_->slot(r).scratch, rhi - rlo, es);
       if (!e.empty())
         return e;
     }
@@ -372,28 +328,21 @@ Status CudaLocalCommunicator::allReduce(const void *send, void *recv,
   });
 }
 
-Status CudaLocalCommunicator::broadcast(void *buffer, int64_t count,
-                                        DType dtype, int root) {
-  const int w = worldSize();
-  const size_t es = dtypeSize(dtype);
-  Slot slot;
-  const uint64_t bytes = local::describeBroadcast(
-      slot, w, rank_, buffer, count, dtype, root, checkBuffer(dtype));
-  return run(std::move(slot), bytes, [&]() -> std::string {
+Status CudaLocalCommunicator::doBroadcast(const CollectiveCall &c) {
+  return run(Slot(c), [&]() -> std::string {
     std::string err = waitForPeers();
-    if (err.empty() && rank_ != root)
-      err = copy(buffer, group_->slot(root).recv, count, es);
+    if (err.empty() && rank_ != c.root)
+      err =
+          copy(c.recv, group_->slot(c.root).recv, c.count, dtypeSize(c.dtype));
     return err;
   });
 }
 
-Status CudaLocalCommunicator::barrier() {
+Status CudaLocalCommunicator::doBarrier(const CollectiveCall &c) {
   // Besides the host rendezvous, every stream waits for every rank's ready
   // event and the host for `done`: when barrier returns, all work that any
   // rank enqueued before it has completed.
-  Slot slot;
-  slot.kind = Kind::Barrier;
-  return run(std::move(slot), 0, [&] { return waitForPeers(); });
+  return run(Slot(c), [&] { return waitForPeers(); });
 }
 
 } // namespace
@@ -406,25 +355,28 @@ Status createCudaLocalGroup(
   const std::string at = "createCudaLocalGroup";
   const size_t w = streams.size();
   if (w < 1)
-    return Status::error(at + ": no streams (worldSize must be >= 1)");
+    return Status::invalidArgument(at +
+                                   ": no streams (worldSize must be >= 1)");
   if (w > size_t(kMaxCudaLocalRanks))
-    return Status::error(at + ": worldSize " + std::to_string(w) +
-                         " exceeds the cuda-local limit of " +
-                         std::to_string(kMaxCudaLocalRanks) + " ranks");
+    return Status::invalidArgument(at + ": worldSize " + std::to_string(w) +
+                                   " exceeds the cuda-local limit of " +
+                                   std::to_string(kMaxCudaLocalRanks) +
+                                   " ranks");
   for (size_t r = 0; r < w; ++r) {
     if (!streams[r])
-      return Status::error(at + ": stream of rank " + std::to_string(r) +
-                           " is null");
+      return Status::invalidArgument(at + ": stream of rank " +
+                                     std::to_string(r) + " is null");
     if (streams[r]->device() != streams[0]->device())
-      return Status::error(
+      return Status::invalidArgument(
           at + ": all ranks must share one device, but rank 0 is on cuda:" +
           std::to_string(streams[0]->device()) + " and rank " +
           std::to_string(r) +
           " on cuda:" + std::to_string(streams[r]->device()));
     for (size_t q = 0; q < r; ++q)
       if (streams[q]->nativeHandle() == streams[r]->nativeHandle())
-        return Status::error(at + ": ranks " + std::to_string(q) + " and " +
-                             std::to_string(r) + " share a stream");
+        return Status::invalidArgument(at + ": ranks " + std::to_string(q) +
+                                       " and " + std::to_string(r) +
+                                       " share a stream");
   }
   double timeout = 0;
   SHARDLIN_RETURN_IF_ERROR(
@@ -449,13 +401,14 @@ Status createCudaLocalGroup(int worldSize, int device,
                             std::vector<std::unique_ptr<Communicator>> &out) {
   out.clear();
   if (worldSize < 1)
-    return Status::error("createCudaLocalGroup: worldSize = " +
-                         std::to_string(worldSize) + " (must be >= 1)");
+    return Status::invalidArgument(
+        "createCudaLocalGroup: worldSize = " + std::to_string(worldSize) +
+        " (must be >= 1)");
   if (worldSize > kMaxCudaLocalRanks)
-    return Status::error("createCudaLocalGroup: worldSize " +
-                         std::to_string(worldSize) +
-                         " exceeds the cuda-local limit of " +
-                         std::to_string(kMaxCudaLocalRanks) + " ranks");
+    return Status::invalidArgument(
+        "createCudaLocalGroup: worldSize " + std::to_string(worldSize) +
+        " exceeds the cuda-local limit of " +
+        std::to_string(kMaxCudaLocalRanks) + " ranks");
   std::vector<std::shared_ptr<ExecutionStream>> streams(worldSize);
   for (auto &s : streams)
     SHARDLIN_RETURN_IF_ERROR(

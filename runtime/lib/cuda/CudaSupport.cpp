@@ -197,8 +197,8 @@ void sleepSeconds(double seconds) {
 }
 
 Status checkTimeout(double t, double &effective) {
-  std::string error = local::checkTimeoutSeconds(t, effective);
-  return error.empty() ? Status::ok() : Status::error(error);
+  std::string error = detail::checkTimeoutSeconds(t, effective);
+  return error.empty() ? Status::ok() : Status::invalidArgument(error);
 }
 
 //===----------------------------------------------------------------------===//

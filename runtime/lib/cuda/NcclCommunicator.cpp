@@ -105,42 +105,30 @@ public:
     return stream_;
   }
 
-  Status allGatherV(const void *send, int64_t sendCount, void *recv,
-                    const std::vector<int64_t> &recvCounts,
-                    const std::vector<int64_t> &recvDispls,
-                    DType dtype) override;
-  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
-                   const std::vector<int64_t> &sendDispls, void *recv,
-                   const std::vector<int64_t> &recvCounts,
-                   const std::vector<int64_t> &recvDispls,
-                   DType dtype) override;
-  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &displs, void *recv,
-                        DType dtype) override;
-  Status allReduce(const void *send, void *recv, int64_t count,
-                   DType dtype) override;
-  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
-  Status barrier() override;
-
-private:
-  cudaStream_t s() const { return nativeStream(*stream_); }
-  std::string where(const char *name) const {
-    return std::string("nccl ") + name + " (rank " + std::to_string(rank_) +
-           " of " + std::to_string(worldSize_) +
-           ", cuda:" + std::to_string(device_) + ")";
-  }
+protected:
+  Status doAllGatherV(const CollectiveCall &call) override;
+  Status doAllToAllV(const CollectiveCall &call) override;
+  Status doReduceScatterV(const CollectiveCall &call) override;
+  Status doAllReduce(const CollectiveCall &call) override;
+  Status doBroadcast(const CollectiveCall &call) override;
+  Status doBarrier(const CollectiveCall &call) override;
+  /// A rank's own block must agree with itself: NCCL would not notice.
+  std::string checkBackendArguments(const CollectiveCall &call) const override;
   std::string checkBuffer(const char *name, const void *p, int64_t elements,
-                          DType dtype) const {
+                          DType dtype) const override {
     // NCCL takes device-accessible memory, not pageable host memory.
     return checkDeviceBuffer(name, p, elements, dtype, device_, false);
   }
 
-  /// Runs one collective. `invalid` non-empty: the local arguments are
+private:
+  cudaStream_t s() const { return nativeStream(*stream_); }
+
+  /// Runs one collective. `call.invalid` non-empty: the local arguments are
   /// wrong; nothing is sent (peers that did call will time out). `enqueue`
-  /// issues the NCCL calls and kernels, given the deadline.
+  /// issues the NCCL calls and kernels, given the deadline and the NCCL
+  /// type of the call's dtype.
   template <typename Enqueue>
-  Status run(const char *name, const std::string &invalid, uint64_t bytesSent,
-             bool waitAlways, Enqueue enqueue);
+  Status run(const CollectiveCall &call, bool waitAlways, Enqueue enqueue);
 
   /// Between two NCCL calls of one collective: a non-blocking communicator
   /// must finish the previous call before the next one starts.
@@ -176,15 +164,17 @@ private:
 };
 
 template <typename Enqueue>
-Status NcclCommunicator::run(const char *name, const std::string &invalid,
-                             uint64_t bytesSent, bool waitAlways,
+Status NcclCommunicator::run(const CollectiveCall &call, bool waitAlways,
                              Enqueue enqueue) {
-  const std::string at = where(name);
+  const std::string &at = call.where;
   if (aborted_)
-    return Status::error(
+    return Status::aborted(
         at + ": the communicator was aborted earlier: " + abortReason_);
-  if (!invalid.empty())
-    return Status::error(at + ": invalid arguments: " + invalid);
+  if (!call.invalid.empty())
+    return rejectInvalid(call);
+  ncclDataType_t type = ncclFloat32;
+  if (call.kind != CollectiveKind::Barrier)
+    SHARDLIN_RETURN_IF_ERROR(ncclType(call.dtype, type).withContext(at));
   ScopedDevice guard;
   SHARDLIN_RETURN_IF_ERROR(guard.enter(device_).withContext(at));
   const double deadline =
@@ -194,30 +184,29 @@ Status NcclCommunicator::run(const char *name, const std::string &invalid,
   std::string error;
   if (asyncState(comm_, device_, error) == ProbeState::Failed) {
     abort(error);
-    return Status::error(at + ": " + error + "; the communicator was aborted");
+    return Status::internal(at + ": " + error +
+                            "; the communicator was aborted");
   }
 
-  Status st = enqueue(deadline);
+  Status st = enqueue(deadline, type);
   if (st.isOk() && (!blocking_ || waitAlways))
     st = waitComplete(deadline);
   if (!st.isOk()) {
     // The peers may be blocked in this collective waiting for this rank,
     // and NCCL's state is unknown: the communicator cannot be used again.
     abort(st.message());
-    return Status::error(at + ": " + st.message() +
-                         "; the communicator was aborted");
+    return Status::error(st.code(), at + ": " + st.message() +
+                                        "; the communicator was aborted");
   }
-  ++stats_.calls;
-  stats_.bytesSent += bytesSent;
   return Status::ok();
 }
 
 Status NcclCommunicator::waitEnqueued(double deadline) {
   if (blocking_)
     return Status::ok(); // blocking calls return once enqueued
-  std::string error = waitReady(comm_, device_, deadline, timeout_);
-  if (!error.empty())
-    return Status::error(error + " (enqueuing)");
+  Status ready = waitReady(comm_, device_, deadline, timeout_);
+  if (!ready.isOk())
+    return Status::error(ready.code(), ready.message() + " (enqueuing)");
   return Status::ok();
 }
 
@@ -242,9 +231,9 @@ Status NcclCommunicator::waitComplete(double deadline) {
   case WaitResult::Done:
     return Status::ok();
   case WaitResult::Failed:
-    return Status::error(w.error);
+    return Status::internal(w.error);
   case WaitResult::TimedOut:
-    return Status::error(
+    return Status::deadlineExceeded(
         "timed out after " + formatSeconds(timeout_) +
         " s (a peer did not take part, called another collective or passed "
         "other sizes)");
@@ -328,34 +317,37 @@ Status NcclCommunicator::reduceSegments(const std::vector<P2p> &sends,
 // The collectives
 //===----------------------------------------------------------------------===//
 
-Status NcclCommunicator::allGatherV(const void *send, int64_t sendCount,
-                                    void *recv,
-                                    const std::vector<int64_t> &recvCounts,
-                                    const std::vector<int64_t> &recvDispls,
-                                    DType dtype) {
-  const int w = worldSize_;
-  const size_t es = dtypeSize(dtype);
-  ncclDataType_t type = ncclFloat32;
-  Status typeSt = ncclType(dtype, type);
-  std::string invalid = typeSt.isOk() ? "" : typeSt.message();
-  int64_t extent = 0;
-  if (invalid.empty())
-    invalid = checkCount("sendCount", sendCount, es);
-  if (invalid.empty())
-    invalid = checkTables("recvCounts", recvCounts, "recvDispls", recvDispls, w,
-                          es, extent);
-  if (invalid.empty() && recvCounts[rank_] != sendCount)
-    invalid = "recvCounts[" + std::to_string(rank_) +
-              "] = " + std::to_string(recvCounts[rank_]) +
-              " differs from sendCount = " + std::to_string(sendCount);
-  if (invalid.empty())
-    invalid = checkBuffer("send", send, sendCount, dtype);
-  if (invalid.empty())
-    invalid = checkBuffer("recv", recv, extent, dtype);
+std::string
+NcclCommunicator::checkBackendArguments(const CollectiveCall &c) const {
+  switch (c.kind) {
+  case CollectiveKind::AllGatherV:
+    if ((*c.recvCounts)[rank_] != c.count)
+      return "recvCounts[" + std::to_string(rank_) +
+             "] = " + std::to_string((*c.recvCounts)[rank_]) +
+             " differs from sendCount = " + std::to_string(c.count);
+    return {};
+  case CollectiveKind::AllToAllV:
+    if ((*c.sendCounts)[rank_] != (*c.recvCounts)[rank_])
+      return "sendCounts[" + std::to_string(rank_) +
+             "] = " + std::to_string((*c.sendCounts)[rank_]) +
+             " differs from recvCounts[" + std::to_string(rank_) +
+             "] = " + std::to_string((*c.recvCounts)[rank_]) +
+             " (this rank's own block)";
+    return {};
+  default:
+    return {};
+  }
+}
 
-  const uint64_t bytes =
-      invalid.empty() ? uint64_t(sendCount) * uint64_t(w - 1) * es : 0;
-  return run("allGatherV", invalid, bytes, false, [&](double) -> Status {
+Status NcclCommunicator::doAllGatherV(const CollectiveCall &c) {
+  return run(c, false, [&](double, ncclDataType_t type) -> Status {
+    const int w = worldSize_;
+    const size_t es = dtypeSize(c.dtype);
+    const void *send = c.send;
+    void *recv = c.recv;
+    const int64_t sendCount = c.count;
+    const std::vector<int64_t> &recvCounts = *c.recvCounts;
+    const std::vector<int64_t> &recvDispls = *c.recvDispls;
     bool packed = true;
     for (int r = 0; r < w; ++r)
       packed = packed && recvCounts[r] == sendCount &&
@@ -384,42 +376,16 @@ Status NcclCommunicator::allGatherV(const void *send, int64_t sendCount,
   });
 }
 
-Status NcclCommunicator::allToAllV(const void *send,
-                                   const std::vector<int64_t> &sendCounts,
-                                   const std::vector<int64_t> &sendDispls,
-                                   void *recv,
-                                   const std::vector<int64_t> &recvCounts,
-                                   const std::vector<int64_t> &recvDispls,
-                                   DType dtype) {
-  const int w = worldSize_;
-  const size_t es = dtypeSize(dtype);
-  ncclDataType_t type = ncclFloat32;
-  Status typeSt = ncclType(dtype, type);
-  std::string invalid = typeSt.isOk() ? "" : typeSt.message();
-  int64_t sendExtent = 0, recvExtent = 0;
-  if (invalid.empty())
-    invalid = checkTables("sendCounts", sendCounts, "sendDispls", sendDispls, w,
-                          es, sendExtent);
-  if (invalid.empty())
-    invalid = checkTables("recvCounts", recvCounts, "recvDispls", recvDispls, w,
-                          es, recvExtent);
-  if (invalid.empty() && sendCounts[rank_] != recvCounts[rank_])
-    invalid = "sendCounts[" + std::to_string(rank_) +
-              "] = " + std::to_string(sendCounts[rank_]) +
-              " differs from recvCounts[" + std::to_string(rank_) +
-              "] = " + std::to_string(recvCounts[rank_]) +
-              " (this rank's own block)";
-  if (invalid.empty())
-    invalid = checkBuffer("send", send, sendExtent, dtype);
-  if (invalid.empty())
-    invalid = checkBuffer("recv", recv, recvExtent, dtype);
-
-  uint64_t bytes = 0;
-  if (invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += uint64_t(sendCounts[d]) * es;
-  return run("allToAllV", invalid, bytes, false, [&](double) -> Status {
+Status NcclCommunicator::doAllToAllV(const CollectiveCall &c) {
+  return run(c, false, [&](double, ncclDataType_t type) -> Status {
+    const int w = worldSize_;
+    const size_t es = dtypeSize(c.dtype);
+    const void *send = c.send;
+    void *recv = c.recv;
+    const std::vector<int64_t> &sendCounts = *c.sendCounts;
+    const std::vector<int64_t> &sendDispls = *c.sendDispls;
+    const std::vector<int64_t> &recvCounts = *c.recvCounts;
+    const std::vector<int64_t> &recvDispls = *c.recvDispls;
     SHARDLIN_RETURN_IF_ERROR(localCopy(offsetBytes(recv, recvDispls[rank_], es),
                                        offsetBytes(send, sendDispls[rank_], es),
                                        recvCounts[rank_], es));
@@ -438,133 +404,87 @@ Status NcclCommunicator::allToAllV(const void *send,
   });
 }
 
-Status NcclCommunicator::reduceScatterV(const void *send,
-                                        const std::vector<int64_t> &counts,
-                                        const std::vector<int64_t> &displs,
-                                        void *recv, DType dtype) {
-  const int w = worldSize_;
-  const size_t es = dtypeSize(dtype);
-  ncclDataType_t type = ncclFloat32;
-  Status typeSt = ncclType(dtype, type);
-  std::string invalid = typeSt.isOk() ? "" : typeSt.message();
-  int64_t extent = 0;
-  if (invalid.empty())
-    invalid = checkTables("counts", counts, "displs", displs, w, es, extent);
-  if (invalid.empty())
-    invalid = checkBuffer("send", send, extent, dtype);
-  if (invalid.empty())
-    invalid = checkBuffer("recv", recv, counts[rank_], dtype);
-
-  uint64_t bytes = 0;
-  if (invalid.empty())
-    for (int d = 0; d < w; ++d)
-      if (d != rank_)
-        bytes += uint64_t(counts[d]) * es;
-  return run(
-      "reduceScatterV", invalid, bytes, false, [&](double deadline) -> Status {
-        std::vector<P2p> sends;
-        for (int p = 0; p < w; ++p)
-          if (p != rank_ && counts[p] > 0)
-            sends.push_back(
-                {true, p, offsetBytes(send, displs[p], es), counts[p]});
-        return reduceSegments(sends, offsetBytes(send, displs[rank_], es),
-                              counts[rank_], recv, dtype, type, deadline);
-      });
+Status NcclCommunicator::doReduceScatterV(const CollectiveCall &c) {
+  return run(c, false, [&](double deadline, ncclDataType_t type) -> Status {
+    const int w = worldSize_;
+    const size_t es = dtypeSize(c.dtype);
+    const std::vector<int64_t> &counts = *c.sendCounts;
+    const std::vector<int64_t> &displs = *c.sendDispls;
+    std::vector<P2p> sends;
+    for (int p = 0; p < w; ++p)
+      if (p != rank_ && counts[p] > 0)
+        sends.push_back(
+            {true, p, offsetBytes(c.send, displs[p], es), counts[p]});
+    return reduceSegments(sends, offsetBytes(c.send, displs[rank_], es),
+                          counts[rank_], c.recv, c.dtype, type, deadline);
+  });
 }
 
-Status NcclCommunicator::allReduce(const void *send, void *recv, int64_t count,
-                                   DType dtype) {
-  const int w = worldSize_;
-  const size_t es = dtypeSize(dtype);
-  ncclDataType_t type = ncclFloat32;
-  Status typeSt = ncclType(dtype, type);
-  std::string invalid = typeSt.isOk() ? "" : typeSt.message();
-  if (invalid.empty())
-    invalid = checkCount("count", count, es);
-  if (invalid.empty())
-    invalid = checkBuffer("send", send, count, dtype);
-  if (invalid.empty())
-    invalid = checkBuffer("recv", recv, count, dtype);
-
-  const uint64_t bytes =
-      invalid.empty() ? uint64_t(2 * count * (w - 1) / w) * es : 0;
-  return run(
-      "allReduce", invalid, bytes, false, [&](double deadline) -> Status {
-        if (count == 0)
-          return Status::ok();
-        if (dtype == DType::F32 || dtype == DType::F64) {
-          SHARDLIN_NCCL_RETURN_IF_ERROR(device_, comm_,
-                                        ncclAllReduce(send, recv, size_t(count),
-                                                      type, ncclSum, comm_,
-                                                      s()));
-          return Status::ok();
-        }
-        // f16/bf16: rank r reduces chunk r (balanced split), then the chunks
-        // are gathered. Writing chunk r of recv in phase 1 is safe even when
-        // recv == send: the peers read only their own chunks of this rank's
-        // send, and those sends have completed (stream order) before the sum.
-        auto chunk = [&](int r, int64_t &lo, int64_t &n) {
-          const int64_t base = count / w, rem = count % w;
-          lo = r * base + std::min<int64_t>(r, rem);
-          n = base + (r < rem ? 1 : 0);
-        };
-        int64_t myLo = 0, myN = 0;
-        chunk(rank_, myLo, myN);
-        std::vector<P2p> sends;
-        for (int p = 0; p < w; ++p) {
-          int64_t lo = 0, n = 0;
-          chunk(p, lo, n);
-          if (p != rank_ && n > 0)
-            sends.push_back({true, p, offsetBytes(send, lo, es), n});
-        }
-        SHARDLIN_RETURN_IF_ERROR(
-            reduceSegments(sends, offsetBytes(send, myLo, es), myN,
-                           offsetBytes(recv, myLo, es), dtype, type, deadline));
-        std::vector<P2p> gather;
-        for (int p = 0; p < w; ++p) {
-          int64_t lo = 0, n = 0;
-          chunk(p, lo, n);
-          if (p == rank_)
-            continue;
-          if (myN > 0)
-            gather.push_back({true, p, offsetBytes(recv, myLo, es), myN});
-          if (n > 0)
-            gather.push_back({false, p, offsetBytes(recv, lo, es), n});
-        }
-        return exchange(gather, type);
-      });
-}
-
-Status NcclCommunicator::broadcast(void *buffer, int64_t count, DType dtype,
-                                   int root) {
-  const int w = worldSize_;
-  const size_t es = dtypeSize(dtype);
-  ncclDataType_t type = ncclFloat32;
-  Status typeSt = ncclType(dtype, type);
-  std::string invalid = typeSt.isOk() ? "" : typeSt.message();
-  if (invalid.empty() && (root < 0 || root >= w))
-    invalid = "root = " + std::to_string(root) + " is not a rank of 0.." +
-              std::to_string(w - 1);
-  if (invalid.empty())
-    invalid = checkCount("count", count, es);
-  if (invalid.empty())
-    invalid = checkBuffer("buffer", buffer, count, dtype);
-
-  const uint64_t bytes = invalid.empty() && rank_ == root
-                             ? uint64_t(count) * uint64_t(w - 1) * es
-                             : 0;
-  return run("broadcast", invalid, bytes, false, [&](double) -> Status {
+Status NcclCommunicator::doAllReduce(const CollectiveCall &c) {
+  return run(c, false, [&](double deadline, ncclDataType_t type) -> Status {
+    const int w = worldSize_;
+    const size_t es = dtypeSize(c.dtype);
+    const DType dtype = c.dtype;
+    const void *send = c.send;
+    void *recv = c.recv;
+    const int64_t count = c.count;
     if (count == 0)
       return Status::ok();
-    SHARDLIN_NCCL_RETURN_IF_ERROR(
-        device_, comm_,
-        ncclBroadcast(buffer, buffer, size_t(count), type, root, comm_, s()));
+    if (dtype == DType::F32 || dtype == DType::F64) {
+      SHARDLIN_NCCL_RETURN_IF_ERROR(
+          device_, comm_,
+          ncclAllReduce(send, recv, size_t(count), type, ncclSum, comm_, s()));
+      return Status::ok();
+    }
+    // f16/bf16: rank r reduces chunk r (balanced split), then the chunks
+    // are gathered. Writing chunk r of recv in phase 1 is safe even when
+    // recv == send: the peers read only their own chunks of this rank's
+    // send, and those sends have completed (stream order) before the sum.
+    auto chunk = [&](int r, int64_t &lo, int64_t &n) {
+      const int64_t base = count / w, rem = count % w;
+      lo = r * base + std::min<int64_t>(r, rem);
+      n = base + (r < rem ? 1 : 0);
+    };
+    int64_t myLo = 0, myN = 0;
+    chunk(rank_, myLo, myN);
+    std::vector<P2p> sends;
+    for (int p = 0; p < w; ++p) {
+      int64_t lo = 0, n = 0;
+      chunk(p, lo, n);
+      if (p != rank_ && n > 0)
+        sends.push_back({true, p, offsetBytes(send, lo, es), n});
+    }
+    SHARDLIN_RETURN_IF_ERROR(reduceSegments(sends, offsetBytes(send, myLo, es),
+                                            myN, offsetBytes(recv, myLo, es),
+                                            dtype, type, deadline));
+    std::vector<P2p> gather;
+    for (int p = 0; p < w; ++p) {
+      int64_t lo = 0, n = 0;
+      chunk(p, lo, n);
+      if (p == rank_)
+        continue;
+      if (myN > 0)
+        gather.push_back({true, p, offsetBytes(recv, myLo, es), myN});
+      if (n > 0)
+        gather.push_back({false, p, offsetBytes(recv, lo, es), n});
+    }
+    return exchange(gather, type);
+  });
+}
+
+Status NcclCommunicator::doBroadcast(const CollectiveCall &c) {
+  return run(c, false, [&](double, ncclDataType_t type) -> Status {
+    if (c.count == 0)
+      return Status::ok();
+    SHARDLIN_NCCL_RETURN_IF_ERROR(device_, comm_,
+                                  ncclBroadcast(c.recv, c.recv, size_t(c.count),
+                                                type, c.root, comm_, s()));
     return Status::ok();
   });
 }
 
-Status NcclCommunicator::barrier() {
-  return run("barrier", "", 0, true, [&](double) -> Status {
+Status NcclCommunicator::doBarrier(const CollectiveCall &c) {
+  return run(c, true, [&](double, ncclDataType_t) -> Status {
     SHARDLIN_NCCL_RETURN_IF_ERROR(
         device_, comm_,
         ncclAllReduce(barrierWord_.get(), barrierWord_.get(), 1, ncclFloat32,
@@ -599,12 +519,12 @@ Status createNcclCommunicator(const NcclUniqueId &id, int rank, int worldSize,
                               std::unique_ptr<Communicator> &out) {
   out.reset();
   if (!stream)
-    return Status::error("createNcclCommunicator: null stream");
+    return Status::invalidArgument("createNcclCommunicator: null stream");
   const int device = stream->device();
   const std::string at = initWhere(rank, worldSize, device);
   if (worldSize < 1 || rank < 0 || rank >= worldSize)
-    return Status::error(at + ": rank must be in 0..worldSize-1 and "
-                              "worldSize >= 1");
+    return Status::invalidArgument(at + ": rank must be in 0..worldSize-1 and "
+                                        "worldSize >= 1");
   double timeout = 0;
   SHARDLIN_RETURN_IF_ERROR(
       checkTimeout(options.timeoutSeconds, timeout).withContext(at));
@@ -625,11 +545,12 @@ Status createNcclCommunicator(const NcclUniqueId &id, int rank, int worldSize,
     return st.withContext(at);
   }
   if (!config.blocking) {
-    std::string error = waitReady(comm, device, deadline, timeout);
-    if (!error.empty()) {
+    Status ready = waitReady(comm, device, deadline, timeout);
+    if (!ready.isOk()) {
       (void)ncclCommAbort(comm);
-      return Status::error(at + ": " + error +
-                           " waiting for the other ranks to join; aborted");
+      return Status::error(ready.code(),
+                           at + ": " + ready.message() +
+                               " waiting for the other ranks to join; aborted");
     }
   }
   auto result = std::make_unique<NcclCommunicator>(comm, rank, worldSize,
@@ -650,8 +571,9 @@ Status createNcclCommunicator(Communicator &bootstrap,
                          std::to_string(worldSize) + ", bootstrap " +
                          bootstrap.backendName() + ")";
   if (!bootstrap.device().isHost())
-    return Status::error(at + ": the bootstrap communicator must work on "
-                              "host memory");
+    return Status::invalidArgument(at +
+                                   ": the bootstrap communicator must work on "
+                                   "host memory");
   // Byte 0 says whether rank 0 made an id, so a failure there fails every
   // rank instead of handing them garbage; the id follows at byte 2. Sent as
   // f16 elements because the collectives move elements bit for bit.
@@ -685,14 +607,15 @@ Status createNcclThreadsGroup(
   const std::string at = "createNcclThreadsGroup";
   const int w = int(streams.size());
   if (w < 1)
-    return Status::error(at + ": no streams (worldSize must be >= 1)");
+    return Status::invalidArgument(at +
+                                   ": no streams (worldSize must be >= 1)");
   for (int r = 0; r < w; ++r) {
     if (!streams[r])
-      return Status::error(at + ": stream of rank " + std::to_string(r) +
-                           " is null");
+      return Status::invalidArgument(at + ": stream of rank " +
+                                     std::to_string(r) + " is null");
     for (int q = 0; q < r; ++q)
       if (streams[q]->device() == streams[r]->device())
-        return Status::error(
+        return Status::invalidArgument(
             at + ": ranks " + std::to_string(q) + " and " + std::to_string(r) +
             " are both on cuda:" + std::to_string(streams[r]->device()) +
             " (NCCL needs one device per rank; use cuda-local to share one)");
@@ -746,12 +669,13 @@ Status createNcclThreadsGroup(
   }
   if (!config.blocking)
     for (int r = 0; r < w; ++r) {
-      std::string error =
+      Status ready =
           waitReady(comms[r], streams[r]->device(), deadline, timeout);
-      if (!error.empty()) {
+      if (!ready.isOk()) {
         abortAll();
-        return Status::error(at + ": " + initWhere(r, w, streams[r]->device()) +
-                             ": " + error + "; all ranks aborted");
+        return Status::error(
+            ready.code(), at + ": " + initWhere(r, w, streams[r]->device()) +
+                              ": " + ready.message() + "; all ranks aborted");
       }
     }
 

@@ -50,8 +50,8 @@ Status ncclType(DType t, ncclDataType_t &out) {
     out = ncclFloat64;
     return Status::ok();
   }
-  return Status::error("invalid dtype value " +
-                       std::to_string(static_cast<int>(t)));
+  return Status::invalidArgument("invalid dtype value " +
+                                 std::to_string(static_cast<int>(t)));
 }
 
 ncclConfig_t makeConfig(bool blocking) {
@@ -64,20 +64,20 @@ double remaining(double deadline) {
   return std::isinf(deadline) ? deadline : deadline - steadySeconds();
 }
 
-std::string waitReady(ncclComm_t comm, int device, double deadline,
-                      double timeout) {
+Status waitReady(ncclComm_t comm, int device, double deadline, double timeout) {
   WaitResult w = waitWithDeadline(
       [&](std::string &error) { return asyncState(comm, device, error); },
       remaining(deadline), steadySeconds, sleepSeconds);
   switch (w.kind) {
   case WaitResult::Done:
-    return {};
+    return Status::ok();
   case WaitResult::Failed:
-    return w.error;
+    return Status::internal(w.error);
   case WaitResult::TimedOut:
-    return "timed out after " + formatSeconds(timeout) + " s";
+    return Status::deadlineExceeded("timed out after " +
+                                    formatSeconds(timeout) + " s");
   }
-  return "unknown wait result";
+  return Status::internal("unknown wait result");
 }
 
 } // namespace shardlin::rt::nccl

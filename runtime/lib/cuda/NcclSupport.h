@@ -35,9 +35,9 @@ cuda::ProbeState asyncState(ncclComm_t comm, int device, std::string &error);
 double remaining(double deadline);
 
 /// Waits until a non-blocking communicator has finished its last call
-/// (initialization or enqueue); "" or what went wrong.
-std::string waitReady(ncclComm_t comm, int device, double deadline,
-                      double timeout);
+/// (initialization or enqueue): ok, DeadlineExceeded ("timed out after
+/// <timeout> s") or the NCCL failure (Internal).
+Status waitReady(ncclComm_t comm, int device, double deadline, double timeout);
 
 /// ncclGroupStart/ncclGroupEnd that always closes the group, also on an
 /// early return (an unclosed group would capture the next NCCL calls).

@@ -20,6 +20,7 @@
 
 #include "shardlin/runtime/MpiCommunicator.h"
 
+#include "../CommChecks.h"
 #include "LaunchEnv.h"
 
 // The C API only: without these, Open MPI's and MPICH's mpi.h pull in the
@@ -41,7 +42,6 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,18 +49,14 @@
 namespace shardlin::rt {
 namespace {
 
+using detail::formatSeconds;
+
 std::string mpiErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
     return "MPI error code " + std::to_string(code);
   return std::string(text, len);
-}
-
-std::string formatSeconds(double s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
 }
 
 MPI_Datatype wireType(DType t) {
@@ -149,35 +145,23 @@ public:
   int worldSize() const override { return size_; }
   const char *backendName() const override { return "mpi"; }
 
-  Status allGatherV(const void *send, int64_t sendCount, void *recv,
-                    const std::vector<int64_t> &recvCounts,
-                    const std::vector<int64_t> &recvDispls,
-                    DType dtype) override;
-  Status allToAllV(const void *send, const std::vector<int64_t> &sendCounts,
-                   const std::vector<int64_t> &sendDispls, void *recv,
-                   const std::vector<int64_t> &recvCounts,
-                   const std::vector<int64_t> &recvDispls,
-                   DType dtype) override;
-  Status reduceScatterV(const void *send, const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &displs, void *recv,
-                        DType dtype) override;
-  Status allReduce(const void *send, void *recv, int64_t count,
-                   DType dtype) override;
-  Status broadcast(void *buffer, int64_t count, DType dtype, int root) override;
-  Status barrier() override;
+protected:
+  Status doAllGatherV(const CollectiveCall &call) override;
+  Status doAllToAllV(const CollectiveCall &call) override;
+  Status doReduceScatterV(const CollectiveCall &call) override;
+  Status doAllReduce(const CollectiveCall &call) override;
+  Status doBroadcast(const CollectiveCall &call) override;
+  Status doBarrier(const CollectiveCall &call) override;
+  /// MPI counts and displacements are int.
+  std::string checkBackendArguments(const CollectiveCall &call) const override;
 
 private:
-  std::string where(const char *op) const {
-    return std::string("mpi ") + op + " (rank " + std::to_string(rank_) +
-           " of " + std::to_string(size_) + ")";
-  }
-
   /// Fails fast once a collective has timed out or MPI reported an error:
   /// the ranks' sequences of collectives no longer line up after that.
   Status checkUsable(const std::string &at) const {
     if (failed_.empty())
       return Status::ok();
-    return Status::error(at + ": communicator failed earlier: " + failed_);
+    return Status::aborted(at + ": communicator failed earlier: " + failed_);
   }
 
   /// Turns the return code of an MPI call into a Status. An MPI error leaves
@@ -187,7 +171,7 @@ private:
       return Status::ok();
     std::string reason = std::string(call) + " failed: " + mpiErrorText(rc);
     failed_ = at + ": " + reason;
-    return Status::error(at + ": " + reason);
+    return Status::internal(at + ": " + reason);
   }
 
   /// Polls `state->request` until it completes or the timeout passes. On
@@ -195,13 +179,6 @@ private:
   /// it; otherwise leaves it to the caller, which may read its buffers.
   Status complete(std::unique_ptr<InFlight> &state, const std::string &at,
                   const char *call);
-
-  /// Converts `values` to `out` as ints, with a clear error if one does not
-  /// fit (MPI counts and displacements are int).
-  static std::string toInts(const char *name,
-                            const std::vector<int64_t> &values,
-                            std::vector<int> &out);
-  std::string checkTable(const char *name, const std::vector<int64_t> &v) const;
 
   MPI_Comm comm_;
   int rank_;
@@ -268,7 +245,7 @@ Status MpiCommunicator::complete(std::unique_ptr<InFlight> &state,
                            "stuck)";
       failed_ = at + ": " + reason;
       abandoned_.push_back(std::move(state));
-      return Status::error(at + ": " + reason);
+      return Status::deadlineExceeded(at + ": " + reason);
     }
     if (polls < 64) {
       std::this_thread::yield();
@@ -279,195 +256,146 @@ Status MpiCommunicator::complete(std::unique_ptr<InFlight> &state,
   }
 }
 
-std::string MpiCommunicator::toInts(const char *name,
-                                    const std::vector<int64_t> &values,
-                                    std::vector<int> &out) {
-  out.resize(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] < 0)
-      return std::string(name) + "[" + std::to_string(i) +
-             "] = " + std::to_string(values[i]) + " is negative";
+/// "" if every entry of `values` fits in an MPI count, else which does not.
+/// The entries are known to be non-negative (Communicator checked them).
+std::string checkInts(const char *name, const std::vector<int64_t> &values) {
+  for (size_t i = 0; i < values.size(); ++i)
     if (values[i] > INT_MAX)
       return std::string(name) + "[" + std::to_string(i) +
              "] = " + std::to_string(values[i]) +
              " does not fit in an MPI count (int)";
-    out[i] = static_cast<int>(values[i]);
-  }
   return {};
 }
 
-std::string MpiCommunicator::checkTable(const char *name,
-                                        const std::vector<int64_t> &v) const {
-  if (v.size() == static_cast<size_t>(size_))
-    return {};
-  return std::string(name) + " has " + std::to_string(v.size()) +
-         " entries, expected " + std::to_string(size_);
-}
-
-std::string checkScalarCount(const char *name, int64_t count) {
-  if (count < 0)
-    return std::string(name) + " = " + std::to_string(count) + " is negative";
+std::string checkInt(const char *name, int64_t count) {
   if (count > INT_MAX)
     return std::string(name) + " = " + std::to_string(count) +
            " does not fit in an MPI count (int)";
   return {};
 }
 
-std::string checkPointer(const char *name, const void *p, bool needed) {
-  if (p == nullptr && needed)
-    return std::string(name) + " is null but elements are to be accessed";
+/// `values` as ints (checked by checkInts).
+std::vector<int> toInts(const std::vector<int64_t> &values) {
+  return std::vector<int>(values.begin(), values.end());
+}
+
+std::string
+MpiCommunicator::checkBackendArguments(const CollectiveCall &c) const {
+  std::string problem;
+  switch (c.kind) {
+  case CollectiveKind::AllGatherV:
+    problem = checkInt("sendCount", c.count);
+    if (problem.empty())
+      problem = checkInts("recvCounts", *c.recvCounts);
+    if (problem.empty())
+      problem = checkInts("recvDispls", *c.recvDispls);
+    return problem;
+  case CollectiveKind::AllToAllV:
+    problem = checkInts("sendCounts", *c.sendCounts);
+    if (problem.empty())
+      problem = checkInts("sendDispls", *c.sendDispls);
+    if (problem.empty())
+      problem = checkInts("recvCounts", *c.recvCounts);
+    if (problem.empty())
+      problem = checkInts("recvDispls", *c.recvDispls);
+    return problem;
+  case CollectiveKind::ReduceScatterV: {
+    // MPI_Reduce_scatter has no displacements (segments are packed for it
+    // when they are not already), and Open MPI sums the counts in an int.
+    int64_t total = 0;
+    for (int64_t n : *c.sendCounts) {
+      total += n;
+      if (total > INT_MAX)
+        return "the counts sum to more than an MPI count (int) can hold";
+    }
+    return {};
+  }
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::Broadcast:
+    return checkInt("count", c.count);
+  case CollectiveKind::Barrier:
+    return {};
+  }
   return {};
 }
 
-bool anyPositive(const std::vector<int64_t> &v) {
-  return std::any_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
-}
-
-Status invalid(const std::string &at, const std::string &problem) {
-  return Status::error(at + ": invalid arguments: " + problem);
-}
-
-Status MpiCommunicator::allGatherV(const void *send, int64_t sendCount,
-                                   void *recv,
-                                   const std::vector<int64_t> &recvCounts,
-                                   const std::vector<int64_t> &recvDispls,
-                                   DType dtype) {
-  const std::string at = where("allGatherV");
+Status MpiCommunicator::doAllGatherV(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  if (!c.invalid.empty())
+    return rejectInvalid(c);
   auto state = std::make_unique<InFlight>();
-  std::string problem = checkScalarCount("sendCount", sendCount);
-  if (problem.empty())
-    problem = checkTable("recvCounts", recvCounts);
-  if (problem.empty())
-    problem = checkTable("recvDispls", recvDispls);
-  if (problem.empty())
-    problem = toInts("recvCounts", recvCounts, state->counts);
-  if (problem.empty())
-    problem = toInts("recvDispls", recvDispls, state->displs);
-  if (problem.empty())
-    problem = checkPointer("send", send, sendCount > 0);
-  if (problem.empty())
-    problem = checkPointer("recv", recv, anyPositive(recvCounts));
-  if (!problem.empty())
-    return invalid(at, problem);
+  state->counts = toInts(*c.recvCounts);
+  state->displs = toInts(*c.recvDispls);
 
   // A caller gathering in place passes its own block of recv as send. MPI
   // forbids aliased buffers and has MPI_IN_PLACE for exactly this case.
-  const void *wireSend = send;
-  if (sendCount > 0 &&
-      send == offsetBytes(recv, recvDispls[rank_], dtypeSize(dtype)))
+  const void *wireSend = c.send;
+  if (c.count > 0 &&
+      c.send == offsetBytes(c.recv, (*c.recvDispls)[rank_], dtypeSize(c.dtype)))
     wireSend = MPI_IN_PLACE;
-  MPI_Datatype type = wireType(dtype);
+  MPI_Datatype type = wireType(c.dtype);
   SHARDLIN_RETURN_IF_ERROR(
-      check(MPI_Iallgatherv(wireSend, static_cast<int>(sendCount), type, recv,
+      check(MPI_Iallgatherv(wireSend, static_cast<int>(c.count), type, c.recv,
                             state->counts.data(), state->displs.data(), type,
                             comm_, &state->request),
             at, "MPI_Iallgatherv"));
-  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Iallgatherv"));
-  ++stats_.calls;
-  stats_.bytesSent +=
-      static_cast<uint64_t>(sendCount) * (size_ - 1) * dtypeSize(dtype);
-  return Status::ok();
+  return complete(state, at, "MPI_Iallgatherv");
 }
 
-Status MpiCommunicator::allToAllV(const void *send,
-                                  const std::vector<int64_t> &sendCounts,
-                                  const std::vector<int64_t> &sendDispls,
-                                  void *recv,
-                                  const std::vector<int64_t> &recvCounts,
-                                  const std::vector<int64_t> &recvDispls,
-                                  DType dtype) {
-  const std::string at = where("allToAllV");
+Status MpiCommunicator::doAllToAllV(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  if (!c.invalid.empty())
+    return rejectInvalid(c);
   auto state = std::make_unique<InFlight>();
-  std::string problem = checkTable("sendCounts", sendCounts);
-  if (problem.empty())
-    problem = checkTable("sendDispls", sendDispls);
-  if (problem.empty())
-    problem = checkTable("recvCounts", recvCounts);
-  if (problem.empty())
-    problem = checkTable("recvDispls", recvDispls);
-  if (problem.empty())
-    problem = toInts("sendCounts", sendCounts, state->counts);
-  if (problem.empty())
-    problem = toInts("sendDispls", sendDispls, state->displs);
-  if (problem.empty())
-    problem = toInts("recvCounts", recvCounts, state->counts2);
-  if (problem.empty())
-    problem = toInts("recvDispls", recvDispls, state->displs2);
-  if (problem.empty())
-    problem = checkPointer("send", send, anyPositive(sendCounts));
-  if (problem.empty())
-    problem = checkPointer("recv", recv, anyPositive(recvCounts));
-  if (!problem.empty())
-    return invalid(at, problem);
+  state->counts = toInts(*c.sendCounts);
+  state->displs = toInts(*c.sendDispls);
+  state->counts2 = toInts(*c.recvCounts);
+  state->displs2 = toInts(*c.recvDispls);
 
-  MPI_Datatype type = wireType(dtype);
+  MPI_Datatype type = wireType(c.dtype);
   SHARDLIN_RETURN_IF_ERROR(
-      check(MPI_Ialltoallv(send, state->counts.data(), state->displs.data(),
-                           type, recv, state->counts2.data(),
+      check(MPI_Ialltoallv(c.send, state->counts.data(), state->displs.data(),
+                           type, c.recv, state->counts2.data(),
                            state->displs2.data(), type, comm_, &state->request),
             at, "MPI_Ialltoallv"));
-  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ialltoallv"));
-  ++stats_.calls;
-  for (int d = 0; d < size_; ++d)
-    if (d != rank_)
-      stats_.bytesSent +=
-          static_cast<uint64_t>(sendCounts[d]) * dtypeSize(dtype);
-  return Status::ok();
+  return complete(state, at, "MPI_Ialltoallv");
 }
 
-Status MpiCommunicator::reduceScatterV(const void *send,
-                                       const std::vector<int64_t> &counts,
-                                       const std::vector<int64_t> &displs,
-                                       void *recv, DType dtype) {
-  const std::string at = where("reduceScatterV");
+Status MpiCommunicator::doReduceScatterV(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  if (!c.invalid.empty())
+    return rejectInvalid(c);
+  const std::vector<int64_t> &counts = *c.sendCounts;
+  const std::vector<int64_t> &displs = *c.sendDispls;
+  const DType dtype = c.dtype;
   auto state = std::make_unique<InFlight>();
-  std::string problem = checkTable("counts", counts);
-  if (problem.empty())
-    problem = checkTable("displs", displs);
-  if (problem.empty())
-    problem = toInts("counts", counts, state->counts);
-  // MPI_Reduce_scatter has no displacements: segments must be packed in rank
-  // order, and Open MPI sums the counts in an int.
+  state->counts = toInts(counts);
   int64_t total = 0;
   bool packed = true;
-  for (int d = 0; problem.empty() && d < size_; ++d) {
-    if (displs[d] < 0)
-      problem = "displs[" + std::to_string(d) +
-                "] = " + std::to_string(displs[d]) + " is negative";
-    else if (displs[d] >
-             INT64_MAX / static_cast<int64_t>(dtypeSize(dtype)) - counts[d])
-      problem = "displs[" + std::to_string(d) + "] + counts[" +
-                std::to_string(d) + "] overflows the byte offset";
-    else if (counts[d] > 0 && displs[d] != total)
+  for (int d = 0; d < size_; ++d) {
+    if (counts[d] > 0 && displs[d] != total)
       packed = false;
     total += counts[d];
-    if (problem.empty() && total > INT_MAX)
-      problem = "the counts sum to more than an MPI count (int) can hold";
   }
-  if (problem.empty())
-    problem = checkPointer("send", send, total > 0);
-  if (problem.empty())
-    problem = checkPointer("recv", recv, counts[rank_] > 0);
-  if (!problem.empty())
-    return invalid(at, problem);
 
   const size_t es = dtypeSize(dtype);
   const int64_t mine = counts[rank_];
-  const void *wireSend = send;
-  void *wireRecv = recv;
+  const void *wireSend = c.send;
+  void *wireRecv = c.recv;
   MPI_Datatype type = wireType(dtype);
   if (isHalfType(dtype)) {
     // Pack and widen in one pass; see the file comment for why f32.
     if (!allocate(state->f32Send, total) || !allocate(state->f32Recv, mine))
-      return Status::error(at + ": cannot allocate f32 staging buffers for " +
-                           std::to_string(total) + " elements");
+      return Status::internal(at +
+                              ": cannot allocate f32 staging buffers for " +
+                              std::to_string(total) + " elements");
     int64_t offset = 0;
     for (int d = 0; d < size_; ++d) {
       if (counts[d] > 0)
-        convertToF32(dtype, offsetBytes(send, displs[d], es),
+        convertToF32(dtype, offsetBytes(c.send, displs[d], es),
                      state->f32Send.get() + offset,
                      static_cast<size_t>(counts[d]));
       offset += counts[d];
@@ -477,13 +405,13 @@ Status MpiCommunicator::reduceScatterV(const void *send,
     type = MPI_FLOAT;
   } else if (!packed) {
     if (!allocate(state->packed, total * static_cast<int64_t>(es)))
-      return Status::error(at + ": cannot allocate a packing buffer of " +
-                           std::to_string(total * es) + " bytes");
+      return Status::internal(at + ": cannot allocate a packing buffer of " +
+                              std::to_string(total * es) + " bytes");
     int64_t offset = 0;
     for (int d = 0; d < size_; ++d) {
       if (counts[d] > 0)
         std::memcpy(state->packed.get() + offset * es,
-                    offsetBytes(send, displs[d], es), counts[d] * es);
+                    offsetBytes(c.send, displs[d], es), counts[d] * es);
       offset += counts[d];
     }
     wireSend = state->packed.get();
@@ -495,36 +423,28 @@ Status MpiCommunicator::reduceScatterV(const void *send,
             at, "MPI_Ireduce_scatter"));
   SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ireduce_scatter"));
   if (isHalfType(dtype))
-    convertFromF32(dtype, state->f32Recv.get(), recv,
+    convertFromF32(dtype, state->f32Recv.get(), c.recv,
                    static_cast<size_t>(mine));
-  ++stats_.calls;
-  for (int d = 0; d < size_; ++d)
-    if (d != rank_)
-      stats_.bytesSent += static_cast<uint64_t>(counts[d]) * es;
   return Status::ok();
 }
 
-Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
-                                  DType dtype) {
-  const std::string at = where("allReduce");
+Status MpiCommunicator::doAllReduce(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  if (!c.invalid.empty())
+    return rejectInvalid(c);
+  const int64_t count = c.count;
   auto state = std::make_unique<InFlight>();
-  std::string problem = checkScalarCount("count", count);
-  if (problem.empty())
-    problem = checkPointer("send", send, count > 0);
-  if (problem.empty())
-    problem = checkPointer("recv", recv, count > 0);
-  if (!problem.empty())
-    return invalid(at, problem);
-
-  const void *wireSend = send == recv ? MPI_IN_PLACE : send;
-  void *wireRecv = recv;
-  MPI_Datatype type = wireType(dtype);
-  if (isHalfType(dtype)) {
+  const void *wireSend = c.send == c.recv ? MPI_IN_PLACE : c.send;
+  void *wireRecv = c.recv;
+  MPI_Datatype type = wireType(c.dtype);
+  if (isHalfType(c.dtype)) {
     if (!allocate(state->f32Recv, count))
-      return Status::error(at + ": cannot allocate an f32 staging buffer for " +
-                           std::to_string(count) + " elements");
-    convertToF32(dtype, send, state->f32Recv.get(), static_cast<size_t>(count));
+      return Status::internal(at +
+                              ": cannot allocate an f32 staging buffer for " +
+                              std::to_string(count) + " elements");
+    convertToF32(c.dtype, c.send, state->f32Recv.get(),
+                 static_cast<size_t>(count));
     wireSend = MPI_IN_PLACE;
     wireRecv = state->f32Recv.get();
     type = MPI_FLOAT;
@@ -535,53 +455,33 @@ Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
                            MPI_SUM, comm_, &state->request),
             at, "MPI_Iallreduce"));
   SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Iallreduce"));
-  if (isHalfType(dtype))
-    convertFromF32(dtype, state->f32Recv.get(), recv,
+  if (isHalfType(c.dtype))
+    convertFromF32(c.dtype, state->f32Recv.get(), c.recv,
                    static_cast<size_t>(count));
-  ++stats_.calls;
-  stats_.bytesSent +=
-      static_cast<uint64_t>(2 * count * (size_ - 1) / size_) * dtypeSize(dtype);
   return Status::ok();
 }
 
-Status MpiCommunicator::broadcast(void *buffer, int64_t count, DType dtype,
-                                  int root) {
-  const std::string at = where("broadcast");
+Status MpiCommunicator::doBroadcast(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  if (!c.invalid.empty())
+    return rejectInvalid(c);
   auto state = std::make_unique<InFlight>();
-  std::string problem;
-  if (root < 0 || root >= size_)
-    problem = "root = " + std::to_string(root) + " is not a rank of 0.." +
-              std::to_string(size_ - 1);
-  if (problem.empty())
-    problem = checkScalarCount("count", count);
-  if (problem.empty())
-    problem = checkPointer("buffer", buffer, count > 0);
-  if (!problem.empty())
-    return invalid(at, problem);
-
   SHARDLIN_RETURN_IF_ERROR(
-      check(MPI_Ibcast(buffer, static_cast<int>(count), wireType(dtype), root,
-                       comm_, &state->request),
+      check(MPI_Ibcast(c.recv, static_cast<int>(c.count), wireType(c.dtype),
+                       c.root, comm_, &state->request),
             at, "MPI_Ibcast"));
-  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ibcast"));
-  ++stats_.calls;
-  if (rank_ == root)
-    stats_.bytesSent +=
-        static_cast<uint64_t>(count) * (size_ - 1) * dtypeSize(dtype);
-  return Status::ok();
+  return complete(state, at, "MPI_Ibcast");
 }
 
-Status MpiCommunicator::barrier() {
-  const std::string at = where("barrier");
+Status MpiCommunicator::doBarrier(const CollectiveCall &c) {
+  const std::string &at = c.where;
   SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
   auto state = std::make_unique<InFlight>();
   state->userBuffers = false;
   SHARDLIN_RETURN_IF_ERROR(
       check(MPI_Ibarrier(comm_, &state->request), at, "MPI_Ibarrier"));
-  SHARDLIN_RETURN_IF_ERROR(complete(state, at, "MPI_Ibarrier"));
-  ++stats_.calls;
-  return Status::ok();
+  return complete(state, at, "MPI_Ibarrier");
 }
 
 } // namespace
@@ -694,11 +594,13 @@ Status createMpiCommunicator(const CommOptions &options,
     return Status::error(std::string(at) +
                          ": MPI is not initialized (create an MpiSession "
                          "first, and keep it alive)");
-  double t = options.timeoutSeconds;
-  if (std::isnan(t) || t <= 0)
-    return Status::error(std::string(at) +
-                         ": invalid CommOptions::timeoutSeconds = " +
-                         formatSeconds(t) + " (must be > 0)");
+  // Messages print the timeout as given; a clamped one would not be
+  // reached anyway.
+  const double t = options.timeoutSeconds;
+  double effective = 0;
+  std::string badTimeout = detail::checkTimeoutSeconds(t, effective);
+  if (!badTimeout.empty())
+    return Status::invalidArgument(std::string(at) + ": " + badTimeout);
 
   // A private communicator, so our collectives never match messages of
   // other code that uses MPI_COMM_WORLD.

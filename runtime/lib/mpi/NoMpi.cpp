@@ -19,7 +19,7 @@ bool mpiAvailable() { return false; }
 
 Status MpiSession::create(int *, char ***, std::unique_ptr<MpiSession> &out) {
   out.reset();
-  return Status::error(std::string("MpiSession::create: ") + kNoMpi);
+  return Status::unavailable(std::string("MpiSession::create: ") + kNoMpi);
 }
 
 MpiSession::~MpiSession() = default;
@@ -27,7 +27,7 @@ MpiSession::~MpiSession() = default;
 Status createMpiCommunicator(const CommOptions &,
                              std::unique_ptr<Communicator> &out) {
   out.reset();
-  return Status::error(std::string("createMpiCommunicator: ") + kNoMpi);
+  return Status::unavailable(std::string("createMpiCommunicator: ") + kNoMpi);
 }
 
 bool launchedByMpi() { return detail::launchedByMpiEnvironment(); }
