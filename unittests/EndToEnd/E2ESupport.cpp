@@ -5,6 +5,7 @@
 #include "shardlin/Execution/ProgramBuilder.h"
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Runner.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -400,28 +401,21 @@ rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
 
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
-                   rt::GemmBackend &gemm, std::vector<uint8_t> &output) {
-  const int rank = comm.rank();
-  std::unique_ptr<rt::Plan> plan;
-  rt::Status prepared = rt::Plan::build(program, rank, comm.worldSize(),
-                                        rt::hostAllocator(), plan);
+                   std::vector<uint8_t> &output) {
+  // The runtime's own one-rank run (plan, bind, agreement, run), on host
+  // memory; only the binding is the test's.
   std::vector<uint8_t> chunk;
-  std::vector<const void *> args;
-  if (prepared)
-    prepared = bindArguments(program, *plan, config, data, rank, chunk, args);
-
-  double failed = prepared ? 0.0 : 1.0;
-  rt::Status agreed = comm.allReduce(&failed, &failed, 1, rt::DType::F64);
-  if (!agreed)
-    return agreed.withContext("agreeing on the inputs");
-  if (!prepared)
-    return prepared;
-  if (failed > 0)
-    return rt::Status::error("stopped: another rank failed to prepare");
-
-  output = poisonedOutput(*plan);
-  comm.resetStats();
-  return plan->run(comm, gemm, args, {output.data()});
+  rt::RankCallbacks callbacks;
+  callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+                       rt::RankBuffers &buffers) {
+    SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, data,
+                                           comm.rank(), chunk, buffers.args));
+    output = poisonedOutput(plan);
+    buffers.results = {output.data()};
+    return rt::Status::ok();
+  };
+  std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
+  return rt::runRank(program, comm, *device, callbacks).status;
 }
 
 //===----------------------------------------------------------------------===//

@@ -117,13 +117,16 @@ rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
                    rt::Communicator &comm, rt::GemmBackend &gemm,
                    std::vector<uint8_t> &output);
 
-/// One rank's whole run: builds the plan for comm.rank(), binds, agrees with
-/// the other ranks (one allReduce) that every rank is ready so that a failure
-/// on one rank does not leave the others waiting in a collective, then runs
-/// once. comm's stats are reset right before the program runs.
+/// One rank's whole run through the runtime's rt::runRank (Execute.h), on
+/// host memory with OpenBLAS: builds the plan for comm.rank(), binds the
+/// configuration's data, agrees with the other ranks (one allReduce) that
+/// every rank is ready so that a failure on one rank does not leave the
+/// others waiting in a collective, then runs once. comm's stats are reset
+/// right before the program runs. A rank stopped by another's failure gets
+/// StatusCode::Aborted.
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
-                   rt::GemmBackend &gemm, std::vector<uint8_t> &output);
+                   std::vector<uint8_t> &output);
 
 /// The bytes rank `rank` sends when it runs `config` (CommStats::bytesSent of
 /// its communicator), derived from the chunk tables:

@@ -42,7 +42,6 @@ int main(int argc, char **argv) {
   const int w = comm->worldSize();
   // Several processes share the cores: one BLAS thread each.
   rt::setBlasThreads(1);
-  std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
 
   const std::vector<LinearConfig> configs = mpiConfigs(w);
   double failedConfigs = 0;
@@ -58,7 +57,7 @@ int main(int argc, char **argv) {
     rt::Status ran = compiled;
     if (compiled) {
       data = makeLinearData(config);
-      ran = runRank(program, config, data, *comm, *gemm, output);
+      ran = runRank(program, config, data, *comm, output);
     }
     if (!ran) {
       std::fprintf(stderr, "FAIL %s rank %d: %s\n", config.name().c_str(), rank,

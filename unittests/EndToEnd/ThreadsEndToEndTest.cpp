@@ -77,8 +77,8 @@ ThreadsRun runOnThreads(const rt::Program &program, const LinearConfig &config,
   run.status.resize(w);
   run.outputs.resize(w);
   run.stats.resize(w);
-  onEveryRank(w, [&](int r, rt::Communicator &comm, rt::GemmBackend &gemm) {
-    run.status[r] = runRank(program, config, data, comm, gemm, run.outputs[r]);
+  onEveryRank(w, [&](int r, rt::Communicator &comm, rt::GemmBackend &) {
+    run.status[r] = runRank(program, config, data, comm, run.outputs[r]);
     run.stats[r] = comm.stats();
   });
   return run;
