@@ -57,7 +57,6 @@ namespace {
 bool always() { return true; }
 bool never() { return false; }
 bool launched() { return detail::launchEnvironment().launched; }
-bool notLaunched() { return !launched(); }
 
 /// threads: W ranks as threads of this process, on host memory.
 Status runThreads(const Program &program, const RunOptions &options,
@@ -116,22 +115,22 @@ Status notBuilt(const Program &, const RunOptions &, const RankCallbacks &,
 std::vector<BackendInfo> makeRegistry() {
   std::vector<BackendInfo> r;
   r.push_back({"threads", "W ranks as threads of one process",
-               DeviceKind::Host, true, "", always, never, runThreads});
+               DeviceKind::Host, true, "", never, runThreads});
   r.push_back({"mpi", "one process per rank under mpirun", DeviceKind::Host,
                mpiAvailable(), "it needs an MPI library at configure time",
-               never, always, runMpi});
+               always, runMpi});
 #if defined(SHARDLIN_HAVE_CUDA)
   r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, true, "",
-               always, never, detail::runCudaLocal});
+               never, detail::runCudaLocal});
   r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, ncclAvailable(),
-               "NCCL was not found at configure time", notLaunched, launched,
+               "NCCL was not found at configure time", launched,
                detail::runNccl});
 #else
   const char *noCuda = "it needs the CUDA toolkit at configure time";
   r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, false,
-               noCuda, always, never, notBuilt});
+               noCuda, never, notBuilt});
   r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, false, noCuda,
-               notLaunched, launched, notBuilt});
+               launched, notBuilt});
 #endif
   return r;
 }

@@ -221,10 +221,15 @@ Status runProgram(const Program &program, const RunOptions &options,
     return Status::invalidArgument(
         "--device must be a device number (>= 0), got " +
         std::to_string(options.device));
-  if (options.device >= 0 && backend->device == DeviceKind::Host)
-    return Status::invalidArgument(
-        "--device applies to the GPU backends (cuda-local, nccl), not to '" +
-        options.backend + "'");
+  if (options.device >= 0 && backend->device == DeviceKind::Host) {
+    std::string gpuBackends;
+    for (const BackendInfo &b : backendRegistry())
+      if (b.device != DeviceKind::Host)
+        gpuBackends += (gpuBackends.empty() ? "" : ", ") + std::string(b.name);
+    return Status::invalidArgument("--device applies to the GPU backends (" +
+                                   gpuBackends + "), not to '" +
+                                   options.backend + "'");
+  }
   if (!backend->built)
     return Status::unavailable("backend '" + options.backend +
                                "' is not built into this runtime (" +

@@ -72,10 +72,6 @@ struct BackendInfo {
   /// If not built: why, as the end of a sentence ("it needs the CUDA toolkit
   /// at configure time").
   const char *missing;
-  /// True if, in this process's launch environment, all W ranks run as
-  /// threads of this process (else this process is one rank of a launcher's
-  /// job).
-  bool (*allRanksHere)();
   /// True if running it in this process's launch environment needs a live
   /// MpiSession.
   bool (*needsMpiSession)();
