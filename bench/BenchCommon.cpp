@@ -219,17 +219,18 @@ std::string modelBreakdown(const LinearCase &c, const std::string &strategy) {
 }
 
 std::string programStrategy(const rt::Program &p) {
-  bool gather = false, a2a = false, rs = false;
+  // The lowering records its decision on the GEMM it emits, and the
+  // translator carries it into the program (Instr::strategy).
+  std::vector<std::string> seen;
+  std::string names;
   for (const rt::Instr &in : p.instrs) {
-    gather |= in.op == rt::OpCode::AllGather;
-    a2a |= in.op == rt::OpCode::AllToAll;
-    rs |= in.op == rt::OpCode::ReduceScatter;
+    if (in.strategy.empty() ||
+        std::find(seen.begin(), seen.end(), in.strategy) != seen.end())
+      continue;
+    seen.push_back(in.strategy);
+    names += (names.empty() ? "" : ",") + in.strategy;
   }
-  if (a2a || rs)
-    return "activations";
-  if (gather)
-    return "gather-weight";
-  return "local";
+  return names.empty() ? "unrecorded" : names;
 }
 
 //===----------------------------------------------------------------------===//

@@ -127,7 +127,9 @@ std::string linearMlir(const LinearCase &c);
 /// Parses and lowers `c` with its strategy. Diagnostics become the message.
 rt::Status compileLinear(const LinearCase &c, rt::Program &out);
 
-/// local | activations | gather-weight, read from the program's collectives.
+/// The strategy the lowering chose (local | activations | gather-weight),
+/// as the program records it; several comma-separated if its linears
+/// differ, "unrecorded" if it records none.
 std::string programStrategy(const rt::Program &p);
 
 /// Per-rank predicted bytes sent for `c` lowered with `chosen`.

@@ -5,13 +5,14 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+#include "shardlin/runtime/OpTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -178,11 +179,48 @@ private:
     return {};
   }
 
-  LogicalResult emit(Operation &op, rt::OpCode code, rt::Instr in = {}) {
-    in.op = code;
+  /// The runtime ops by the IR op they are translated from.
+  static const llvm::StringMap<const rt::OpInfo *> &opsByIrName() {
+    static const llvm::StringMap<const rt::OpInfo *> map = [] {
+      llvm::StringMap<const rt::OpInfo *> m;
+      for (const rt::OpInfo &info : rt::opTable())
+        for (const char *name : info.irOps)
+          m[name] = &info;
+      return m;
+    }();
+    return map;
+  }
+
+  /// One instruction from `op`, its attributes read by their ODS names.
+  LogicalResult emit(Operation &op, const rt::OpInfo &info) {
+    rt::Instr in;
+    in.op = info.op;
     in.location = locationString(op.getLoc());
+    for (const rt::OpAttribute &attr : info.attributes)
+      for (const rt::OpAttribute::Field &field : attr.fields) {
+        if (attr.kind == rt::OpAttribute::Kind::Flags) {
+          // A UnitAttr (present or not) or a BoolAttr.
+          Attribute a = op.getAttr(field.odsName);
+          auto b = dyn_cast_or_null<BoolAttr>(a);
+          in.*field.flag = b ? b.getValue() : static_cast<bool>(a);
+          continue;
+        }
+        auto chunk = op.getAttrOfType<ChunkAttr>(field.odsName);
+        if (!chunk)
+          return op.emitError() << "internal: no '" << field.odsName
+                                << "' chunk attribute to translate";
+        if (failed(noteWorldSize(op.getLoc(), chunk)))
+          return failure();
+        in.*field.chunks = chunk.toChunkSpec();
+      }
+    // The lowering's decision, recorded on the ops it emits.
+    if (auto lowering = op.getAttrOfType<DictionaryAttr>("shardlin.lowering"))
+      if (auto strategy = lowering.getAs<StringAttr>("strategy"))
+        in.strategy = strategy.str();
     for (Value v : op.getOperands())
       in.operands.push_back(ids_.lookup(v));
+    if (op.getNumResults() != 1)
+      return op.emitError() << "internal: expected one result";
     FailureOr<int> r = define(op.getResult(0));
     if (failed(r))
       return failure();
@@ -192,56 +230,23 @@ private:
   }
 
   LogicalResult translate(Operation &op) {
-    return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-        .Case<LocalShardOp>([&](auto) { return emit(op, rt::OpCode::LocalShard); })
-        .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-            [&](auto) { return emit(op, rt::OpCode::Reshape); })
-        .Case<LocalChunkOp, AllGatherOp, ReduceScatterOp>([&](auto c) {
-          rt::Instr in;
-          in.along = c.getAlong().toChunkSpec();
-          if (failed(noteWorldSize(op.getLoc(), c.getAlong())))
-            return failure();
-          rt::OpCode code = isa<LocalChunkOp>(op) ? rt::OpCode::LocalChunk
-                            : isa<AllGatherOp>(op) ? rt::OpCode::AllGather
-                                                   : rt::OpCode::ReduceScatter;
-          return emit(op, code, in);
-        })
-        .Case<AllToAllOp>([&](AllToAllOp a) {
-          rt::Instr in;
-          in.split = a.getSplit().toChunkSpec();
-          in.concat = a.getConcat().toChunkSpec();
-          if (failed(noteWorldSize(op.getLoc(), a.getSplit())) ||
-              failed(noteWorldSize(op.getLoc(), a.getConcat())))
-            return failure();
-          return emit(op, rt::OpCode::AllToAll, in);
-        })
-        .Case<GemmOp>([&](GemmOp g) {
-          rt::Instr in;
-          in.transposeLhs = g.getTransposeLhs();
-          in.transposeRhs = g.getTransposeRhs();
-          return emit(op, rt::OpCode::Gemm, in);
-        })
-        .Case<BiasAddOp>([&](auto) { return emit(op, rt::OpCode::BiasAdd); })
-        .Case<func::ReturnOp>([&](func::ReturnOp ret) {
-          for (Value v : ret.getOperands()) {
-            auto it = ids_.find(v);
-            if (it == ids_.end())
-              return LogicalResult(ret.emitError()
-                                   << "cannot return this value");
-            program_.results.push_back(it->second);
-          }
-          return success();
-        })
-        .Case<LinearOp>([&](LinearOp l) {
-          return LogicalResult(
-              l.emitError() << "shardlin.linear must be lowered first "
-                               "(run --lower-sharded-linear)");
-        })
-        .Default([&](Operation *o) {
-          return LogicalResult(o->emitError()
-                               << "the shardlin runtime cannot execute '"
-                               << o->getName() << "'");
-        });
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands()) {
+        auto it = ids_.find(v);
+        if (it == ids_.end())
+          return ret.emitError() << "cannot return this value";
+        program_.results.push_back(it->second);
+      }
+      return success();
+    }
+    if (isa<LinearOp>(op))
+      return op.emitError() << "shardlin.linear must be lowered first "
+                               "(run --lower-sharded-linear)";
+    auto it = opsByIrName().find(op.getName().getStringRef());
+    if (it == opsByIrName().end())
+      return op.emitError() << "the shardlin runtime cannot execute '"
+                            << op.getName() << "'";
+    return emit(op, *it->second);
   }
 
   func::FuncOp func_;

@@ -8,152 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/runtime/Plan.h"
+#include "PlanState.h"
 
-#include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <string>
 
 namespace shardlin::rt {
-
-namespace {
-
-int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i)
-    p *= shape[i];
-  return p;
-}
-
-/// A tensor viewed as [outer, n, inner] around one dim.
-struct DimSplit {
-  int64_t outer, n, inner;
-};
-
-DimSplit splitAround(const std::vector<int64_t> &shape, int64_t dim) {
-  return {product(shape, 0, dim), shape[dim],
-          product(shape, dim + 1, shape.size())};
-}
-
-/// For one collective: per-rank element counts and displacements in the
-/// buffer handed to the communicator, plus, when the data is not contiguous
-/// per rank, how to pack into / unpack from a staging buffer.
-struct Exchange {
-  std::vector<int64_t> counts, displs;
-  bool staged = false;
-  // For staging: per-rank range along the dim of the [outer, n, inner] view.
-  std::vector<Range> ranges;
-  DimSplit view{1, 0, 1};
-};
-
-/// Builds the exchange tables for pieces that are the ranges `ranges[p]`
-/// (indexed by rank) along the middle dim of `view`.
-Exchange makeExchange(const DimSplit &view, std::vector<Range> ranges) {
-  Exchange ex;
-  ex.view = view;
-  ex.staged = view.outer != 1;
-  int64_t packed = 0;
-  for (const Range &r : ranges) {
-    int64_t count = view.outer * r.size * view.inner;
-    ex.counts.push_back(count);
-    ex.displs.push_back(ex.staged ? packed : r.offset * view.inner);
-    packed += count;
-  }
-  ex.ranges = std::move(ranges);
-  return ex;
-}
-
-/// Packs the ranges of `src` ([outer, n, inner]) into consecutive blocks of
-/// `staging` in rank order.
-Status packPieces(LocalOps &ops, const Exchange &ex, const char *src,
-                  char *staging, size_t elt) {
-  const DimSplit &v = ex.view;
-  for (size_t p = 0; p < ex.ranges.size(); ++p) {
-    const Range &r = ex.ranges[p];
-    // An empty piece copies nothing, and its buffers may be null: no
-    // pointer arithmetic on them (an offset from null is undefined).
-    if (v.outer == 0 || r.size == 0 || v.inner == 0)
-      continue;
-    SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
-        src + r.offset * v.inner * elt, v.n * v.inner * elt,
-        staging + ex.displs[p] * elt, r.size * v.inner * elt, v.outer,
-        r.size * v.inner * elt));
-  }
-  return Status::ok();
-}
-
-Status unpackPieces(LocalOps &ops, const Exchange &ex, const char *staging,
-                    char *dst, size_t elt) {
-  const DimSplit &v = ex.view;
-  for (size_t p = 0; p < ex.ranges.size(); ++p) {
-    const Range &r = ex.ranges[p];
-    if (v.outer == 0 || r.size == 0 || v.inner == 0)
-      continue; // As in packPieces.
-    SHARDLIN_RETURN_IF_ERROR(ops.copyRows(
-        staging + ex.displs[p] * elt, r.size * v.inner * elt,
-        dst + r.offset * v.inner * elt, v.n * v.inner * elt, v.outer,
-        r.size * v.inner * elt));
-  }
-  return Status::ok();
-}
-
-int64_t totalCount(const Exchange &ex) {
-  return std::accumulate(ex.counts.begin(), ex.counts.end(), int64_t(0));
-}
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Plan::Impl
-//===----------------------------------------------------------------------===//
-
-struct Plan::Impl {
-  Program program;
-  int worldSize = 1;
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<int> root;             // value -> storage root value
-  std::vector<size_t> byteOffset;    // value -> offset within its root
-  std::vector<Buffer> buffers;       // root value -> owned buffer
-  std::vector<int> boundResult;      // root value -> result index or -1
-  std::vector<bool> isArgRoot;
-
-  struct Step {
-    Exchange send, recv; // recv only for all_gather / all_to_all
-    Buffer sendStaging, recvStaging;
-    int64_t sendCount = 0; // all_gather: this rank's count
-    int64_t m = 0, n = 0, k = 0, lda = 1, ldb = 1;
-    DimSplit chunkView{1, 0, 1};
-    Range chunkRange;
-    bool inPlace = false;
-  };
-  std::vector<Step> steps;
-  std::vector<void *> rootPtr;
-  std::unique_ptr<LocalOps> hostOps; // For run() without explicit ops.
-
-  char *ptr(int v) const {
-    return static_cast<char *>(rootPtr[root[v]]) + byteOffset[v];
-  }
-  size_t eltSize(int v) const { return dtypeSize(program.values[v].dtype); }
-  int64_t numElements(int v) const { return product(shapes[v], 0, shapes[v].size()); }
-
-  Status error(const Instr &in, const std::string &msg) const {
-    std::string where = in.location.empty() ? "" : in.location + ": ";
-    return Status::error(where + "shardlin." + opCodeName(in.op) + ": " + msg);
-  }
-
-  /// Checks that a shape derived from a value's type fits in int64
-  /// elements and bytes, before anything multiplies its dims.
-  Status checkSize(const Instr &in, const std::vector<int64_t> &shape,
-                   int v) const {
-    int64_t count = 0;
-    Status sized = checkedNumElements(shape, count, eltSize(v));
-    return sized ? sized : error(in, sized.message());
-  }
-
-  Status resolve(int rank, Allocator &allocator);
-  Status execute(Communicator &comm, GemmBackend &gemm, LocalOps &ops);
-};
 
 Status Plan::Impl::resolve(int rank, Allocator &allocator) {
   const size_t numValues = program.values.size();
@@ -202,7 +62,7 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
 
   // Uses per storage root: a bias_add may update its input in place only if
   // nothing else reads that storage.
-  std::vector<int> uses(numValues, 0);
+  uses.assign(numValues, 0);
   for (const Instr &in : program.instrs)
     for (int v : in.operands)
       ++uses[v];
@@ -211,168 +71,26 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
 
   for (size_t s = 0; s < program.instrs.size(); ++s) {
     const Instr &in = program.instrs[s];
-    Step &st = steps[s];
     const int r = in.result;
     const std::vector<int64_t> &outType = program.values[r].shape;
-    std::vector<int64_t> out;
-    auto view = [&](int of, size_t offset) {
-      root[r] = root[of];
-      byteOffset[r] = byteOffset[of] + offset;
-    };
-
-    switch (in.op) {
-    case OpCode::LocalShard: {
-      out = shapes[in.operands[0]];
-      view(in.operands[0], 0);
-      break;
-    }
-    case OpCode::Reshape: {
-      out = outType;
-      for (int64_t d : out)
-        if (d == kDynamic)
-          return error(in, "a reshape to a rank-dependent shape is not "
-                           "supported");
-      int64_t n = 0;
-      Status sized = checkedNumElements(out, n, eltSize(r));
-      if (!sized)
-        return error(in, sized.message());
-      if (n != numElements(in.operands[0]))
-        return error(in, "reshape from " + formatShape(shapes[in.operands[0]]) +
-                             " to " + formatShape(out) +
-                             " changes the element count");
-      view(in.operands[0], 0);
-      break;
-    }
-    case OpCode::LocalChunk: {
-      const std::vector<int64_t> &src = shapes[in.operands[0]];
-      DimSplit v = splitAround(src, in.along.dim);
-      ChunkLayout layout(v.n, in.along.placements);
-      st.chunkView = v;
-      st.chunkRange = layout.ofRank(rank);
-      out = src;
-      out[in.along.dim] = st.chunkRange.size;
-      if (v.outer == 1)
-        view(in.operands[0],
-             st.chunkRange.offset * v.inner * eltSize(in.operands[0]));
-      break;
-    }
-    case OpCode::AllGather: {
-      const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t d = in.along.dim;
-      if (outType[d] == kDynamic)
-        return error(in, "the gathered dim must be static");
-      out = src;
-      out[d] = outType[d];
-      ChunkLayout layout(out[d], in.along.placements);
-      if (src[d] != layout.ofRank(rank).size)
-        return error(in, "rank " + std::to_string(rank) + " contributes " +
-                             std::to_string(src[d]) + " along dim " +
-                             std::to_string(d) + " but its chunk of " +
-                             std::to_string(out[d]) + " has " +
-                             std::to_string(layout.ofRank(rank).size));
-      // The gathered shape is new: check its size before any product of it.
-      SHARDLIN_RETURN_IF_ERROR(checkSize(in, out, r));
-      std::vector<Range> ranges;
-      for (int p = 0; p < worldSize; ++p)
-        ranges.push_back(layout.ofRank(p));
-      st.recv = makeExchange(splitAround(out, d), ranges);
-      st.sendCount = st.recv.counts[rank];
-      break;
-    }
-    case OpCode::AllToAll: {
-      const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t sd = in.split.dim, cd = in.concat.dim;
-      if (outType[cd] == kDynamic)
-        return error(in, "the concatenated dim must be static");
-      ChunkLayout splitLayout(src[sd], in.split.placements);
-      ChunkLayout concatLayout(outType[cd], in.concat.placements);
-      if (src[cd] != concatLayout.ofRank(rank).size)
-        return error(in, "input dim " + std::to_string(cd) + " is " +
-                             std::to_string(src[cd]) + " but rank " +
-                             std::to_string(rank) + "'s chunk of " +
-                             std::to_string(outType[cd]) + " has " +
-                             std::to_string(concatLayout.ofRank(rank).size));
-      out = src;
-      out[sd] = splitLayout.ofRank(rank).size;
-      out[cd] = outType[cd];
-      SHARDLIN_RETURN_IF_ERROR(checkSize(in, out, r));
-      std::vector<Range> sendRanges, recvRanges;
-      for (int p = 0; p < worldSize; ++p) {
-        sendRanges.push_back(splitLayout.ofRank(p));
-        recvRanges.push_back(concatLayout.ofRank(p));
-      }
-      st.send = makeExchange(splitAround(src, sd), sendRanges);
-      st.recv = makeExchange(splitAround(out, cd), recvRanges);
-      break;
-    }
-    case OpCode::ReduceScatter: {
-      const std::vector<int64_t> &src = shapes[in.operands[0]];
-      int64_t d = in.along.dim;
-      ChunkLayout layout(src[d], in.along.placements);
-      out = src;
-      out[d] = layout.ofRank(rank).size;
-      std::vector<Range> ranges;
-      for (int p = 0; p < worldSize; ++p)
-        ranges.push_back(layout.ofRank(p));
-      st.send = makeExchange(splitAround(src, d), ranges);
-      break;
-    }
-    case OpCode::Gemm: {
-      const std::vector<int64_t> &a = shapes[in.operands[0]];
-      const std::vector<int64_t> &b = shapes[in.operands[1]];
-      st.m = in.transposeLhs ? a[1] : a[0];
-      int64_t ka = in.transposeLhs ? a[0] : a[1];
-      int64_t kb = in.transposeRhs ? b[1] : b[0];
-      st.n = in.transposeRhs ? b[0] : b[1];
-      if (ka != kb)
-        return error(in, "contraction dims differ on rank " +
-                             std::to_string(rank) + ": lhs " + formatShape(a) +
-                             ", rhs " + formatShape(b));
-      st.k = ka;
-      st.lda = std::max<int64_t>(1, a[1]);
-      st.ldb = std::max<int64_t>(1, b[1]);
-      if (in.operands.size() == 3 && shapes[in.operands[2]][0] != st.n)
-        return error(in, "bias has " +
-                             std::to_string(shapes[in.operands[2]][0]) +
-                             " elements but the result has " +
-                             std::to_string(st.n) + " columns on rank " +
-                             std::to_string(rank));
-      out = {st.m, st.n};
-      break;
-    }
-    case OpCode::BiasAdd: {
-      out = shapes[in.operands[0]];
-      if (out.empty() || shapes[in.operands[1]][0] != out.back())
-        return error(in, "bias of " +
-                             std::to_string(shapes[in.operands[1]][0]) +
-                             " elements for an input of shape " +
-                             formatShape(out));
-      int rootIn = root[in.operands[0]];
-      int rootUses = 0;
-      for (size_t v = 0; v < numValues; ++v)
-        if (root[v] == rootIn && shapes[v].size() != 0)
-          rootUses += uses[v];
-      st.inPlace = !isArgRoot[rootIn] && rootUses == 1;
-      if (st.inPlace)
-        view(in.operands[0], 0);
-      break;
-    }
-    }
+    OpResolveContext ctx{*this, in, steps[s], rank, {}};
+    SHARDLIN_RETURN_IF_ERROR(opInfo(in.op).resolve(ctx));
+    const std::vector<int64_t> &out = ctx.result;
 
     // The rank-resolved shape must agree with every static dim of the type.
     if (out.size() != outType.size())
-      return error(in, "result rank " + std::to_string(out.size()) +
+      return ctx.error("result rank " + std::to_string(out.size()) +
                            " differs from its type's " +
                            std::to_string(outType.size()));
     for (size_t d = 0; d < out.size(); ++d)
       if (outType[d] != kDynamic && outType[d] != out[d])
-        return error(in, "on rank " + std::to_string(rank) + " the result is " +
+        return ctx.error("on rank " + std::to_string(rank) + " the result is " +
                              formatShape(out) + " but its type says " +
                              formatShape(outType));
     int64_t count = 0;
     Status sized = checkedNumElements(out, count, dtypeSize(program.values[r].dtype));
     if (!sized)
-      return error(in, sized.message());
+      return ctx.error(sized.message());
     shapes[r] = out;
   }
 
@@ -395,14 +113,14 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
   }
   for (size_t s = 0; s < program.instrs.size(); ++s) {
     const Instr &in = program.instrs[s];
-    Step &st = steps[s];
+    PlanStep &st = steps[s];
     size_t elt = eltSize(in.result);
     if (st.send.staged)
       SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(
-          allocator, totalCount(st.send) * elt, st.sendStaging));
+          allocator, st.send.totalCount() * elt, st.sendStaging));
     if (st.recv.staged)
       SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(
-          allocator, totalCount(st.recv) * elt, st.recvStaging));
+          allocator, st.recv.totalCount() * elt, st.recvStaging));
   }
   return Status::ok();
 }
@@ -411,90 +129,8 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
                            LocalOps &ops) {
   for (size_t s = 0; s < program.instrs.size(); ++s) {
     const Instr &in = program.instrs[s];
-    Step &st = steps[s];
-    const int r = in.result;
-    const DType dt = program.values[r].dtype;
-    const size_t elt = dtypeSize(dt);
-    Status status;
-    switch (in.op) {
-    case OpCode::LocalShard:
-    case OpCode::Reshape:
-      break;
-    case OpCode::LocalChunk: {
-      if (st.chunkView.outer == 1)
-        break; // A view.
-      const DimSplit &v = st.chunkView;
-      if (v.outer == 0 || st.chunkRange.size == 0 || v.inner == 0)
-        break; // Nothing to copy (and maybe null buffers, as in packPieces).
-      status = ops.copyRows(
-          ptr(in.operands[0]) + st.chunkRange.offset * v.inner * elt,
-          v.n * v.inner * elt, ptr(r), st.chunkRange.size * v.inner * elt,
-          v.outer, st.chunkRange.size * v.inner * elt);
-      break;
-    }
-    case OpCode::AllGather: {
-      char *recv = st.recv.staged ? static_cast<char *>(st.recvStaging.data())
-                                  : ptr(r);
-      status = comm.allGatherV(ptr(in.operands[0]), st.sendCount, recv,
-                               st.recv.counts, st.recv.displs, dt);
-      if (status && st.recv.staged)
-        status = unpackPieces(ops, st.recv, recv, ptr(r), elt);
-      break;
-    }
-    case OpCode::AllToAll: {
-      const char *send = ptr(in.operands[0]);
-      if (st.send.staged) {
-        status = packPieces(ops, st.send, send,
-                            static_cast<char *>(st.sendStaging.data()), elt);
-        send = static_cast<const char *>(st.sendStaging.data());
-      }
-      char *recv = st.recv.staged ? static_cast<char *>(st.recvStaging.data())
-                                  : ptr(r);
-      if (status)
-        status = comm.allToAllV(send, st.send.counts, st.send.displs, recv,
-                                st.recv.counts, st.recv.displs, dt);
-      if (status && st.recv.staged)
-        status = unpackPieces(ops, st.recv, recv, ptr(r), elt);
-      break;
-    }
-    case OpCode::ReduceScatter: {
-      const char *send = ptr(in.operands[0]);
-      if (st.send.staged) {
-        status = packPieces(ops, st.send, send,
-                            static_cast<char *>(st.sendStaging.data()), elt);
-        send = static_cast<const char *>(st.sendStaging.data());
-      }
-      if (status)
-        status = comm.reduceScatterV(send, st.send.counts, st.send.displs,
-                                     ptr(r), dt);
-      break;
-    }
-    case OpCode::Gemm: {
-      GemmOp op;
-      op.m = st.m;
-      op.n = st.n;
-      op.k = st.k;
-      op.transA = in.transposeLhs;
-      op.transB = in.transposeRhs;
-      op.dtype = dt;
-      op.a = ptr(in.operands[0]);
-      op.lda = st.lda;
-      op.b = ptr(in.operands[1]);
-      op.ldb = st.ldb;
-      op.bias = in.operands.size() == 3 ? ptr(in.operands[2]) : nullptr;
-      op.c = ptr(r);
-      op.ldc = std::max<int64_t>(1, st.n);
-      status = gemm.run(op);
-      break;
-    }
-    case OpCode::BiasAdd: {
-      int64_t cols = shapes[r].back();
-      int64_t rows = cols == 0 ? 0 : numElements(r) / cols;
-      status = ops.biasAdd(ptr(in.operands[0]), ptr(in.operands[1]), ptr(r),
-                           rows, cols, dt);
-      break;
-    }
-    }
+    OpExecuteContext ctx{*this, in, steps[s], comm, gemm, ops};
+    Status status = opInfo(in.op).execute(ctx);
     if (!status)
       return status.withContext(
           (in.location.empty() ? std::string() : in.location + ": ") +

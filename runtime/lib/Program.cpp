@@ -1,41 +1,12 @@
 //===- Program.cpp - Program validation and its text form -----------------===//
 
 #include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/OpTable.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace shardlin::rt {
-
-const char *opCodeName(OpCode op) {
-  switch (op) {
-  case OpCode::LocalShard:
-    return "local_shard";
-  case OpCode::LocalChunk:
-    return "local_chunk";
-  case OpCode::AllGather:
-    return "all_gather";
-  case OpCode::AllToAll:
-    return "all_to_all";
-  case OpCode::ReduceScatter:
-    return "reduce_scatter";
-  case OpCode::Gemm:
-    return "gemm";
-  case OpCode::BiasAdd:
-    return "bias_add";
-  case OpCode::Reshape:
-    return "reshape";
-  }
-  return "unknown";
-}
-
-static bool parseOpCode(const std::string &name, OpCode &op) {
-  for (int i = 0; i <= static_cast<int>(OpCode::Reshape); ++i)
-    if (name == opCodeName(static_cast<OpCode>(i))) {
-      op = static_cast<OpCode>(i);
-      return true;
-    }
-  return false;
-}
 
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -45,6 +16,32 @@ std::string formatShape(const std::vector<int64_t> &shape) {
     s += shape[i] == kDynamic ? std::string("?") : std::to_string(shape[i]);
   }
   return s + "]";
+}
+
+Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
+                      size_t rankOf, const std::string &what) {
+  std::string problem = checkPlacements(spec.placements);
+  if (!problem.empty())
+    return Status::invalidArgument(what + ": " + problem);
+  // A program with chunk specs is compiled for one world size; world_size
+  // 0 ("any") would let a plan index the chunk tables with ranks they do
+  // not have.
+  if (program.worldSize == 0)
+    return Status::invalidArgument(
+        what + " has a chunk spec of " + std::to_string(spec.numChunks()) +
+        " chunks but the program's world size is 0 (only a program without "
+        "chunk specs runs on any number of ranks)");
+  if (spec.numChunks() != program.worldSize)
+    return Status::invalidArgument(
+        what + " has " + std::to_string(spec.numChunks()) +
+        " chunks but the program runs on " +
+        std::to_string(program.worldSize) + " ranks");
+  if (spec.dim < 0 || static_cast<size_t>(spec.dim) >= rankOf)
+    return Status::invalidArgument(what + ": chunk dim " +
+                                   std::to_string(spec.dim) +
+                                   " out of range for rank " +
+                                   std::to_string(rankOf));
+  return Status::ok();
 }
 
 Status Program::validate() const {
@@ -64,46 +61,25 @@ Status Program::validate() const {
           " but value " + std::to_string(i) + " has type " +
           dtypeName(values[i].dtype) + " " + formatShape(values[i].shape));
   }
-  auto checkSpec = [&](const ChunkSpec &spec, size_t rankOf,
-                       const std::string &what) -> Status {
-    std::string problem = checkPlacements(spec.placements);
-    if (!problem.empty())
-      return Status::invalidArgument(what + ": " + problem);
-    // A program with chunk specs is compiled for one world size; world_size
-    // 0 ("any") would let a plan index the chunk tables with ranks they do
-    // not have.
-    if (worldSize == 0)
-      return Status::invalidArgument(what + " has a chunk spec of " +
-                           std::to_string(spec.numChunks()) +
-                           " chunks but the program's world size is 0 "
-                           "(only a program without chunk specs runs on any "
-                           "number of ranks)");
-    if (spec.numChunks() != worldSize)
-      return Status::invalidArgument(what + " has " + std::to_string(spec.numChunks()) +
-                           " chunks but the program runs on " +
-                           std::to_string(worldSize) + " ranks");
-    if (spec.dim < 0 || static_cast<size_t>(spec.dim) >= rankOf)
-      return Status::invalidArgument(what + ": chunk dim " + std::to_string(spec.dim) +
-                           " out of range for rank " + std::to_string(rankOf));
-    return Status::ok();
-  };
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)
-      SHARDLIN_RETURN_IF_ERROR(checkSpec(args[i].sharding,
+      SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
                                          args[i].globalShape.size(),
                                          "argument " + std::to_string(i)));
   for (size_t s = 0; s < instrs.size(); ++s) {
     const Instr &in = instrs[s];
     std::string what = "instruction " + std::to_string(s) + " (" +
                        opCodeName(in.op) + ")";
-    size_t want = 1;
-    if (in.op == OpCode::Gemm)
-      want = in.operands.size() == 3 ? 3 : 2;
-    else if (in.op == OpCode::BiasAdd)
-      want = 2;
-    if (in.operands.size() != want)
-      return Status::invalidArgument(what + " has " + std::to_string(in.operands.size()) +
-                           " operands, expected " + std::to_string(want));
+    if (static_cast<size_t>(in.op) >= opTable().size())
+      return Status::invalidArgument(
+          "instruction " + std::to_string(s) + " has an unknown op code " +
+          std::to_string(static_cast<int>(in.op)));
+    const OpInfo &info = opInfo(in.op);
+    const size_t count = in.operands.size();
+    if (count < info.minOperands || count > info.maxOperands)
+      return Status::invalidArgument(
+          what + " has " + std::to_string(count) + " operands, expected " +
+          std::to_string(info.minOperands));
     for (int v : in.operands)
       if (v < 0 || v >= numValues || !defined[v])
         return Status::invalidArgument(what + " uses undefined value " +
@@ -111,42 +87,15 @@ Status Program::validate() const {
     if (in.result < 0 || in.result >= numValues || defined[in.result])
       return Status::invalidArgument(what + " defines invalid or duplicate value " +
                            std::to_string(in.result));
-    const size_t rank = values[in.result].shape.size();
     for (int v : in.operands)
       if (values[v].dtype != values[in.result].dtype)
         return Status::invalidArgument(what + " mixes element types");
-    switch (in.op) {
-    case OpCode::LocalShard:
-      if (static_cast<size_t>(in.operands[0]) >= args.size() ||
-          !args[in.operands[0]].sharded)
-        return Status::invalidArgument(what + " needs a sharded argument");
-      break;
-    case OpCode::AllToAll:
-      SHARDLIN_RETURN_IF_ERROR(checkSpec(in.concat, rank, what + " concat"));
-      if (in.concat.dim == in.split.dim)
-        return Status::invalidArgument(what + " splits and concatenates the same dim");
-      [[fallthrough]];
-    case OpCode::LocalChunk:
-    case OpCode::AllGather:
-    case OpCode::ReduceScatter:
-      SHARDLIN_RETURN_IF_ERROR(checkSpec(
-          in.op == OpCode::AllToAll ? in.split : in.along, rank, what));
-      if (values[in.operands[0]].shape.size() != rank)
-        return Status::invalidArgument(what + " changes the rank");
-      break;
-    case OpCode::Gemm:
-      if (rank != 2 || values[in.operands[0]].shape.size() != 2 ||
-          values[in.operands[1]].shape.size() != 2 ||
-          (in.operands.size() == 3 && values[in.operands[2]].shape.size() != 1))
-        return Status::invalidArgument(what + " needs rank-2 operands and result");
-      break;
-    case OpCode::BiasAdd:
-      if (rank == 0 || values[in.operands[1]].shape.size() != 1)
-        return Status::invalidArgument(what + " needs a rank-1 bias");
-      break;
-    case OpCode::Reshape:
-      break;
-    }
+    SHARDLIN_RETURN_IF_ERROR(info.verify(*this, in, what));
+    if (!in.strategy.empty() &&
+        in.strategy.find_first_of(" \t\r\n") != std::string::npos)
+      return Status::invalidArgument(what + " has a strategy name with "
+                                            "white space: '" +
+                                     in.strategy + "'");
     defined[in.result] = true;
   }
   for (int v : results)
@@ -286,17 +235,18 @@ std::string serializeProgram(const Program &p) {
        << " operands " << in.operands.size();
     for (int v : in.operands)
       os << ' ' << v;
-    if (in.op == OpCode::LocalChunk || in.op == OpCode::AllGather ||
-        in.op == OpCode::ReduceScatter || in.op == OpCode::AllToAll) {
-      os << " chunk ";
-      writeSpec(os, in.op == OpCode::AllToAll ? in.split : in.along);
+    for (const OpAttribute &attr : opInfo(in.op).attributes) {
+      os << ' ' << attr.keyword;
+      if (attr.kind == OpAttribute::Kind::Chunks) {
+        os << ' ';
+        writeSpec(os, in.*attr.fields.front().chunks);
+      } else {
+        for (const OpAttribute::Field &f : attr.fields)
+          os << ' ' << (in.*f.flag ? 1 : 0);
+      }
     }
-    if (in.op == OpCode::AllToAll) {
-      os << " concat ";
-      writeSpec(os, in.concat);
-    }
-    if (in.op == OpCode::Gemm)
-      os << " trans " << in.transposeLhs << ' ' << in.transposeRhs;
+    if (!in.strategy.empty())
+      os << " strategy " << in.strategy;
     os << " loc " << in.location << "\n";
   }
   os << "results " << p.results.size();
@@ -390,8 +340,10 @@ Status parseProgram(const std::string &text, Program &out) {
       Instr in;
       std::string op;
       t.word(op);
-      if (!parseOpCode(op, in.op))
+      const OpInfo *info = findOpByMnemonic(op);
+      if (!info)
         return t.err("unknown instruction '" + op + "'");
+      in.op = info->op;
       int64_t v = 0, n = 0;
       SHARDLIN_RETURN_IF_ERROR(t.expect("result"));
       SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
@@ -404,17 +356,22 @@ Status parseProgram(const std::string &text, Program &out) {
       }
       std::string w;
       while (t.word(w)) {
-        if (w == "chunk") {
-          SHARDLIN_RETURN_IF_ERROR(
-              t.spec(in.op == OpCode::AllToAll ? in.split : in.along));
-        } else if (w == "concat") {
-          SHARDLIN_RETURN_IF_ERROR(t.spec(in.concat));
-        } else if (w == "trans") {
-          int64_t a = 0, b = 0;
-          SHARDLIN_RETURN_IF_ERROR(t.integer(a, 0, 1));
-          SHARDLIN_RETURN_IF_ERROR(t.integer(b, 0, 1));
-          in.transposeLhs = a;
-          in.transposeRhs = b;
+        auto attr = std::find_if(
+            info->attributes.begin(), info->attributes.end(),
+            [&](const OpAttribute &a) { return w == a.keyword; });
+        if (attr != info->attributes.end()) {
+          if (attr->kind == OpAttribute::Kind::Chunks) {
+            SHARDLIN_RETURN_IF_ERROR(t.spec(in.*attr->fields.front().chunks));
+          } else {
+            for (const OpAttribute::Field &f : attr->fields) {
+              int64_t flag = 0;
+              SHARDLIN_RETURN_IF_ERROR(t.integer(flag, 0, 1));
+              in.*f.flag = flag != 0;
+            }
+          }
+        } else if (w == "strategy") {
+          if (!t.word(in.strategy))
+            return t.err("expected a strategy name after 'strategy'");
         } else if (w == "loc") {
           in.location = t.rest();
           break;

@@ -11,6 +11,8 @@
 // RUN: FileCheck %s --check-prefix=PROGRAM --input-file=%t/row.prog
 // PROGRAM: {{^}}shardlin-program v1{{$}}
 // PROGRAM: {{^}}world_size 4{{$}}
+// The GEMM carries the lowering's decision (shardlin.lowering's strategy).
+// PROGRAM: {{^}}instr gemm result {{.*}} strategy gather-weight loc {{.*}}row-uneven-bias.mlir:{{[0-9]+:[0-9]+$}}
 // PROGRAM: {{^}}end{{$}}
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 31 --out-dir %t/row
 // RUN: shardlin-exec %t/row.prog --world-size=4 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/row/y.{rank}.npy
@@ -22,6 +24,8 @@
 
 // Col-wise, uneven and permuted, W = 3, no bias.
 // RUN: shardlin-run %shardlin_src/test/shardlin-run/Inputs/col-w3.mlir --emit-program=%t/col.prog
+// RUN: FileCheck %s --check-prefix=COLPROG --input-file=%t/col.prog
+// COLPROG: {{^}}instr gemm result {{.*}} strategy gather-weight loc {{.*}}col-w3.mlir:{{[0-9]+:[0-9]+$}}
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 32 --out-dir %t/col
 // RUN: shardlin-exec %t/col.prog --world-size=3 --arg=%t/col/x.{rank}.npy --arg=%t/col/w.npy --out=%t/col/y.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3

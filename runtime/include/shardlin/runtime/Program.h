@@ -28,17 +28,20 @@ struct ValueType {
   std::vector<int64_t> shape;
 };
 
+/// The runtime's ops. Each is described once, operands and attributes
+/// included, in the op table (OpTable.h).
 enum class OpCode : uint8_t {
-  LocalShard,    // operands: sharded argument
-  LocalChunk,    // operands: source;           along
-  AllGather,     // operands: input;            along
-  AllToAll,      // operands: input;            split, concat
-  ReduceScatter, // operands: input;            along
-  Gemm,          // operands: lhs, rhs[, bias]; transposeLhs/Rhs
-  BiasAdd,       // operands: input, bias
-  Reshape,       // operands: input (same element count, row-major order)
+  LocalShard,
+  LocalChunk,
+  AllGather,
+  AllToAll,
+  ReduceScatter,
+  Gemm,
+  BiasAdd,
+  Reshape,
 };
 
+/// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
 
 struct Instr {
@@ -52,8 +55,13 @@ struct Instr {
   /// and how the received pieces are concatenated.
   ChunkSpec split;
   ChunkSpec concat;
+  /// gemm: whether lhs and rhs are used transposed.
   bool transposeLhs = false;
   bool transposeRhs = false;
+  /// The lowering strategy that produced this op ("activations",
+  /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
+  /// or empty. Informational: running does not read it.
+  std::string strategy;
   /// Where the op came from (file:line:col), for error messages.
   std::string location;
 };

@@ -1,0 +1,91 @@
+//===- OpTable.h - One description per runtime op ---------------*- C++ -*-===//
+//
+// Every op of a Program is described once, here and in runtime/lib/Ops.cpp:
+// its mnemonic, the IR ops it is translated from, its operand range, its
+// attributes (their names in the dialect's ODS, their keywords in the program
+// text and the Instr fields that hold them), and the functions that verify
+// it, resolve its sizes for one rank and execute it. The program text form
+// (Program.cpp), the plan (Plan.cpp), the translator from IR
+// (lib/Execution/ProgramBuilder.cpp) and, through them, the fuzzers read
+// this table; none of them lists the ops again.
+//
+// Adding an op: an OpCode, one OpInfo entry in Ops.cpp with its functions,
+// and its kernels (LocalOps, or a collective or GEMM backend). See
+// docs/runtime.md, "Adding an op".
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_OPTABLE_H
+#define SHARDLIN_RUNTIME_OPTABLE_H
+
+#include "shardlin/runtime/Program.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// The plan's view of one instruction while it resolves sizes for a rank,
+/// and while it executes (both defined in runtime/lib/PlanState.h).
+struct OpResolveContext;
+struct OpExecuteContext;
+
+/// One attribute of an op as the program text writes it: a keyword followed
+/// by a chunk spec (`chunk D N p0 ... pN-1`) or by 0/1 flags (`trans 0 1`).
+/// Each field is one attribute of the dialect's op, named as in its ODS.
+struct OpAttribute {
+  enum class Kind { Chunks, Flags };
+  struct Field {
+    /// The attribute's name in the dialect's ODS (`along`, `transpose_lhs`).
+    const char *odsName;
+    /// Kind::Chunks: the Instr field that holds it.
+    ChunkSpec Instr::*chunks = nullptr;
+    /// Kind::Flags: the Instr field that holds it (a UnitAttr or BoolAttr).
+    bool Instr::*flag = nullptr;
+  };
+  Kind kind;
+  /// The keyword that introduces it in the program text.
+  const char *keyword;
+  /// Kind::Chunks: exactly one field; Kind::Flags: one or more, written in
+  /// this order after the keyword.
+  std::vector<Field> fields;
+};
+
+struct OpInfo {
+  OpCode op;
+  /// The op's name in the program text; the dialect's op of the same name
+  /// (`shardlin.<mnemonic>`) translates to it unless irOps says otherwise.
+  const char *mnemonic;
+  /// The IR ops (full names) the translator maps to this op.
+  std::vector<const char *> irOps;
+  /// Operand count range; a program whose instruction has another count is
+  /// invalid.
+  size_t minOperands, maxOperands;
+  /// In text order.
+  std::vector<OpAttribute> attributes;
+  /// The op's own checks in Program::validate, after the checks every op
+  /// gets (operand count, defined operands, one element type, a fresh
+  /// result). `what` names the instruction for messages.
+  Status (*verify)(const Program &program, const Instr &in,
+                   const std::string &what);
+  /// Computes the result's shape on one rank and what execute needs
+  /// (counts, views, GEMM sizes); may make the result a view of an operand.
+  Status (*resolve)(OpResolveContext &ctx);
+  /// Runs the op on one rank with the communicator, GEMM and local ops.
+  Status (*execute)(OpExecuteContext &ctx);
+};
+
+/// For verify functions: checks a chunk spec of `program` that applies to a
+/// value of rank `rankOf`: its placements, its chunk count against the
+/// program's world size, and its dim.
+Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
+                      size_t rankOf, const std::string &what);
+
+/// Every op, indexed by OpCode.
+const std::vector<OpInfo> &opTable();
+const OpInfo &opInfo(OpCode op);
+/// nullptr if no op has that mnemonic.
+const OpInfo *findOpByMnemonic(const std::string &mnemonic);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_OPTABLE_H
