@@ -530,7 +530,7 @@ const OpInfo *findOpByMnemonic(const std::string &mnemonic) {
 }
 
 const char *opCodeName(OpCode op) {
-  if (static_cast<size_t>(op) >= opTable().size())
+  if (static_cast<size_t>(op) >= kNumOpCodes)
     return "unknown";
   return opInfo(op).mnemonic;
 }

@@ -70,7 +70,7 @@ Status Program::validate() const {
     const Instr &in = instrs[s];
     std::string what = "instruction " + std::to_string(s) + " (" +
                        opCodeName(in.op) + ")";
-    if (static_cast<size_t>(in.op) >= opTable().size())
+    if (static_cast<size_t>(in.op) >= kNumOpCodes)
       return Status::invalidArgument(
           "instruction " + std::to_string(s) + " has an unknown op code " +
           std::to_string(static_cast<int>(in.op)));

@@ -14,6 +14,7 @@
 #include "shardlin/runtime/DType.h"
 #include "shardlin/runtime/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ enum class OpCode : uint8_t {
   BiasAdd,
   Reshape,
 };
+/// One past the last OpCode: a new op goes above and renames this one's
+/// operand.
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Reshape) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
