@@ -83,42 +83,23 @@ inline Range chunkRange(int64_t n, int64_t w, int64_t i) {
 /// size (so the per-rank size is static).
 inline bool chunksUniform(int64_t n, int64_t w) { return n % w == 0; }
 
-/// Chunk tables for one dimension of size n under one placement list, indexed
-/// both by chunk and by rank. Build it from a spec whose placements passed
-/// checkPlacements().
+/// The range each rank holds of one dimension of size n under one placement
+/// list. Build it from a spec whose placements passed checkPlacements().
 class ChunkLayout {
 public:
   ChunkLayout(int64_t n, const std::vector<int64_t> &placements)
-      : n_(n), rankOfChunk_(placements),
-        chunkOfRank_(placements.size(), 0) {
-    const int64_t w = numChunks();
+      : rankRanges_(placements.size()) {
+    const int64_t w = static_cast<int64_t>(placements.size());
     for (int64_t c = 0; c < w; ++c)
-      chunkOfRank_[placements[c]] = c;
-    chunkRanges_.reserve(w);
-    for (int64_t c = 0; c < w; ++c)
-      chunkRanges_.push_back(chunkRange(n, w, c));
+      rankRanges_[placements[c]] = chunkRange(n, w, c);
   }
 
-  int64_t dimSize() const { return n_; }
-  int64_t numChunks() const { return static_cast<int64_t>(rankOfChunk_.size()); }
-  int64_t rankOfChunk(int64_t c) const { return rankOfChunk_[c]; }
-  int64_t chunkOfRank(int64_t r) const { return chunkOfRank_[r]; }
-  Range chunk(int64_t c) const { return chunkRanges_[c]; }
+  int64_t numChunks() const { return static_cast<int64_t>(rankRanges_.size()); }
   /// The range held by rank r.
-  Range ofRank(int64_t r) const { return chunkRanges_[chunkOfRank_[r]]; }
-  bool isIdentity() const {
-    for (int64_t c = 0; c < numChunks(); ++c)
-      if (rankOfChunk_[c] != c)
-        return false;
-    return true;
-  }
-  bool isUniform() const { return chunksUniform(n_, numChunks()); }
+  Range ofRank(int64_t r) const { return rankRanges_[r]; }
 
 private:
-  int64_t n_;
-  std::vector<int64_t> rankOfChunk_;
-  std::vector<int64_t> chunkOfRank_;
-  std::vector<Range> chunkRanges_;
+  std::vector<Range> rankRanges_;
 };
 
 } // namespace shardlin::rt

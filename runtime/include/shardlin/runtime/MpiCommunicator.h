@@ -1,8 +1,8 @@
 //===- MpiCommunicator.h - One rank per MPI process -------------*- C++ -*-===//
 //
 // Available when the runtime is built with MPI (SHARDLIN_HAVE_MPI). Uses the
-// MPI v-collectives for uneven sizes; f16/bf16 reductions use a user-defined
-// MPI_Op that sums in f32.
+// MPI v-collectives for uneven sizes; f16/bf16 reductions are staged
+// through f32 (MpiCommunicator.cpp says why not a user-defined MPI_Op).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_MPICOMMUNICATOR_H
