@@ -71,10 +71,12 @@ std::vector<Range> rankRanges(const ChunkLayout &layout, int worldSize) {
   return ranges;
 }
 
-/// Packs the ranges of `src` ([outer, n, inner]) into consecutive blocks of
-/// `staging` in rank order.
-Status packPieces(LocalOps &ops, const Exchange &ex, const char *src,
-                  char *staging, size_t elt) {
+enum class Direction { Pack, Unpack };
+
+/// Packs the ranges of `tensor` ([outer, n, inner]) into consecutive blocks
+/// of `staging` in rank order, or unpacks them back.
+Status movePieces(LocalOps &ops, const Exchange &ex, Direction direction,
+                  const char *from, char *to, size_t elt) {
   const DimSplit &v = ex.view;
   for (size_t p = 0; p < ex.ranges.size(); ++p) {
     const Range &r = ex.ranges[p];
@@ -82,25 +84,16 @@ Status packPieces(LocalOps &ops, const Exchange &ex, const char *src,
     // pointer arithmetic on them (an offset from null is undefined).
     if (v.outer == 0 || r.size == 0 || v.inner == 0)
       continue;
+    const int64_t tensorOffset = r.offset * v.inner * elt;
+    const int64_t tensorStride = v.n * v.inner * elt;
+    const int64_t stagingOffset = ex.displs[p] * elt;
+    const int64_t rowBytes = r.size * v.inner * elt;
     SHARDLIN_RETURN_IF_ERROR(
-        ops.copyRows(src + r.offset * v.inner * elt, v.n * v.inner * elt,
-                     staging + ex.displs[p] * elt, r.size * v.inner * elt,
-                     v.outer, r.size * v.inner * elt));
-  }
-  return Status::ok();
-}
-
-Status unpackPieces(LocalOps &ops, const Exchange &ex, const char *staging,
-                    char *dst, size_t elt) {
-  const DimSplit &v = ex.view;
-  for (size_t p = 0; p < ex.ranges.size(); ++p) {
-    const Range &r = ex.ranges[p];
-    if (v.outer == 0 || r.size == 0 || v.inner == 0)
-      continue; // As in packPieces.
-    SHARDLIN_RETURN_IF_ERROR(
-        ops.copyRows(staging + ex.displs[p] * elt, r.size * v.inner * elt,
-                     dst + r.offset * v.inner * elt, v.n * v.inner * elt,
-                     v.outer, r.size * v.inner * elt));
+        direction == Direction::Pack
+            ? ops.copyRows(from + tensorOffset, tensorStride,
+                           to + stagingOffset, rowBytes, v.outer, rowBytes)
+            : ops.copyRows(from + stagingOffset, rowBytes, to + tensorOffset,
+                           tensorStride, v.outer, rowBytes));
   }
   return Status::ok();
 }
@@ -113,7 +106,8 @@ Status sendBuffer(OpExecuteContext &ctx, const char *&send) {
     return Status::ok();
   char *staging = static_cast<char *>(ctx.step.sendStaging.data());
   SHARDLIN_RETURN_IF_ERROR(
-      packPieces(ctx.ops, ctx.step.send, send, staging, ctx.eltSize()));
+      movePieces(ctx.ops, ctx.step.send, Direction::Pack, send, staging,
+                 ctx.eltSize()));
   send = staging;
   return Status::ok();
 }
@@ -126,8 +120,8 @@ char *recvBuffer(OpExecuteContext &ctx) {
 Status finishRecv(OpExecuteContext &ctx, const char *recv) {
   if (!ctx.step.recv.staged)
     return Status::ok();
-  return unpackPieces(ctx.ops, ctx.step.recv, recv, ctx.result(),
-                      ctx.eltSize());
+  return movePieces(ctx.ops, ctx.step.recv, Direction::Unpack, recv,
+                    ctx.result(), ctx.eltSize());
 }
 
 /// Collectives along one dim keep the rank; their chunk spec applies to it.
