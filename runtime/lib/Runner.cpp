@@ -6,12 +6,16 @@
 #include "shardlin/runtime/Npy.h"
 #include "shardlin/runtime/Plan.h"
 
+#include "mpi/LaunchEnv.h"
+
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace shardlin::rt {
@@ -266,6 +270,85 @@ Status writeOutputs(const RunConfig &config, const Plan &plan,
   return Status::ok();
 }
 
+/// What a path names, for telling whether two paths are one file: the
+/// device and inode of an existing file, else the absolute path of the
+/// parent directory it would be created in, and its name.
+std::string fileIdentity(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0)
+    return "inode " + std::to_string(st.st_dev) + ":" +
+           std::to_string(st.st_ino);
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (dir.empty())
+    dir = "/";
+  char *real = ::realpath(dir.c_str(), nullptr);
+  if (!real)
+    return "path " + path;
+  std::string identity = "path " + std::string(real) + "/" + name;
+  std::free(real);
+  return identity;
+}
+
+/// Refuses, before any work, an output path that another output or an
+/// input also names on some rank: the second write would replace the first
+/// result, or the input, without a word.
+Status checkOutputPaths(const Program &program, const RunConfig &config) {
+  int w = config.worldSize;
+  if (w <= 0)
+    w = static_cast<int>(program.worldSize);
+  if (w <= 0)
+    w = detail::launchEnvironment().worldSize;
+  if (w <= 0)
+    w = 1;
+  struct Use {
+    bool output;
+    size_t index;
+    int rank;
+    std::string path;
+  };
+  std::map<std::string, Use> seen;
+  auto record = [&](const std::string &pattern, bool output, size_t index,
+                    int rank) -> Status {
+    std::string path = substituteRank(pattern, rank);
+    auto [it, fresh] =
+        seen.emplace(fileIdentity(path), Use{output, index, rank, path});
+    if (fresh || !output)
+      return Status::ok();
+    const Use &first = it->second;
+    std::string what = "--out '" + path + "' (result " +
+                       std::to_string(index) +
+                       (pattern.find("{rank}") != std::string::npos
+                            ? ", rank " + std::to_string(rank)
+                            : std::string()) +
+                       ")";
+    if (!first.output)
+      return Status::invalidArgument(
+          what + " names the input of argument " + std::to_string(first.index) +
+          " ('" + first.path + "'): writing it would replace the input");
+    return Status::invalidArgument(
+        what + " names the same file as the output of result " +
+        std::to_string(first.index) +
+        (first.rank != rank || first.index == index
+             ? " on rank " + std::to_string(first.rank)
+             : std::string()) +
+        " ('" + first.path + "'): each result needs a file of its own");
+  };
+  // Inputs first, so an output that names one is reported as such; every
+  // rank reads a path without {rank}.
+  for (size_t i = 0; i < config.argPaths.size(); ++i)
+    for (int r = 0; r < w; ++r)
+      SHARDLIN_RETURN_IF_ERROR(record(config.argPaths[i], false, i, r));
+  for (size_t i = 0; i < config.outPaths.size(); ++i) {
+    // Only rank 0 writes an output without {rank}.
+    bool perRank = config.outPaths[i].find("{rank}") != std::string::npos;
+    for (int r = 0; r < (perRank ? w : 1); ++r)
+      SHARDLIN_RETURN_IF_ERROR(record(config.outPaths[i], true, i, r));
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status runProgramWithFiles(const Program &program, const RunConfig &config) {
@@ -279,6 +362,7 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
         "the entry '" + program.name + "' returns " +
         std::to_string(program.results.size()) + " result(s) but " +
         std::to_string(config.outPaths.size()) + " --out were given");
+  SHARDLIN_RETURN_IF_ERROR(checkOutputPaths(program, config));
   FileCache cache;
   std::mutex mutex;
   std::map<int, FileRank> ranks; // Nodes stay put while other ranks insert.
