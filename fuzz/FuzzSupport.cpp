@@ -3,16 +3,14 @@
 #include "FuzzSupport.h"
 
 #include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Plan.h"
-#include "shardlin/runtime/ThreadsCommunicator.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace shardlin::fuzz {
@@ -88,55 +86,54 @@ bool bytesOf(const std::vector<int64_t> &shape, rt::DType dt, size_t &out) {
   return true;
 }
 
-/// Runs one plan per rank on the threads backend with inputs of the planned
-/// shapes. Errors are fine (the programs are arbitrary); crashes, sanitizer
-/// reports and hangs are not.
-void runPlans(std::vector<std::unique_ptr<rt::Plan>> &plans) {
-  const int w = static_cast<int>(plans.size());
-  // Input and output buffers, sized from the plans; skipped if too large.
+/// Runs the program on W ranks of the threads backend through the
+/// in-memory run API, with inputs of the planned shapes (what shardlin-exec
+/// does, less the files). Errors are fine (the programs are arbitrary);
+/// crashes, sanitizer reports and hangs are not.
+void runOnThreads(const rt::Program &program, int w) {
+  // Input and output buffers, sized from each rank's plan; a rank whose
+  // buffers would exceed the budget fails its bind, and so every rank.
   std::vector<std::vector<std::vector<uint8_t>>> args(w), results(w);
-  for (int r = 0; r < w; ++r) {
+  rt::RankCallbacks callbacks;
+  callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+                       rt::RankBuffers &buffers) {
+    const int r = plan.rank();
     size_t total = 0;
-    rt::Plan &plan = *plans[r];
     for (size_t i = 0; i < plan.numArgs(); ++i) {
       size_t b = 0;
       if (!bytesOf(plan.argShape(i), plan.argType(i), b) ||
           b > kRunBudget - total)
-        return;
+        return rt::Status::invalidArgument("fuzz: inputs over the budget");
       total += b;
       // Small values of every dtype: 0x3C00 is 1.0 in f16, 0x3F80.. is
       // about 1.0 in bf16/f32, and the f64 pattern is a normal number.
       args[r].emplace_back(b, 0x3C);
+      buffers.args.push_back(args[r].back().data());
     }
     for (size_t i = 0; i < plan.numResults(); ++i) {
       size_t b = 0;
       if (!bytesOf(plan.resultShape(i), plan.resultType(i), b) ||
           b > kRunBudget - total)
-        return;
+        return rt::Status::invalidArgument("fuzz: results over the budget");
       total += b;
       results[r].emplace_back(b, 0xEE);
+      buffers.results.push_back(results[r].back().data());
     }
-  }
-  rt::CommOptions options;
-  options.timeoutSeconds = 2.0;
-  std::vector<std::unique_ptr<rt::Communicator>> comms =
-      rt::createThreadsGroup(w, options);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] {
-      std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
-      std::vector<const void *> a;
-      std::vector<void *> res;
-      for (auto &v : args[r])
-        a.push_back(v.data());
-      for (auto &v : results[r])
-        res.push_back(v.data());
-      rt::Status s = plans[r]->run(*comms[r], *gemm, a, res);
-      note("rank " + std::to_string(r) + " of " + std::to_string(w) +
-           ": run: " + (s ? std::string("ok") : s.message()));
-    });
-  for (std::thread &t : threads)
-    t.join();
+    return rt::Status::ok();
+  };
+  rt::RunOptions options;
+  options.backend = "threads";
+  options.worldSize = w;
+  options.comm.timeoutSeconds = 2.0;
+  options.blasThreads = 1;
+  std::vector<rt::RankResult> ranks;
+  rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
+  if (!s && s.message().empty())
+    fail("runProgram failed without a message");
+  for (const rt::RankResult &rank : ranks)
+    note("rank " + std::to_string(rank.rank) + " of " + std::to_string(w) +
+         ": run: " + (rank.status ? std::string("ok")
+                                  : rank.status.message()));
 }
 
 void checkWorld(const rt::Program &program, int w) {
@@ -160,10 +157,12 @@ void checkWorld(const rt::Program &program, int w) {
       fail("Plan::build succeeded but returned an inconsistent plan");
     plans.push_back(std::move(plan));
   }
-  if (all && w <= kMaxRunRanks && static_cast<int>(plans.size()) == w)
-    runPlans(plans);
+  const bool run =
+      all && w <= kMaxRunRanks && static_cast<int>(plans.size()) == w;
   // Plans hold buffers of their allocators: free them first.
   plans.clear();
+  if (run)
+    runOnThreads(program, w);
 }
 
 } // namespace
