@@ -221,6 +221,15 @@ Status runProgram(const Program &program, const RunOptions &options,
     return Status::invalidArgument(
         "--device must be a device number (>= 0), got " +
         std::to_string(options.device));
+  if (options.blasThreads < 0)
+    return Status::invalidArgument(
+        "--blas-threads must be a non-negative integer (0: cores / ranks per "
+        "host), got " +
+        std::to_string(options.blasThreads));
+  if (!(options.comm.timeoutSeconds > 0))
+    return Status::invalidArgument(
+        "--timeout must be a positive number of seconds, got " +
+        std::to_string(options.comm.timeoutSeconds));
   if (options.device >= 0 && backend->device == DeviceKind::Host) {
     std::string gpuBackends;
     for (const BackendInfo &b : backendRegistry())

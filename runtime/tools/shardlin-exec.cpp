@@ -50,6 +50,10 @@ std::string usageText() {
          "PROGRAM is written by `shardlin-run FILE.mlir "
          "--emit-program=PROGRAM`.\n"
          "{rank} in a path is replaced by the rank number.\n"
+         "--timeout: seconds before a collective that has not completed "
+         "fails on every rank (default: 300).\n"
+         "--blas-threads: OpenBLAS threads per rank (default 0: cores / ranks "
+         "per host).\n"
          "Backends: " +
          rt::describeBackends() + ".\n";
 }

@@ -153,6 +153,13 @@
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --timeout=0 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT --match-full-lines --implicit-check-not='{{.}}'
 // TIMEOUT: shardlin-run: error: --timeout must be a positive number of seconds
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --blas-threads=-3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BLAS --match-full-lines --implicit-check-not='{{.}}'
+// BLAS: shardlin-run: error: --blas-threads must be a non-negative integer (0: cores / ranks per host), got -3
+// The defaults are in --help.
+// RUN: shardlin-run --help | FileCheck %s --check-prefix=DEFAULTS
+// DEFAULTS: --blas-threads{{.*}}(default 0: cores / ranks per host)
+// DEFAULTS: --timeout{{.*}}(default: 300)
 
 // An unknown option is rejected by the command-line parser (whose message
 // may add a "Did you mean" line).

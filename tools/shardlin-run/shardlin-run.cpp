@@ -64,11 +64,12 @@ cl::list<std::string> outPaths("out",
                                cl::cat(category));
 cl::opt<double> timeout("timeout",
                         cl::desc("Seconds before a collective that has not "
-                                 "completed fails on every rank"),
+                                 "completed fails on every rank (default: "
+                                 "300)"),
                         cl::init(300.0), cl::cat(category));
 cl::opt<int> blasThreads("blas-threads",
-                         cl::desc("OpenBLAS threads per rank (0: cores / "
-                                  "ranks per host)"),
+                         cl::desc("OpenBLAS threads per rank (default 0: "
+                                  "cores / ranks per host)"),
                          cl::init(0), cl::cat(category));
 cl::opt<std::string> strategy(
     "strategy",
