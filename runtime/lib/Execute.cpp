@@ -2,11 +2,27 @@
 
 #include "shardlin/runtime/Execute.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace shardlin::rt {
 
 namespace {
+/// Seconds since the last lap.
+class Stopwatch {
+public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last_ =
+      std::chrono::steady_clock::now();
+};
 
 class HostDevice final : public RankDevice {
 public:
@@ -121,14 +137,18 @@ RankResult runRank(const Program &program, Communicator &comm,
   // agreed on like a bad input).
   std::unique_ptr<Plan> plan;
   RankBuffers buffers;
+  RankResult::Phases &seconds = result.seconds;
+  Stopwatch clock;
   Status prepared = device.prepare(comm);
   if (prepared)
     prepared = Plan::build(program, result.rank, comm.worldSize(),
                            device.allocator(), plan);
+  seconds.plan = clock.lap();
   if (prepared && callbacks.bind)
     prepared = callbacks.bind(*plan, device, buffers);
   if (prepared)
     prepared = checkBuffers(*plan, buffers);
+  seconds.bind = clock.lap();
 
   // The agreement also checks that every rank runs the same program: ranks
   // started with different programs (e.g. an MPMD mpirun) would otherwise
@@ -139,6 +159,7 @@ RankResult runRank(const Program &program, Communicator &comm,
   Status agreed = agreeOn.allReduce(agreement.data(), agreement.data(),
                                     static_cast<int64_t>(agreement.size()),
                                     DType::F64);
+  seconds.agree = clock.lap();
   if (!agreed)
     return fail(agreed);
   if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
@@ -155,14 +176,33 @@ RankResult runRank(const Program &program, Communicator &comm,
   Status ran = plan->run(comm, device.gemm(), device.localOps(), buffers.args,
                          buffers.results);
   result.stats = comm.stats();
+  seconds.run = clock.lap();
   if (!ran)
     return fail(ran);
   if (callbacks.finish) {
     Status finished = callbacks.finish(*plan, device, buffers, agreeOn);
+    seconds.finish = clock.lap();
     if (!finished)
       return fail(finished);
   }
   return result;
+}
+
+std::string describeRank(const RankResult &rank, const char *bindName,
+                         const char *finishName) {
+  const RankResult::Phases &t = rank.seconds;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "rank %d: plan %.3f ms, %s %.3f ms, agree %.3f ms, run %.3f "
+                "ms, %s %.3f ms; sent %llu bytes in %llu collectives",
+                rank.rank, t.plan * 1e3, bindName, t.bind * 1e3, t.agree * 1e3,
+                t.run * 1e3, finishName, t.finish * 1e3,
+                static_cast<unsigned long long>(rank.stats.bytesSent),
+                static_cast<unsigned long long>(rank.stats.calls));
+  std::string line = buf;
+  if (!rank.status)
+    line += "; failed: " + rank.status.message();
+  return line;
 }
 
 Status rootCause(const std::vector<RankResult> &ranks) {

@@ -351,7 +351,8 @@ Status checkOutputPaths(const Program &program, const RunConfig &config) {
 
 } // namespace
 
-Status runProgramWithFiles(const Program &program, const RunConfig &config) {
+Status runProgramWithFiles(const Program &program, const RunConfig &config,
+                           std::vector<RankResult> *ranks) {
   if (config.argPaths.size() != program.args.size())
     return Status::invalidArgument(
         "the entry '" + program.name + "' takes " +
@@ -365,10 +366,10 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
   SHARDLIN_RETURN_IF_ERROR(checkOutputPaths(program, config));
   FileCache cache;
   std::mutex mutex;
-  std::map<int, FileRank> ranks; // Nodes stay put while other ranks insert.
+  std::map<int, FileRank> states; // Nodes stay put while other ranks insert.
   auto stateOf = [&](int rank) -> FileRank & {
     std::lock_guard<std::mutex> lock(mutex);
-    return ranks[rank];
+    return states[rank];
   };
   RankCallbacks callbacks;
   callbacks.bind = [&](const Plan &plan, RankDevice &device,
@@ -385,7 +386,7 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config) {
     state.deviceArgs.clear();
     state.deviceResults.clear();
   };
-  return runProgram(program, config, callbacks);
+  return runProgram(program, config, callbacks, ranks);
 }
 
 } // namespace shardlin::rt

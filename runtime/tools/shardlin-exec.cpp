@@ -46,7 +46,8 @@ std::string usageText() {
          "] [--device=N]\n"
          "                     --arg=PATH [--arg=PATH ...] --out=PATH "
          "[--out=PATH ...]\n"
-         "                     [--timeout=SECONDS] [--blas-threads=N]\n"
+         "                     [--timeout=SECONDS] [--blas-threads=N] "
+         "[--verbose]\n"
          "PROGRAM is written by `shardlin-run FILE.mlir "
          "--emit-program=PROGRAM`.\n"
          "{rank} in a path is replaced by the rank number.\n"
@@ -54,6 +55,8 @@ std::string usageText() {
          "fails on every rank (default: 300).\n"
          "--blas-threads: OpenBLAS threads per rank (default 0: cores / ranks "
          "per host).\n"
+         "--verbose: print the strategy each GEMM was lowered with, and per "
+         "rank the phases' times and traffic.\n"
          "Backends: " +
          rt::describeBackends() + ".\n";
 }
@@ -70,6 +73,7 @@ int main(int argc, char **argv) {
   const std::string usage = usageText();
   std::string programPath;
   rt::RunConfig config;
+  bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const std::string &flag, std::string &out) {
@@ -91,7 +95,9 @@ int main(int argc, char **argv) {
                 << "\n  gpu: " << rt::describeGpus() << "\n";
       return 0;
     }
-    if (value("--world-size", v)) {
+    if (a == "--verbose") {
+      verbose = true;
+    } else if (value("--world-size", v)) {
       if (!parseNumber(v, num) || num < 1 || num != static_cast<int>(num))
         return fail("--world-size must be a positive integer, got '" + v + "'");
       config.worldSize = static_cast<int>(num);
@@ -147,7 +153,19 @@ int main(int argc, char **argv) {
   rt::Status parsed = rt::parseProgram(text.str(), program);
   if (!parsed)
     return fail(programPath + ": " + parsed.message());
-  rt::Status status = rt::runProgramWithFiles(program, config);
+  if (verbose)
+    for (const rt::Instr &in : program.instrs)
+      if (!in.strategy.empty())
+        std::cerr << ("shardlin-exec: " +
+                      (in.location.empty() ? std::string()
+                                           : in.location + ": ") +
+                      rt::opCodeName(in.op) + " lowered with " + in.strategy +
+                      "\n");
+  std::vector<rt::RankResult> ranks;
+  rt::Status status = rt::runProgramWithFiles(program, config, &ranks);
+  if (verbose)
+    for (const rt::RankResult &rank : ranks)
+      std::cerr << ("shardlin-exec: " + rt::describeRank(rank, "load", "write") + "\n");
   if (!status)
     return fail(status.message());
   return 0;

@@ -26,6 +26,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstdio>
 #include <memory>
 
 using namespace llvm;
@@ -76,6 +78,32 @@ cl::opt<std::string> strategy(
     cl::desc("Lowering strategy for shardlin.linear: auto (cost model), "
              "activations or gather-weight"),
     cl::init("auto"), cl::cat(category));
+cl::opt<bool> verbose(
+    "verbose",
+    cl::desc("Print, per linear, the chosen strategy and every strategy's "
+             "bytes and estimate, and per rank the phases' times and traffic"),
+    cl::init(false), cl::cat(category));
+// The cost model's machine, as the pass takes it (its defaults too).
+const mlir::shardlin::LowerShardedLinearOptions kPassDefaults;
+cl::opt<double> latencyUs("latency-us",
+                          cl::desc("Cost model: latency per collective and "
+                                   "peer, in microseconds"),
+                          cl::init(kPassDefaults.latencyUs), cl::cat(category));
+cl::opt<double> bandwidthGBps(
+    "bandwidth-gbps",
+    cl::desc("Cost model: bytes each rank sends (and receives) per second, "
+             "in GB/s"),
+    cl::init(kPassDefaults.bandwidthGBps), cl::cat(category));
+cl::opt<double> gemmGflops("gemm-gflops",
+                           cl::desc("Cost model: GEMM rate per rank, in "
+                                    "GFLOP/s"),
+                           cl::init(kPassDefaults.gemmGflops),
+                           cl::cat(category));
+cl::opt<double> memoryCapMiB(
+    "memory-cap-mib",
+    cl::desc("Cap on the extra memory per rank a strategy may use, in MiB "
+             "(0: none)"),
+    cl::init(kPassDefaults.memoryCapMiB), cl::cat(category));
 cl::opt<std::string> emitProgram(
     "emit-program",
     cl::desc("Write the compiled program (text form, for shardlin-exec) to "
@@ -106,6 +134,19 @@ int main(int argc, char **argv) {
 
   if (!(timeout > 0))
     return fail("--timeout must be a positive number of seconds");
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  if (!(latencyUs >= 0))
+    return fail("--latency-us must be >= 0, got " + number(latencyUs));
+  if (!(bandwidthGBps > 0))
+    return fail("--bandwidth-gbps must be > 0, got " + number(bandwidthGBps));
+  if (!(gemmGflops > 0))
+    return fail("--gemm-gflops must be > 0, got " + number(gemmGflops));
+  if (!(memoryCapMiB >= 0))
+    return fail("--memory-cap-mib must be >= 0, got " + number(memoryCapMiB));
   if (worldSize < 0)
     return fail("--world-size must be positive (or 0: take it from the "
                 "program or from MPI), got " +
@@ -147,6 +188,8 @@ int main(int argc, char **argv) {
                           ? "error"
                       : d.getSeverity() == mlir::DiagnosticSeverity::Warning
                           ? "warning"
+                      : d.getSeverity() == mlir::DiagnosticSeverity::Remark
+                          ? "remark"
                           : "note";
     if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
       sawError = true;
@@ -154,6 +197,7 @@ int main(int argc, char **argv) {
     return mlir::success();
   });
 
+  const auto compileStart = std::chrono::steady_clock::now();
   std::string errorMessage;
   auto file = mlir::openInputFile(inputFile, &errorMessage);
   if (!file)
@@ -166,10 +210,24 @@ int main(int argc, char **argv) {
     return 1;
   mlir::shardlin::LowerShardedLinearOptions lowering;
   lowering.strategy = strategy;
+  lowering.latencyUs = latencyUs;
+  lowering.bandwidthGBps = bandwidthGBps;
+  lowering.gemmGflops = gemmGflops;
+  lowering.memoryCapMiB = memoryCapMiB;
+  lowering.explain = verbose;
   FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, entry, lowering);
   if (failed(program) || sawError)
     return 1;
+  if (verbose) {
+    char line[96];
+    std::snprintf(
+        line, sizeof line, "shardlin-run: compiled in %.3f ms\n",
+        std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now() - compileStart)
+            .count());
+    errs() << line;
+  }
 
   if (!emitProgram.empty()) {
     // A run checks --world-size against the program; so does writing it.
@@ -193,7 +251,11 @@ int main(int argc, char **argv) {
   config.outPaths.assign(outPaths.begin(), outPaths.end());
   config.comm.timeoutSeconds = timeout;
   config.blasThreads = blasThreads;
-  rt::Status status = rt::runProgramWithFiles(*program, config);
+  std::vector<rt::RankResult> ranks;
+  rt::Status status = rt::runProgramWithFiles(*program, config, &ranks);
+  if (verbose)
+    for (const rt::RankResult &rank : ranks)
+      errs() << ("shardlin-run: " + rt::describeRank(rank, "load", "write") + "\n");
   if (!status)
     return fail(status.message());
   return 0;

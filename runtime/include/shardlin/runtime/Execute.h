@@ -102,7 +102,21 @@ struct RankResult {
   Status status;
   /// The traffic of the program's run alone (the agreement is not counted).
   CommStats stats;
+  /// Wall-clock seconds of each phase this rank went through (0 for those it
+  /// did not reach): building the plan, bind (loading or copying the
+  /// inputs), the agreement (waiting for the other ranks included), the run
+  /// (on a GPU: until its work is enqueued; finish waits for it) and finish
+  /// (writing the results).
+  struct Phases {
+    double plan = 0, bind = 0, agree = 0, run = 0, finish = 0;
+  } seconds;
 };
+
+/// One line for --verbose: "rank R: plan 0.01 ms, bind ..., sent N bytes in
+/// C collectives", and the error if the rank failed. The file runners name
+/// bind and finish "load" and "write".
+std::string describeRank(const RankResult &rank, const char *bindName = "bind",
+                         const char *finishName = "finish");
 
 /// Runs `program` on `options.backend`: all W ranks when they are threads of
 /// this process, else this process's rank. `ranks`, if given, receives each

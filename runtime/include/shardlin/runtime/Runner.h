@@ -45,7 +45,9 @@ std::string substituteRank(const std::string &path, int rank);
 /// Runs `program` as described above. For "mpi" an MpiSession must be alive.
 /// On failure the status is the root cause (the failing rank's own error),
 /// not the "another rank failed" of the others.
-Status runProgramWithFiles(const Program &program, const RunConfig &config);
+/// `ranks`, if given, receives each rank's outcome (as runProgram's).
+Status runProgramWithFiles(const Program &program, const RunConfig &config,
+                           std::vector<RankResult> *ranks = nullptr);
 
 } // namespace shardlin::rt
 
