@@ -84,8 +84,8 @@ cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::cat(category));
 using TextOpt = cl::opt<std::string>;
 TextOpt sectionsOpt("sections", cl::desc("linear,targets,collectives,compile"),
                     cl::value_desc("LIST"), cl::cat(category));
-TextOpt backendsOpt("backends", cl::desc("threads,mpi"),
-                    cl::value_desc("LIST"), cl::cat(category));
+TextOpt backendsOpt("backends", cl::desc("threads,mpi"), cl::value_desc("LIST"),
+                    cl::cat(category));
 TextOpt worldSizesOpt("world-sizes", cl::desc("e.g. 1,2,4"),
                       cl::value_desc("LIST"), cl::cat(category));
 TextOpt rowsOpt("rows", cl::desc("B, rows per rank"), cl::value_desc("LIST"),
@@ -99,9 +99,10 @@ TextOpt strategiesOpt("strategies", cl::desc("activations,gather-weight,auto"),
                       cl::value_desc("LIST"), cl::cat(category));
 cl::opt<bool> permutedOpt("permuted", cl::desc("Non-identity placements"),
                           cl::cat(category));
-TextOpt collectiveSizesOpt(
-    "collective-sizes", cl::desc("nccl-tests sizes in bytes (K/M/G suffixes)"),
-    cl::value_desc("LIST"), cl::cat(category));
+TextOpt
+    collectiveSizesOpt("collective-sizes",
+                       cl::desc("nccl-tests sizes in bytes (K/M/G suffixes)"),
+                       cl::value_desc("LIST"), cl::cat(category));
 TextOpt collectiveWorldSizesOpt(
     "collective-world-sizes",
     cl::desc("World sizes of the collectives section (default 2,4)"),
@@ -140,8 +141,8 @@ TextOpt warmupOpt("warmup", cl::desc("Warm-up runs"), cl::value_desc("N"),
                   cl::cat(category));
 TextOpt minTrialsOpt("min-trials", cl::desc("Fewest trials"),
                      cl::value_desc("N"), cl::cat(category));
-TextOpt maxTrialsOpt("max-trials", cl::desc("Most trials"),
-                     cl::value_desc("N"), cl::cat(category));
+TextOpt maxTrialsOpt("max-trials", cl::desc("Most trials"), cl::value_desc("N"),
+                     cl::cat(category));
 TextOpt minTimeOpt("min-time",
                    cl::desc("Target length of all trials of a measurement"),
                    cl::value_desc("S"), cl::cat(category));
@@ -157,8 +158,7 @@ TextOpt mpiOutOpt("mpi-out", cl::Hidden, cl::cat(category));
 bool given(const cl::Option &opt) { return opt.getNumOccurrences() > 0; }
 
 /// A list option into `out`; false (with the message) if it does not parse.
-template <typename T>
-bool applyList(const TextOpt &opt, std::vector<T> &out) {
+template <typename T> bool applyList(const TextOpt &opt, std::vector<T> &out) {
   if (!given(opt) || parseList(opt.getValue(), out))
     return true;
   std::fprintf(stderr, "shardlin-bench: bad list in '--%s=%s'\n",
