@@ -141,6 +141,19 @@ std::string LinearCase::label() const {
   return s;
 }
 
+testkit::LinearSpec LinearCase::spec() const {
+  testkit::LinearSpec s;
+  s.dim = dim;
+  s.n = n;
+  s.k = k;
+  s.batch = {rows};
+  s.placements = placements;
+  s.bias = true;
+  s.dtype = rt::DType::F32;
+  s.strategy = strategy;
+  return s;
+}
+
 uint64_t LinearResult::maxBytesSent() const {
   return bytesSent.empty() ? 0
                            : *std::max_element(bytesSent.begin(),

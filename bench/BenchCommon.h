@@ -20,6 +20,7 @@
 #ifndef SHARDLIN_BENCH_BENCHCOMMON_H
 #define SHARDLIN_BENCH_BENCHCOMMON_H
 
+#include "LinearTesting.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Status.h"
@@ -98,6 +99,9 @@ struct LinearCase {
   /// Total work of the step over all ranks: 2 * W * B * N * K.
   double flops() const;
   std::string label() const;
+  /// The layer as the tests describe it (LinearTesting.h): input B x K, with
+  /// bias, f32, this case's strategy.
+  testkit::LinearSpec spec() const;
 };
 
 /// What one case measured.
@@ -121,10 +125,8 @@ struct LinearResult {
   bool bytesMatch() const;
 };
 
-/// MLIR text of `func.func @main` with one shardlin.linear (with bias, f32).
-std::string linearMlir(const LinearCase &c);
-
-/// Parses and lowers `c` with its strategy. Diagnostics become the message.
+/// Parses and lowers `c` with its strategy (testkit::compileLinear of
+/// c.spec(); W = 1: "auto"). Diagnostics become the message.
 rt::Status compileLinear(const LinearCase &c, rt::Program &out);
 
 /// local | activations | gather-weight, read from the program's collectives.
