@@ -1,4 +1,4 @@
-//===- BenchCommon.cpp - Timing, data, the machine, JSON, cost-model glue -===//
+//===- BenchCommon.cpp - Timing, data, the machine, cost-model glue -------===//
 
 #include "BenchCommon.h"
 
@@ -138,6 +138,19 @@ std::string LinearCase::label() const {
                   std::to_string(dim) + " B" + std::to_string(rows) + " N" +
                   std::to_string(n) + " K" + std::to_string(k) + " " +
                   strategy;
+  return s;
+}
+
+testkit::LinearSpec LinearCase::spec() const {
+  testkit::LinearSpec s;
+  s.dim = dim;
+  s.n = n;
+  s.k = k;
+  s.batch = {rows};
+  s.placements = placements;
+  s.bias = true;
+  s.dtype = rt::DType::F32;
+  s.strategy = strategy;
   return s;
 }
 
@@ -371,140 +384,6 @@ std::string humanBytes(double b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
   return buf;
-}
-
-//===----------------------------------------------------------------------===//
-// JSON
-//===----------------------------------------------------------------------===//
-
-std::string jsonEscape(const std::string &s) {
-  std::string o = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-    case '"':
-      o += "\\\"";
-      break;
-    case '\\':
-      o += "\\\\";
-      break;
-    case '\n':
-      o += "\\n";
-      break;
-    case '\t':
-      o += "\\t";
-      break;
-    default:
-      if (ch < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-        o += buf;
-      } else {
-        o += static_cast<char>(ch);
-      }
-    }
-  }
-  return o + "\"";
-}
-
-void Json::comma(bool container) {
-  if (afterKey_) {
-    afterKey_ = false;
-    return;
-  }
-  if (first_.empty())
-    return;
-  const bool first = first_.back();
-  first_.back() = false;
-  if (!first)
-    out_ += ",";
-  // Objects put every member on its own line, except objects that are
-  // elements of an array, which are written on one line each (one line per
-  // result keeps the files small and diffable); arrays keep scalars inline.
-  const bool inlined = std::find(inline_.begin(), inline_.end(), true) !=
-                       inline_.end();
-  if (!inlined && (!isArray_.back() || container))
-    out_ += "\n" + std::string(2 * first_.size(), ' ');
-  else if (!first)
-    out_ += " ";
-}
-Json &Json::beginObject() {
-  const bool inArray = !isArray_.empty() && isArray_.back();
-  comma(true);
-  out_ += "{";
-  first_.push_back(true);
-  isArray_.push_back(false);
-  inline_.push_back(inArray);
-  return *this;
-}
-Json &Json::endObject() {
-  first_.pop_back();
-  isArray_.pop_back();
-  const bool wasInline = inline_.back();
-  inline_.pop_back();
-  const bool inlined = std::find(inline_.begin(), inline_.end(), true) !=
-                       inline_.end();
-  if (wasInline || inlined)
-    out_ += "}";
-  else
-    out_ += "\n" + std::string(2 * first_.size(), ' ') + "}";
-  return *this;
-}
-Json &Json::beginArray() {
-  comma(true);
-  out_ += "[";
-  first_.push_back(true);
-  isArray_.push_back(true);
-  inline_.push_back(false);
-  return *this;
-}
-Json &Json::endArray() {
-  first_.pop_back();
-  isArray_.pop_back();
-  inline_.pop_back();
-  out_ += "]";
-  return *this;
-}
-Json &Json::key(const std::string &k) {
-  comma();
-  out_ += jsonEscape(k) + ": ";
-  afterKey_ = true;
-  return *this;
-}
-Json &Json::value(const std::string &v) {
-  comma();
-  out_ += jsonEscape(v);
-  return *this;
-}
-Json &Json::value(double v) {
-  comma();
-  if (!std::isfinite(v)) {
-    out_ += "null";
-    return *this;
-  }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  out_ += buf;
-  return *this;
-}
-Json &Json::value(int64_t v) {
-  comma();
-  out_ += std::to_string(v);
-  return *this;
-}
-Json &Json::value(uint64_t v) {
-  comma();
-  out_ += std::to_string(v);
-  return *this;
-}
-Json &Json::value(bool v) {
-  comma();
-  out_ += v ? "true" : "false";
-  return *this;
-}
-Json &Json::null() {
-  comma();
-  out_ += "null";
-  return *this;
 }
 
 } // namespace shardlin::bench

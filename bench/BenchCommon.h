@@ -4,7 +4,7 @@
 // collectives on their own, and the compiler. This header holds what the
 // sections share: the case descriptions, the timing protocol, deterministic
 // data, what it reads of the machine (cores, load, CPU use, helper
-// processes), and a small JSON writer.
+// processes). Report.cpp writes the JSON (llvm::json).
 //
 // Timing protocol (all sections, after nccl-tests): warm-up runs, then
 // `trials` trials of `iters` back-to-back runs. Before a trial every rank
@@ -20,6 +20,7 @@
 #ifndef SHARDLIN_BENCH_BENCHCOMMON_H
 #define SHARDLIN_BENCH_BENCHCOMMON_H
 
+#include "LinearTesting.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Status.h"
@@ -98,6 +99,9 @@ struct LinearCase {
   /// Total work of the step over all ranks: 2 * W * B * N * K.
   double flops() const;
   std::string label() const;
+  /// The layer as the tests describe it (LinearTesting.h): input B x K, with
+  /// bias, f32, this case's strategy.
+  testkit::LinearSpec spec() const;
 };
 
 /// What one case measured.
@@ -121,10 +125,8 @@ struct LinearResult {
   bool bytesMatch() const;
 };
 
-/// MLIR text of `func.func @main` with one shardlin.linear (with bias, f32).
-std::string linearMlir(const LinearCase &c);
-
-/// Parses and lowers `c` with its strategy. Diagnostics become the message.
+/// Parses and lowers `c` with its strategy (testkit::compileLinear of
+/// c.spec(); W = 1: "auto"). Diagnostics become the message.
 rt::Status compileLinear(const LinearCase &c, rt::Program &out);
 
 /// The strategy the lowering chose (local | activations | gather-weight),
@@ -311,40 +313,6 @@ std::string fmt(const char *f, double v);
 
 /// "512 B", "1.5 KiB", ... "2.0 GiB".
 std::string humanBytes(double b);
-
-//===----------------------------------------------------------------------===//
-// JSON
-//===----------------------------------------------------------------------===//
-
-/// A minimal streaming JSON writer (objects, arrays, scalars).
-class Json {
-public:
-  Json &beginObject();
-  Json &endObject();
-  Json &beginArray();
-  Json &endArray();
-  Json &key(const std::string &k);
-  Json &value(const std::string &v);
-  Json &value(const char *v) { return value(std::string(v)); }
-  Json &value(double v);
-  Json &value(int64_t v);
-  Json &value(uint64_t v);
-  Json &value(int v) { return value(static_cast<int64_t>(v)); }
-  Json &value(bool v);
-  Json &null();
-  template <typename T> Json &field(const std::string &k, const T &v) {
-    return key(k).value(v);
-  }
-  const std::string &str() const { return out_; }
-
-private:
-  void comma(bool container = false);
-  std::string out_;
-  std::vector<bool> first_, isArray_, inline_;
-  bool afterKey_ = false;
-};
-
-std::string jsonEscape(const std::string &s);
 
 } // namespace shardlin::bench
 

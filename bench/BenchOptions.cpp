@@ -1,6 +1,17 @@
 //===- BenchOptions.cpp - Parsing the command line of shardlin-bench ------===//
+//
+// The command line goes through llvm::cl. Every option value is taken as
+// text and converted here, as before: lists may carry K/M/G suffixes, and
+// the numbers of the timing options and --max-mem-gib are read with
+// atoi/atof. The mode (--quick, --full) sets the defaults first; the options
+// given on the command line then override them, whatever their order.
+//
+//===----------------------------------------------------------------------===//
 
 #include "BenchOptions.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,10 +19,6 @@
 #include <sstream>
 
 namespace shardlin::bench {
-
-static bool startsWith(const std::string &s, const char *p) {
-  return s.rfind(p, 0) == 0;
-}
 
 template <typename T>
 bool parseList(const std::string &s, std::vector<T> &out) {
@@ -56,36 +63,117 @@ static std::vector<std::string> splitNames(const std::string &s) {
   return out;
 }
 
-void usage() {
-  std::printf(
-      "usage: shardlin-bench [--quick | --full] [options]\n"
-      "  --quick                 smoke run (seconds): tiny shapes, uneven and "
-      "permuted chunks, no PyTorch\n"
-      "  --full                  the whole sweep: B 1..16384, N = K 256..8192 "
-      "(hours; bounded by --max-mem-gib)\n"
-      "  --sections=LIST         linear,targets,collectives,compile\n"
-      "  --backends=LIST         threads,mpi\n"
-      "  --world-sizes=LIST      e.g. 1,2,4\n"
-      "  --rows=LIST             B, rows per rank\n"
-      "  --features=LIST         N = K\n"
-      "  --dims=LIST             weight sharding dims: 1 (K split), 0 (N "
-      "split)\n"
-      "  --strategies=LIST       activations,gather-weight,auto\n"
-      "  --permuted              non-identity placements\n"
-      "  --collective-sizes=LIST nccl-tests sizes in bytes (K/M/G suffixes)\n"
-      "  --compile-ops=LIST      numbers of linears in the compile benchmark\n"
-      "  --json=PATH             write the results as JSON\n"
-      "  --plot=PATH             write a PNG plot (bench/plot.py, matplotlib)\n"
-      "  --torch / --no-torch    compare with PyTorch's F.linear "
-      "(bench/torch_linear.py)\n"
-      "  --python=PATH           interpreter for the helpers "
-      "(default /usr/bin/python3)\n"
-      "  --scripts-dir=DIR       where torch_linear.py and plot.py are\n"
-      "  --mpirun=PATH           mpirun to launch the mpi backend with\n"
-      "  --max-mem-gib=G         skip cases estimated to need more memory\n"
-      "  --warmup=N --min-trials=N --max-trials=N --min-time=S "
-      "--trial-time=S\n");
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::OptionCategory category("shardlin-bench options");
+
+// Modes.
+cl::opt<bool> quickOpt("quick",
+                       cl::desc("Smoke run (seconds): tiny shapes, uneven and "
+                                "permuted chunks, no PyTorch"),
+                       cl::cat(category));
+cl::opt<bool> fullOpt("full",
+                      cl::desc("The whole sweep: B 1..16384, N = K 256..8192 "
+                               "(hours; bounded by --max-mem-gib)"),
+                      cl::cat(category));
+cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::cat(category));
+
+// What runs.
+using TextOpt = cl::opt<std::string>;
+TextOpt sectionsOpt("sections", cl::desc("linear,targets,collectives,compile"),
+                    cl::value_desc("LIST"), cl::cat(category));
+TextOpt backendsOpt("backends", cl::desc("threads,mpi"), cl::value_desc("LIST"),
+                    cl::cat(category));
+TextOpt worldSizesOpt("world-sizes", cl::desc("e.g. 1,2,4"),
+                      cl::value_desc("LIST"), cl::cat(category));
+TextOpt rowsOpt("rows", cl::desc("B, rows per rank"), cl::value_desc("LIST"),
+                cl::cat(category));
+TextOpt featuresOpt("features", cl::desc("N = K"), cl::value_desc("LIST"),
+                    cl::cat(category));
+TextOpt dimsOpt("dims",
+                cl::desc("Weight sharding dims: 1 (K split), 0 (N split)"),
+                cl::value_desc("LIST"), cl::cat(category));
+TextOpt strategiesOpt("strategies", cl::desc("activations,gather-weight,auto"),
+                      cl::value_desc("LIST"), cl::cat(category));
+cl::opt<bool> permutedOpt("permuted", cl::desc("Non-identity placements"),
+                          cl::cat(category));
+TextOpt
+    collectiveSizesOpt("collective-sizes",
+                       cl::desc("nccl-tests sizes in bytes (K/M/G suffixes)"),
+                       cl::value_desc("LIST"), cl::cat(category));
+TextOpt collectiveWorldSizesOpt(
+    "collective-world-sizes",
+    cl::desc("World sizes of the collectives section (default 2,4)"),
+    cl::value_desc("LIST"), cl::cat(category));
+TextOpt compileOpsOpt("compile-ops",
+                      cl::desc("Numbers of linears in the compile benchmark"),
+                      cl::value_desc("LIST"), cl::cat(category));
+
+// Output and helpers.
+TextOpt jsonOpt("json", cl::desc("Write the results as JSON"),
+                cl::value_desc("PATH"), cl::cat(category));
+TextOpt plotOpt("plot",
+                cl::desc("Write a PNG plot (bench/plot.py, matplotlib)"),
+                cl::value_desc("PATH"), cl::cat(category));
+cl::opt<bool> torchOpt("torch",
+                       cl::desc("Compare with PyTorch's F.linear "
+                                "(bench/torch_linear.py)"),
+                       cl::cat(category));
+cl::opt<bool> noTorchOpt("no-torch", cl::desc("Do not compare with PyTorch"),
+                         cl::cat(category));
+TextOpt pythonOpt("python",
+                  cl::desc("Interpreter for the helpers "
+                           "(default /usr/bin/python3)"),
+                  cl::value_desc("PATH"), cl::cat(category));
+TextOpt scriptsDirOpt("scripts-dir",
+                      cl::desc("Where torch_linear.py and plot.py are"),
+                      cl::value_desc("DIR"), cl::cat(category));
+TextOpt mpirunOpt("mpirun", cl::desc("mpirun to launch the mpi backend with"),
+                  cl::value_desc("PATH"), cl::cat(category));
+TextOpt maxMemOpt("max-mem-gib",
+                  cl::desc("Skip cases estimated to need more memory"),
+                  cl::value_desc("G"), cl::cat(category));
+
+// Timing.
+TextOpt warmupOpt("warmup", cl::desc("Warm-up runs"), cl::value_desc("N"),
+                  cl::cat(category));
+TextOpt minTrialsOpt("min-trials", cl::desc("Fewest trials"),
+                     cl::value_desc("N"), cl::cat(category));
+TextOpt maxTrialsOpt("max-trials", cl::desc("Most trials"), cl::value_desc("N"),
+                     cl::cat(category));
+TextOpt minTimeOpt("min-time",
+                   cl::desc("Target length of all trials of a measurement"),
+                   cl::value_desc("S"), cl::cat(category));
+TextOpt trialTimeOpt("trial-time", cl::desc("Target length of one trial"),
+                     cl::value_desc("S"), cl::cat(category));
+
+// The worker modes of the MPI launches (internal).
+TextOpt mpiWorkerOpt("mpi-worker", cl::Hidden, cl::cat(category));
+TextOpt mpiCollectivesWorkerOpt("mpi-collectives-worker", cl::Hidden,
+                                cl::cat(category));
+TextOpt mpiOutOpt("mpi-out", cl::Hidden, cl::cat(category));
+
+bool given(const cl::Option &opt) { return opt.getNumOccurrences() > 0; }
+
+/// A list option into `out`; false (with the message) if it does not parse.
+template <typename T> bool applyList(const TextOpt &opt, std::vector<T> &out) {
+  if (!given(opt) || parseList(opt.getValue(), out))
+    return true;
+  std::fprintf(stderr, "shardlin-bench: bad list in '--%s=%s'\n",
+               opt.ArgStr.str().c_str(), opt.getValue().c_str());
+  return false;
 }
+
+void applyText(const TextOpt &opt, std::string &out) {
+  if (given(opt))
+    out = opt.getValue();
+}
+
+} // namespace
+
+void usage() { llvm::cl::PrintHelpMessage(); }
 
 /// The defaults of the mode; explicit flags override them.
 static void applyModeDefaults(bool quick, bool full, Options &o) {
@@ -117,70 +205,52 @@ static void applyModeDefaults(bool quick, bool full, Options &o) {
   }
 }
 
-/// Applies one flag (other than --quick and --full). Returns false for an
-/// unknown flag; `ok` is false after a list that does not parse.
-static bool parseFlag(const std::string &a, Options &o, bool &ok) {
-  auto val = [&](const char *flag) { return a.substr(std::strlen(flag)); };
-  if (a == "--help" || a == "-h") {
-    usage();
-    std::exit(0);
-  } else if (startsWith(a, "--sections=")) {
-    auto v = splitNames(val("--sections="));
+/// Applies the options given on the command line (other than --quick and
+/// --full) over the mode's defaults. False after a list that does not parse.
+static bool applyFlags(Options &o) {
+  if (given(sectionsOpt)) {
+    auto v = splitNames(sectionsOpt);
     o.sections = std::set<std::string>(v.begin(), v.end());
-  } else if (startsWith(a, "--backends="))
-    o.backends = splitNames(val("--backends="));
-  else if (startsWith(a, "--world-sizes="))
-    ok = parseList(val("--world-sizes="), o.worldSizes);
-  else if (startsWith(a, "--rows="))
-    ok = parseList(val("--rows="), o.rows);
-  else if (startsWith(a, "--features="))
-    ok = parseList(val("--features="), o.features);
-  else if (startsWith(a, "--dims="))
-    ok = parseList(val("--dims="), o.dims);
-  else if (startsWith(a, "--strategies="))
-    o.strategies = splitNames(val("--strategies="));
-  else if (a == "--permuted")
-    o.permuted = true;
-  else if (startsWith(a, "--collective-sizes="))
-    ok = parseList(val("--collective-sizes="), o.collectiveSizes);
-  else if (startsWith(a, "--collective-world-sizes="))
-    ok = parseList(val("--collective-world-sizes="), o.collectiveWorldSizes);
-  else if (startsWith(a, "--compile-ops="))
-    ok = parseList(val("--compile-ops="), o.compileOps);
-  else if (startsWith(a, "--json="))
-    o.json = val("--json=");
-  else if (startsWith(a, "--plot="))
-    o.plot = val("--plot=");
-  else if (a == "--torch")
-    o.torch = 1;
-  else if (a == "--no-torch")
-    o.torch = 0;
-  else if (startsWith(a, "--python="))
-    o.python = val("--python=");
-  else if (startsWith(a, "--scripts-dir="))
-    o.scriptsDir = val("--scripts-dir=");
-  else if (startsWith(a, "--mpirun="))
-    o.mpirun = val("--mpirun=");
-  else if (startsWith(a, "--max-mem-gib="))
-    o.maxMemGiB = std::atof(val("--max-mem-gib=").c_str());
-  else if (startsWith(a, "--warmup="))
-    o.timing.warmup = std::atoi(val("--warmup=").c_str());
-  else if (startsWith(a, "--min-trials="))
-    o.timing.minTrials = std::atoi(val("--min-trials=").c_str());
-  else if (startsWith(a, "--max-trials="))
-    o.timing.maxTrials = std::atoi(val("--max-trials=").c_str());
-  else if (startsWith(a, "--min-time="))
-    o.timing.minSeconds = std::atof(val("--min-time=").c_str());
-  else if (startsWith(a, "--trial-time="))
-    o.timing.trialSeconds = std::atof(val("--trial-time=").c_str());
-  else if (startsWith(a, "--mpi-worker="))
-    o.mpiWorker = val("--mpi-worker=");
-  else if (startsWith(a, "--mpi-collectives-worker="))
-    o.mpiCollectivesWorker = val("--mpi-collectives-worker=");
-  else if (startsWith(a, "--mpi-out="))
-    o.mpiOut = val("--mpi-out=");
-  else
+  }
+  if (given(backendsOpt))
+    o.backends = splitNames(backendsOpt);
+  if (given(strategiesOpt))
+    o.strategies = splitNames(strategiesOpt);
+  if (!applyList(worldSizesOpt, o.worldSizes) || !applyList(rowsOpt, o.rows) ||
+      !applyList(featuresOpt, o.features) || !applyList(dimsOpt, o.dims) ||
+      !applyList(collectiveSizesOpt, o.collectiveSizes) ||
+      !applyList(collectiveWorldSizesOpt, o.collectiveWorldSizes) ||
+      !applyList(compileOpsOpt, o.compileOps))
     return false;
+  if (permutedOpt)
+    o.permuted = true;
+  applyText(jsonOpt, o.json);
+  applyText(plotOpt, o.plot);
+  // --torch and --no-torch: the last one given wins.
+  if (given(torchOpt) && given(noTorchOpt))
+    o.torch = torchOpt.getPosition() > noTorchOpt.getPosition() ? 1 : 0;
+  else if (given(torchOpt))
+    o.torch = 1;
+  else if (given(noTorchOpt))
+    o.torch = 0;
+  applyText(pythonOpt, o.python);
+  applyText(scriptsDirOpt, o.scriptsDir);
+  applyText(mpirunOpt, o.mpirun);
+  if (given(maxMemOpt))
+    o.maxMemGiB = std::atof(maxMemOpt.c_str());
+  if (given(warmupOpt))
+    o.timing.warmup = std::atoi(warmupOpt.c_str());
+  if (given(minTrialsOpt))
+    o.timing.minTrials = std::atoi(minTrialsOpt.c_str());
+  if (given(maxTrialsOpt))
+    o.timing.maxTrials = std::atoi(maxTrialsOpt.c_str());
+  if (given(minTimeOpt))
+    o.timing.minSeconds = std::atof(minTimeOpt.c_str());
+  if (given(trialTimeOpt))
+    o.timing.trialSeconds = std::atof(trialTimeOpt.c_str());
+  applyText(mpiWorkerOpt, o.mpiWorker);
+  applyText(mpiCollectivesWorkerOpt, o.mpiCollectivesWorker);
+  applyText(mpiOutOpt, o.mpiOut);
   return true;
 }
 
@@ -207,36 +277,32 @@ static bool checkNames(const Options &o) {
 }
 
 bool parseArgs(int argc, char **argv, Options &o) {
-  bool quick = false, full = false;
-  std::vector<std::string> rest;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--quick")
-      quick = true;
-    else if (a == "--full")
-      full = true;
-    else
-      rest.push_back(a);
+  // Only this tool's options in --help (the LLVM libraries register their
+  // own).
+  llvm::cl::HideUnrelatedOptions(category);
+  std::string errors;
+  llvm::raw_string_ostream errs(errors);
+  if (!llvm::cl::ParseCommandLineOptions(
+          argc, argv,
+          "the shardlin benchmark suite (docs/performance.md)\n\n"
+          "  shardlin-bench [--quick | --full] [options]\n",
+          &errs)) {
+    std::fprintf(stderr, "%s", errors.c_str());
+    return false;
   }
-  if (quick && full) {
+  if (shortHelp) {
+    usage();
+    std::exit(0);
+  }
+  if (quickOpt && fullOpt) {
     std::fprintf(stderr,
                  "shardlin-bench: --quick and --full exclude each other\n");
     return false;
   }
   // Mode defaults first; explicit flags override them below.
-  applyModeDefaults(quick, full, o);
-  for (const std::string &a : rest) {
-    bool ok = true;
-    if (!parseFlag(a, o, ok)) {
-      std::fprintf(stderr, "shardlin-bench: unknown option '%s' (--help)\n",
-                   a.c_str());
-      return false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "shardlin-bench: bad list in '%s'\n", a.c_str());
-      return false;
-    }
-  }
+  applyModeDefaults(quickOpt, fullOpt, o);
+  if (!applyFlags(o))
+    return false;
   if (!checkNames(o))
     return false;
   if (o.torch < 0)

@@ -2,18 +2,12 @@
 
 #include "BenchCommon.h"
 
-#include "shardlin/Execution/ProgramBuilder.h"
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/Gemm.h"
 #include "shardlin/runtime/MpiCommunicator.h"
 #include "shardlin/runtime/Plan.h"
 #include "shardlin/runtime/Runner.h"
 #include "shardlin/runtime/ThreadsCommunicator.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <cblas.h>
 
@@ -33,51 +27,11 @@ namespace shardlin::bench {
 // Compiling
 //===----------------------------------------------------------------------===//
 
-static std::string joinInts(const std::vector<int64_t> &v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s;
-}
-
-std::string linearMlir(const LinearCase &c) {
-  auto t = [](int64_t a, int64_t b) {
-    return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf32>";
-  };
-  const std::string x = t(c.rows, c.k), y = t(c.rows, c.n);
-  const std::string b = "tensor<" + std::to_string(c.n) + "xf32>";
-  const std::string w = "!shardlin.sharded<" + t(c.n, c.k) +
-                        ", #shardlin.chunk<dim = " + std::to_string(c.dim) +
-                        ", placements = [" + joinInts(c.placements) + "]>>";
-  return "func.func @main(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " +
-         y + " {\n  %y = shardlin.linear %x, %w, %b : (" + x + ", " + w +
-         ", " + b + ") -> " + y + "\n  return %y : " + y + "\n}\n";
-}
-
 rt::Status compileLinear(const LinearCase &c, rt::Program &out) {
-  const std::string text = linearMlir(c);
-  mlir::DialectRegistry registry;
-  mlir::shardlin::registerExecutionDialects(registry);
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  if (!module)
-    return rt::Status::error("parsing failed: " + diagnostics);
-  mlir::shardlin::LowerShardedLinearOptions options;
-  options.strategy = c.worldSize() == 1 ? "auto" : c.strategy;
-  mlir::FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, "main", options);
-  if (mlir::failed(program))
-    return rt::Status::error("buildProgram failed: " + diagnostics);
-  out = std::move(*program);
-  return rt::Status::ok();
+  testkit::LinearSpec spec = c.spec();
+  spec.strategy = c.worldSize() == 1 ? "auto" : c.strategy;
+  return testkit::compileLinear(spec, out,
+                                testkit::CompileMessage::Diagnostics);
 }
 
 //===----------------------------------------------------------------------===//

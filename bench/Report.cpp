@@ -8,12 +8,16 @@
 
 #include "BenchRun.h"
 
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <system_error>
 
 namespace shardlin::bench {
 
@@ -204,275 +208,316 @@ void printSummary(const BenchRun &run, const std::vector<Derived> &derived) {
 //===----------------------------------------------------------------------===//
 // JSON
 //===----------------------------------------------------------------------===//
+//
+// Written with llvm::json::OStream, pretty-printed, except that an object
+// that is an element of an array is written on one line (one line per
+// result keeps the files small and diffable). Numbers are written as "%.6g"
+// writes them (6 significant digits, what the results have always carried);
+// a value that is not finite is written as null.
 
-void writeTiming(Json &j, const Timing &t) {
-  j.field("median_s", t.median())
-      .field("min_s", t.min())
-      .field("max_s", t.max())
-      .field("iters", t.iters)
-      .field("trials", t.trials);
+namespace json = llvm::json;
+
+/// Writes the attribute `key` with the number `v` as "%.6g" writes it, or
+/// null if it is not finite.
+void num(json::OStream &j, llvm::StringRef key, double v) {
+  j.attributeBegin(key);
+  if (std::isfinite(v)) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    j.rawValue(buf);
+  } else {
+    j.value(nullptr);
+  }
+  j.attributeEnd();
 }
 
-void writeMachine(Json &j, const BenchRun &run) {
-  j.key("machine").beginObject();
-  j.field("cores", cores())
-      .field("load_start", run.loadStart)
-      .field("load_end", run.loadEnd)
-      .field("openblas", std::string(openblas_get_config()))
-      .field("seconds", nowSeconds() - run.t0);
-  j.key("load_at_section_start").beginObject();
-  for (auto &[name, l] : run.sectionLoad)
-    j.field(name, l);
-  j.endObject();
-  j.field("foreign_cpu_share", run.foreignAll);
-  j.key("foreign_cpu_share_by_section").beginObject();
-  for (auto &[name, f] : run.sectionForeign)
-    j.field(name, f);
-  j.endObject();
-  j.endObject();
+/// JSON strings are UTF-8; anything else (e.g. bytes of an error message) is
+/// repaired rather than written as is.
+json::Value str(const std::string &s) {
+  return json::isUTF8(s) ? json::Value(s) : json::Value(json::fixUTF8(s));
 }
 
-void writeTimingOptions(Json &j, const TimingOptions &t) {
-  j.key("timing").beginObject();
-  j.field("warmup", t.warmup)
-      .field("min_trials", t.minTrials)
-      .field("max_trials", t.maxTrials)
-      .field("min_seconds", t.minSeconds)
-      .field("trial_seconds", t.trialSeconds);
-  j.endObject();
+/// An element of an array: an object on one line.
+void lineObject(json::OStream &j,
+                llvm::function_ref<void(json::OStream &)> body) {
+  j.rawValue([&](llvm::raw_ostream &os) {
+    json::OStream line(os);
+    line.object([&] { body(line); });
+  });
+}
+
+template <typename T> json::Value array(const std::vector<T> &v) {
+  json::Array a;
+  for (const T &x : v)
+    a.push_back(x);
+  return a;
+}
+
+void writeTiming(json::OStream &j, const Timing &t) {
+  num(j, "median_s", t.median());
+  num(j, "min_s", t.min());
+  num(j, "max_s", t.max());
+  j.attribute("iters", t.iters);
+  j.attribute("trials", t.trials);
+}
+
+void writeMachine(json::OStream &j, const BenchRun &run) {
+  j.attributeObject("machine", [&] {
+    j.attribute("cores", cores());
+    num(j, "load_start", run.loadStart);
+    num(j, "load_end", run.loadEnd);
+    j.attribute("openblas", str(openblas_get_config()));
+    num(j, "seconds", nowSeconds() - run.t0);
+    j.attributeObject("load_at_section_start", [&] {
+      for (auto &[name, l] : run.sectionLoad)
+        num(j, name, l);
+    });
+    num(j, "foreign_cpu_share", run.foreignAll);
+    j.attributeObject("foreign_cpu_share_by_section", [&] {
+      for (auto &[name, f] : run.sectionForeign)
+        num(j, name, f);
+    });
+  });
+}
+
+void writeTimingOptions(json::OStream &j, const TimingOptions &t) {
+  j.attributeObject("timing", [&] {
+    j.attribute("warmup", t.warmup);
+    j.attribute("min_trials", t.minTrials);
+    j.attribute("max_trials", t.maxTrials);
+    num(j, "min_seconds", t.minSeconds);
+    num(j, "trial_seconds", t.trialSeconds);
+  });
 }
 
 /// The measured part of a case that ran.
-void writeLinearResult(Json &j, const BenchRun &run, const Row &row) {
+void writeLinearResult(json::OStream &j, const BenchRun &run, const Row &row) {
   const LinearCase &c = row.c;
   const LinearResult &r = row.r;
-  j.field("lowered", r.chosen).field("model_choice", modelChoice(c));
+  j.attribute("lowered", str(r.chosen));
+  j.attribute("model_choice", str(modelChoice(c)));
   writeTiming(j, r.timing);
-  j.field("gflops", c.flops() / r.timing.median() / 1e9)
-      .field("blas_threads", r.blasThreads)
-      .field("compile_s", r.compileSeconds);
-  j.key("bytes_sent").beginArray();
-  for (uint64_t b : r.bytesSent)
-    j.value(b);
-  j.endArray();
-  j.key("bytes_predicted").beginArray();
-  for (uint64_t b : r.bytesPredicted)
-    j.value(b);
-  j.endArray();
-  j.field("bytes_sent_max", r.maxBytesSent())
-      .field("bytes_predicted_max", r.maxBytesPredicted())
-      .field("bytes_match", r.bytesMatch())
-      .field("verify_failures", r.verifyFailures);
+  num(j, "gflops", c.flops() / r.timing.median() / 1e9);
+  j.attribute("blas_threads", r.blasThreads);
+  num(j, "compile_s", r.compileSeconds);
+  j.attribute("bytes_sent", array(r.bytesSent));
+  j.attribute("bytes_predicted", array(r.bytesPredicted));
+  j.attribute("bytes_sent_max", r.maxBytesSent());
+  j.attribute("bytes_predicted_max", r.maxBytesPredicted());
+  j.attribute("bytes_match", r.bytesMatch());
+  j.attribute("verify_failures", r.verifyFailures);
   DenseKey key{c.worldSize() * c.rows, c.n, c.k};
   if (run.dense.count(key))
-    j.field("dense_s", run.dense.at(key).timing.median());
+    num(j, "dense_s", run.dense.at(key).timing.median());
   if (run.torch.results.count(key))
-    j.field("torch_s", run.torch.results.at(key).median);
+    num(j, "torch_s", run.torch.results.at(key).median);
 }
 
-void writeLinear(Json &j, const BenchRun &run) {
-  j.key("linear").beginArray();
-  for (const Row &row : run.rows) {
-    const LinearCase &c = row.c;
-    j.beginObject();
-    j.field("backend", c.backend)
-        .field("world_size", c.worldSize())
-        .field("dim", c.dim)
-        .field("rows", c.rows)
-        .field("n", c.n)
-        .field("k", c.k)
-        .field("strategy", c.strategy);
-    j.key("placements").beginArray();
-    for (int64_t p : c.placements)
-      j.value(p);
-    j.endArray();
-    if (row.skipped)
-      j.field("skipped", row.skipReason);
-    else if (!row.r.ran)
-      j.field("error", row.r.error);
-    else
-      writeLinearResult(j, run, row);
-    j.endObject();
-  }
-  j.endArray();
+void writeLinear(json::OStream &j, const BenchRun &run) {
+  j.attributeArray("linear", [&] {
+    for (const Row &row : run.rows)
+      lineObject(j, [&](json::OStream &o) {
+        const LinearCase &c = row.c;
+        o.attribute("backend", str(c.backend));
+        o.attribute("world_size", c.worldSize());
+        o.attribute("dim", c.dim);
+        o.attribute("rows", c.rows);
+        o.attribute("n", c.n);
+        o.attribute("k", c.k);
+        o.attribute("strategy", str(c.strategy));
+        o.attribute("placements", array(c.placements));
+        if (row.skipped)
+          o.attribute("skipped", str(row.skipReason));
+        else if (!row.r.ran)
+          o.attribute("error", str(row.r.error));
+        else
+          writeLinearResult(o, run, row);
+      });
+  });
 }
 
-void writeDense(Json &j, const BenchRun &run) {
-  j.key("dense").beginArray();
-  for (auto &[k, d] : run.dense) {
-    j.beginObject();
-    j.field("m", k.m).field("n", k.n).field("k", k.k).field("threads",
-                                                            d.threads);
-    writeTiming(j, d.timing);
-    j.field("gflops", 2.0 * k.m * k.n * k.k / d.timing.median() / 1e9);
-    j.endObject();
-  }
-  j.endArray();
+void writeDense(json::OStream &j, const BenchRun &run) {
+  j.attributeArray("dense", [&] {
+    for (auto &[k, d] : run.dense)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("m", k.m);
+        o.attribute("n", k.n);
+        o.attribute("k", k.k);
+        o.attribute("threads", d.threads);
+        writeTiming(o, d.timing);
+        num(o, "gflops", 2.0 * k.m * k.n * k.k / d.timing.median() / 1e9);
+      });
+  });
 }
 
-void writeTorch(Json &j, const TorchInfo &torch) {
-  j.key("torch").beginObject();
-  j.field("available", torch.available)
-      .field("version", torch.version)
-      .field("message", torch.message)
-      .field("threads", torch.threads);
-  j.key("results").beginArray();
-  for (auto &[k, t] : torch.results) {
-    j.beginObject();
-    j.field("m", k.m).field("n", k.n).field("k", k.k);
-    j.field("median_s", t.median).field("min_s", t.min).field("max_s", t.max);
-    j.field("iters", t.iters).field("trials", t.trials);
-    j.endObject();
-  }
-  j.endArray();
-  j.endObject();
+void writeTorch(json::OStream &j, const TorchInfo &torch) {
+  j.attributeObject("torch", [&] {
+    j.attribute("available", torch.available);
+    j.attribute("version", str(torch.version));
+    j.attribute("message", str(torch.message));
+    j.attribute("threads", torch.threads);
+    j.attributeArray("results", [&] {
+      for (auto &[k, t] : torch.results)
+        lineObject(j, [&](json::OStream &o) {
+          o.attribute("m", k.m);
+          o.attribute("n", k.n);
+          o.attribute("k", k.k);
+          num(o, "median_s", t.median);
+          num(o, "min_s", t.min);
+          num(o, "max_s", t.max);
+          o.attribute("iters", t.iters);
+          o.attribute("trials", t.trials);
+        });
+    });
+  });
 }
 
-void writeAutoChecks(Json &j, const BenchRun &run) {
-  j.key("auto_check").beginArray();
-  for (const AutoCheck &a : run.autoChecks) {
-    j.beginObject();
-    j.field("where", a.where)
-        .field("auto_lowered", a.autoChose)
-        .field("auto_bytes", a.autoBytes)
-        .field("cheapest_forced", a.cheapest)
-        .field("cheapest_bytes", a.bestBytes)
-        .field("holds", a.autoBytes <= a.bestBytes)
-        .field("auto_s", a.autoSeconds)
-        .field("cheapest_s", a.cheapestSeconds);
-    if (!a.why.empty())
-      j.field("why", a.why);
-    j.endObject();
-  }
-  j.endArray();
-  j.key("auto_model_bands").beginArray();
-  for (const AutoBand &b : run.autoBands) {
-    j.beginObject();
-    j.field("world_size", b.w)
-        .field("dim", b.dim)
-        .field("n_k", b.features)
-        .field("rows_lo", b.lo)
-        .field("rows_hi", b.hi)
-        .field("auto_lowered", b.autoChose)
-        .field("auto_bytes_at_lo", b.autoBytes)
-        .field("cheapest_bytes_at_lo", b.bestBytes);
-    j.endObject();
-  }
-  j.endArray();
+void writeAutoChecks(json::OStream &j, const BenchRun &run) {
+  j.attributeArray("auto_check", [&] {
+    for (const AutoCheck &a : run.autoChecks)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("where", str(a.where));
+        o.attribute("auto_lowered", str(a.autoChose));
+        o.attribute("auto_bytes", a.autoBytes);
+        o.attribute("cheapest_forced", str(a.cheapest));
+        o.attribute("cheapest_bytes", a.bestBytes);
+        o.attribute("holds", a.autoBytes <= a.bestBytes);
+        num(o, "auto_s", a.autoSeconds);
+        num(o, "cheapest_s", a.cheapestSeconds);
+        if (!a.why.empty())
+          o.attribute("why", str(a.why));
+      });
+  });
+  j.attributeArray("auto_model_bands", [&] {
+    for (const AutoBand &b : run.autoBands)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("world_size", b.w);
+        o.attribute("dim", b.dim);
+        o.attribute("n_k", b.features);
+        o.attribute("rows_lo", b.lo);
+        o.attribute("rows_hi", b.hi);
+        o.attribute("auto_lowered", str(b.autoChose));
+        o.attribute("auto_bytes_at_lo", b.autoBytes);
+        o.attribute("cheapest_bytes_at_lo", b.bestBytes);
+      });
+  });
 }
 
-void writeCollectives(Json &j, const BenchRun &run) {
-  j.key("collectives").beginArray();
-  for (const CollectiveResult &c : run.collectives) {
-    j.beginObject();
-    j.field("backend", c.backend).field("world_size", c.worldSize);
-    if (!c.error.empty()) {
-      j.field("error", c.error);
-    } else {
-      j.field("op", c.op).field("size_bytes", c.sizeBytes);
-      writeTiming(j, c.timing);
-      j.field("algbw_GBps", c.algbw)
-          .field("busbw_GBps", c.busbw)
-          .field("bytes_sent", c.bytesSent)
-          .field("bytes_expected", c.bytesExpected)
-          .field("bytes_match", c.bytesMatch);
-    }
-    j.endObject();
-  }
-  j.endArray();
+void writeCollectives(json::OStream &j, const BenchRun &run) {
+  j.attributeArray("collectives", [&] {
+    for (const CollectiveResult &c : run.collectives)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("backend", str(c.backend));
+        o.attribute("world_size", c.worldSize);
+        if (!c.error.empty()) {
+          o.attribute("error", str(c.error));
+          return;
+        }
+        o.attribute("op", str(c.op));
+        o.attribute("size_bytes", c.sizeBytes);
+        writeTiming(o, c.timing);
+        num(o, "algbw_GBps", c.algbw);
+        num(o, "busbw_GBps", c.busbw);
+        o.attribute("bytes_sent", c.bytesSent);
+        o.attribute("bytes_expected", c.bytesExpected);
+        o.attribute("bytes_match", c.bytesMatch);
+      });
+  });
 }
 
-void writeCompiles(Json &j, const BenchRun &run) {
-  j.key("compile").beginArray();
-  for (const CompileResult &c : run.compiles) {
-    j.beginObject();
-    j.field("ops", c.ops);
-    if (!c.error.empty())
-      j.field("error", c.error);
-    else
-      j.field("parse_s", c.parseSeconds)
-          .field("lower_s", c.lowerSeconds)
-          .field("translate_s", c.translateSeconds)
-          .field("parse_lower_s", c.parseLowerSeconds())
-          .field("us_per_op", 1e6 * c.parseLowerSeconds() / c.ops)
-          .field("samples", c.samples);
-    j.endObject();
-  }
-  j.endArray();
+void writeCompiles(json::OStream &j, const BenchRun &run) {
+  j.attributeArray("compile", [&] {
+    for (const CompileResult &c : run.compiles)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("ops", c.ops);
+        if (!c.error.empty()) {
+          o.attribute("error", str(c.error));
+          return;
+        }
+        num(o, "parse_s", c.parseSeconds);
+        num(o, "lower_s", c.lowerSeconds);
+        num(o, "translate_s", c.translateSeconds);
+        num(o, "parse_lower_s", c.parseLowerSeconds());
+        num(o, "us_per_op", 1e6 * c.parseLowerSeconds() / c.ops);
+        o.attribute("samples", c.samples);
+      });
+  });
 }
 
-void writeW1VsTorch(Json &j, const TorchTarget &torchTarget) {
-  j.key("w1_vs_torch").beginObject();
-  j.field("version", torchTarget.version)
-      .field("message", torchTarget.message)
-      .field("faster", torchTarget.faster)
-      .field("geomean_ratio", torchTarget.geomean);
-  j.key("shapes").beginArray();
-  for (const TorchShape &t : torchTarget.shapes) {
-    j.beginObject();
-    j.field("rows", t.rows)
-        .field("n_k", t.features)
-        .field("shardlin_s", t.shardlinSeconds)
-        .field("torch_s", t.torchSeconds)
-        .field("ratio", t.shardlinSeconds / t.torchSeconds);
-    j.endObject();
-  }
-  j.endArray();
-  j.endObject();
+void writeW1VsTorch(json::OStream &j, const TorchTarget &torchTarget) {
+  j.attributeObject("w1_vs_torch", [&] {
+    j.attribute("version", str(torchTarget.version));
+    j.attribute("message", str(torchTarget.message));
+    j.attribute("faster", torchTarget.faster);
+    num(j, "geomean_ratio", torchTarget.geomean);
+    j.attributeArray("shapes", [&] {
+      for (const TorchShape &t : torchTarget.shapes)
+        lineObject(j, [&](json::OStream &o) {
+          o.attribute("rows", t.rows);
+          o.attribute("n_k", t.features);
+          num(o, "shardlin_s", t.shardlinSeconds);
+          num(o, "torch_s", t.torchSeconds);
+          num(o, "ratio", t.shardlinSeconds / t.torchSeconds);
+        });
+    });
+  });
 }
 
-void writeTargets(Json &j, const BenchRun &run,
+void writeTargets(json::OStream &j, const BenchRun &run,
                   const std::vector<Derived> &derived) {
-  j.key("targets").beginArray();
-  for (const TargetRatio &t : run.targets) {
-    j.beginObject();
-    j.field("name", t.name)
-        .field("description", t.description)
-        .field("shardlin_s", t.shardlinSeconds)
-        .field("reference_s", t.referenceSeconds)
-        .field("ratio", t.ratio)
-        .field("ratio_of_mins", t.ratioOfMins)
-        .field("limit", t.limit)
-        .field("met", t.met);
-    if (!t.note.empty())
-      j.field("note", t.note);
-    j.endObject();
-  }
-  for (const auto &d : derived) {
-    j.beginObject();
-    j.field("name", d.name)
-        .field("description", d.text)
-        .field("applicable", d.applicable)
-        .field("met", d.met);
-    j.endObject();
-  }
-  j.endArray();
+  j.attributeArray("targets", [&] {
+    for (const TargetRatio &t : run.targets)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("name", str(t.name));
+        o.attribute("description", str(t.description));
+        num(o, "shardlin_s", t.shardlinSeconds);
+        num(o, "reference_s", t.referenceSeconds);
+        num(o, "ratio", t.ratio);
+        num(o, "ratio_of_mins", t.ratioOfMins);
+        num(o, "limit", t.limit);
+        o.attribute("met", t.met);
+        if (!t.note.empty())
+          o.attribute("note", str(t.note));
+      });
+    for (const auto &d : derived)
+      lineObject(j, [&](json::OStream &o) {
+        o.attribute("name", str(d.name));
+        o.attribute("description", str(d.text));
+        o.attribute("applicable", d.applicable);
+        o.attribute("met", d.met);
+      });
+  });
 }
 
 /// Writes everything to `jsonPath`; a failed write fails the run.
 void writeJson(BenchRun &run, const std::vector<Derived> &derived,
                const std::string &jsonPath) {
   const Options &o = run.opts;
-  Json j;
-  j.beginObject();
-  writeMachine(j, run);
-  j.field("mode", o.mode);
-  writeTimingOptions(j, o.timing);
-  writeLinear(j, run);
-  writeDense(j, run);
-  writeTorch(j, run.torch);
-  writeAutoChecks(j, run);
-  writeCollectives(j, run);
-  writeCompiles(j, run);
-  writeW1VsTorch(j, run.torchTarget);
-  writeTargets(j, run, derived);
-  j.field("bytes_all_match",
-          run.checks.mismatches == 0 && run.checks.errors == 0);
-  j.field("failed", run.failed);
-  j.endObject();
-  std::ofstream out(jsonPath);
-  out << j.str() << "\n";
-  if (!out) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(jsonPath, ec);
+  if (!ec) {
+    json::OStream j(out, /*IndentSize=*/2);
+    j.object([&] {
+      writeMachine(j, run);
+      j.attribute("mode", str(o.mode));
+      writeTimingOptions(j, o.timing);
+      writeLinear(j, run);
+      writeDense(j, run);
+      writeTorch(j, run.torch);
+      writeAutoChecks(j, run);
+      writeCollectives(j, run);
+      writeCompiles(j, run);
+      writeW1VsTorch(j, run.torchTarget);
+      writeTargets(j, run, derived);
+      j.attribute("bytes_all_match",
+                  run.checks.mismatches == 0 && run.checks.errors == 0);
+      j.attribute("failed", run.failed);
+    });
+    out << "\n";
+    out.close();
+  }
+  if (ec || out.has_error()) {
+    out.clear_error();
     std::fprintf(stderr, "shardlin-bench: cannot write %s\n", jsonPath.c_str());
     run.failed = true;
   } else if (!o.json.empty()) {

@@ -130,13 +130,11 @@ endif()
 set(SHARDLIN_HAVE_CUDA ON PARENT_SCOPE)
 set(SHARDLIN_HAVE_NCCL ${SHARDLIN_HAVE_NCCL} PARENT_SCOPE)
 
-# GEMM overhead of a W = 1 plan against plain cuBLAS, and the cuda-local
-# collectives' bandwidth against cudaMemcpy (scripts/gpu-check.sh runs it).
-add_executable(shardlin-gpu-bench tools/shardlin-gpu-bench.cpp)
-target_link_libraries(shardlin-gpu-bench PRIVATE ShardlinRuntime CUDA::cudart
-                      CUDA::cublas)
-target_compile_options(shardlin-gpu-bench PRIVATE -Wall -Wextra)
-install(TARGETS shardlin-gpu-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# shardlin-gpu-bench, the GPU timings of the runtime, lives with the other
+# benchmarks in bench/gpu/ but is built with the runtime (also without
+# LLVM/MLIR); added from here, it sees the CUDA::* targets found above.
+add_subdirectory(${PROJECT_SOURCE_DIR}/bench/gpu
+                 ${PROJECT_BINARY_DIR}/bench/gpu)
 
 if(SHARDLIN_BUILD_TESTS)
   # Every GPU test skips (GTEST_SKIP, reason in the output) without a usable

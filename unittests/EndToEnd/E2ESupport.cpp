@@ -2,16 +2,10 @@
 
 #include "E2ESupport.h"
 
-#include "shardlin/Execution/ProgramBuilder.h"
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Runner.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,117 +16,6 @@
 namespace shardlin::e2e {
 
 namespace rt = ::shardlin::rt;
-
-//===----------------------------------------------------------------------===//
-// LinearConfig
-//===----------------------------------------------------------------------===//
-
-int64_t LinearConfig::rows() const {
-  int64_t b = 1;
-  for (int64_t d : batch)
-    b *= d;
-  return b;
-}
-
-std::vector<int64_t> LinearConfig::inputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(k);
-  return s;
-}
-
-std::vector<int64_t> LinearConfig::outputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(n);
-  return s;
-}
-
-static std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? sep : "") + std::to_string(dims[i]);
-  return s;
-}
-
-std::string LinearConfig::name() const {
-  // Placements are single digits up to W = 10; beyond, separate them.
-  const char *sep = worldSize() > 10 ? "x" : "";
-  std::string s = dim == 1 ? "row" : "col";
-  s += "_W" + std::to_string(worldSize());
-  s += "_p" + joinDims(placements, sep);
-  s += "_N" + std::to_string(n) + "K" + std::to_string(k);
-  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
-  s += bias ? "_bias_" : "_nobias_";
-  s += rt::dtypeName(dtype);
-  if (strategy == "gather-weight")
-    s += "_gw";
-  else if (strategy != "activations")
-    s += "_" + strategy;
-  return s;
-}
-
-//===----------------------------------------------------------------------===//
-// Compiling
-//===----------------------------------------------------------------------===//
-
-static std::string tensorType(const std::vector<int64_t> &shape,
-                              rt::DType dtype) {
-  std::string s = "tensor<";
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + rt::dtypeName(dtype) + ">";
-}
-
-std::string linearMlir(const LinearConfig &c) {
-  const std::string x = tensorType(c.inputShape(), c.dtype);
-  const std::string y = tensorType(c.outputShape(), c.dtype);
-  const std::string b = tensorType({c.n}, c.dtype);
-  const std::string w = "!shardlin.sharded<" + tensorType({c.n, c.k}, c.dtype) +
-                        ", #shardlin.chunk<dim = " + std::to_string(c.dim) +
-                        ", placements = [" + joinDims(c.placements, ", ") +
-                        "]>>";
-  std::string s = "func.func @main(%x: " + x + ", %w: " + w;
-  if (c.bias)
-    s += ", %b: " + b;
-  s += ") -> " + y + " {\n";
-  s += "  %y = shardlin.linear %x, %w";
-  if (c.bias)
-    s += ", %b";
-  s += " : (" + x + ", " + w + (c.bias ? ", " + b : std::string()) + ") -> " +
-       y + "\n";
-  s += "  return %y : " + y + "\n}\n";
-  return s;
-}
-
-rt::Status compileLinear(const LinearConfig &config, rt::Program &out) {
-  const std::string text = linearMlir(config);
-  mlir::DialectRegistry registry;
-  mlir::shardlin::registerExecutionDialects(registry);
-  // One context per configuration, single-threaded: the tests run many
-  // small compilations and the ranks' threads already use the cores.
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return mlir::success();
-  });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  if (!module)
-    return rt::Status::error("parsing failed:\n" + diagnostics + "input:\n" +
-                             text);
-  mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = config.strategy;
-  mlir::FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, "main", lowering);
-  if (mlir::failed(program))
-    return rt::Status::error("buildProgram failed:\n" + diagnostics +
-                             "input:\n" + text);
-  out = std::move(*program);
-  return rt::Status::ok();
-}
 
 //===----------------------------------------------------------------------===//
 // Data and reference

@@ -4,14 +4,16 @@
 // MLIR text (the same path shardlin-run takes), run it on W ranks and compare
 // every element of every rank's output with a dense float64 reference.
 //
-// This header has no MLIR dependency: only E2ESupport.cpp includes MLIR, so
-// the test files compile quickly and one MLIRContext per configuration is all
-// the tests ever see of the compiler.
+// This header has no MLIR dependency: the layer's description and its
+// compilation come from ShardlinTesting (LinearTesting.h), the one place that
+// includes MLIR, so the test files compile quickly and one MLIRContext per
+// configuration is all the tests ever see of the compiler.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
 #define SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
 
+#include "LinearTesting.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/DType.h"
 #include "shardlin/runtime/Gemm.h"
@@ -26,39 +28,16 @@
 
 namespace shardlin::e2e {
 
-/// One y = x A^T + b with a sharded weight A (N x K).
-struct LinearConfig {
-  /// The weight's sharded dim: 1 = K split ("row-wise"), 0 = N split
-  /// ("col-wise"); the names follow PyTorch's sharded_linear, which computes
-  /// with A^T.
-  int64_t dim = 1;
-  int64_t n = 11;
-  int64_t k = 19;
-  /// The input's leading (batch) dims; empty = a 1-D input (one row).
-  std::vector<int64_t> batch = {5};
-  /// placements[c] = the rank that holds chunk c; its size is W.
-  std::vector<int64_t> placements = {0};
-  bool bias = true;
-  rt::DType dtype = rt::DType::F32;
-  /// The lowering strategy forced on the pass: "activations" or
-  /// "gather-weight" (or "auto").
-  std::string strategy = "activations";
+/// One y = x A^T + b with a sharded weight A (N x K): the layer description
+/// the tests share with the benchmark (bench/testing/LinearTesting.h).
+using LinearConfig = testkit::LinearSpec;
 
-  int worldSize() const { return static_cast<int>(placements.size()); }
-  /// B: the number of rows the batch dims flatten to (1 for a 1-D input).
-  int64_t rows() const;
-  std::vector<int64_t> inputShape() const;
-  std::vector<int64_t> outputShape() const;
-  /// A readable, unique gtest-safe name, e.g. row_W4_p2301_N11K19_B5_bias_f32.
-  std::string name() const;
-};
-
-/// The MLIR text of `func.func @main` computing the configuration's linear.
-std::string linearMlir(const LinearConfig &config);
-
-/// Parses linearMlir(config) in a fresh MLIRContext and builds the runtime
-/// Program (lowering included). Compiler diagnostics become the message.
-rt::Status compileLinear(const LinearConfig &config, rt::Program &out);
+/// The MLIR text of `func.func @main` computing the configuration's linear,
+/// and its compilation: parses linearMlir(config) in a fresh MLIRContext and
+/// builds the runtime Program (lowering included); compiler diagnostics and
+/// the input become the message.
+using testkit::compileLinear;
+using testkit::linearMlir;
 
 /// One tensor in the configuration's dtype (`bytes`) and the same values
 /// exactly in float64 (`values`).

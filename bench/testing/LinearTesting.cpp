@@ -1,0 +1,130 @@
+//===- LinearTesting.cpp - One linear: description, MLIR, program ---------===//
+
+#include "LinearTesting.h"
+
+#include "shardlin/Execution/ProgramBuilder.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace shardlin::testkit {
+
+//===----------------------------------------------------------------------===//
+// LinearSpec
+//===----------------------------------------------------------------------===//
+
+int64_t LinearSpec::rows() const {
+  int64_t b = 1;
+  for (int64_t d : batch)
+    b *= d;
+  return b;
+}
+
+std::vector<int64_t> LinearSpec::inputShape() const {
+  std::vector<int64_t> s = batch;
+  s.push_back(k);
+  return s;
+}
+
+std::vector<int64_t> LinearSpec::outputShape() const {
+  std::vector<int64_t> s = batch;
+  s.push_back(n);
+  return s;
+}
+
+static std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? sep : "") + std::to_string(dims[i]);
+  return s;
+}
+
+std::string LinearSpec::name() const {
+  // Placements are single digits up to W = 10; beyond, separate them.
+  const char *sep = worldSize() > 10 ? "x" : "";
+  std::string s = dim == 1 ? "row" : "col";
+  s += "_W" + std::to_string(worldSize());
+  s += "_p" + joinDims(placements, sep);
+  s += "_N" + std::to_string(n) + "K" + std::to_string(k);
+  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
+  s += bias ? "_bias_" : "_nobias_";
+  s += rt::dtypeName(dtype);
+  if (strategy == "gather-weight")
+    s += "_gw";
+  else if (strategy != "activations")
+    s += "_" + strategy;
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+static std::string tensorType(const std::vector<int64_t> &shape,
+                              rt::DType dtype) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + rt::dtypeName(dtype) + ">";
+}
+
+std::string linearMlir(const LinearSpec &c) {
+  const std::string x = tensorType(c.inputShape(), c.dtype);
+  const std::string y = tensorType(c.outputShape(), c.dtype);
+  const std::string b = tensorType({c.n}, c.dtype);
+  const std::string w = "!shardlin.sharded<" + tensorType({c.n, c.k}, c.dtype) +
+                        ", #shardlin.chunk<dim = " + std::to_string(c.dim) +
+                        ", placements = [" + joinDims(c.placements, ", ") +
+                        "]>>";
+  std::string s = "func.func @main(%x: " + x + ", %w: " + w;
+  if (c.bias)
+    s += ", %b: " + b;
+  s += ") -> " + y + " {\n";
+  s += "  %y = shardlin.linear %x, %w";
+  if (c.bias)
+    s += ", %b";
+  s += " : (" + x + ", " + w + (c.bias ? ", " + b : std::string()) + ") -> " +
+       y + "\n";
+  s += "  return %y : " + y + "\n}\n";
+  return s;
+}
+
+rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
+                         CompileMessage message) {
+  const std::string text = linearMlir(spec);
+  auto failure = [&](const char *what, const std::string &diagnostics) {
+    if (message == CompileMessage::Diagnostics)
+      return rt::Status::error(std::string(what) + ": " + diagnostics);
+    return rt::Status::error(std::string(what) + ":\n" + diagnostics +
+                             "input:\n" + text);
+  };
+  mlir::DialectRegistry registry;
+  mlir::shardlin::registerExecutionDialects(registry);
+  // One context per layer, single-threaded: the tests and the benchmark run
+  // many small compilations and the ranks' threads already use the cores.
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  if (!module)
+    return failure("parsing failed", diagnostics);
+  mlir::shardlin::LowerShardedLinearOptions lowering;
+  lowering.strategy = spec.strategy;
+  mlir::FailureOr<rt::Program> program =
+      mlir::shardlin::buildProgram(*module, "main", lowering);
+  if (mlir::failed(program))
+    return failure("buildProgram failed", diagnostics);
+  out = std::move(*program);
+  return rt::Status::ok();
+}
+
+} // namespace shardlin::testkit

@@ -1,0 +1,78 @@
+//===- LinearTesting.h - One linear: description, MLIR, program -*- C++ -*-===//
+//
+// What the end-to-end tests, the fault tests and the benchmark share about
+// the one layer they all run: the description of a sharded linear
+// y = x A^T (+ b), the MLIR text of `func.func @main` computing it, and its
+// compilation (parse, lower with a strategy, translate) into a runtime
+// Program, the path shardlin-run takes.
+//
+// The library (ShardlinTesting, bench/testing/) is built with the compiler
+// and links it; this header has no MLIR dependency, so the files that
+// include it compile quickly and never see the compiler's headers. It lives
+// in bench/ because the benchmark is built without the tests; the runtime
+// does not depend on it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_BENCH_TESTING_LINEARTESTING_H
+#define SHARDLIN_BENCH_TESTING_LINEARTESTING_H
+
+#include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlin::testkit {
+
+/// One y = x A^T + b with a sharded weight A (N x K). The defaults are the
+/// end-to-end tests' small layer.
+struct LinearSpec {
+  /// The weight's sharded dim: 1 = K split ("row-wise"), 0 = N split
+  /// ("col-wise"); the names follow PyTorch's sharded_linear, which computes
+  /// with A^T.
+  int64_t dim = 1;
+  int64_t n = 11;
+  int64_t k = 19;
+  /// The input's leading (batch) dims; empty = a 1-D input (one row).
+  std::vector<int64_t> batch = {5};
+  /// placements[c] = the rank that holds chunk c; its size is W.
+  std::vector<int64_t> placements = {0};
+  bool bias = true;
+  rt::DType dtype = rt::DType::F32;
+  /// The lowering strategy forced on the pass: "activations" or
+  /// "gather-weight" (or "auto").
+  std::string strategy = "activations";
+
+  int worldSize() const { return static_cast<int>(placements.size()); }
+  /// B: the number of rows the batch dims flatten to (1 for a 1-D input).
+  int64_t rows() const;
+  std::vector<int64_t> inputShape() const;
+  std::vector<int64_t> outputShape() const;
+  /// A readable, unique gtest-safe name, e.g. row_W4_p2301_N11K19_B5_bias_f32.
+  std::string name() const;
+};
+
+/// The MLIR text of `func.func @main` computing the linear.
+std::string linearMlir(const LinearSpec &spec);
+
+/// What a failed compilation's message carries after "parsing failed" or
+/// "buildProgram failed".
+enum class CompileMessage {
+  /// ": " and the compiler's diagnostics (the benchmark's one-line form).
+  Diagnostics,
+  /// ":\n", the diagnostics, then "input:\n" and the MLIR text (the tests').
+  DiagnosticsAndInput,
+};
+
+/// Parses linearMlir(spec) in a fresh single-threaded MLIRContext, lowers it
+/// with spec.strategy and builds the runtime Program of @main. Compiler
+/// diagnostics become the message.
+rt::Status
+compileLinear(const LinearSpec &spec, rt::Program &out,
+              CompileMessage message = CompileMessage::DiagnosticsAndInput);
+
+} // namespace shardlin::testkit
+
+#endif // SHARDLIN_BENCH_TESTING_LINEARTESTING_H
