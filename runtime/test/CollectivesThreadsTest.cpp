@@ -425,6 +425,9 @@ void expectErrorOnEveryRank(
     if (st.isOk())
       return f.add(std::string(collective) + " succeeded, expected an error");
     const std::string &m = st.message();
+    if (st.code() != StatusCode::InvalidArgument)
+      f.add(std::string("code is ") + statusCodeName(st.code()) +
+            ", expected invalid argument: " + m);
     if (m.find(at) == std::string::npos || m.find(reason) == std::string::npos)
       f.add("message \"" + m + "\" lacks \"" + at + "\" or \"" + reason + "\"");
     if (m.find("timed out") != std::string::npos)
@@ -589,6 +592,7 @@ TEST(CollectivesThreadsErrors, InvalidTimeout) {
   Comms comms = createThreadsGroup(2, options);
   Status st = comms[1]->barrier(); // fails without waiting for rank 0
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("threads barrier (rank 1 of 2)"),
             std::string::npos)
       << st.message();
@@ -611,6 +615,7 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
   const int w = 4;
   Comms comms = createThreadsGroup(w, options);
   std::vector<std::string> messages(w);
+  std::vector<StatusCode> codes(w, StatusCode::Ok);
   std::vector<double> elapsed(w);
   std::vector<std::thread> threads;
   auto start = Clock::now();
@@ -622,12 +627,21 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
           comms[r]->allToAllV(send.data(), ones, iota(w, 1), recv.data(), ones,
                               iota(w, 1), DType::F32);
       elapsed[r] = since(start);
+      codes[r] = st.code();
       messages[r] = st.isOk() ? "ok" : st.message();
     });
   for (auto &t : threads)
     t.join();
   bool namesMissingRank = false;
   for (int r = 0; r < 3; ++r) {
+    // The rank whose deadline passed first times out; the others it wakes
+    // stop because of it.
+    const bool timedOut =
+        messages[r].find("timed out after") != std::string::npos &&
+        messages[r].find("group aborted") == std::string::npos;
+    EXPECT_EQ(codes[r],
+              timedOut ? StatusCode::DeadlineExceeded : StatusCode::Aborted)
+        << messages[r];
     EXPECT_NE(messages[r].find("threads allToAllV (rank " + std::to_string(r) +
                                " of 4)"),
               std::string::npos)
@@ -650,6 +664,8 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
                                   ones, iota(w, 1), DType::F32);
   EXPECT_LT(since(late), timeout / 2);
   ASSERT_FALSE(st.isOk());
+  // Rank 3 did not time out itself: it stops because the others did.
+  EXPECT_EQ(st.code(), StatusCode::Aborted) << st.message();
   EXPECT_NE(st.message().find("threads allToAllV (rank 3 of 4): group aborted "
                               "earlier: rank "),
             std::string::npos)
@@ -660,6 +676,7 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
     Status b = comms[r]->barrier();
     EXPECT_LT(since(late), timeout / 2);
     EXPECT_FALSE(b.isOk());
+    EXPECT_EQ(b.code(), StatusCode::Aborted) << b.message();
     EXPECT_NE(b.message().find("threads barrier (rank " + std::to_string(r) +
                                " of 4): group aborted earlier"),
               std::string::npos)
