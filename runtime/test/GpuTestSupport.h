@@ -25,6 +25,7 @@
 
 #include "CollectivesTestSupport.h"
 #include "CudaCheck.h"
+#include "GemmSuite.h" // Matrix and randomMatrix, for GEMM operands
 
 #include "shardlin/runtime/Cuda.h"
 
@@ -180,41 +181,6 @@ inline std::vector<int> upTo(int w) {
   for (int i = 1; i <= w; ++i)
     sizes.push_back(i);
   return sizes;
-}
-
-//===----------------------------------------------------------------------===//
-// GEMM operands (GpuGemmTest.cpp, and the GEMMs the cuda-local collectives
-// wait for in GpuCollectivesTest.cpp)
-//===----------------------------------------------------------------------===//
-
-struct Matrix {
-  int64_t rows = 0, cols = 0, ld = 0;
-  DType dtype = DType::F32;
-  Bytes bytes;
-  std::vector<double> values;
-  double at(int64_t i, int64_t j) const { return values[size_t(i * cols + j)]; }
-};
-
-inline Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows,
-                           int64_t cols, int64_t ld) {
-  Matrix m;
-  m.rows = rows;
-  m.cols = cols;
-  m.ld = ld;
-  m.dtype = t;
-  const size_t es = dtypeSize(t);
-  m.bytes.assign(size_t(rows * ld) * es, 0xFF); // padding = NaN
-  m.values.resize(size_t(rows * cols));
-  std::uniform_real_distribution<double> mag(0.25, 1.0);
-  std::bernoulli_distribution neg(0.5);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      double v = neg(rng) ? -mag(rng) : mag(rng);
-      unsigned char *dst = m.bytes.data() + size_t(i * ld + j) * es;
-      convertFromF64(t, &v, dst, 1);
-      convertToF64(t, dst, &m.values[size_t(i * cols + j)], 1);
-    }
-  return m;
 }
 
 //===----------------------------------------------------------------------===//
