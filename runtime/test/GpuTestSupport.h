@@ -15,14 +15,15 @@
 // (collectives); every buffer starts poisoned (0xFF bytes, NaN in every
 // dtype), so unwritten or overwritten elements show.
 //
-// Here: the skip macros, the ranks of a cuda-local or NCCL group with their
-// streams and device memory, and the collective suites shared by cuda-local
-// and NCCL (defined in GpuCollectiveSuites.cpp).
+// Here: the skip macros, and the ranks of a cuda-local or NCCL group with
+// their streams and device memory, also as the collective suites of
+// CollectiveSuites.h take them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
 #define SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
 
+#include "CollectiveSuites.h"
 #include "CollectivesTestSupport.h"
 #include "CudaCheck.h"
 #include "GemmSuite.h" // Matrix and randomMatrix, for GEMM operands
@@ -169,35 +170,9 @@ onEveryRank(Ranks &ranks,
   return all;
 }
 
-inline std::string join(const std::vector<std::string> &lines) {
-  std::string s;
-  for (size_t i = 0; i < lines.size() && i < 20; ++i)
-    s += lines[i] + "\n";
-  return s;
-}
-
-inline std::vector<int> upTo(int w) {
-  std::vector<int> sizes;
-  for (int i = 1; i <= w; ++i)
-    sizes.push_back(i);
-  return sizes;
-}
-
-//===----------------------------------------------------------------------===//
-// The collective suites, shared by cuda-local and NCCL
-// (GpuCollectiveSuites.cpp)
-//===----------------------------------------------------------------------===//
-
-void runAllGatherV(const MakeRanks &make, const std::vector<int> &sizes);
-void runAllGatherVInPlace(const MakeRanks &make, int w);
-void runAllToAllV(const MakeRanks &make, const std::vector<int> &sizes);
-/// Checked bit for bit: both backends sum in rank order.
-void runReduceScatterV(const MakeRanks &make, const std::vector<int> &sizes);
-/// `rankOrder(t)`: whether the backend sums in rank order for t.
-void runAllReduce(const MakeRanks &make, const std::vector<int> &sizes,
-                  const std::function<bool(DType)> &rankOrder);
-void runBroadcast(const MakeRanks &make, const std::vector<int> &sizes);
-void runBarrier(const MakeRanks &make, int w);
+/// The ranks `make` builds, with their device memory, as the collective
+/// suites of CollectiveSuites.h take them (GpuCollectiveSuites.cpp).
+MakeSuiteRanks suiteRanks(MakeRanks make);
 
 } // namespace shardlin::rt::testing
 
