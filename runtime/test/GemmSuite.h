@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -99,6 +100,11 @@ struct GemmSuiteParam {
   /// The library whose int range bounds the sizes, as the errors name it.
   std::string blasLibrary;
 };
+
+/// What GoogleTest (and so ctest's test list) prints for a parameter.
+inline void PrintTo(const GemmSuiteParam &param, std::ostream *os) {
+  *os << param.name;
+}
 
 inline std::string
 gemmParamName(const ::testing::TestParamInfo<GemmSuiteParam> &info) {
