@@ -88,31 +88,31 @@ struct Preamble {
 Status parsePreamble(const uint8_t *bytes, size_t size, uint64_t fileSize,
                      Preamble &out) {
   if (fileSize == 0)
-    return Status::error("file is empty");
+    return Status::invalidArgument("file is empty");
   // Compare what is there first, so a short non-.npy file is reported as
   // such rather than as a short .npy file.
   if (std::memcmp(bytes, npyMagic, size < magicLen ? size : magicLen) != 0)
-    return Status::error("bad magic: not a .npy file");
+    return Status::invalidArgument("bad magic: not a .npy file");
   if (size < magicLen + 2)
-    return Status::error("file is too short for a .npy preamble (" +
-                         std::to_string(fileSize) + " bytes)");
+    return Status::invalidArgument("file is too short for a .npy preamble (" +
+                                   std::to_string(fileSize) + " bytes)");
   const int major = bytes[magicLen], minor = bytes[magicLen + 1];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return Status::error("unsupported .npy format version " +
-                         std::to_string(major) + "." + std::to_string(minor) +
-                         " (supported: 1.0, 2.0, 3.0)");
+    return Status::invalidArgument(
+        "unsupported .npy format version " + std::to_string(major) + "." +
+        std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
   const size_t lenBytes = major == 1 ? 2 : 4;
   const size_t headerStart = magicLen + 2 + lenBytes;
   if (size < headerStart)
-    return Status::error("file ends inside the header length field");
+    return Status::invalidArgument("file ends inside the header length field");
   uint64_t headerLen = 0;
   for (size_t i = 0; i < lenBytes; ++i)
     headerLen |= uint64_t(bytes[magicLen + 2 + i]) << (8 * i);
   if (headerLen > fileSize - headerStart)
-    return Status::error("header length " + std::to_string(headerLen) +
-                         " extends beyond the end of the file (" +
-                         std::to_string(fileSize) + " bytes, header starts at " +
-                         std::to_string(headerStart) + ")");
+    return Status::invalidArgument(
+        "header length " + std::to_string(headerLen) +
+        " extends beyond the end of the file (" + std::to_string(fileSize) +
+        " bytes, header starts at " + std::to_string(headerStart) + ")");
   out.major = major;
   out.minor = minor;
   out.headerStart = headerStart;
@@ -212,8 +212,9 @@ public:
 
 private:
   Status fail(const std::string &msg) const {
-    return Status::error("malformed header: " + msg + " (at header byte " +
-                         std::to_string(cur_ - begin_) + ")");
+    return Status::invalidArgument("malformed header: " + msg +
+                                   " (at header byte " +
+                                   std::to_string(cur_ - begin_) + ")");
   }
 
   bool atEnd() const { return cur_ >= end_; }
@@ -364,34 +365,39 @@ private:
 /// allocating anything.
 Status checkHeader(const Header &header, uint64_t &dataBytes) {
   if (header.fortranOrder)
-    return Status::error(
+    return Status::invalidArgument(
         "Fortran-order arrays (fortran_order: True) are not supported");
   const std::string &d = header.descr;
   if (d.size() >= 1 && d[0] == '>')
-    return Status::error("big-endian descr " + quoted(d) +
-                         " is not supported (shardlin reads little-endian "
-                         "data)");
+    return Status::invalidArgument(
+        "big-endian descr " + quoted(d) +
+        " is not supported (shardlin reads little-endian "
+        "data)");
   const size_t itemSize = itemSizeOfDescr(d);
   if (itemSize == 0)
-    return Status::error("unsupported descr " + quoted(d) +
-                         " (supported: '<f2', '<f4', '<f8', and '<u2' for "
-                         "bf16 bit patterns)");
+    return Status::invalidArgument(
+        "unsupported descr " + quoted(d) +
+        " (supported: '<f2', '<f4', '<f8', and '<u2' for "
+        "bf16 bit patterns)");
   int64_t numElements = 0;
+  // The shape came from the file: a bad one is the file's fault.
   SHARDLIN_RETURN_IF_ERROR(
-      checkedNumElements(header.shape, numElements, itemSize));
+      checkedNumElements(header.shape, numElements, itemSize)
+          .withCode(StatusCode::InvalidArgument));
   dataBytes = uint64_t(numElements) * itemSize;
   return Status::ok();
 }
 
 Status checkDataSize(uint64_t expected, uint64_t present) {
   if (present < expected)
-    return Status::error("truncated data: the header describes " +
-                         std::to_string(expected) + " bytes but only " +
-                         std::to_string(present) + " follow it");
+    return Status::invalidArgument(
+        "truncated data: the header describes " + std::to_string(expected) +
+        " bytes but only " + std::to_string(present) + " follow it");
   if (present > expected)
-    return Status::error("extra trailing data: the header describes " +
-                         std::to_string(expected) + " bytes but " +
-                         std::to_string(present) + " follow it");
+    return Status::invalidArgument(
+        "extra trailing data: the header describes " +
+        std::to_string(expected) + " bytes but " + std::to_string(present) +
+        " follow it");
   return Status::ok();
 }
 
@@ -444,10 +450,10 @@ Status writeAll(int fd, const void *data, size_t len) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return Status::error("write failed: " + errnoMessage(errno));
+      return Status::ioError("write failed: " + errnoMessage(errno));
     }
     if (n == 0)
-      return Status::error("write made no progress");
+      return Status::ioError("write made no progress");
     p += n;
     len -= size_t(n);
   }
@@ -485,14 +491,12 @@ public:
       }
       if (errno == EINTR || errno == EEXIST)
         continue;
-      return Status::error("cannot create the temporary file " +
-                           quotedName(name) +
-                           ": " + errnoMessage(errno));
+      return Status::ioError("cannot create the temporary file " +
+                             quotedName(name) + ": " + errnoMessage(errno));
     }
-    return Status::error("cannot create a temporary file " +
-                         quotedName(prefix) +
-                         "*: " + std::to_string(maxAttempts) +
-                         " names are taken");
+    return Status::ioError(
+        "cannot create a temporary file " + quotedName(prefix) +
+        "*: " + std::to_string(maxAttempts) + " names are taken");
   }
 
   int fd() const { return fd_; }
@@ -505,16 +509,16 @@ public:
     // must not be retried; the error (e.g. a deferred ENOSPC on NFS) still
     // means the data may be incomplete.
     if (::close(fd) != 0)
-      return Status::error("closing " + quotedName(name_) +
-                           " failed: " + errnoMessage(errno));
+      return Status::ioError("closing " + quotedName(name_) +
+                             " failed: " + errnoMessage(errno));
     return Status::ok();
   }
 
   /// Renames over `path`; on success the destructor has nothing to remove.
   Status commit(const std::string &path) {
     if (::rename(name_.c_str(), path.c_str()) != 0)
-      return Status::error("renaming " + quotedName(name_) +
-                           " to the target failed: " + errnoMessage(errno));
+      return Status::ioError("renaming " + quotedName(name_) +
+                             " to the target failed: " + errnoMessage(errno));
     name_.clear();
     return Status::ok();
   }
@@ -530,18 +534,19 @@ Status stageNpyImpl(const std::string &path, DType dtype,
                     const std::vector<int64_t> &shape, const void *data,
                     TempFile &tmp) {
   if (path.empty())
-    return Status::error("empty path");
+    return Status::invalidArgument("empty path");
   if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
       dtype != DType::F64)
-    return Status::error("invalid dtype value " +
-                         std::to_string(static_cast<int>(dtype)));
+    return Status::invalidArgument("invalid dtype value " +
+                                   std::to_string(static_cast<int>(dtype)));
   int64_t numElements = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      checkedNumElements(shape, numElements, dtypeSize(dtype)));
+      checkedNumElements(shape, numElements, dtypeSize(dtype))
+          .withCode(StatusCode::InvalidArgument));
   const size_t dataBytes = size_t(numElements) * dtypeSize(dtype);
   if (dataBytes > 0 && !data)
-    return Status::error("data is null but the shape has " +
-                         std::to_string(numElements) + " elements");
+    return Status::invalidArgument("data is null but the shape has " +
+                                   std::to_string(numElements) + " elements");
   const std::string header = buildHeader(npyDescr(dtype), shape);
 
   SHARDLIN_RETURN_IF_ERROR(tmp.create(path));
@@ -568,26 +573,27 @@ Status readExactly(std::FILE *f, void *dst, size_t len, const char *what) {
   if (got == len)
     return Status::ok();
   if (std::ferror(f))
-    return Status::error(std::string("read error in ") + what + ": " +
-                         errnoMessage(errno));
+    return Status::ioError(std::string("read error in ") + what + ": " +
+                           errnoMessage(errno));
   // The size came from fstat, so a short read means the file shrank while
   // being read.
-  return Status::error(std::string("file ended early in ") + what + " (read " +
-                       std::to_string(got) + " of " + std::to_string(len) +
-                       " bytes; was it modified while being read?)");
+  return Status::ioError(std::string("file ended early in ") + what +
+                         " (read " + std::to_string(got) + " of " +
+                         std::to_string(len) +
+                         " bytes; was it modified while being read?)");
 }
 
 Status readNpyImpl(const std::string &path, NpyArray &out) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
   if (!file)
-    return Status::error("cannot open: " + errnoMessage(errno));
+    return Status::ioError("cannot open: " + errnoMessage(errno));
   struct stat st;
   if (::fstat(::fileno(file.get()), &st) != 0)
-    return Status::error("cannot stat: " + errnoMessage(errno));
+    return Status::ioError("cannot stat: " + errnoMessage(errno));
   if (S_ISDIR(st.st_mode))
-    return Status::error("is a directory");
+    return Status::ioError("is a directory");
   if (!S_ISREG(st.st_mode))
-    return Status::error("not a regular file");
+    return Status::ioError("not a regular file");
   const uint64_t fileSize = uint64_t(st.st_size);
 
   uint8_t prefix[maxPreambleLen];
@@ -602,7 +608,7 @@ Status readNpyImpl(const std::string &path, NpyArray &out) {
   // is bounded by the bytes on disk.
   std::string text(pre.headerLen, '\0');
   if (std::fseek(file.get(), long(pre.headerStart), SEEK_SET) != 0)
-    return Status::error("seek failed: " + errnoMessage(errno));
+    return Status::ioError("seek failed: " + errnoMessage(errno));
   SHARDLIN_RETURN_IF_ERROR(
       readExactly(file.get(), text.data(), text.size(), "the header"));
 
@@ -620,15 +626,16 @@ Status readNpyImpl(const std::string &path, NpyArray &out) {
   SHARDLIN_RETURN_IF_ERROR(readExactly(file.get(), result.data.data(),
                                        result.data.size(), "the data"));
   if (std::fgetc(file.get()) != EOF)
-    return Status::error("extra trailing data (the file grew while being "
-                         "read)");
+    return Status::ioError("extra trailing data (the file grew while being "
+                           "read)");
   out = std::move(result);
   return Status::ok();
 }
 
 Status parseNpyImpl(const uint8_t *bytes, size_t size, NpyArray &out) {
   if (!bytes && size != 0)
-    return Status::error("null buffer of " + std::to_string(size) + " bytes");
+    return Status::invalidArgument("null buffer of " + std::to_string(size) +
+                                   " bytes");
   Preamble pre;
   SHARDLIN_RETURN_IF_ERROR(parsePreamble(bytes, size, size, pre));
   Header header;

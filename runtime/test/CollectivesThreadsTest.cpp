@@ -1,6 +1,7 @@
 //===- CollectivesThreadsTest.cpp - The threads communicator backend ------===//
 //
-// Every collective on W = 1..8 thread ranks, with even, uneven and empty
+// Every collective on W = 1..8 thread ranks through the collective suites
+// that every backend runs (CollectiveSuites.h), with even, uneven and empty
 // splits (countPatterns / matrixPatterns), in f16, bf16, f32 and f64, on
 // random non-zero data with fixed seeds. Each rank checks its own output:
 //  - data movement bit for bit;
@@ -10,12 +11,15 @@
 //  - receive buffers start poisoned (0xFF bytes, NaN in every dtype): every
 //    element outside the written blocks must still be poison;
 //  - CommStats.bytesSent and calls per the rules in Communicator.h.
-// Then errors: inconsistent arguments between ranks fail on every rank with a
-// message naming the collective and the rank; a rank that never joins makes
-// the others time out; after that, everything fails fast.
+// Then what is the threads backend's own: rounding of half sums, barrier
+// ordering and buffer reuse on host threads, and errors: inconsistent arguments
+// between ranks fail on every rank with a message naming the collective and the
+// rank; a rank that never joins makes the others time out; after that,
+// everything fails fast.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveSuites.h"
 #include "CollectivesTestSupport.h"
 
 #include "shardlin/runtime/MpiCommunicator.h"
@@ -56,11 +60,20 @@ onEveryRank(Comms &comms,
   return all;
 }
 
-std::string join(const std::vector<std::string> &lines) {
-  std::string s;
-  for (size_t i = 0; i < lines.size() && i < 20; ++i)
-    s += lines[i] + "\n";
-  return s;
+/// The threads backend's groups for the collective suites, on host memory.
+Status threadsRanks(int w, SuiteRanks &ranks) {
+  ranks.clear();
+  for (auto &c : createThreadsGroup(w)) {
+    SuiteRank rank;
+    rank.memory = hostRankMemory();
+    rank.comm = std::move(c);
+    ranks.push_back(std::move(rank));
+  }
+  if (int(ranks.size()) != w)
+    return Status::internal("createThreadsGroup(" + std::to_string(w) +
+                            ") made " + std::to_string(ranks.size()) +
+                            " ranks");
+  return Status::ok();
 }
 
 TEST(CollectivesThreads, GroupBasics) {
@@ -75,212 +88,23 @@ TEST(CollectivesThreads, GroupBasics) {
   }
 }
 
-TEST(CollectivesThreads, AllGatherV) {
-  for (DType t : kAllDTypes)
-    for (int w = 1; w <= 8; ++w) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 11 * w);
-      // Send data of every rank, made up front so every rank can check the
-      // blocks it received against the sender's.
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int r = 0; r < w; ++r) {
-          std::mt19937_64 rng(seedOf(t, w, p, r, 1));
-          sends[p].emplace_back(patterns[p][r] * es);
-          fillRandomAnyMagnitude(t, sends[p][r].data(), patterns[p][r], rng);
-        }
-      Comms comms = createThreadsGroup(w);
-      auto failures = onEveryRank(comms, [&](int r, Communicator &c,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          std::string what = "allGatherV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          std::mt19937_64 rng(seedOf(t, w, p, r, 2));
-          Layout layout = makeLayout(counts, rng); // this rank's own layout
-          Bytes recv(layout.extent * es, kPoisonByte);
-          CommStats before = c.stats();
-          Status st = c.allGatherV(sends[p][r].data(), counts[r], recv.data(),
-                                   counts, layout.displs, t);
-          checkCall(st, before, c.stats(), counts[r] * (w - 1) * es, what, f);
-          for (int s = 0; s < w; ++s)
-            if (counts[s] > 0 &&
-                std::memcmp(recv.data() + layout.displs[s] * es,
-                            sends[p][s].data(), counts[s] * es) != 0)
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(recv, t, counts, layout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-}
+// The collective suites of CollectiveSuites.h, as every backend runs them.
+
+TEST(CollectivesThreads, AllGatherV) { runAllGatherV(threadsRanks, upTo(8)); }
 
 TEST(CollectivesThreads, AllGatherVInPlace) {
-  // Each rank's send block is its own block of recv (how a caller gathers
-  // without a separate send buffer).
-  const int w = 4;
-  std::vector<int64_t> counts = {2, 0, 3, 1}, displs = {0, 2, 2, 5};
-  Comms comms = createThreadsGroup(w);
-  auto failures = onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
-    std::vector<float> recv(6, -1.0f);
-    for (int64_t k = 0; k < counts[r]; ++k)
-      recv[displs[r] + k] = 10.0f * r + k + 1;
-    Status st = c.allGatherV(recv.data() + displs[r], counts[r], recv.data(),
-                             counts, displs, DType::F32);
-    if (!st.isOk())
-      return f.add(st.message());
-    for (int s = 0; s < w; ++s)
-      for (int64_t k = 0; k < counts[s]; ++k)
-        if (recv[displs[s] + k] != 10.0f * s + k + 1)
-          f.add("element " + std::to_string(displs[s] + k) + " is wrong");
-  });
-  EXPECT_TRUE(failures.empty()) << join(failures);
+  for (int w : {1, 2, 4, 7})
+    runAllGatherVInPlace(threadsRanks, w);
 }
 
-TEST(CollectivesThreads, AllToAllV) {
-  for (DType t : kAllDTypes)
-    for (int w = 1; w <= 8; ++w) {
-      const size_t es = dtypeSize(t);
-      auto patterns = matrixPatterns(w, 13 * w);
-      // Per pattern and rank: its send layout and data.
-      std::vector<std::vector<Layout>> sendLayouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 3));
-          Layout layout = makeLayout(patterns[p][s], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomAnyMagnitude(t, data.data() + layout.displs[d] * es,
-                                   patterns[p][s][d], rng);
-          sendLayouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      Comms comms = createThreadsGroup(w);
-      auto failures = onEveryRank(comms, [&](int r, Communicator &c,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          std::string what = "allToAllV " + caseName(t, w, p);
-          const auto &m = patterns[p];
-          std::vector<int64_t> recvCounts(w);
-          uint64_t bytes = 0;
-          for (int s = 0; s < w; ++s) {
-            recvCounts[s] = m[s][r];
-            if (s != r)
-              bytes += m[r][s] * es;
-          }
-          std::mt19937_64 rng(seedOf(t, w, p, r, 4));
-          Layout recvLayout = makeLayout(recvCounts, rng);
-          Bytes recv(recvLayout.extent * es, kPoisonByte);
-          CommStats before = c.stats();
-          Status st =
-              c.allToAllV(sends[p][r].data(), m[r], sendLayouts[p][r].displs,
-                          recv.data(), recvCounts, recvLayout.displs, t);
-          checkCall(st, before, c.stats(), bytes, what, f);
-          for (int s = 0; s < w; ++s)
-            if (recvCounts[s] > 0 &&
-                std::memcmp(recv.data() + recvLayout.displs[s] * es,
-                            sends[p][s].data() +
-                                sendLayouts[p][s].displs[r] * es,
-                            recvCounts[s] * es) != 0)
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(recv, t, recvCounts, recvLayout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-}
+TEST(CollectivesThreads, AllToAllV) { runAllToAllV(threadsRanks, upTo(8)); }
 
 TEST(CollectivesThreads, ReduceScatterV) {
-  for (DType t : kAllDTypes)
-    for (int w = 1; w <= 8; ++w) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 17 * w);
-      std::vector<std::vector<Layout>> layouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          // Each rank lays its segments out its own way (displs may differ).
-          std::mt19937_64 rng(seedOf(t, w, p, s, 5));
-          Layout layout = makeLayout(patterns[p], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomForSums(t, data.data() + layout.displs[d] * es,
-                              patterns[p][d], rng);
-          layouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      Comms comms = createThreadsGroup(w);
-      auto failures = onEveryRank(comms, [&](int r, Communicator &c,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          std::string what = "reduceScatterV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          uint64_t bytes = 0;
-          for (int d = 0; d < w; ++d)
-            if (d != r)
-              bytes += counts[d] * es;
-          Bytes recv((counts[r] + 2) * es, kPoisonByte);
-          CommStats before = c.stats();
-          Status st = c.reduceScatterV(sends[p][r].data(), counts,
-                                       layouts[p][r].displs, recv.data(), t);
-          checkCall(st, before, c.stats(), bytes, what, f);
-          std::vector<const unsigned char *> srcs;
-          for (int s = 0; s < w; ++s)
-            srcs.push_back(sends[p][s].data() + layouts[p][s].displs[r] * es);
-          std::string problem = checkSum(t, srcs, recv.data(), counts[r]);
-          if (!problem.empty())
-            f.add(what + ": " + problem);
-          checkPoisonOutside(recv, t, {counts[r]}, {0}, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
+  runReduceScatterV(threadsRanks, upTo(8));
 }
 
 TEST(CollectivesThreads, AllReduce) {
-  // 0 and 1 element, fewer elements than ranks, and sizes that cross the
-  // implementation's 512-element blocks unevenly.
-  const std::vector<int64_t> sizes = {0, 1, 5, 37, 1031};
-  for (DType t : kAllDTypes)
-    for (int w = 1; w <= 8; ++w) {
-      const size_t es = dtypeSize(t);
-      std::vector<std::vector<Bytes>> sends(sizes.size());
-      for (size_t p = 0; p < sizes.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 6));
-          sends[p].emplace_back(sizes[p] * es);
-          fillRandomForSums(t, sends[p][s].data(), sizes[p], rng);
-        }
-      Comms comms = createThreadsGroup(w);
-      auto failures = onEveryRank(comms, [&](int r, Communicator &c,
-                                             Failures &f) {
-        for (size_t p = 0; p < sizes.size(); ++p)
-          for (bool inPlace : {false, true}) {
-            int64_t n = sizes[p];
-            std::string what =
-                "allReduce " + caseName(t, w, p) + (inPlace ? " in place" : "");
-            Bytes recv((n + 2) * es, kPoisonByte);
-            const void *send = sends[p][r].data();
-            if (inPlace) {
-              copyBytes(recv.data(), sends[p][r].data(), n * es);
-              send = recv.data();
-            }
-            CommStats before = c.stats();
-            Status st = c.allReduce(send, recv.data(), n, t);
-            checkCall(st, before, c.stats(), 2 * n * (w - 1) / w * es, what, f);
-            std::vector<const unsigned char *> srcs;
-            for (int s = 0; s < w; ++s)
-              srcs.push_back(sends[p][s].data());
-            std::string problem = checkSum(t, srcs, recv.data(), n);
-            if (!problem.empty())
-              f.add(what + ": " + problem);
-            checkPoisonOutside(recv, t, {n}, {0}, what, f);
-          }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
+  runAllReduce(threadsRanks, upTo(8), [](DType) { return true; });
 }
 
 TEST(CollectivesThreads, HalfSumsRoundOnce) {
@@ -314,40 +138,7 @@ TEST(CollectivesThreads, HalfSumsRoundOnce) {
   }
 }
 
-TEST(CollectivesThreads, Broadcast) {
-  const std::vector<int64_t> sizes = {0, 1, 13, 700};
-  for (DType t : kAllDTypes)
-    for (int w = 1; w <= 8; ++w) {
-      const size_t es = dtypeSize(t);
-      std::vector<Bytes> data(sizes.size());
-      for (size_t p = 0; p < sizes.size(); ++p) {
-        std::mt19937_64 rng(seedOf(t, w, p, 0, 7));
-        data[p].resize(sizes[p] * es);
-        fillRandomAnyMagnitude(t, data[p].data(), sizes[p], rng);
-      }
-      Comms comms = createThreadsGroup(w);
-      auto failures =
-          onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
-            for (size_t p = 0; p < sizes.size(); ++p)
-              for (int root = 0; root < w; ++root) {
-                int64_t n = sizes[p];
-                std::string what = "broadcast " + caseName(t, w, p) + " root " +
-                                   std::to_string(root);
-                Bytes buf((n + 2) * es, kPoisonByte);
-                if (r == root)
-                  copyBytes(buf.data(), data[p].data(), n * es);
-                CommStats before = c.stats();
-                Status st = c.broadcast(buf.data(), n, t, root);
-                checkCall(st, before, c.stats(),
-                          r == root ? n * (w - 1) * es : 0, what, f);
-                if (!sameBytes(buf.data(), data[p].data(), n * es))
-                  f.add(what + ": buffer differs from the root's");
-                checkPoisonOutside(buf, t, {n}, {0}, what, f);
-              }
-          });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-}
+TEST(CollectivesThreads, Broadcast) { runBroadcast(threadsRanks, upTo(8)); }
 
 TEST(CollectivesThreads, Barrier) {
   for (int w = 1; w <= 8; ++w) {
@@ -425,6 +216,9 @@ void expectErrorOnEveryRank(
     if (st.isOk())
       return f.add(std::string(collective) + " succeeded, expected an error");
     const std::string &m = st.message();
+    if (st.code() != StatusCode::InvalidArgument)
+      f.add(std::string("code is ") + statusCodeName(st.code()) +
+            ", expected invalid argument: " + m);
     if (m.find(at) == std::string::npos || m.find(reason) == std::string::npos)
       f.add("message \"" + m + "\" lacks \"" + at + "\" or \"" + reason + "\"");
     if (m.find("timed out") != std::string::npos)
@@ -589,6 +383,7 @@ TEST(CollectivesThreadsErrors, InvalidTimeout) {
   Comms comms = createThreadsGroup(2, options);
   Status st = comms[1]->barrier(); // fails without waiting for rank 0
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("threads barrier (rank 1 of 2)"),
             std::string::npos)
       << st.message();
@@ -611,6 +406,7 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
   const int w = 4;
   Comms comms = createThreadsGroup(w, options);
   std::vector<std::string> messages(w);
+  std::vector<StatusCode> codes(w, StatusCode::Ok);
   std::vector<double> elapsed(w);
   std::vector<std::thread> threads;
   auto start = Clock::now();
@@ -622,12 +418,21 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
           comms[r]->allToAllV(send.data(), ones, iota(w, 1), recv.data(), ones,
                               iota(w, 1), DType::F32);
       elapsed[r] = since(start);
+      codes[r] = st.code();
       messages[r] = st.isOk() ? "ok" : st.message();
     });
   for (auto &t : threads)
     t.join();
   bool namesMissingRank = false;
   for (int r = 0; r < 3; ++r) {
+    // The rank whose deadline passed first times out; the others it wakes
+    // stop because of it.
+    const bool timedOut =
+        messages[r].find("timed out after") != std::string::npos &&
+        messages[r].find("group aborted") == std::string::npos;
+    EXPECT_EQ(codes[r],
+              timedOut ? StatusCode::DeadlineExceeded : StatusCode::Aborted)
+        << messages[r];
     EXPECT_NE(messages[r].find("threads allToAllV (rank " + std::to_string(r) +
                                " of 4)"),
               std::string::npos)
@@ -650,6 +455,8 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
                                   ones, iota(w, 1), DType::F32);
   EXPECT_LT(since(late), timeout / 2);
   ASSERT_FALSE(st.isOk());
+  // Rank 3 did not time out itself: it stops because the others did.
+  EXPECT_EQ(st.code(), StatusCode::Aborted) << st.message();
   EXPECT_NE(st.message().find("threads allToAllV (rank 3 of 4): group aborted "
                               "earlier: rank "),
             std::string::npos)
@@ -660,6 +467,7 @@ TEST(CollectivesThreadsErrors, MissingRankTimesOutAndAbortsTheGroup) {
     Status b = comms[r]->barrier();
     EXPECT_LT(since(late), timeout / 2);
     EXPECT_FALSE(b.isOk());
+    EXPECT_EQ(b.code(), StatusCode::Aborted) << b.message();
     EXPECT_NE(b.message().find("threads barrier (rank " + std::to_string(r) +
                                " of 4): group aborted earlier"),
               std::string::npos)

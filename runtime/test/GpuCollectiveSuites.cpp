@@ -1,397 +1,52 @@
-//===- GpuCollectiveSuites.cpp - Collective suites for cuda-local, NCCL ---===//
+//===- GpuCollectiveSuites.cpp - The collective suites on GPU ranks -------===//
 //
-// Every collective of the Communicator interface, run on device memory on
-// every rank of a group that a MakeRanks builds, for every dtype and uneven
-// or empty split patterns; checked element by element, with the bytes
-// outside every received block still poisoned and the stats counted. Used
-// by GpuCollectivesTest.cpp for cuda-local and NCCL.
+// The collective suites (CollectiveSuites.h) reach a rank's memory through a
+// RankMemory; here is the one of a cuda-local or NCCL rank: device buffers
+// from its allocator, copies on its stream.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestSupport.h"
 
-#include <cmath>
-#include <random>
-
 namespace shardlin::rt::testing {
 
 namespace {
 
-/// Only the bound of CollectivesTestSupport.h, for sums whose order the
-/// backend does not fix (NCCL's own all-reduce).
-std::string checkSumWithinBound(DType t,
-                                const std::vector<const unsigned char *> &srcs,
-                                const unsigned char *got, int64_t n) {
-  const size_t es = dtypeSize(t);
-  for (int64_t i = 0; i < n; ++i) {
-    long double exact = 0, sumAbs = 0;
-    for (const unsigned char *s : srcs) {
-      long double v = decode(t, s + i * es);
-      exact += v;
-      sumAbs += v < 0 ? -v : v;
-    }
-    const double value = decode(t, got + i * es);
-    const double tol =
-        sumTolerance(t, int(srcs.size()), double(sumAbs), double(exact));
-    if (!(std::fabs(static_cast<long double>(value) - exact) <= tol))
-      return "element " + std::to_string(i) + " = " + std::to_string(value) +
-             ", exact " + std::to_string(double(exact)) + ", bound " +
-             std::to_string(tol);
+/// A rank's device memory, reached through its stream.
+class CudaRankMemory final : public RankMemory {
+public:
+  CudaRankMemory(std::shared_ptr<ExecutionStream> stream,
+                 std::unique_ptr<Allocator> alloc)
+      : stream_(std::move(stream)), alloc_(std::move(alloc)) {}
+  Status toDevice(const Bytes &host, Buffer &out) override {
+    SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(*alloc_, host.size(), out));
+    return copyToDevice(*stream_, out.data(), host.data(), host.size());
   }
-  return {};
-}
+  Status toHost(const Buffer &dev, Bytes &host) override {
+    host.assign(dev.bytes(), 0);
+    return copyToHost(*stream_, host.data(), dev.data(), dev.bytes());
+  }
+
+private:
+  std::shared_ptr<ExecutionStream> stream_;
+  std::unique_ptr<Allocator> alloc_;
+};
 
 } // namespace
 
-//===----------------------------------------------------------------------===//
-// The collective suites, shared by cuda-local and NCCL
-//===----------------------------------------------------------------------===//
-
-void runAllGatherV(const MakeRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
+MakeSuiteRanks suiteRanks(MakeRanks make) {
+  return [make](int w, SuiteRanks &out) {
+    out.clear();
     Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 11 * w);
-      // Add the packed, equal-count case (NCCL's ncclAllGather path).
-      patterns.push_back(std::vector<int64_t>(w, 5));
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int r = 0; r < w; ++r) {
-          std::mt19937_64 rng(seedOf(t, w, p, r, 1));
-          sends[p].emplace_back(patterns[p][r] * es);
-          fillRandomAnyMagnitude(t, sends[p][r].data(), patterns[p][r], rng);
-        }
-      auto failures = onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "allGatherV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          Layout layout;
-          if (p + 1 == patterns.size()) { // packed in rank order, no gaps
-            for (int s = 0; s < w; ++s)
-              layout.displs.push_back(int64_t(s) * counts[0]);
-            layout.extent = int64_t(w) * counts[0];
-          } else {
-            std::mt19937_64 rng(seedOf(t, w, p, r, 2));
-            layout = makeLayout(counts, rng);
-          }
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes(layout.extent * es, kPoisonByte), recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->allGatherV(send.data(), counts[r], recv.data(),
-                                     counts, layout.displs, t);
-          checkCall(st, before, rank.comm->stats(), counts[r] * (w - 1) * es,
-                    what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          for (int s = 0; s < w; ++s)
-            if (!sameBytes(got.data() + layout.displs[s] * es,
-                           sends[p][s].data(), counts[s] * es))
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(got, t, counts, layout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
+    SHARDLIN_RETURN_IF_ERROR(make(w, ranks));
+    for (Rank &r : ranks) {
+      SuiteRank s;
+      s.comm = std::move(r.comm);
+      s.memory = std::make_unique<CudaRankMemory>(r.stream, std::move(r.alloc));
+      out.push_back(std::move(s));
     }
-  }
+    return Status::ok();
+  };
 }
 
-void runAllGatherVInPlace(const MakeRanks &make, int w) {
-  // Each rank's send block is its own block of recv, packed in rank order
-  // (NCCL's in-place ncclAllGather) and with gaps (the p2p path).
-  for (bool packed : {true, false}) {
-    std::vector<int64_t> counts(w), displs(w);
-    int64_t at = 0;
-    for (int r = 0; r < w; ++r) {
-      counts[r] = packed ? 3 : (r % 3);
-      at += packed ? 0 : 1;
-      displs[r] = at;
-      at += counts[r];
-    }
-    Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    auto failures = onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-      std::vector<float> host(at, -1.0f);
-      for (int64_t k = 0; k < counts[r]; ++k)
-        host[displs[r] + k] = 10.0f * r + k + 1;
-      Bytes bytes(host.size() * 4);
-      copyBytes(bytes.data(), host.data(), bytes.size());
-      Buffer recv;
-      Status st = toDevice(rank, bytes, recv);
-      if (st.isOk())
-        st = rank.comm->allGatherV(cuda::offsetBytes(recv.data(), displs[r], 4),
-                                   counts[r], recv.data(), counts, displs,
-                                   DType::F32);
-      if (st.isOk())
-        st = toHost(rank, recv, bytes);
-      if (!st.isOk())
-        return f.add(st.message());
-      copyBytes(host.data(), bytes.data(), bytes.size());
-      for (int s = 0; s < w; ++s)
-        for (int64_t k = 0; k < counts[s]; ++k)
-          if (host[displs[s] + k] != 10.0f * s + k + 1)
-            f.add(std::string(packed ? "packed" : "gaps") + ": element " +
-                  std::to_string(displs[s] + k) + " is wrong");
-    });
-    EXPECT_TRUE(failures.empty()) << join(failures);
-  }
-}
-
-void runAllToAllV(const MakeRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = matrixPatterns(w, 13 * w);
-      std::vector<std::vector<Layout>> sendLayouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 3));
-          Layout layout = makeLayout(patterns[p][s], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomAnyMagnitude(t, data.data() + layout.displs[d] * es,
-                                   patterns[p][s][d], rng);
-          sendLayouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      auto failures = onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "allToAllV " + caseName(t, w, p);
-          const auto &m = patterns[p];
-          std::vector<int64_t> recvCounts(w);
-          uint64_t bytes = 0;
-          for (int s = 0; s < w; ++s) {
-            recvCounts[s] = m[s][r];
-            if (s != r)
-              bytes += m[r][s] * es;
-          }
-          std::mt19937_64 rng(seedOf(t, w, p, r, 4));
-          Layout recvLayout = makeLayout(recvCounts, rng);
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes(recvLayout.extent * es, kPoisonByte),
-                          recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->allToAllV(send.data(), m[r], sendLayouts[p][r].displs,
-                                    recv.data(), recvCounts, recvLayout.displs,
-                                    t);
-          checkCall(st, before, rank.comm->stats(), bytes, what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          for (int s = 0; s < w; ++s)
-            if (!sameBytes(got.data() + recvLayout.displs[s] * es,
-                           sends[p][s].data() +
-                               sendLayouts[p][s].displs[r] * es,
-                           recvCounts[s] * es))
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(got, t, recvCounts, recvLayout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-  }
-}
-
-/// Both backends sum reduce-scatter segments in rank order (f16/bf16 in
-/// f32, rounded once), so the result is checked bit for bit as well.
-void runReduceScatterV(const MakeRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 17 * w);
-      std::vector<std::vector<Layout>> layouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 5));
-          Layout layout = makeLayout(patterns[p], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomForSums(t, data.data() + layout.displs[d] * es,
-                              patterns[p][d], rng);
-          layouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      auto failures = onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "reduceScatterV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          uint64_t bytes = 0;
-          for (int d = 0; d < w; ++d)
-            if (d != r)
-              bytes += counts[d] * es;
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes((counts[r] + 2) * es, kPoisonByte), recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->reduceScatterV(send.data(), counts,
-                                         layouts[p][r].displs, recv.data(), t);
-          checkCall(st, before, rank.comm->stats(), bytes, what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          std::vector<const unsigned char *> srcs;
-          for (int s = 0; s < w; ++s)
-            srcs.push_back(sends[p][s].data() + layouts[p][s].displs[r] * es);
-          std::string problem = checkSum(t, srcs, got.data(), counts[r]);
-          if (!problem.empty())
-            f.add(what + ": " + problem);
-          checkPoisonOutside(got, t, {counts[r]}, {0}, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-  }
-}
-
-/// `rankOrder(t)`: whether the backend sums in rank order for t (then the
-/// bits are checked too); otherwise the bound is checked and all ranks must
-/// still agree bit for bit.
-void runAllReduce(const MakeRanks &make, const std::vector<int> &sizes,
-                  const std::function<bool(DType)> &rankOrder) {
-  const std::vector<int64_t> counts = {0, 1, 5, 37, 1031, 70001};
-  for (int w : sizes) {
-    Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      std::vector<std::vector<Bytes>> sends(counts.size());
-      for (size_t p = 0; p < counts.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 6));
-          sends[p].emplace_back(counts[p] * es);
-          fillRandomForSums(t, sends[p][s].data(), counts[p], rng);
-        }
-      std::vector<std::vector<Bytes>> results(
-          w, std::vector<Bytes>(counts.size()));
-      auto failures = onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-        for (size_t p = 0; p < counts.size(); ++p)
-          for (bool inPlace : {false, true}) {
-            const int64_t n = counts[p];
-            const std::string what =
-                "allReduce " + caseName(t, w, p) + (inPlace ? " in place" : "");
-            Bytes initial((n + 2) * es, kPoisonByte);
-            if (inPlace)
-              copyBytes(initial.data(), sends[p][r].data(), n * es);
-            Buffer send, recv;
-            Status st = toDevice(rank, initial, recv);
-            if (st.isOk() && !inPlace)
-              st = toDevice(rank, sends[p][r], send);
-            if (!st.isOk())
-              return f.add(what + ": " + st.message());
-            CommStats before = rank.comm->stats();
-            st = rank.comm->allReduce(inPlace ? recv.data() : send.data(),
-                                      recv.data(), n, t);
-            checkCall(st, before, rank.comm->stats(), 2 * n * (w - 1) / w * es,
-                      what, f);
-            Bytes got;
-            st = toHost(rank, recv, got);
-            if (!st.isOk())
-              return f.add(what + ": " + st.message());
-            std::vector<const unsigned char *> srcs;
-            for (int s = 0; s < w; ++s)
-              srcs.push_back(sends[p][s].data());
-            std::string problem =
-                rankOrder(t) ? checkSum(t, srcs, got.data(), n)
-                             : checkSumWithinBound(t, srcs, got.data(), n);
-            if (!problem.empty())
-              f.add(what + ": " + problem);
-            checkPoisonOutside(got, t, {n}, {0}, what, f);
-            if (inPlace)
-              results[r][p] = got;
-          }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-      for (size_t p = 0; p < counts.size(); ++p)
-        for (int r = 1; r < w; ++r)
-          EXPECT_EQ(results[r][p], results[0][p])
-              << "allReduce " << caseName(t, w, p) << ": rank " << r
-              << " got other bits than rank 0";
-    }
-  }
-}
-
-void runBroadcast(const MakeRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    Ranks ranks;
-    Status made = make(w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      for (int root = 0; root < w; ++root)
-        for (int64_t n : {int64_t(0), int64_t(1), int64_t(301)}) {
-          Bytes payload(n * es);
-          std::mt19937_64 rng(seedOf(t, w, size_t(n), root, 7));
-          fillRandomAnyMagnitude(t, payload.data(), n, rng);
-          auto failures =
-              onEveryRank(ranks, [&](int r, Rank &rank, Failures &f) {
-                const std::string what = "broadcast " + caseName(t, w, 0) +
-                                         " root " + std::to_string(root) +
-                                         " n " + std::to_string(n);
-                Bytes initial((n + 2) * es, kPoisonByte);
-                if (r == root)
-                  copyBytes(initial.data(), payload.data(), n * es);
-                Buffer buf;
-                Status st = toDevice(rank, initial, buf);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                CommStats before = rank.comm->stats();
-                st = rank.comm->broadcast(buf.data(), n, t, root);
-                checkCall(st, before, rank.comm->stats(),
-                          r == root ? n * (w - 1) * es : 0, what, f);
-                Bytes got;
-                st = toHost(rank, buf, got);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                if (!sameBytes(got.data(), payload.data(), n * es))
-                  f.add(what + ": payload differs from the root's");
-                checkPoisonOutside(got, t, {n}, {0}, what, f);
-              });
-          EXPECT_TRUE(failures.empty()) << join(failures);
-        }
-    }
-  }
-}
-
-void runBarrier(const MakeRanks &make, int w) {
-  Ranks ranks;
-  Status made = make(w, ranks);
-  ASSERT_TRUE(made.isOk()) << made.message();
-  auto failures = onEveryRank(ranks, [&](int, Rank &rank, Failures &f) {
-    for (int i = 0; i < 3; ++i) {
-      CommStats before = rank.comm->stats();
-      Status st = rank.comm->barrier();
-      checkCall(st, before, rank.comm->stats(), 0, "barrier", f);
-    }
-  });
-  EXPECT_TRUE(failures.empty()) << join(failures);
-}
 } // namespace shardlin::rt::testing

@@ -1,6 +1,6 @@
 //===- GpuCollectivesTest.cpp - cuda-local and NCCL collectives -----------===//
 //
-// The collective suites of GpuCollectiveSuites.cpp on cuda-local and NCCL,
+// The collective suites of CollectiveSuites.h on cuda-local and NCCL,
 // and their errors and timeouts.
 //
 // What only a GPU can show: that the kernels compute what they should, that
@@ -69,38 +69,38 @@ TEST(CudaLocal, GroupBasics) {
 
 TEST(CudaLocal, AllGatherV) {
   REQUIRE_CUDA_DEVICE();
-  runAllGatherV(cudaLocal(), upTo(8));
+  runAllGatherV(suiteRanks(cudaLocal()), upTo(8));
 }
 
 TEST(CudaLocal, AllGatherVInPlace) {
   REQUIRE_CUDA_DEVICE();
-  runAllGatherVInPlace(cudaLocal(), 4);
+  runAllGatherVInPlace(suiteRanks(cudaLocal()), 4);
 }
 
 TEST(CudaLocal, AllToAllV) {
   REQUIRE_CUDA_DEVICE();
-  runAllToAllV(cudaLocal(), upTo(8));
+  runAllToAllV(suiteRanks(cudaLocal()), upTo(8));
 }
 
 TEST(CudaLocal, ReduceScatterV) {
   REQUIRE_CUDA_DEVICE();
-  runReduceScatterV(cudaLocal(), upTo(8));
+  runReduceScatterV(suiteRanks(cudaLocal()), upTo(8));
 }
 
 TEST(CudaLocal, AllReduce) {
   REQUIRE_CUDA_DEVICE();
-  runAllReduce(cudaLocal(), upTo(8), [](DType) { return true; });
+  runAllReduce(suiteRanks(cudaLocal()), upTo(8), [](DType) { return true; });
 }
 
 TEST(CudaLocal, Broadcast) {
   REQUIRE_CUDA_DEVICE();
-  runBroadcast(cudaLocal(), {1, 2, 3, 5});
+  runBroadcast(suiteRanks(cudaLocal()), {1, 2, 3, 5});
 }
 
 TEST(CudaLocal, Barrier) {
   REQUIRE_CUDA_DEVICE();
   for (int w : {1, 4, 8})
-    runBarrier(cudaLocal(), w);
+    runBarrier(suiteRanks(cudaLocal()), w);
 }
 
 // The ready events: rank s's GEMM is still running on its stream when rank
@@ -319,7 +319,7 @@ TEST(Nccl, Collectives) {
   REQUIRE_CUDA_DEVICE();
   REQUIRE_NCCL();
   const auto sizes = upTo(deviceCount());
-  const MakeRanks make = nccl(60);
+  const MakeSuiteRanks make = suiteRanks(nccl(60));
   runAllGatherV(make, sizes);
   runAllGatherVInPlace(make, sizes.back());
   runAllToAllV(make, sizes);
@@ -335,7 +335,8 @@ TEST(Nccl, AsynchronousCollectives) {
   REQUIRE_CUDA_DEVICE();
   REQUIRE_NCCL();
   const auto sizes = upTo(deviceCount());
-  const MakeRanks make = nccl(std::numeric_limits<double>::infinity());
+  const MakeSuiteRanks make =
+      suiteRanks(nccl(std::numeric_limits<double>::infinity()));
   runAllGatherV(make, sizes);
   runReduceScatterV(make, sizes);
   runAllReduce(make, sizes, ncclAllReduceInRankOrder);

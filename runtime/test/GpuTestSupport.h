@@ -15,16 +15,18 @@
 // (collectives); every buffer starts poisoned (0xFF bytes, NaN in every
 // dtype), so unwritten or overwritten elements show.
 //
-// Here: the skip macros, the ranks of a cuda-local or NCCL group with their
-// streams and device memory, and the collective suites shared by cuda-local
-// and NCCL (defined in GpuCollectiveSuites.cpp).
+// Here: the skip macros, and the ranks of a cuda-local or NCCL group with
+// their streams and device memory, also as the collective suites of
+// CollectiveSuites.h take them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
 #define SHARDLIN_RUNTIME_TEST_GPUTESTSUPPORT_H
 
+#include "CollectiveSuites.h"
 #include "CollectivesTestSupport.h"
 #include "CudaCheck.h"
+#include "GemmSuite.h" // Matrix and randomMatrix, for GEMM operands
 
 #include "shardlin/runtime/Cuda.h"
 
@@ -168,70 +170,9 @@ onEveryRank(Ranks &ranks,
   return all;
 }
 
-inline std::string join(const std::vector<std::string> &lines) {
-  std::string s;
-  for (size_t i = 0; i < lines.size() && i < 20; ++i)
-    s += lines[i] + "\n";
-  return s;
-}
-
-inline std::vector<int> upTo(int w) {
-  std::vector<int> sizes;
-  for (int i = 1; i <= w; ++i)
-    sizes.push_back(i);
-  return sizes;
-}
-
-//===----------------------------------------------------------------------===//
-// GEMM operands (GpuGemmTest.cpp, and the GEMMs the cuda-local collectives
-// wait for in GpuCollectivesTest.cpp)
-//===----------------------------------------------------------------------===//
-
-struct Matrix {
-  int64_t rows = 0, cols = 0, ld = 0;
-  DType dtype = DType::F32;
-  Bytes bytes;
-  std::vector<double> values;
-  double at(int64_t i, int64_t j) const { return values[size_t(i * cols + j)]; }
-};
-
-inline Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows,
-                           int64_t cols, int64_t ld) {
-  Matrix m;
-  m.rows = rows;
-  m.cols = cols;
-  m.ld = ld;
-  m.dtype = t;
-  const size_t es = dtypeSize(t);
-  m.bytes.assign(size_t(rows * ld) * es, 0xFF); // padding = NaN
-  m.values.resize(size_t(rows * cols));
-  std::uniform_real_distribution<double> mag(0.25, 1.0);
-  std::bernoulli_distribution neg(0.5);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      double v = neg(rng) ? -mag(rng) : mag(rng);
-      unsigned char *dst = m.bytes.data() + size_t(i * ld + j) * es;
-      convertFromF64(t, &v, dst, 1);
-      convertToF64(t, dst, &m.values[size_t(i * cols + j)], 1);
-    }
-  return m;
-}
-
-//===----------------------------------------------------------------------===//
-// The collective suites, shared by cuda-local and NCCL
-// (GpuCollectiveSuites.cpp)
-//===----------------------------------------------------------------------===//
-
-void runAllGatherV(const MakeRanks &make, const std::vector<int> &sizes);
-void runAllGatherVInPlace(const MakeRanks &make, int w);
-void runAllToAllV(const MakeRanks &make, const std::vector<int> &sizes);
-/// Checked bit for bit: both backends sum in rank order.
-void runReduceScatterV(const MakeRanks &make, const std::vector<int> &sizes);
-/// `rankOrder(t)`: whether the backend sums in rank order for t.
-void runAllReduce(const MakeRanks &make, const std::vector<int> &sizes,
-                  const std::function<bool(DType)> &rankOrder);
-void runBroadcast(const MakeRanks &make, const std::vector<int> &sizes);
-void runBarrier(const MakeRanks &make, int w);
+/// The ranks `make` builds, with their device memory, as the collective
+/// suites of CollectiveSuites.h take them (GpuCollectiveSuites.cpp).
+MakeSuiteRanks suiteRanks(MakeRanks make);
 
 } // namespace shardlin::rt::testing
 

@@ -211,6 +211,7 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
   // Into a directory that does not exist: fails when creating the temporary.
   Status st = writeNpy(path("missing/dir/a.npy"), DType::F32, {4}, data);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
   EXPECT_NE(st.message().find("missing/dir/a.npy"), std::string::npos)
       << st.message();
   EXPECT_NE(st.message().find("No such file or directory"), std::string::npos)
@@ -222,6 +223,7 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
   ASSERT_TRUE(fs::create_directory(path("taken")));
   st = writeNpy(path("taken"), DType::F32, {4}, data);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
   EXPECT_NE(st.message().find("renaming"), std::string::npos) << st.message();
   EXPECT_EQ(listing(), std::vector<std::string>{"taken"});
 
@@ -232,20 +234,25 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
   const Bytes before = readFile(p);
   st = writeNpy(p, DType::F32, {2, -3}, data);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("dim 1"), std::string::npos) << st.message();
   st = writeNpy(p, DType::F32, {int64_t(1) << 62, 4}, data);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("overflows"), std::string::npos) << st.message();
   st = writeNpy(p, DType::F32, {4}, nullptr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("data is null"), std::string::npos)
       << st.message();
   st = writeNpy(p, static_cast<DType>(7), {4}, data);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("invalid dtype"), std::string::npos)
       << st.message();
   st = writeNpy("", DType::F32, {4}, data);
   EXPECT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_EQ(readFile(p), before);
   EXPECT_EQ(listing(), (std::vector<std::string>{"keep.npy", "taken"}));
 
@@ -256,8 +263,9 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
 
 namespace {
 
-/// Expects `bytes` to be rejected, from memory and from a file, with a
-/// message containing `needle` and the name of the input.
+/// Expects `bytes` to be rejected as malformed (InvalidArgument), from memory
+/// and from a file, with a message containing `needle` and the name of the
+/// input.
 void expectRejected(const std::string &dir, const Bytes &bytes,
                     const std::string &needle) {
   SCOPED_TRACE("expecting '" + needle + "'");
@@ -265,6 +273,7 @@ void expectRejected(const std::string &dir, const Bytes &bytes,
   arr.descr = "untouched";
   Status st = parseNpy(bytes.data(), bytes.size(), "input.npy", arr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("input.npy"), std::string::npos) << st.message();
   EXPECT_EQ(arr.descr, "untouched"); // nothing is written on failure
@@ -273,6 +282,7 @@ void expectRejected(const std::string &dir, const Bytes &bytes,
   writeFile(p, bytes);
   st = readNpy(p, arr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
   EXPECT_NE(st.message().find(p), std::string::npos) << st.message();
   EXPECT_EQ(arr.descr, "untouched");
@@ -290,6 +300,7 @@ TEST_F(NpyTest, RejectsMissingAndEmptyFiles) {
   NpyArray arr;
   Status st = readNpy(path("nope.npy"), arr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
   EXPECT_NE(st.message().find("nope.npy"), std::string::npos);
   EXPECT_NE(st.message().find("cannot open: No such file or directory"),
             std::string::npos)
@@ -297,12 +308,14 @@ TEST_F(NpyTest, RejectsMissingAndEmptyFiles) {
 
   st = readNpy(dir_, arr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
   EXPECT_NE(st.message().find("is a directory"), std::string::npos)
       << st.message();
 
   expectRejected(dir_, {}, "file is empty");
   st = parseNpy(nullptr, 0, "null", arr);
   ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
   EXPECT_NE(st.message().find("file is empty"), std::string::npos);
 }
 
@@ -508,6 +521,8 @@ TEST_F(NpyTest, CorruptedInputsFailCleanly) {
     NpyArray arr;
     Status st = parseNpy(prefix.data(), prefix.size(), "prefix", arr);
     EXPECT_FALSE(st.isOk()) << "prefix of " << len << " bytes parsed";
+    // Whatever is wrong with bytes in memory, it is the input's fault.
+    EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
     EXPECT_FALSE(st.message().empty());
   }
 
@@ -533,6 +548,7 @@ TEST_F(NpyTest, CorruptedInputsFailCleanly) {
       size_t item = arr.descr == "<f8" ? 8 : (arr.descr == "<f4" ? 4 : 2);
       EXPECT_EQ(arr.data.size(), n * item);
     } else {
+      EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
       EXPECT_FALSE(st.message().empty());
     }
   }

@@ -38,9 +38,10 @@
 #include "CudaCheck.h"
 #include "Kernels.h"
 
+#include "../GemmValidation.h"
+
 #include "shardlin/runtime/Cuda.h"
 
-#include <climits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -52,71 +53,6 @@ namespace {
 using namespace cuda;
 
 std::string str(int64_t v) { return std::to_string(v); }
-
-bool isValidDType(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::F32 ||
-         t == DType::F64;
-}
-
-//===----------------------------------------------------------------------===//
-// Validation (the CPU backend's rules; cuBLAS's int range instead of
-// OpenBLAS's)
-//===----------------------------------------------------------------------===//
-
-Status checkOperand(const char *name, const char *ldName, const void *ptr,
-                    int64_t rows, int64_t cols, int64_t ld, bool trans,
-                    const char *rowsName, const char *colsName) {
-  const bool hasElements = rows > 0 && cols > 0;
-  if (ld < 0)
-    return Status::error(std::string(ldName) + " (" + str(ld) +
-                         ") is negative");
-  if (rows > 0 && ld < cols)
-    return Status::error(std::string(ldName) + " (" + str(ld) +
-                         ") is smaller than the row length of " + name +
-                         " stored " + rowsName + " x " + colsName +
-                         (trans ? " (transposed)" : "") + " (" + str(cols) +
-                         ")");
-  if (ld > INT_MAX)
-    return Status::error(std::string(ldName) + " (" + str(ld) +
-                         ") exceeds the cuBLAS integer range (" + str(INT_MAX) +
-                         ")");
-  if (hasElements && !ptr)
-    return Status::error(std::string(name) + " is null but has " + str(rows) +
-                         " x " + str(cols) + " elements");
-  return Status::ok();
-}
-
-Status validate(const GemmOp &op) {
-  if (!isValidDType(op.dtype))
-    return Status::error("invalid dtype value " +
-                         str(static_cast<int>(op.dtype)));
-  const struct {
-    const char *name;
-    int64_t value;
-  } sizes[] = {{"m", op.m}, {"n", op.n}, {"k", op.k}};
-  for (const auto &s : sizes) {
-    if (s.value < 0)
-      return Status::error(std::string(s.name) + " is negative (" +
-                           str(s.value) + ")");
-    if (s.value > INT_MAX)
-      return Status::error(std::string(s.name) + " (" + str(s.value) +
-                           ") exceeds the cuBLAS integer range (" +
-                           str(INT_MAX) + ")");
-  }
-  SHARDLIN_RETURN_IF_ERROR(
-      op.transA
-          ? checkOperand("a", "lda", op.a, op.k, op.m, op.lda, true, "k", "m")
-          : checkOperand("a", "lda", op.a, op.m, op.k, op.lda, false, "m",
-                         "k"));
-  SHARDLIN_RETURN_IF_ERROR(
-      op.transB
-          ? checkOperand("b", "ldb", op.b, op.n, op.k, op.ldb, true, "n", "k")
-          : checkOperand("b", "ldb", op.b, op.k, op.n, op.ldb, false, "k",
-                         "n"));
-  SHARDLIN_RETURN_IF_ERROR(
-      checkOperand("c", "ldc", op.c, op.m, op.n, op.ldc, false, "m", "n"));
-  return Status::ok();
-}
 
 //===----------------------------------------------------------------------===//
 // Types
@@ -292,7 +228,7 @@ public:
 
 private:
   Status runChecked(const GemmOp &op) {
-    SHARDLIN_RETURN_IF_ERROR(validate(op));
+    SHARDLIN_RETURN_IF_ERROR(validateGemmOp(op, "cuBLAS"));
     if (op.m == 0 || op.n == 0)
       return Status::ok();
     ScopedDevice guard;
