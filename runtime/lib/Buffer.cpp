@@ -41,7 +41,7 @@ Status checkedNumElements(const std::vector<int64_t> &shape, int64_t &result,
   // later dim would also overflow.
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] < 0)
-      return Status::error("dim " + std::to_string(i) + " of shape " +
+      return Status::invalidArgument("dim " + std::to_string(i) + " of shape " +
                            shapeString(shape) + " is negative (" +
                            std::to_string(shape[i]) + ")");
 
@@ -57,7 +57,7 @@ Status checkedNumElements(const std::vector<int64_t> &shape, int64_t &result,
   int64_t n = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (n > maxI64 / shape[i])
-      return Status::error("the number of elements of shape " +
+      return Status::invalidArgument("the number of elements of shape " +
                            shapeString(shape) + " overflows int64 (at dim " +
                            std::to_string(i) + ")");
     n *= shape[i];
@@ -72,7 +72,7 @@ Status checkedNumElements(const std::vector<int64_t> &shape, int64_t &result,
             : uint64_t(maxI64);
     if (uint64_t(elementSize) > maxBytes ||
         uint64_t(n) > maxBytes / uint64_t(elementSize))
-      return Status::error("the byte size of shape " + shapeString(shape) +
+      return Status::invalidArgument("the byte size of shape " + shapeString(shape) +
                            " with " + std::to_string(elementSize) +
                            "-byte elements overflows (" + std::to_string(n) +
                            " elements)");

@@ -34,12 +34,12 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
       shapes[i] = a.type.shape;
       for (int64_t d : shapes[i])
         if (d == kDynamic)
-          return Status::error("argument " + std::to_string(i) +
+          return Status::invalidArgument("argument " + std::to_string(i) +
                                " has a dynamic shape, which is not supported");
       continue;
     }
     if (a.globalShape.size() != a.type.shape.size())
-      return Status::error("argument " + std::to_string(i) +
+      return Status::invalidArgument("argument " + std::to_string(i) +
                            ": global and local ranks differ");
     int64_t count = 0;
     Status sized = checkedNumElements(a.globalShape, count,
@@ -150,15 +150,15 @@ Status Plan::build(const Program &program, int rank, int worldSize,
                    Allocator &allocator, std::unique_ptr<Plan> &out) {
   SHARDLIN_RETURN_IF_ERROR(program.validate());
   if (worldSize < 1)
-    return Status::error("world size must be >= 1, got " +
+    return Status::invalidArgument("world size must be >= 1, got " +
                          std::to_string(worldSize));
   if (program.worldSize != 0 && program.worldSize != worldSize)
-    return Status::error("the program '" + program.name + "' is sharded over " +
+    return Status::invalidArgument("the program '" + program.name + "' is sharded over " +
                          std::to_string(program.worldSize) +
                          " ranks (its placements) but the world size is " +
                          std::to_string(worldSize));
   if (rank < 0 || rank >= worldSize)
-    return Status::error("rank " + std::to_string(rank) +
+    return Status::invalidArgument("rank " + std::to_string(rank) +
                          " is out of range for world size " +
                          std::to_string(worldSize));
   std::unique_ptr<Plan> plan(new Plan());
@@ -197,19 +197,19 @@ Status Plan::run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
                  const std::vector<void *> &results) {
   Impl &im = *impl_;
   if (!(comm.device() == gemm.device()) || !(ops.device() == gemm.device()))
-    return Status::error("the communicator (" + deviceName(comm.device()) +
+    return Status::invalidArgument("the communicator (" + deviceName(comm.device()) +
                          "), GEMM backend (" + deviceName(gemm.device()) +
                          ") and local ops (" + deviceName(ops.device()) +
                          ") must be on one device");
   if (args.size() != im.program.args.size())
-    return Status::error("expected " + std::to_string(im.program.args.size()) +
+    return Status::invalidArgument("expected " + std::to_string(im.program.args.size()) +
                          " arguments, got " + std::to_string(args.size()));
   if (results.size() != im.program.results.size())
-    return Status::error("expected " +
+    return Status::invalidArgument("expected " +
                          std::to_string(im.program.results.size()) +
                          " results, got " + std::to_string(results.size()));
   if (comm.rank() != rank_ || comm.worldSize() != im.worldSize)
-    return Status::error("plan built for rank " + std::to_string(rank_) +
+    return Status::invalidArgument("plan built for rank " + std::to_string(rank_) +
                          " of " + std::to_string(im.worldSize) +
                          " run on rank " + std::to_string(comm.rank()) +
                          " of " + std::to_string(comm.worldSize()));

@@ -332,9 +332,8 @@ TEST_F(ThreadsRuntimeErrors, PlanForWrongWorldSizeFails) {
     rt::Status s = rt::Plan::build(program, 0, w, rt::hostAllocator(), plan);
     EXPECT_FALSE(s.isOk()) << "world size " << w;
     EXPECT_EQ(plan, nullptr) << "world size " << w;
-    // Plan.cpp does not classify this error yet (Internal); a plan asked
-    // for the wrong world size is the caller's mistake, InvalidArgument.
-    EXPECT_EQ(s.code(), rt::StatusCode::Internal) << s.message();
+    // A plan asked for the wrong world size is the caller's mistake.
+    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << s.message();
     EXPECT_NE(s.message().find(std::to_string(w)), std::string::npos)
         << s.message();
   }
