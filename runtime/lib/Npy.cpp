@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace shardlin::rt {
 
@@ -528,11 +529,95 @@ private:
   std::string name_;
 };
 
-/// Writes the whole file under a temporary name next to `path`; the caller
-/// commits (renames) it or lets `tmp` remove it.
+/// Where writing a path puts the bytes: a symlink is followed to the file
+/// it ends at (the link stays a link), an existing file that is not regular
+/// (a device, a FIFO) is written in place, and anything else is replaced
+/// (or created) by renaming a complete temporary file over it.
+struct OutputTarget {
+  std::string path;
+  bool inPlace = false;
+};
+
+Status resolveOutputTarget(const std::string &path, OutputTarget &out) {
+  std::string p = path;
+  constexpr int maxLinks = 40; // Linux's own limit (ELOOP).
+  for (int links = 0; links <= maxLinks; ++links) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) {
+      if (errno != ENOENT)
+        return Status::ioError("cannot stat " + quotedName(p) + ": " +
+                               errnoMessage(errno));
+      out.path = p; // A new file, or a dangling link's target.
+      return Status::ok();
+    }
+    if (S_ISLNK(st.st_mode)) {
+      std::vector<char> buf(size_t(st.st_size > 0 ? st.st_size : 0) + 4096);
+      const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+      if (n < 0)
+        return Status::ioError("cannot read the symlink " + quotedName(p) +
+                               ": " + errnoMessage(errno));
+      std::string target(buf.data(), size_t(n));
+      const size_t slash = p.find_last_of('/');
+      if (target.empty() || target[0] != '/')
+        target = (slash == std::string::npos ? std::string()
+                                             : p.substr(0, slash + 1)) +
+                 target;
+      p = target;
+      continue;
+    }
+    if (S_ISDIR(st.st_mode))
+      return Status::ioError("is a directory");
+    out.path = p;
+    out.inPlace = !S_ISREG(st.st_mode);
+    return Status::ok();
+  }
+  return Status::ioError("more than " + std::to_string(maxLinks) +
+                         " symbolic links");
+}
+
+/// A file written but not yet visible under its name: a complete temporary
+/// next to the target, renamed at commit; or, for a target written in place,
+/// the bytes, written at commit.
+struct StagedNpy {
+  OutputTarget target;
+  TempFile file;
+  std::string header;
+  std::vector<unsigned char> data;
+
+  Status commit() {
+    if (!target.inPlace)
+      return file.commit(target.path);
+    // No O_CREAT, no O_TRUNC: the device or FIFO stays what it is.
+    // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking.
+    const int fd =
+        ::open(target.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      return Status::ioError(
+          "cannot open " + quotedName(target.path) + ": " +
+          (errno == ENXIO ? std::string("no process reads this FIFO")
+                          : errnoMessage(errno)));
+    const int flags = ::fcntl(fd, F_GETFL);
+    Status s = flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
+                   ? Status::ok()
+                   : Status::ioError("cannot clear O_NONBLOCK: " +
+                                     errnoMessage(errno));
+    if (s)
+      s = writeAll(fd, header.data(), header.size());
+    if (s)
+      s = writeAll(fd, data.data(), data.size());
+    if (::close(fd) != 0 && s)
+      s = Status::ioError("closing " + quotedName(target.path) +
+                          " failed: " + errnoMessage(errno));
+    return s;
+  }
+};
+
+/// Prepares writing `path`: the whole file under a temporary name next to
+/// its target, or its bytes for a target written in place. Nothing is
+/// visible under the target's name until commit.
 Status stageNpyImpl(const std::string &path, DType dtype,
                     const std::vector<int64_t> &shape, const void *data,
-                    TempFile &tmp) {
+                    StagedNpy &staged) {
   if (path.empty())
     return Status::invalidArgument("empty path");
   if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
@@ -548,8 +633,17 @@ Status stageNpyImpl(const std::string &path, DType dtype,
     return Status::invalidArgument("data is null but the shape has " +
                                    std::to_string(numElements) + " elements");
   const std::string header = buildHeader(npyDescr(dtype), shape);
+  SHARDLIN_RETURN_IF_ERROR(resolveOutputTarget(path, staged.target));
+  if (staged.target.inPlace) {
+    const auto *bytes = static_cast<const unsigned char *>(data);
+    staged.header = header;
+    if (dataBytes > 0)
+      staged.data.assign(bytes, bytes + dataBytes);
+    return Status::ok();
+  }
 
-  SHARDLIN_RETURN_IF_ERROR(tmp.create(path));
+  TempFile &tmp = staged.file;
+  SHARDLIN_RETURN_IF_ERROR(tmp.create(staged.target.path));
   SHARDLIN_RETURN_IF_ERROR(writeAll(tmp.fd(), header.data(), header.size())
                                .withContext(quotedName(tmp.name())));
   SHARDLIN_RETURN_IF_ERROR(
@@ -584,16 +678,29 @@ Status readExactly(std::FILE *f, void *dst, size_t len, const char *what) {
 }
 
 Status readNpyImpl(const std::string &path, NpyArray &out) {
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file)
+  // O_NONBLOCK: opening a FIFO that nobody writes would otherwise block
+  // this rank forever, out of reach of any timeout; it is refused below
+  // like every file that is not regular.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return Status::ioError("cannot open: " + errnoMessage(errno));
+  FilePtr file(::fdopen(fd, "rb"));
+  if (!file) {
+    const int err = errno;
+    ::close(fd);
+    return Status::ioError("cannot open: " + errnoMessage(err));
+  }
   struct stat st;
-  if (::fstat(::fileno(file.get()), &st) != 0)
+  if (::fstat(fd, &st) != 0)
     return Status::ioError("cannot stat: " + errnoMessage(errno));
   if (S_ISDIR(st.st_mode))
     return Status::ioError("is a directory");
   if (!S_ISREG(st.st_mode))
     return Status::ioError("not a regular file");
+  // A regular file reads the same either way; clear the flag anyway.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return Status::ioError("cannot clear O_NONBLOCK: " + errnoMessage(errno));
   const uint64_t fileSize = uint64_t(st.st_size);
 
   uint8_t prefix[maxPreambleLen];
@@ -684,15 +791,15 @@ Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
 
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data) {
-  TempFile tmp;
-  Status s = stageNpyImpl(path, dtype, shape, data, tmp);
+  StagedNpy staged;
+  Status s = stageNpyImpl(path, dtype, shape, data, staged);
   if (s)
-    s = tmp.commit(path);
+    s = staged.commit();
   return s.withContext("writing " + quotedName(path));
 }
 
 struct PendingNpy::Temp {
-  TempFile file;
+  StagedNpy staged;
 };
 
 PendingNpy::PendingNpy() = default;
@@ -705,7 +812,7 @@ Status PendingNpy::stage(const std::string &path, DType dtype,
   pending->path_ = path;
   pending->temp_ = std::make_unique<Temp>();
   SHARDLIN_RETURN_IF_ERROR(
-      stageNpyImpl(path, dtype, shape, data, pending->temp_->file)
+      stageNpyImpl(path, dtype, shape, data, pending->temp_->staged)
           .withContext("writing " + quotedName(path)));
   out = std::move(pending);
   return Status::ok();
@@ -715,7 +822,7 @@ Status PendingNpy::commit() {
   if (!temp_)
     return Status::error("writing " + quotedName(path_) +
                          ": already committed");
-  Status s = temp_->file.commit(path_);
+  Status s = temp_->staged.commit();
   temp_.reset();
   return s.withContext("writing " + quotedName(path_));
 }

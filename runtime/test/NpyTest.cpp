@@ -218,14 +218,32 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
       << st.message();
   EXPECT_TRUE(listing().empty());
 
-  // The target is a directory: the temporary is written, the rename fails,
-  // and the temporary must be removed.
+  // The target is a directory: refused before anything is written.
   ASSERT_TRUE(fs::create_directory(path("taken")));
   st = writeNpy(path("taken"), DType::F32, {4}, data);
   ASSERT_FALSE(st.isOk());
   EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
-  EXPECT_NE(st.message().find("renaming"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("is a directory"), std::string::npos)
+      << st.message();
   EXPECT_EQ(listing(), std::vector<std::string>{"taken"});
+
+  // A directory appears under the name after staging: the temporary was
+  // written, the rename fails, and the temporary must be removed.
+  {
+    std::unique_ptr<PendingNpy> pending;
+    ASSERT_TRUE(
+        PendingNpy::stage(path("later"), DType::F32, {4}, data, pending)
+            .isOk());
+    EXPECT_EQ(listing().size(), 2u); // taken and the temporary
+    ASSERT_TRUE(fs::create_directory(path("later")));
+    st = pending->commit();
+    ASSERT_FALSE(st.isOk());
+    EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
+    EXPECT_NE(st.message().find("renaming"), std::string::npos)
+        << st.message();
+  }
+  EXPECT_EQ(listing(), (std::vector<std::string>{"later", "taken"}));
+  fs::remove(path("later"));
 
   // Invalid arguments fail before anything is created, and an existing file
   // under the target name is left as it was.

@@ -27,7 +27,8 @@ struct NpyArray {
 };
 
 /// Parses a .npy file. Rejects (with a message naming the file and the
-/// problem): missing files, bad magic, unsupported versions, malformed or
+/// problem): missing files, files that are not regular (a FIFO, a device:
+/// refused at once, without waiting for a writer), bad magic, unsupported versions, malformed or
 /// oversized headers, Fortran order, big-endian or non-float descrs other
 /// than '<u2', shapes whose byte size overflows, and truncated or overlong
 /// data.
@@ -41,14 +42,19 @@ Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
 /// "<f4", "<f8".
 const char *npyDescr(DType t);
 
-/// Writes a .npy file atomically: to a temporary file in the same directory,
-/// then renamed over `path`, so a failure never leaves a truncated file.
+/// Writes a .npy file atomically: to a temporary file in the directory of
+/// its target, then renamed over it, so a failure never leaves a truncated
+/// file. The target is `path`, or the file a symlink at `path` ends at (the
+/// link stays a link). An existing file that is not regular (a device, a
+/// FIFO) is written in place instead, neither replaced nor truncated; a
+/// FIFO that no process reads fails instead of blocking.
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data);
 
 /// A .npy file written completely under a temporary name next to its
-/// target, which appears at the target only on commit() (a rename) and is
-/// removed if the object is destroyed first. Lets the ranks of a run agree
+/// target (see writeNpy), which appears at the target only on commit() (a
+/// rename) and is removed if the object is destroyed first; for a target
+/// written in place, the bytes are kept and written on commit(). Lets the ranks of a run agree
 /// that every output was written before any of them appears.
 class PendingNpy {
 public:
