@@ -145,7 +145,7 @@ perm() { # perm KIND W
 }
 
 # The size of the sharded dim that leaves empty chunks at W (as
-# unittests/EndToEnd/E2ESupport.cpp): 5 over 4, 3 over 5, 6 over 8, else W-1.
+# integration_test/EndToEnd/E2ESupport.cpp): 5 over 4, 3 over 5, 6 over 8, else W-1.
 empty_size() {
   case "$1" in 4) echo 5 ;; 5) echo 3 ;; 8) echo 6 ;; *) echo $(($1 - 1)) ;; esac
 }

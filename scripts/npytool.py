@@ -126,7 +126,7 @@ def gen_linear(a):
 
 
 # Error bounds relative to the scale sum|x||A| + |b| (see
-# unittests/EndToEnd/Reference.h for the derivation): f64 and f32 accumulate
+# integration_test/EndToEnd/Reference.h for the derivation): f64 and f32 accumulate
 # in their own precision; f16 and bf16 accumulate in f32 but round the output
 # once per partial product (up to W partial sums for row-wise) and once more
 # at the end.

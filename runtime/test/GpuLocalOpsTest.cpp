@@ -336,7 +336,7 @@ void randomOperand(DType t, size_t n, std::mt19937_64 &rng, Bytes &bytes,
   convertToF64(t, bytes.data(), values.data(), n);
 }
 
-/// The end-to-end suite's bound (unittests/EndToEnd/E2ESupport.cpp).
+/// The end-to-end suite's bound (integration_test/EndToEnd/E2ESupport.cpp).
 double planBound(DType t, int w) {
   switch (t) {
   case DType::F64:
