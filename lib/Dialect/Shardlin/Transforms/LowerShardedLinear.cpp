@@ -346,10 +346,9 @@ FailureOr<LoweringDecision>
 mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
   ::shardlin::LinearShape shape = linearShape(op);
   LoweringDecision d;
-  for (::shardlin::Strategy s : {::shardlin::Strategy::Activations,
-                                 ::shardlin::Strategy::GatherWeight})
+  for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
     d.candidates.push_back(
-        ::shardlin::estimateCost(shape, s, options.machine));
+        ::shardlin::estimateCost(shape, info.strategy, options.machine));
   std::optional<::shardlin::Strategy> pick = options.forced;
   if (!pick)
     pick = ::shardlin::chooseStrategy(shape, options.machine,
@@ -409,11 +408,29 @@ LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
   return success();
 }
 
+/// Adds the pattern(s) that emit `strategy`. The switch has no default, so
+/// a strategy added to the cost model's list without its patterns is a
+/// -Wswitch warning here rather than a linear left unlowered.
+static void addStrategyPatterns(::shardlin::Strategy strategy,
+                                RewritePatternSet &patterns,
+                                const LoweringOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  switch (strategy) {
+  case ::shardlin::Strategy::Activations:
+    patterns.add<LowerRowWiseActivations, LowerColWiseActivations>(ctx,
+                                                                   options);
+    return;
+  case ::shardlin::Strategy::GatherWeight:
+    patterns.add<LowerGatherWeight>(ctx, options);
+    return;
+  }
+}
+
 void mlir::shardlin::populateLowerShardedLinearPatterns(
     RewritePatternSet &patterns, const LoweringOptions &options) {
   patterns.add<LowerSingleRank>(patterns.getContext());
-  patterns.add<LowerRowWiseActivations, LowerColWiseActivations,
-               LowerGatherWeight>(patterns.getContext(), options);
+  for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
+    addStrategyPatterns(info.strategy, patterns, options);
 }
 
 namespace {
