@@ -24,7 +24,7 @@ struct LoweringOptions {
 
 /// The strategy for one linear and what it costs (W >= 2).
 struct LoweringDecision {
-  ::shardlin::Strategy strategy;
+  ::shardlin::Strategy strategy = ::shardlin::Strategy::Activations;
   ::shardlin::StrategyCost cost;
   /// Every strategy's cost, chosen or not.
   std::vector<::shardlin::StrategyCost> candidates;
