@@ -71,7 +71,12 @@ rt::Status compileLinear(const LinearCase &c, rt::Program &out) {
   if (!module)
     return rt::Status::error("parsing failed: " + diagnostics);
   mlir::shardlin::LowerShardedLinearOptions options;
-  options.strategy = c.worldSize() == 1 ? "auto" : c.strategy;
+  std::optional<mlir::shardlin::StrategyOption> strategy =
+      mlir::shardlin::parseStrategyOption(c.worldSize() == 1 ? "auto"
+                                                             : c.strategy);
+  if (!strategy)
+    return rt::Status::error("unknown strategy '" + c.strategy + "'");
+  options.strategy = *strategy;
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", options);
   if (mlir::failed(program))

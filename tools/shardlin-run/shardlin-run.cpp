@@ -70,11 +70,12 @@ cl::opt<int> blasThreads("blas-threads",
                          cl::desc("OpenBLAS threads per rank (0: cores / "
                                   "ranks per host)"),
                          cl::init(0), cl::cat(category));
-cl::opt<std::string> strategy(
+cl::opt<mlir::shardlin::StrategyOption> strategy(
     "strategy",
     cl::desc("Lowering strategy for shardlin.linear: auto (cost model), "
              "activations or gather-weight"),
-    cl::init("auto"), cl::cat(category));
+    mlir::shardlin::strategyOptionValues(),
+    cl::init(mlir::shardlin::StrategyOption::Auto), cl::cat(category));
 cl::opt<std::string> emitProgram(
     "emit-program",
     cl::desc("Write the compiled program (text form, for shardlin-exec) to "

@@ -124,7 +124,8 @@ rt::Status compileLinear(const LinearConfig &config, rt::Program &out) {
     return rt::Status::error("parsing failed:\n" + diagnostics + "input:\n" +
                              text);
   mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = config.strategy;
+  lowering.strategy =
+      mlir::shardlin::parseStrategyOption(config.strategy).value();
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))

@@ -465,6 +465,38 @@ struct LowerGatherWeight
 // Public entry points
 //===----------------------------------------------------------------------===//
 
+llvm::cl::ValuesClass mlir::shardlin::strategyOptionValues() {
+  using ::shardlin::Strategy;
+  auto info = [](Strategy s) -> const ::shardlin::StrategyInfo & {
+    return ::shardlin::strategyInfo(s);
+  };
+  return llvm::cl::values(
+      clEnumValN(StrategyOption::Auto, "auto",
+                 "the cost model picks, per linear"),
+      clEnumValN(StrategyOption::Activations, info(Strategy::Activations).name,
+                 info(Strategy::Activations).description),
+      clEnumValN(StrategyOption::GatherWeight,
+                 info(Strategy::GatherWeight).name,
+                 info(Strategy::GatherWeight).description));
+}
+
+std::optional<::shardlin::Strategy>
+mlir::shardlin::forcedStrategy(StrategyOption option) {
+  if (option == StrategyOption::Auto)
+    return std::nullopt;
+  return static_cast<::shardlin::Strategy>(option);
+}
+
+std::optional<StrategyOption>
+mlir::shardlin::parseStrategyOption(llvm::StringRef name) {
+  if (name == "auto")
+    return StrategyOption::Auto;
+  if (std::optional<::shardlin::Strategy> s =
+          ::shardlin::parseStrategy(name.str()))
+    return static_cast<StrategyOption>(*s);
+  return std::nullopt;
+}
+
 FailureOr<LoweringDecision>
 mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
   Outcome out = decide(op, options);
@@ -527,12 +559,7 @@ struct LowerShardedLinearPass
       emitError(UnknownLoc::get(ctx)) << "lower-sharded-linear: " << msg;
       return failure();
     };
-    if (strategy != "auto") {
-      options.forced = ::shardlin::parseStrategy(strategy);
-      if (!options.forced)
-        return bad("unknown strategy '" + strategy +
-                   "' (expected auto, activations or gather-weight)");
-    }
+    options.forced = forcedStrategy(strategy);
     if (!(latencyUs >= 0) || !(bandwidthGBps > 0) || !(gemmGflops > 0) ||
         !(memoryCapMiB >= 0))
       return bad("latency-us must be >= 0, bandwidth-gbps and gemm-gflops > "
