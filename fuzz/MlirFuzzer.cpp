@@ -67,7 +67,7 @@ void checkLowering(ModuleOp input, Diagnostics &diags, StringRef strategy) {
   // told apart from a pass failure.
   pm.enableVerifier(false);
   mlir::shardlin::LowerShardedLinearOptions options;
-  options.strategy = strategy.str();
+  options.strategy = mlir::shardlin::parseStrategyOption(strategy).value();
   pm.addPass(mlir::shardlin::createLowerShardedLinear(options));
   int before = diags.errors;
   if (failed(pm.run(*module))) {

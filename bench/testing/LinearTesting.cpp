@@ -2,12 +2,15 @@
 
 #include "LinearTesting.h"
 
+#include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 #include "shardlin/Execution/ProgramBuilder.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 namespace shardlin::testkit {
 
@@ -117,8 +120,13 @@ rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
       mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module)
     return failure("parsing failed", diagnostics);
+  std::optional<mlir::shardlin::StrategyOption> strategy =
+      mlir::shardlin::parseStrategyOption(spec.strategy);
+  if (!strategy)
+    return rt::Status::invalidArgument("unknown strategy '" + spec.strategy +
+                                       "'");
   mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = spec.strategy;
+  lowering.strategy = *strategy;
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))

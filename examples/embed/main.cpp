@@ -52,7 +52,7 @@ int main() {
   // Force the reference algorithm (moving activations); by default the
   // pass's cost model picks per linear.
   sl::LowerShardedLinearOptions options;
-  options.strategy = "activations";
+  options.strategy = sl::StrategyOption::Activations;
   PassManager pm(&context);
   pm.addPass(sl::createLowerShardedLinear(options));
   if (failed(pm.run(*module)))

@@ -11,18 +11,88 @@
 #include "shardlin/runtime/ChunkLayout.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace shardlin {
 
-const char *strategyName(Strategy s) {
-  return s == Strategy::Activations ? "activations" : "gather-weight";
+namespace {
+
+// Each strategy's traffic for one rank; `own` is the size of the rank's chunk
+// of the split dim (k_r or n_r).
+
+RankTraffic activationsTraffic(const LinearShape &s, uint64_t own) {
+  const uint64_t w = s.placements.size();
+  const uint64_t e = s.elementBytes;
+  const uint64_t b = s.rows, n = s.n, k = s.k;
+  const uint64_t others = (s.dim == 1 ? k : n) - own;
+  RankTraffic t;
+  if (s.dim == 1) {
+    // all_to_all: x[:, K_c(d)] to every other rank d; receive B x k_r from
+    // each. reduce_scatter: B x N to each other rank, and the same back.
+    t.calls.push_back({b * others * e, (w - 1) * b * own * e});
+    t.calls.push_back({(w - 1) * b * n * e, (w - 1) * b * n * e});
+    // Stacked inputs (W*B x k_r), partial products (W*B x N), and the
+    // packed send buffer of the strided K split (B x K).
+    t.peakExtraBytes = (w * b * own + w * b * n + b * k) * e;
+    t.flops = 2 * w * b * n * own;
+    return t;
+  }
+  // all_gather: B x K to every other rank. all_to_all: B x n_r to every
+  // other rank; receive B x n_d from each.
+  t.calls.push_back({(w - 1) * b * k * e, (w - 1) * b * k * e});
+  t.calls.push_back({(w - 1) * b * own * e, b * others * e});
+  // Gathered inputs (W*B x K), local products (W*B x n_r), the unpack
+  // buffer of the column placement (B x N).
+  t.peakExtraBytes = (w * b * k + w * b * own + b * n) * e;
+  t.flops = 2 * w * b * k * own;
+  return t;
 }
 
+RankTraffic gatherWeightTraffic(const LinearShape &s, uint64_t own) {
+  const uint64_t w = s.placements.size();
+  const uint64_t e = s.elementBytes;
+  const uint64_t b = s.rows, n = s.n, k = s.k;
+  const uint64_t others = (s.dim == 1 ? k : n) - own;
+  RankTraffic t;
+  // all_gather of the weight's chunks: this rank's chunk to every other.
+  const uint64_t chunk = own * (s.dim == 1 ? n : k);
+  const uint64_t rest = others * (s.dim == 1 ? n : k);
+  t.calls.push_back({(w - 1) * chunk * e, rest * e});
+  // The full weight, plus a staging copy when chunks are columns.
+  t.peakExtraBytes = n * k * e * (s.dim == 1 ? 2 : 1);
+  t.flops = 2 * b * n * k;
+  return t;
+}
+
+} // namespace
+
+const std::vector<StrategyInfo> &strategies() {
+  static const std::vector<StrategyInfo> table = {
+      {Strategy::Activations, "activations",
+       "move activations: all_to_all + GEMM + reduce_scatter (row-wise) or "
+       "all_gather + GEMM + all_to_all (col-wise)",
+       activationsTraffic},
+      {Strategy::GatherWeight, "gather-weight",
+       "all_gather the weight's chunks, then one local GEMM",
+       gatherWeightTraffic},
+  };
+  return table;
+}
+
+const StrategyInfo &strategyInfo(Strategy s) {
+  for (const StrategyInfo &info : strategies())
+    if (info.strategy == s)
+      return info;
+  // Every enumerator has an entry: a missing one is a bug in this file.
+  std::abort();
+}
+
+const char *strategyName(Strategy s) { return strategyInfo(s).name; }
+
 std::optional<Strategy> parseStrategy(const std::string &name) {
-  if (name == "activations")
-    return Strategy::Activations;
-  if (name == "gather-weight")
-    return Strategy::GatherWeight;
+  for (const StrategyInfo &info : strategies())
+    if (name == info.name)
+      return info.strategy;
   return std::nullopt;
 }
 
@@ -41,11 +111,10 @@ uint64_t StrategyCost::maxPeakExtraBytes() const {
 StrategyCost estimateCost(const LinearShape &s, Strategy strategy,
                           const MachineModel &m) {
   const int64_t w = static_cast<int64_t>(s.placements.size());
-  const uint64_t e = s.elementBytes;
-  const uint64_t b = s.rows, n = s.n, k = s.k;
   // The split dim's size and each rank's share of it.
   const int64_t splitSize = s.dim == 1 ? s.k : s.n;
   rt::ChunkLayout layout(splitSize, s.placements);
+  const StrategyInfo &info = strategyInfo(strategy);
 
   StrategyCost c;
   c.strategy = strategy;
@@ -56,41 +125,11 @@ StrategyCost estimateCost(const LinearShape &s, Strategy strategy,
   double worstUs = 0.0;
 
   for (int64_t r = 0; r < w; ++r) {
-    const uint64_t own = layout.ofRank(r).size; // k_r or n_r
-    const uint64_t others = splitSize - own;
-    uint64_t sent = 0, received = 0, extra = 0;
-    // Per-collective (sent, received) pairs, to charge each its own time.
-    std::vector<std::pair<uint64_t, uint64_t>> calls;
-    uint64_t flops = 0;
-    if (strategy == Strategy::Activations && s.dim == 1) {
-      // all_to_all: x[:, K_c(d)] to every other rank d; receive B x k_r from
-      // each. reduce_scatter: B x N to each other rank, and the same back.
-      calls.push_back({b * others * e, (w - 1) * b * own * e});
-      calls.push_back({(w - 1) * b * n * e, (w - 1) * b * n * e});
-      // Stacked inputs (W*B x k_r), partial products (W*B x N), and the
-      // packed send buffer of the strided K split (B x K).
-      extra = (w * b * own + w * b * n + b * k) * e;
-      flops = 2 * w * b * n * own;
-    } else if (strategy == Strategy::Activations) {
-      // all_gather: B x K to every other rank. all_to_all: B x n_r to every
-      // other rank; receive B x n_d from each.
-      calls.push_back({(w - 1) * b * k * e, (w - 1) * b * k * e});
-      calls.push_back({(w - 1) * b * own * e, b * others * e});
-      // Gathered inputs (W*B x K), local products (W*B x n_r), the unpack
-      // buffer of the column placement (B x N).
-      extra = (w * b * k + w * b * own + b * n) * e;
-      flops = 2 * w * b * k * own;
-    } else {
-      // all_gather of the weight's chunks: this rank's chunk to every other.
-      const uint64_t chunk = own * (s.dim == 1 ? n : k);
-      const uint64_t rest = others * (s.dim == 1 ? n : k);
-      calls.push_back({(w - 1) * chunk * e, rest * e});
-      // The full weight, plus a staging copy when chunks are columns.
-      extra = n * k * e * (s.dim == 1 ? 2 : 1);
-      flops = 2 * b * n * k;
-    }
-    double us = flops / (m.gemmGflops * 1e3); // GFLOP/s = 1e3 flop/us
-    for (auto [out, in] : calls) {
+    RankTraffic t = info.rankTraffic(s, layout.ofRank(r).size);
+    uint64_t sent = 0, received = 0;
+    double us = t.flops / (m.gemmGflops * 1e3); // GFLOP/s = 1e3 flop/us
+    // Each collective call is charged its own latency and transfer time.
+    for (auto [out, in] : t.calls) {
       sent += out;
       received += in;
       us += m.latencyUs * (w - 1) +
@@ -98,8 +137,8 @@ StrategyCost estimateCost(const LinearShape &s, Strategy strategy,
     }
     c.bytesSent[r] = sent;
     c.bytesReceived[r] = received;
-    c.peakExtraBytes[r] = extra;
-    c.collectives = static_cast<int>(calls.size());
+    c.peakExtraBytes[r] = t.peakExtraBytes;
+    c.collectives = static_cast<int>(t.calls.size());
     worstUs = std::max(worstUs, us);
   }
   c.estimatedUs = worstUs;
@@ -111,12 +150,12 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
                                        uint64_t memoryCapBytes) {
   std::optional<Strategy> best;
   double bestUs = 0.0;
-  for (Strategy s : {Strategy::Activations, Strategy::GatherWeight}) {
-    StrategyCost c = estimateCost(shape, s, machine);
+  for (const StrategyInfo &info : strategies()) {
+    StrategyCost c = estimateCost(shape, info.strategy, machine);
     if (memoryCapBytes != 0 && c.maxPeakExtraBytes() > memoryCapBytes)
       continue;
     if (!best || c.estimatedUs < bestUs) {
-      best = s;
+      best = info.strategy;
       bestUs = c.estimatedUs;
     }
   }

@@ -73,11 +73,12 @@ cl::opt<int> blasThreads("blas-threads",
                          cl::desc("OpenBLAS threads per rank (default 0: "
                                   "cores / ranks per host)"),
                          cl::init(0), cl::cat(category));
-cl::opt<std::string> strategy(
+cl::opt<mlir::shardlin::StrategyOption> strategy(
     "strategy",
     cl::desc("Lowering strategy for shardlin.linear: auto (cost model), "
              "activations or gather-weight"),
-    cl::init("auto"), cl::cat(category));
+    mlir::shardlin::strategyOptionValues(),
+    cl::init(mlir::shardlin::StrategyOption::Auto), cl::cat(category));
 cl::opt<bool> verbose(
     "verbose",
     cl::desc("Print, per linear, the chosen strategy and every strategy's "

@@ -15,10 +15,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardlin {
 
+/// Every lowering of a multi-rank linear. The list of strategies itself is
+/// strategies() below: everything else (option values, the pass's choice,
+/// the patterns registered) reads it.
 enum class Strategy {
   /// The reference algorithms: move activations (row-wise: all_to_all +
   /// GEMM + reduce_scatter; col-wise: all_gather + GEMM + all_to_all).
@@ -28,8 +32,10 @@ enum class Strategy {
   GatherWeight,
 };
 
+/// The name of `s` in strategies().
 const char *strategyName(Strategy s);
-/// "activations" or "gather-weight".
+/// The strategy named `name` in strategies() ("activations",
+/// "gather-weight"), or nullopt.
 std::optional<Strategy> parseStrategy(const std::string &name);
 
 struct LinearShape {
@@ -66,12 +72,42 @@ struct StrategyCost {
   uint64_t maxPeakExtraBytes() const;
 };
 
+/// What one rank does under a strategy: the bytes it sends and receives in
+/// each collective call, its peak extra memory and its GEMM flops.
+struct RankTraffic {
+  /// (sent, received) per collective call, in program order.
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  uint64_t peakExtraBytes = 0;
+  uint64_t flops = 0;
+};
+
+/// One lowering strategy as the cost model sees it. The pass reads the same
+/// entries for its option values, its choice and its patterns, so adding a
+/// strategy is one entry here plus the pattern(s) that emit it
+/// (docs/lowering.md, "Adding a strategy").
+struct StrategyInfo {
+  Strategy strategy;
+  /// As spelled in the `strategy` options and in `shardlin.lowering`.
+  const char *name;
+  /// One line, for --help.
+  const char *description;
+  /// The traffic of a rank whose chunk of the split dim has `own` elements
+  /// (K elements when shape.dim is 1, N elements when it is 0).
+  RankTraffic (*rankTraffic)(const LinearShape &shape, uint64_t own);
+};
+
+/// Every strategy, in the order chooseStrategy breaks ties in.
+const std::vector<StrategyInfo> &strategies();
+/// The entry of `s` in strategies().
+const StrategyInfo &strategyInfo(Strategy s);
+
 /// The cost of `strategy` for `shape` (W = placements.size() >= 2).
 StrategyCost estimateCost(const LinearShape &shape, Strategy strategy,
                           const MachineModel &machine);
 
 /// The cheapest strategy by estimated time among those whose peak extra
-/// memory fits `memoryCapBytes` (0: no cap); ties go to Activations. Returns
+/// memory fits `memoryCapBytes` (0: no cap); ties go to the strategy listed
+/// first in strategies() (Activations). Returns
 /// nullopt if none fits.
 std::optional<Strategy> chooseStrategy(const LinearShape &shape,
                                        const MachineModel &machine,

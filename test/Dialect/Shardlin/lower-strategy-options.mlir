@@ -13,7 +13,7 @@
 // NOCAP: strategy = "gather-weight"
 // CAP: strategy = "activations"
 // TIGHT: :[[@LINE+4]]:8: error: 'shardlin.linear' op no lowering strategy fits the memory cap of 1048 bytes per rank; activations needs {{[0-9]+}}; gather-weight needs 8388608
-// BADSTRATEGY: error: lower-sharded-linear: unknown strategy 'bogus' (expected auto, activations or gather-weight)
+// BADSTRATEGY: for the --strategy option: Cannot find option named 'bogus'!
 // BADMODEL: error: lower-sharded-linear: latency-us must be >= 0, bandwidth-gbps and gemm-gflops > 0, memory-cap-mib >= 0
 func.func @capped(%x: tensor<1x1024xf32>, %w: !shardlin.sharded<tensor<1024x1024xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> tensor<1x1024xf32> {
   %y = shardlin.linear %x, %w : (tensor<1x1024xf32>, !shardlin.sharded<tensor<1024x1024xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> tensor<1x1024xf32>

@@ -18,7 +18,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <memory>
+#include <mutex>
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_LOWERSHARDEDLINEAR
@@ -71,7 +75,7 @@ FlatLinear flattenInput(LinearOp op, PatternRewriter &rewriter) {
   flat.batch = 1;
   ReassociationIndices batchDims;
   for (int64_t i = 0; i + 1 < rank; ++i) {
-    flat.batch *= xType.getShape()[i]; // Checked by checkLowerable.
+    flat.batch *= xType.getShape()[i]; // Checked by checkSizes.
     batchDims.push_back(i);
   }
   auto rowsType = RankedTensorType::get({flat.batch, flat.k}, flat.elementType);
@@ -112,36 +116,175 @@ RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
 
+::shardlin::LinearShape linearShape(LinearOp op) {
+  auto xType = cast<RankedTensorType>(op.getInput().getType());
+  ShardedType w = op.getWeightType();
+  ::shardlin::LinearShape shape;
+  shape.rows = 1;
+  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
+    shape.rows *= xType.getShape()[i]; // Checked by checkSizes.
+  shape.n = w.getShape()[0];
+  shape.k = w.getShape()[1];
+  shape.dim = w.getSharding().getDim();
+  shape.placements.assign(w.getSharding().getPlacements().begin(),
+                          w.getSharding().getPlacements().end());
+  shape.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  return shape;
+}
+
+/// Fails if the sizes of `op` overflow 64-bit arithmetic once flattened and
+/// stacked over ranks (with a diagnostic when `emitErrors`). Every other
+/// size computation of the lowering relies on this check.
+LogicalResult checkSizes(LinearOp op, bool emitErrors) {
+  auto xType = cast<RankedTensorType>(op.getInput().getType());
+  int64_t batch = 1;
+  for (int64_t i = 0; i + 1 < xType.getRank(); ++i) {
+    std::optional<int64_t> prod = llvm::checkedMul(batch, xType.getShape()[i]);
+    if (!prod) {
+      if (!emitErrors)
+        return failure();
+      return op.emitOpError() << "the input's batch dims (" << xType
+                              << ") overflow a 64-bit row count";
+    }
+    batch = *prod;
+  }
+  int64_t w = op.getWeightType().getNumRanks();
+  ShardedType wType = op.getWeightType();
+  int64_t n = wType.getShape()[0], k = wType.getShape()[1];
+  std::optional<int64_t> stacked = llvm::checkedMul(batch, w);
+  if (!stacked || !llvm::checkedMul(*stacked, n) ||
+      !llvm::checkedMul(*stacked, k) || !llvm::checkedMul(n, k)) {
+    if (!emitErrors)
+      return failure();
+    return op.emitOpError() << "sizes overflow 64-bit arithmetic: " << batch
+                            << " rows x " << w << " ranks with a " << n
+                            << " x " << k << " weight";
+  }
+  // Byte counts of the cost model are 64-bit too. Every product and sum
+  // here is checked: the operands themselves may be near the int64 limit.
+  const int64_t elt = 8;
+  std::optional<int64_t> stackedBytes = llvm::checkedMul(*stacked, elt);
+  std::optional<int64_t> nPlusK = llvm::checkedAdd(n, k);
+  std::optional<int64_t> rankBytes = llvm::checkedMul(elt, w);
+  if (!stackedBytes || !nPlusK || !rankBytes ||
+      !llvm::checkedMul(*stackedBytes, *nPlusK) ||
+      !llvm::checkedMul(n * k, *rankBytes)) {
+    if (!emitErrors)
+      return failure();
+    return op.emitOpError() << "sizes overflow 64-bit byte counts: " << batch
+                            << " rows x " << w << " ranks with a " << n
+                            << " x " << k << " weight";
+  }
+  return success();
+}
+
+/// What deciding a linear gives, fitting or not: every strategy's cost and,
+/// if one fits the memory cap, the chosen one.
+struct Outcome {
+  bool fits = false;
+  LoweringDecision decision; // strategy and cost are set only if fits
+};
+
+Outcome decide(LinearOp op, const LoweringOptions &options) {
+  ::shardlin::LinearShape shape = linearShape(op);
+  Outcome out;
+  LoweringDecision &d = out.decision;
+  for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
+    d.candidates.push_back(
+        ::shardlin::estimateCost(shape, info.strategy, options.machine));
+  std::optional<::shardlin::Strategy> pick = options.forced;
+  if (!pick)
+    pick = ::shardlin::chooseStrategy(shape, options.machine,
+                                      options.memoryCapBytes);
+  if (!pick)
+    return out;
+  out.fits = true;
+  d.strategy = *pick;
+  // The chosen strategy's cost is its candidate, found by strategy rather
+  // than by its position in the list above.
+  for (const ::shardlin::StrategyCost &c : d.candidates)
+    if (c.strategy == *pick)
+      d.cost = c;
+  return out;
+}
+
+/// The diagnostic of a linear for which no strategy fits the memory cap.
+void reportNoFit(LinearOp op, const LoweringOptions &options,
+                 const LoweringDecision &d) {
+  InFlightDiagnostic diag = op.emitOpError()
+                            << "no lowering strategy fits the memory cap of "
+                            << options.memoryCapBytes << " bytes per rank";
+  for (const ::shardlin::StrategyCost &c : d.candidates)
+    diag << "; " << ::shardlin::strategyName(c.strategy) << " needs "
+         << c.maxPeakExtraBytes();
+}
+
+/// The decisions of one pattern set, each made once and recorded: the pass
+/// decides every linear before rewriting, and the patterns read what it
+/// recorded; patterns used without the pass decide on first match.
+///
+/// A decision depends only on the linear's types and the options, so it is
+/// recorded by (input type, weight type). Types live as long as the
+/// context, so a key cannot come to name another linear, as the address of
+/// an erased op could. One frozen pattern set may lower several functions on
+/// several threads at once, hence the lock.
+class DecisionTable {
+public:
+  /// A linear's recorded outcome, or nullopt if its sizes overflow (see
+  /// checkSizes); then nothing about it may be computed.
+  using Entry = std::optional<Outcome>;
+
+  explicit DecisionTable(const LoweringOptions &options) : options(options) {}
+
+  /// The outcome for `op` (W >= 2), decided on the first request for its
+  /// types. Emits no diagnostic.
+  Entry get(LinearOp op) {
+    std::pair<Type, Type> key{op.getInput().getType(),
+                              op.getWeight().getType()};
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = entries.find(key);
+    if (it != entries.end())
+      return it->second;
+    Entry e;
+    if (succeeded(checkSizes(op, /*emitErrors=*/false)))
+      e = decide(op, options);
+    entries.try_emplace(key, e);
+    return e;
+  }
+
+private:
+  const LoweringOptions options;
+  std::mutex mutex;
+  llvm::DenseMap<std::pair<Type, Type>, Entry> entries;
+};
+
 //===----------------------------------------------------------------------===//
 // Strategies
 //===----------------------------------------------------------------------===//
 
 /// Base of the multi-rank strategies: matches only the linears for which
-/// decideLowering picks `Kind`.
+/// `Kind` was decided. The decision is the one recorded in the table shared
+/// by every pattern of the set (and by the pass), so a linear is decided
+/// once, however many patterns look at it.
 template <::shardlin::Strategy Kind>
 struct StrategyPattern : OpRewritePattern<LinearOp> {
-  StrategyPattern(MLIRContext *ctx, const LoweringOptions &options)
-      : OpRewritePattern<LinearOp>(ctx), options(options) {}
+  StrategyPattern(MLIRContext *ctx, std::shared_ptr<DecisionTable> decisions)
+      : OpRewritePattern<LinearOp>(ctx), decisions(std::move(decisions)) {}
 
   /// The decision if this strategy is the one chosen for `op`.
   std::optional<LoweringDecision> chosen(LinearOp op) const {
     if (op.getWeightType().getNumRanks() == 1)
       return std::nullopt;
-    // Diagnostics were emitted by checkLowerable, which ran first in the
-    // pass. Pipelines that use the patterns alone may not have run it: the
-    // pattern then does not match, rather than compute with sizes that
-    // overflow.
-    ScopedDiagnosticHandler quiet(op.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    if (failed(checkLowerable(op, options)))
+    // Diagnostics were emitted by the pass before rewriting. Pipelines that
+    // use the patterns alone may not have checked: a linear whose sizes
+    // overflow, or for which no strategy fits, then does not match.
+    DecisionTable::Entry e = decisions->get(op);
+    if (!e || !e->fits || e->decision.strategy != Kind)
       return std::nullopt;
-    FailureOr<LoweringDecision> d = decideLowering(op, options);
-    if (failed(d) || d->strategy != Kind)
-      return std::nullopt;
-    return *d;
+    return e->decision;
   }
 
-  LoweringOptions options;
+  std::shared_ptr<DecisionTable> decisions;
 };
 
 /// Records the decision on the GEMM of a lowered linear, so that the output
@@ -177,13 +320,9 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getWeightType().getNumRanks() != 1)
       return rewriter.notifyMatchFailure(op, "more than one rank");
-    {
-      // As in StrategyPattern::chosen: sizes are checked before use.
-      ScopedDiagnosticHandler quiet(op.getContext(),
-                                    [](Diagnostic &) { return success(); });
-      if (failed(checkLowerable(op)))
-        return rewriter.notifyMatchFailure(op, "sizes overflow");
-    }
+    // As in StrategyPattern::chosen: sizes are checked before use.
+    if (failed(checkSizes(op, /*emitErrors=*/false)))
+      return rewriter.notifyMatchFailure(op, "sizes overflow");
     Location loc = op.getLoc();
     FlatLinear f = flattenInput(op, rewriter);
     Value a = LocalShardOp::create(rewriter, loc,
@@ -220,7 +359,7 @@ struct LowerRowWiseActivations
     FlatLinear f = flattenInput(op, rewriter);
     ChunkAttr kChunks = wType.getSharding();
     ChunkAttr rowBlocks = rankOrderRows(ctx, f.worldSize);
-    int64_t stacked = f.worldSize * f.batch; // Checked by checkLowerable.
+    int64_t stacked = f.worldSize * f.batch; // Checked by checkSizes.
     int64_t kLocal = kChunks.getLocalSize(f.k);
 
     Value a = LocalShardOp::create(rewriter, loc, wType.getLocalType(),
@@ -264,7 +403,7 @@ struct LowerColWiseActivations
     FlatLinear f = flattenInput(op, rewriter);
     ChunkAttr nChunks = wType.getSharding();
     ChunkAttr rowBlocks = rankOrderRows(ctx, f.worldSize);
-    int64_t stacked = f.worldSize * f.batch; // Checked by checkLowerable.
+    int64_t stacked = f.worldSize * f.batch; // Checked by checkSizes.
     int64_t nLocal = nChunks.getLocalSize(f.n);
 
     Value a = LocalShardOp::create(rewriter, loc, wType.getLocalType(),
@@ -326,94 +465,88 @@ struct LowerGatherWeight
 // Public entry points
 //===----------------------------------------------------------------------===//
 
-static ::shardlin::LinearShape linearShape(LinearOp op) {
-  auto xType = cast<RankedTensorType>(op.getInput().getType());
-  ShardedType w = op.getWeightType();
-  ::shardlin::LinearShape shape;
-  shape.rows = 1;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-    shape.rows *= xType.getShape()[i]; // Checked by checkLowerable.
-  shape.n = w.getShape()[0];
-  shape.k = w.getShape()[1];
-  shape.dim = w.getSharding().getDim();
-  shape.placements.assign(w.getSharding().getPlacements().begin(),
-                          w.getSharding().getPlacements().end());
-  shape.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-  return shape;
+llvm::cl::ValuesClass mlir::shardlin::strategyOptionValues() {
+  using ::shardlin::Strategy;
+  auto info = [](Strategy s) -> const ::shardlin::StrategyInfo & {
+    return ::shardlin::strategyInfo(s);
+  };
+  return llvm::cl::values(
+      clEnumValN(StrategyOption::Auto, "auto",
+                 "the cost model picks, per linear"),
+      clEnumValN(StrategyOption::Activations, info(Strategy::Activations).name,
+                 info(Strategy::Activations).description),
+      clEnumValN(StrategyOption::GatherWeight,
+                 info(Strategy::GatherWeight).name,
+                 info(Strategy::GatherWeight).description));
+}
+
+std::optional<::shardlin::Strategy>
+mlir::shardlin::forcedStrategy(StrategyOption option) {
+  if (option == StrategyOption::Auto)
+    return std::nullopt;
+  return static_cast<::shardlin::Strategy>(option);
+}
+
+std::optional<StrategyOption>
+mlir::shardlin::parseStrategyOption(llvm::StringRef name) {
+  if (name == "auto")
+    return StrategyOption::Auto;
+  if (std::optional<::shardlin::Strategy> s =
+          ::shardlin::parseStrategy(name.str()))
+    return static_cast<StrategyOption>(*s);
+  return std::nullopt;
 }
 
 FailureOr<LoweringDecision>
 mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
-  ::shardlin::LinearShape shape = linearShape(op);
-  LoweringDecision d;
-  for (::shardlin::Strategy s : {::shardlin::Strategy::Activations,
-                                 ::shardlin::Strategy::GatherWeight})
-    d.candidates.push_back(
-        ::shardlin::estimateCost(shape, s, options.machine));
-  std::optional<::shardlin::Strategy> pick = options.forced;
-  if (!pick)
-    pick = ::shardlin::chooseStrategy(shape, options.machine,
-                                      options.memoryCapBytes);
-  if (!pick) {
-    InFlightDiagnostic diag = op.emitOpError()
-                              << "no lowering strategy fits the memory cap of "
-                              << options.memoryCapBytes << " bytes per rank";
-    for (const ::shardlin::StrategyCost &c : d.candidates)
-      diag << "; " << ::shardlin::strategyName(c.strategy) << " needs "
-           << c.maxPeakExtraBytes();
+  Outcome out = decide(op, options);
+  if (!out.fits) {
+    reportNoFit(op, options, out.decision);
     return failure();
   }
-  d.strategy = *pick;
-  // The chosen strategy's cost is its candidate, found by strategy rather
-  // than by its position in the list above.
-  for (const ::shardlin::StrategyCost &c : d.candidates)
-    if (c.strategy == *pick)
-      d.cost = c;
-  return d;
+  return out.decision;
 }
 
 LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
                                              const LoweringOptions &options) {
-  auto xType = cast<RankedTensorType>(op.getInput().getType());
-  int64_t batch = 1;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i) {
-    std::optional<int64_t> prod = llvm::checkedMul(batch, xType.getShape()[i]);
-    if (!prod)
-      return op.emitOpError() << "the input's batch dims (" << xType
-                              << ") overflow a 64-bit row count";
-    batch = *prod;
-  }
-  int64_t w = op.getWeightType().getNumRanks();
-  ShardedType wType = op.getWeightType();
-  int64_t n = wType.getShape()[0], k = wType.getShape()[1];
-  std::optional<int64_t> stacked = llvm::checkedMul(batch, w);
-  if (!stacked || !llvm::checkedMul(*stacked, n) ||
-      !llvm::checkedMul(*stacked, k) || !llvm::checkedMul(n, k))
-    return op.emitOpError() << "sizes overflow 64-bit arithmetic: " << batch
-                            << " rows x " << w << " ranks with a " << n
-                            << " x " << k << " weight";
-  // Byte counts of the cost model are 64-bit too. Every product and sum
-  // here is checked: the operands themselves may be near the int64 limit.
-  const int64_t elt = 8;
-  std::optional<int64_t> stackedBytes = llvm::checkedMul(*stacked, elt);
-  std::optional<int64_t> nPlusK = llvm::checkedAdd(n, k);
-  std::optional<int64_t> rankBytes = llvm::checkedMul(elt, w);
-  if (!stackedBytes || !nPlusK || !rankBytes ||
-      !llvm::checkedMul(*stackedBytes, *nPlusK) ||
-      !llvm::checkedMul(n * k, *rankBytes))
-    return op.emitOpError() << "sizes overflow 64-bit byte counts: " << batch
-                            << " rows x " << w << " ranks with a " << n
-                            << " x " << k << " weight";
-  if (w > 1 && failed(decideLowering(op, options)))
+  if (failed(checkSizes(op, /*emitErrors=*/true)))
+    return failure();
+  if (op.getWeightType().getNumRanks() > 1 &&
+      failed(decideLowering(op, options)))
     return failure();
   return success();
 }
 
+/// Adds the pattern(s) that emit `strategy`. The switch has no default, so
+/// a strategy added to the cost model's list without its patterns is a
+/// -Wswitch warning here rather than a linear left unlowered.
+static void addStrategyPatterns(::shardlin::Strategy strategy,
+                                RewritePatternSet &patterns,
+                                const std::shared_ptr<DecisionTable> &table) {
+  MLIRContext *ctx = patterns.getContext();
+  switch (strategy) {
+  case ::shardlin::Strategy::Activations:
+    patterns.add<LowerRowWiseActivations, LowerColWiseActivations>(ctx, table);
+    return;
+  case ::shardlin::Strategy::GatherWeight:
+    patterns.add<LowerGatherWeight>(ctx, table);
+    return;
+  }
+}
+
+/// Every pattern, all reading `table`.
+static void populatePatterns(RewritePatternSet &patterns,
+                             const std::shared_ptr<DecisionTable> &table) {
+  patterns.add<LowerSingleRank>(patterns.getContext());
+  for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
+    addStrategyPatterns(info.strategy, patterns, table);
+}
+
 void mlir::shardlin::populateLowerShardedLinearPatterns(
     RewritePatternSet &patterns, const LoweringOptions &options) {
-  patterns.add<LowerSingleRank>(patterns.getContext());
-  patterns.add<LowerRowWiseActivations, LowerColWiseActivations,
-               LowerGatherWeight>(patterns.getContext(), options);
+  // Without the pass nothing has been decided: the patterns decide each
+  // linear on first match, once, in a table of their own.
+  populatePatterns(patterns, std::make_shared<DecisionTable>(options));
 }
 
 namespace {
@@ -426,12 +559,7 @@ struct LowerShardedLinearPass
       emitError(UnknownLoc::get(ctx)) << "lower-sharded-linear: " << msg;
       return failure();
     };
-    if (strategy != "auto") {
-      options.forced = ::shardlin::parseStrategy(strategy);
-      if (!options.forced)
-        return bad("unknown strategy '" + strategy +
-                   "' (expected auto, activations or gather-weight)");
-    }
+    options.forced = forcedStrategy(strategy);
     if (!(latencyUs >= 0) || !(bandwidthGBps > 0) || !(gemmGflops > 0) ||
         !(memoryCapMiB >= 0))
       return bad("latency-us must be >= 0, bandwidth-gbps and gemm-gflops > "
@@ -441,23 +569,21 @@ struct LowerShardedLinearPass
     options.machine.gemmGflops = gemmGflops;
     options.memoryCapBytes =
         static_cast<uint64_t>(memoryCapMiB * 1024.0 * 1024.0);
+    decisions = std::make_shared<DecisionTable>(options);
     RewritePatternSet set(ctx);
-    populateLowerShardedLinearPatterns(set, options);
+    populatePatterns(set, decisions);
     patterns = std::move(set);
     return success();
   }
 
-  void explainDecision(LinearOp op) {
-    FailureOr<LoweringDecision> d = decideLowering(op, options);
-    if (failed(d))
-      return;
+  void explainDecision(LinearOp op, const LoweringDecision &d) {
     InFlightDiagnostic r = op.emitRemark();
     r << "lowered " << (op.getWeightType().getSharding().getDim() == 1
                             ? "row-wise"
                             : "col-wise")
-      << " with " << ::shardlin::strategyName(d->strategy) << " ("
+      << " with " << ::shardlin::strategyName(d.strategy) << " ("
       << (options.forced ? "forced" : "cheapest estimate") << ")";
-    for (const ::shardlin::StrategyCost &c : d->candidates)
+    for (const ::shardlin::StrategyCost &c : d.candidates)
       r << "; " << ::shardlin::strategyName(c.strategy) << ": est. "
         << llvm::formatv("{0:F3}", c.estimatedUs).str() << " us, max "
         << c.maxBytesSent() << " bytes sent, max " << c.maxPeakExtraBytes()
@@ -466,8 +592,10 @@ struct LowerShardedLinearPass
 
   void runOnOperation() override {
     bool ok = true;
+    // Decide every linear once, reporting what cannot be lowered; the
+    // patterns then read the decisions recorded here.
     getOperation()->walk([&](LinearOp op) {
-      if (failed(checkLowerable(op, options))) {
+      if (failed(checkSizes(op, /*emitErrors=*/true))) {
         ok = false;
         return;
       }
@@ -476,10 +604,16 @@ struct LowerShardedLinearPass
         ++numSingleRank;
         return;
       }
+      DecisionTable::Entry e = decisions->get(op);
+      const LoweringDecision &d = e->decision; // Sizes checked above.
+      if (!e->fits) {
+        reportNoFit(op, options, d);
+        ok = false;
+        return;
+      }
       if (explain)
-        explainDecision(op);
-      FailureOr<LoweringDecision> d = decideLowering(op, options);
-      if (succeeded(d) && d->strategy == ::shardlin::Strategy::GatherWeight)
+        explainDecision(op, d);
+      if (d.strategy == ::shardlin::Strategy::GatherWeight)
         ++numGatherWeight;
       else if (w.getSharding().getDim() == 1)
         ++numRowWise;
@@ -503,5 +637,7 @@ struct LowerShardedLinearPass
 
   FrozenRewritePatternSet patterns;
   LoweringOptions options;
+  /// Shared with `patterns`.
+  std::shared_ptr<DecisionTable> decisions;
 };
 } // namespace

@@ -9,10 +9,30 @@
 #include "mlir/IR/PatternMatch.h"
 #include "shardlin/Analysis/CostModel.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <optional>
 
 namespace mlir::shardlin {
+
+/// The value of a `strategy` option (the pass's and shardlin-run's): Auto
+/// lets the cost model pick per linear; any other value forces the strategy
+/// of the same number.
+enum class StrategyOption : int {
+  Auto = -1,
+  Activations = static_cast<int>(::shardlin::Strategy::Activations),
+  GatherWeight = static_cast<int>(::shardlin::Strategy::GatherWeight),
+};
+
+/// The values of a `strategy` option, for llvm::cl and pass options alike:
+/// "auto", then each strategy by the name in ::shardlin::strategies().
+llvm::cl::ValuesClass strategyOptionValues();
+
+/// The strategy an option forces; nullopt for Auto.
+std::optional<::shardlin::Strategy> forcedStrategy(StrategyOption option);
+
+/// The option spelled `name` ("auto" or a strategy's name), or nullopt.
+std::optional<StrategyOption> parseStrategyOption(llvm::StringRef name);
 
 struct LoweringOptions {
   /// A forced strategy; nullopt lets the cost model choose.
@@ -24,7 +44,7 @@ struct LoweringOptions {
 
 /// The strategy for one linear and what it costs (W >= 2).
 struct LoweringDecision {
-  ::shardlin::Strategy strategy;
+  ::shardlin::Strategy strategy = ::shardlin::Strategy::Activations;
   ::shardlin::StrategyCost cost;
   /// Every strategy's cost, chosen or not.
   std::vector<::shardlin::StrategyCost> candidates;

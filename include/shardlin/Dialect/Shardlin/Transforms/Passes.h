@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 
 namespace mlir::shardlin {
 

@@ -49,8 +49,11 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
     function); the ops around them are left untouched.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "Lowering strategy: auto (cost model), activations or gather-weight">,
+    Option<"strategy", "strategy", "::mlir::shardlin::StrategyOption",
+           /*default=*/"::mlir::shardlin::StrategyOption::Auto",
+           "Lowering strategy: auto (cost model), activations or gather-weight",
+           // The same clEnumValN values as shardlin-run's --strategy.
+           "::mlir::shardlin::strategyOptionValues()">,
     Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
            "Machine model: latency per collective and peer, in microseconds">,
     Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
