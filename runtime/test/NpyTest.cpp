@@ -13,6 +13,10 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cstdio>
@@ -569,5 +573,40 @@ TEST_F(NpyTest, CorruptedInputsFailCleanly) {
       EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << st.message();
       EXPECT_FALSE(st.message().empty());
     }
+  }
+}
+
+// A process stopped by SIGINT, SIGTERM or SIGHUP while outputs are staged
+// leaves no temporary behind (they used to stay, *.npy.tmp.PID.N), and
+// still ends by that signal. Checked in a child process that stages two
+// outputs and signals itself.
+TEST_F(NpyTest, SignalsRemoveStagedTemporaries) {
+  const float data[4] = {1, 2, 3, 4};
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      std::unique_ptr<PendingNpy> a, b;
+      if (!PendingNpy::stage(path("a.npy"), DType::F32, {4}, data, a) ||
+          !PendingNpy::stage(path("b.npy"), DType::F32, {4}, data, b))
+        ::_exit(3);
+      // Both temporaries exist now.
+      int files = 0;
+      for (const auto &e : fs::directory_iterator(path("")))
+        files += e.path().filename().string().find(".tmp.") !=
+                 std::string::npos;
+      if (files != 2)
+        ::_exit(4);
+      ::raise(sig);
+      ::_exit(5); // Not reached: the signal ends the process.
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status))
+        << "signal " << sig << ": exit status "
+        << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_TRUE(listing().empty()) << "signal " << sig << " left "
+                                   << listing().size() << " files";
   }
 }
