@@ -70,23 +70,6 @@ std::unique_ptr<RankMemory> hostRankMemory() {
   return std::make_unique<HostRankMemory>();
 }
 
-std::vector<std::string>
-onEveryRank(SuiteRanks &ranks,
-            const std::function<void(int, SuiteRank &, Failures &)> &body) {
-  const int w = int(ranks.size());
-  std::vector<Failures> failures(w);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] { body(r, ranks[r], failures[r]); });
-  for (auto &t : threads)
-    t.join();
-  std::vector<std::string> all;
-  for (int r = 0; r < w; ++r)
-    for (auto &f : failures[r].list)
-      all.push_back("rank " + std::to_string(r) + ": " + f);
-  return all;
-}
-
 std::string join(const std::vector<std::string> &lines) {
   std::string s;
   for (size_t i = 0; i < lines.size() && i < 20; ++i)

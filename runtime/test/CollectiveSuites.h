@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace shardlin::rt::testing {
@@ -47,11 +48,25 @@ using SuiteRanks = std::vector<SuiteRank>;
 /// Builds a group of W ranks.
 using MakeSuiteRanks = std::function<Status(int, SuiteRanks &)>;
 
-/// Runs body(rank, its SuiteRank, its failures) on one thread per rank and
-/// returns all failures, each prefixed with its rank.
-std::vector<std::string>
-onEveryRank(SuiteRanks &ranks,
-            const std::function<void(int, SuiteRank &, Failures &)> &body);
+/// Runs body(rank, ranks[rank], its failures) on one thread per rank and
+/// returns all failures, each prefixed with its rank; for the suites' ranks
+/// and the GPU tests' alike.
+template <class RankT, class Body>
+std::vector<std::string> onEveryRank(std::vector<RankT> &ranks,
+                                     const Body &body) {
+  const int w = int(ranks.size());
+  std::vector<Failures> failures(w);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < w; ++r)
+    threads.emplace_back([&, r] { body(r, ranks[r], failures[r]); });
+  for (auto &t : threads)
+    t.join();
+  std::vector<std::string> all;
+  for (int r = 0; r < w; ++r)
+    for (auto &f : failures[r].list)
+      all.push_back("rank " + std::to_string(r) + ": " + f);
+  return all;
+}
 
 /// The first 20 lines, one per line.
 std::string join(const std::vector<std::string> &lines);

@@ -153,23 +153,6 @@ inline Status toHost(Rank &rank, const Buffer &dev, Bytes &host) {
   return copyToHost(*rank.stream, host.data(), dev.data(), dev.bytes());
 }
 
-inline std::vector<std::string>
-onEveryRank(Ranks &ranks,
-            const std::function<void(int, Rank &, Failures &)> &body) {
-  const int w = int(ranks.size());
-  std::vector<Failures> failures(w);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] { body(r, ranks[r], failures[r]); });
-  for (auto &t : threads)
-    t.join();
-  std::vector<std::string> all;
-  for (int r = 0; r < w; ++r)
-    for (auto &f : failures[r].list)
-      all.push_back("rank " + std::to_string(r) + ": " + f);
-  return all;
-}
-
 /// The ranks `make` builds, with their device memory, as the collective
 /// suites of CollectiveSuites.h take them (GpuCollectiveSuites.cpp).
 MakeSuiteRanks suiteRanks(MakeRanks make);
