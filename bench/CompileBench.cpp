@@ -5,10 +5,9 @@
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
+#include "CompileContext.h"
+
 #include "mlir/Parser/Parser.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,31 +46,19 @@ CompileResult runCompileBench(int ops, int samples) {
   const std::string text = chainMlir(ops);
   std::vector<double> parse, lower, translate;
   for (int i = 0; i < samples; ++i) {
-    mlir::DialectRegistry registry;
-    mlir::shardlin::registerExecutionDialects(registry);
-    // Single-threaded, as shardlin-run's ranks leave no core free anyway, and
-    // so the figure does not depend on how busy the machine's cores are.
-    mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-    context.loadAllAvailableDialects();
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      if (diagnostics.size() < 4000) {
-        llvm::raw_string_ostream os(diagnostics);
-        os << d.getLocation() << ": " << d.str() << "\n";
-      }
-      return mlir::success();
-    });
+    // As shardlin-run's ranks leave no core free anyway, single-threaded.
+    shardlin::testkit::CompileContext context;
     double t0 = nowSeconds();
     mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+        mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
     double t1 = nowSeconds();
     if (!module) {
-      r.error = "parsing failed: " + diagnostics;
+      r.error = "parsing failed: " + context.diagnostics();
       return r;
     }
     mlir::shardlin::LowerShardedLinearOptions options; // strategy = auto
     if (mlir::failed(mlir::shardlin::lowerForExecution(*module, options))) {
-      r.error = "lowering failed: " + diagnostics;
+      r.error = "lowering failed: " + context.diagnostics();
       return r;
     }
     double t2 = nowSeconds();
@@ -83,7 +70,7 @@ CompileResult runCompileBench(int ops, int samples) {
             : mlir::shardlin::translateToProgram(*entry);
     double t3 = nowSeconds();
     if (mlir::failed(program)) {
-      r.error = "translation failed: " + diagnostics;
+      r.error = "translation failed: " + context.diagnostics();
       return r;
     }
     parse.push_back(t1 - t0);

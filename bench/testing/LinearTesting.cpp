@@ -2,13 +2,12 @@
 
 #include "LinearTesting.h"
 
+#include "CompileContext.h"
+
 #include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 #include "shardlin/Execution/ProgramBuilder.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 
@@ -103,23 +102,11 @@ rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
     return rt::Status::error(std::string(what) + ":\n" + diagnostics +
                              "input:\n" + text);
   };
-  mlir::DialectRegistry registry;
-  mlir::shardlin::registerExecutionDialects(registry);
-  // One context per layer, single-threaded: the tests and the benchmark run
-  // many small compilations and the ranks' threads already use the cores.
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    os << d.getLocation() << ": " << d.str() << "\n";
-    return mlir::success();
-  });
+  CompileContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+      mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
   if (!module)
-    return failure("parsing failed", diagnostics);
+    return failure("parsing failed", context.diagnostics());
   std::optional<mlir::shardlin::StrategyOption> strategy =
       mlir::shardlin::parseStrategyOption(spec.strategy);
   if (!strategy)
@@ -130,7 +117,7 @@ rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))
-    return failure("buildProgram failed", diagnostics);
+    return failure("buildProgram failed", context.diagnostics());
   out = std::move(*program);
   return rt::Status::ok();
 }
