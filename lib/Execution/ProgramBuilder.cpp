@@ -77,6 +77,16 @@ FailureOr<func::FuncOp> mlir::shardlin::selectEntry(ModuleOp module,
 
 namespace {
 
+/// The runtime's form of a chunk spec (the dialect's API has no runtime
+/// types; both sides compute chunks with ChunkLayout.h).
+rt::ChunkSpec toChunkSpec(ChunkAttr chunk) {
+  rt::ChunkSpec spec;
+  spec.dim = chunk.getDim();
+  spec.placements.assign(chunk.getPlacements().begin(),
+                         chunk.getPlacements().end());
+  return spec;
+}
+
 class Translator {
 public:
   explicit Translator(func::FuncOp func) : func_(func) {}
@@ -159,7 +169,7 @@ private:
       a.sharded = true;
       a.globalShape.assign(sharded.getShape().begin(),
                            sharded.getShape().end());
-      a.sharding = sharded.getSharding().toChunkSpec();
+      a.sharding = toChunkSpec(sharded.getSharding());
     } else {
       FailureOr<rt::ValueType> vt = valueType(loc, type);
       if (failed(vt))
@@ -211,7 +221,7 @@ private:
                                 << "' chunk attribute to translate";
         if (failed(noteWorldSize(op.getLoc(), chunk)))
           return failure();
-        in.*field.chunks = chunk.toChunkSpec();
+        in.*field.chunks = toChunkSpec(chunk);
       }
     // The lowering's decision, recorded on the ops it emits.
     if (auto lowering = op.getAttrOfType<DictionaryAttr>("shardlin.lowering"))

@@ -2,6 +2,7 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/runtime/ChunkLayout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -68,13 +69,6 @@ void ChunkAttr::print(AsmPrinter &printer) const {
   printer << "<dim = " << getDim() << ", placements = [";
   llvm::interleaveComma(getPlacements(), printer);
   printer << "]>";
-}
-
-::shardlin::rt::ChunkSpec ChunkAttr::toChunkSpec() const {
-  ::shardlin::rt::ChunkSpec spec;
-  spec.dim = getDim();
-  spec.placements.assign(getPlacements().begin(), getPlacements().end());
-  return spec;
 }
 
 int64_t ChunkAttr::getLocalSize(int64_t n) const {

@@ -4,7 +4,6 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "shardlin/runtime/ChunkLayout.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.h.inc"

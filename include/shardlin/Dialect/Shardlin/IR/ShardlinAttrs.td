@@ -33,8 +33,6 @@ def Shardlin_ChunkAttr : AttrDef<Shardlin_Dialect, "Chunk"> {
   let extraClassDeclaration = [{
     /// Number of chunks, which is also the number of ranks.
     int64_t getNumChunks() const { return getPlacements().size(); }
-    /// The runtime's view of this spec (the one place chunk math lives).
-    ::shardlin::rt::ChunkSpec toChunkSpec() const;
     /// The size of one rank's chunk of a dimension of size `n`: static if all
     /// chunks have the same size, ShapedType::kDynamic otherwise (also for a
     /// dynamic `n`).
