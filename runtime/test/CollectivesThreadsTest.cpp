@@ -41,23 +41,11 @@ namespace {
 using Comms = std::vector<std::unique_ptr<Communicator>>;
 using Clock = std::chrono::steady_clock;
 
-/// Runs body(rank, comm, failures) on one thread per rank and returns all
-/// failures, each prefixed with its rank.
-std::vector<std::string>
-onEveryRank(Comms &comms,
-            const std::function<void(int, Communicator &, Failures &)> &body) {
-  int w = static_cast<int>(comms.size());
-  std::vector<Failures> failures(w);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] { body(r, *comms[r], failures[r]); });
-  for (auto &t : threads)
-    t.join();
-  std::vector<std::string> all;
-  for (int r = 0; r < w; ++r)
-    for (auto &f : failures[r].list)
-      all.push_back("rank " + std::to_string(r) + ": " + f);
-  return all;
+/// onEveryRank over bare communicators: body(rank, comm, failures).
+template <class Body>
+std::vector<std::string> onEveryComm(Comms &comms, const Body &body) {
+  return onEveryRank(comms, [&](int r, std::unique_ptr<Communicator> &comm,
+                                Failures &f) { body(r, *comm, f); });
 }
 
 /// The threads backend's groups for the collective suites, on host memory.
@@ -119,7 +107,7 @@ TEST(CollectivesThreads, HalfSumsRoundOnce) {
                  Case{DType::BF16, 0x4380, 0x3F80, 0x4381}}) {
     Comms comms = createThreadsGroup(3);
     auto failures =
-        onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
+        onEveryComm(comms, [&](int r, Communicator &c, Failures &f) {
           uint16_t mine = r == 0 ? k.big : k.one;
           std::vector<uint16_t> send(3, mine);
           uint16_t got = 0;
@@ -144,7 +132,7 @@ TEST(CollectivesThreads, Barrier) {
   for (int w = 1; w <= 8; ++w) {
     Comms comms = createThreadsGroup(w);
     std::atomic<int> before{0};
-    auto failures = onEveryRank(comms, [&](int, Communicator &c, Failures &f) {
+    auto failures = onEveryComm(comms, [&](int, Communicator &c, Failures &f) {
       for (int round = 1; round <= 3; ++round) {
         before.fetch_add(1);
         CommStats s0 = c.stats();
@@ -170,7 +158,7 @@ TEST(CollectivesThreads, BackToBackCollectivesReuseBuffers) {
   // interleavings vary.
   const int w = 8, rounds = 200, n = 64;
   Comms comms = createThreadsGroup(w);
-  auto failures = onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
+  auto failures = onEveryComm(comms, [&](int r, Communicator &c, Failures &f) {
     std::vector<double> send(n), recv(n * w);
     std::vector<int64_t> counts(w, n), displs(w);
     for (int s = 0; s < w; ++s)
@@ -208,7 +196,7 @@ void expectErrorOnEveryRank(
   options.timeoutSeconds = 5.0;
   Comms comms = createThreadsGroup(w, options);
   auto start = Clock::now();
-  auto failures = onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
+  auto failures = onEveryComm(comms, [&](int r, Communicator &c, Failures &f) {
     CommStats before = c.stats();
     Status st = call(r, c);
     std::string at = std::string("threads ") + collective + " (rank " +
@@ -325,7 +313,7 @@ TEST(CollectivesThreadsErrors, DifferentCollectives) {
   CommOptions options;
   options.timeoutSeconds = 5.0;
   Comms comms = createThreadsGroup(2, options);
-  auto failures = onEveryRank(comms, [&](int r, Communicator &c, Failures &f) {
+  auto failures = onEveryComm(comms, [&](int r, Communicator &c, Failures &f) {
     std::vector<float> send(2), recv(2);
     Status st = r == 0 ? c.allGatherV(send.data(), 1, recv.data(), {1, 1},
                                       {0, 1}, DType::F32)
