@@ -14,8 +14,14 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
+  // --version: shardlin's version after LLVM's.
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "shardlin-opt " SHARDLIN_VERSION "\n";
+  });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
 
