@@ -12,6 +12,7 @@
 
 #include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Expr.h"
 #include "shardlin/runtime/Status.h"
 
 #include <cstddef>
@@ -62,6 +63,8 @@ struct Instr {
   /// gemm: whether lhs and rhs are used transposed.
   bool transposeLhs = false;
   bool transposeRhs = false;
+  /// elementwise: the fused chain, over the operands in order (Expr.h).
+  ExprProgram expr;
   /// The lowering strategy that produced this op ("activations",
   /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
   /// or empty. Informational: running does not read it.
