@@ -124,6 +124,19 @@ Status finishRecv(OpExecuteContext &ctx, const char *recv) {
                     ctx.result(), ctx.eltSize());
 }
 
+/// Whether the op may write its result over operand i's storage: nothing
+/// else reads that storage (this use is its only one) and it is not an
+/// argument's.
+bool mayOverwrite(const OpResolveContext &ctx, size_t i) {
+  const Plan::Impl &plan = ctx.plan;
+  const int rootIn = plan.root[ctx.in.operands[i]];
+  int rootUses = 0;
+  for (size_t v = 0; v < plan.shapes.size(); ++v)
+    if (plan.root[v] == rootIn && plan.shapes[v].size() != 0)
+      rootUses += plan.uses[v];
+  return !plan.isArgRoot[rootIn] && rootUses == 1;
+}
+
 /// Collectives along one dim keep the rank; their chunk spec applies to it.
 Status verifyAlong(const Program &p, const Instr &in, const std::string &what) {
   const size_t rank = rankOf(p, in.result);
@@ -384,19 +397,13 @@ Status verifyBiasAdd(const Program &p, const Instr &in,
 }
 
 Status resolveBiasAdd(OpResolveContext &ctx) {
-  Plan::Impl &plan = ctx.plan;
   ctx.result = ctx.operandShape(0);
   const int64_t biasSize = ctx.operandShape(1)[0];
   if (ctx.result.empty() || biasSize != ctx.result.back())
     return ctx.error("bias of " + std::to_string(biasSize) +
                      " elements for an input of shape " +
                      formatShape(ctx.result));
-  const int rootIn = plan.root[ctx.in.operands[0]];
-  int rootUses = 0;
-  for (size_t v = 0; v < plan.shapes.size(); ++v)
-    if (plan.root[v] == rootIn && plan.shapes[v].size() != 0)
-      rootUses += plan.uses[v];
-  ctx.step.inPlace = !plan.isArgRoot[rootIn] && rootUses == 1;
+  ctx.step.inPlace = mayOverwrite(ctx, 0);
   if (ctx.step.inPlace)
     ctx.viewOperand(0, 0);
   return Status::ok();
@@ -408,6 +415,103 @@ Status executeBiasAdd(OpExecuteContext &ctx) {
   const int64_t rows = cols == 0 ? 0 : ctx.plan.numElements(r) / cols;
   return ctx.ops.biasAdd(ctx.operand(0), ctx.operand(1), ctx.result(), rows,
                          cols, ctx.dtype());
+}
+
+//===----------------------------------------------------------------------===//
+// elementwise: a fused chain of elementwise ops, the expression program in
+// Instr::expr (Expr.h), over operands of the result's shape ("full") and
+// rank-1 row vectors of its last dim broadcast over the rows. In place over
+// a full operand when nothing else reads its storage.
+//===----------------------------------------------------------------------===//
+
+/// An operand of a rank >= 2 result that is rank 1 is a row vector; every
+/// other operand is full (a rank-1 result's operands are all full).
+bool isRowVector(size_t operandRank, size_t resultRank) {
+  return resultRank >= 2 && operandRank == 1;
+}
+
+Status verifyElementwise(const Program &p, const Instr &in,
+                         const std::string &what) {
+  SHARDLIN_RETURN_IF_ERROR(validateExpr(in.expr, in.operands.size(), what));
+  const std::vector<int64_t> &result = p.values[in.result].shape;
+  bool anyFull = false;
+  for (size_t k = 0; k < in.operands.size(); ++k) {
+    const std::vector<int64_t> &shape = p.values[in.operands[k]].shape;
+    const std::string operand =
+        what + " operand " + std::to_string(k) + " " + formatShape(shape);
+    if (isRowVector(shape.size(), result.size())) {
+      if (shape[0] != kDynamic && result.back() != kDynamic &&
+          shape[0] != result.back())
+        return Status::invalidArgument(
+            operand + " is a row vector of " + std::to_string(shape[0]) +
+            " elements but the result " + formatShape(result) +
+            " has rows of " + std::to_string(result.back()));
+      continue;
+    }
+    if (shape.size() != result.size())
+      return Status::invalidArgument(
+          operand + " is neither of the result's shape " +
+          formatShape(result) + " nor a row vector of its last dim");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != kDynamic && result[d] != kDynamic &&
+          shape[d] != result[d])
+        return Status::invalidArgument(operand + " differs from the result " +
+                                       formatShape(result) + " in dim " +
+                                       std::to_string(d));
+    anyFull = true;
+  }
+  if (!anyFull)
+    return Status::invalidArgument(what + " needs an operand of the result's "
+                                          "shape " +
+                                   formatShape(result) +
+                                   " (all its operands are row vectors)");
+  return Status::ok();
+}
+
+Status resolveElementwise(OpResolveContext &ctx) {
+  const size_t rank = ctx.resultType().size();
+  const size_t n = ctx.in.operands.size();
+  size_t first = 0;
+  while (isRowVector(ctx.operandShape(first).size(), rank))
+    ++first; // verify saw a full operand
+  ctx.result = ctx.operandShape(first);
+  PlanStep &st = ctx.step;
+  st.exprOperands.assign(n, ExprOperand{});
+  for (size_t k = 0; k < n; ++k) {
+    const std::vector<int64_t> &shape = ctx.operandShape(k);
+    if (isRowVector(shape.size(), rank)) {
+      st.exprOperands[k].rowVector = true;
+      if (shape[0] != ctx.result.back())
+        return ctx.error("on rank " + std::to_string(ctx.rank) +
+                         " row vector operand " + std::to_string(k) + " has " +
+                         std::to_string(shape[0]) +
+                         " elements but the result " +
+                         formatShape(ctx.result) + " has rows of " +
+                         std::to_string(ctx.result.back()));
+    } else if (shape != ctx.result) {
+      return ctx.error("on rank " + std::to_string(ctx.rank) + " operand " +
+                       std::to_string(k) + " is " + formatShape(shape) +
+                       " but operand " + std::to_string(first) + " is " +
+                       formatShape(ctx.result));
+    }
+  }
+  st.cols = rank == 0 ? 1 : ctx.result.back();
+  st.rows = rank == 0 ? 1 : product(ctx.result, 0, rank - 1);
+  st.inPlace = false;
+  for (size_t k = 0; k < n && !st.inPlace; ++k)
+    if (!st.exprOperands[k].rowVector && mayOverwrite(ctx, k)) {
+      st.inPlace = true;
+      ctx.viewOperand(k, 0);
+    }
+  return Status::ok();
+}
+
+Status executeElementwise(OpExecuteContext &ctx) {
+  PlanStep &st = ctx.step;
+  for (size_t k = 0; k < st.exprOperands.size(); ++k)
+    st.exprOperands[k].data = ctx.operand(k);
+  return ctx.ops.elementwise(ctx.in.expr, st.exprOperands, ctx.result(),
+                             st.rows, st.cols, ctx.dtype());
 }
 
 //===----------------------------------------------------------------------===//
@@ -500,6 +604,17 @@ std::vector<OpInfo> makeTable() {
        noChecks,
        resolveReshape,
        executeNothing},
+      // Built by the translator from chains of arith/math/linalg ops, not
+      // from one IR op: no irOps.
+      {OpCode::Elementwise,
+       "elementwise",
+       {},
+       1,
+       kMaxExprNodes,
+       {{Kind::Expr, "expr", {{"expr", nullptr, nullptr, &Instr::expr}}}},
+       verifyElementwise,
+       resolveElementwise,
+       executeElementwise},
   };
   return t;
 }
@@ -521,6 +636,13 @@ const OpInfo *findOpByMnemonic(const std::string &mnemonic) {
     if (mnemonic == info.mnemonic)
       return &info;
   return nullptr;
+}
+
+size_t maxOperandsOfAnyOp() {
+  size_t most = 0;
+  for (const OpInfo &info : opTable())
+    most = std::max(most, info.maxOperands);
+  return most;
 }
 
 const char *opCodeName(OpCode op) {

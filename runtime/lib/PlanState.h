@@ -59,6 +59,10 @@ struct PlanStep {
   DimSplit chunkView{1, 0, 1};
   Range chunkRange;
   bool inPlace = false;
+  /// elementwise: the operands' kinds (their pointers are filled in at each
+  /// run) and the result as rows x cols (cols: the last dim).
+  std::vector<ExprOperand> exprOperands;
+  int64_t rows = 0, cols = 0;
 };
 
 struct Plan::Impl {

@@ -4,6 +4,7 @@
 #include "shardlin/runtime/OpTable.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace shardlin::rt {
@@ -79,7 +80,10 @@ Status Program::validate() const {
     if (count < info.minOperands || count > info.maxOperands)
       return Status::invalidArgument(
           what + " has " + std::to_string(count) + " operands, expected " +
-          std::to_string(info.minOperands));
+          std::to_string(info.minOperands) +
+          (info.maxOperands == info.minOperands
+               ? std::string()
+               : " to " + std::to_string(info.maxOperands)));
     for (int v : in.operands)
       if (v < 0 || v >= numValues || !defined[v])
         return Status::invalidArgument(what + " uses undefined value " +
@@ -126,6 +130,23 @@ void writeSpec(std::ostream &os, const ChunkSpec &spec) {
   os << spec.dim << ' ' << spec.placements.size();
   for (int64_t p : spec.placements)
     os << ' ' << p;
+}
+
+/// `N node...`: each node as its op's name and then `input K`, `const C`,
+/// `cmp PREDICATE A B`, or the op's arg node indices.
+void writeExpr(std::ostream &os, const ExprProgram &expr) {
+  os << expr.nodes.size();
+  for (const ExprNode &node : expr.nodes) {
+    os << ' ' << exprOpName(node.op);
+    if (node.op == ExprOp::Input)
+      os << ' ' << node.input;
+    else if (node.op == ExprOp::Const)
+      os << ' ' << formatExprConstant(node.value);
+    else if (node.op == ExprOp::Cmp)
+      os << ' ' << cmpPredicateName(node.predicate);
+    for (int k = 0; k < exprOpArity(node.op); ++k)
+      os << ' ' << node.args[k];
+  }
 }
 
 /// A cursor over one line's tokens with bounds-checked reads.
@@ -188,6 +209,47 @@ public:
     }
     return Status::ok();
   }
+  /// What writeExpr writes. Node references and operand indices are only
+  /// range-checked here (so nothing allocates without bound); the op's
+  /// verify checks the program (validateExpr).
+  Status expr(ExprProgram &expr) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 1, kMaxExprNodes));
+    expr.nodes.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      std::string name;
+      if (!word(name))
+        return err("expected expression node " + std::to_string(i));
+      std::optional<ExprOp> op = parseExprOp(name);
+      if (!op)
+        return err("unknown expression op '" + name + "'");
+      ExprNode node;
+      node.op = *op;
+      int64_t v = 0;
+      if (node.op == ExprOp::Input) {
+        SHARDLIN_RETURN_IF_ERROR(integer(v, 0, kMaxExprNodes - 1));
+        node.input = static_cast<int>(v);
+      } else if (node.op == ExprOp::Const) {
+        std::string c;
+        if (!word(c) || !parseExprConstant(c, node.value))
+          return err("bad expression constant '" + c +
+                     "' (expected a hex float such as 0x1.8p+1, inf or nan)");
+      } else if (node.op == ExprOp::Cmp) {
+        std::string pred;
+        word(pred);
+        std::optional<CmpPredicate> parsed = parseCmpPredicate(pred);
+        if (!parsed)
+          return err("unknown comparison predicate '" + pred + "'");
+        node.predicate = *parsed;
+      }
+      for (int k = 0; k < exprOpArity(node.op); ++k) {
+        SHARDLIN_RETURN_IF_ERROR(integer(v, 0, kMaxExprNodes - 1));
+        node.args[k] = static_cast<int>(v);
+      }
+      expr.nodes.push_back(node);
+    }
+    return Status::ok();
+  }
   std::string rest() {
     std::string r;
     std::getline(is_, r);
@@ -240,6 +302,9 @@ std::string serializeProgram(const Program &p) {
       if (attr.kind == OpAttribute::Kind::Chunks) {
         os << ' ';
         writeSpec(os, in.*attr.fields.front().chunks);
+      } else if (attr.kind == OpAttribute::Kind::Expr) {
+        os << ' ';
+        writeExpr(os, in.*attr.fields.front().expr);
       } else {
         for (const OpAttribute::Field &f : attr.fields)
           os << ' ' << (in.*f.flag ? 1 : 0);
@@ -349,7 +414,8 @@ Status parseProgram(const std::string &text, Program &out) {
       SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
       in.result = static_cast<int>(v);
       SHARDLIN_RETURN_IF_ERROR(t.expect("operands"));
-      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 3));
+      SHARDLIN_RETURN_IF_ERROR(
+          t.integer(n, 0, static_cast<int64_t>(maxOperandsOfAnyOp())));
       for (int64_t i = 0; i < n; ++i) {
         SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
         in.operands.push_back(static_cast<int>(v));
@@ -362,6 +428,8 @@ Status parseProgram(const std::string &text, Program &out) {
         if (attr != info->attributes.end()) {
           if (attr->kind == OpAttribute::Kind::Chunks) {
             SHARDLIN_RETURN_IF_ERROR(t.spec(in.*attr->fields.front().chunks));
+          } else if (attr->kind == OpAttribute::Kind::Expr) {
+            SHARDLIN_RETURN_IF_ERROR(t.expr(in.*attr->fields.front().expr));
           } else {
             for (const OpAttribute::Field &f : attr->fields) {
               int64_t flag = 0;

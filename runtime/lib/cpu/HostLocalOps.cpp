@@ -2,6 +2,8 @@
 
 #include "shardlin/runtime/LocalOps.h"
 
+#include "HostElementwise.h"
+
 #include <cstring>
 #include <vector>
 
@@ -73,6 +75,14 @@ public:
     }
     }
     return Status::error("biasAdd: unknown element type");
+  }
+
+  Status elementwise(const ExprProgram &expr,
+                     const std::vector<ExprOperand> &operands, void *y,
+                     int64_t rows, int64_t cols, DType dtype) override {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkElementwiseArguments(expr, operands, y, rows, cols, dtype));
+    return evaluateElementwiseOnHost(expr, operands, y, rows, cols, dtype);
   }
 };
 

@@ -11,6 +11,8 @@
 //    devices' memory or from registered host memory also works.
 //  - biasAdd: the biasAdd kernel (Kernels.h), which rounds exactly as the
 //    host's LocalOps do, so GPU and CPU plans agree bit for bit on this step.
+//  - elementwise: one kernel that evaluates the expression per element, the
+//    program passed by value as a kernel argument (DeviceExpr).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +73,68 @@ public:
                           ", cuda:" + std::to_string(device_) + ")");
   }
 
+  Status elementwise(const ExprProgram &expr,
+                     const std::vector<ExprOperand> &operands, void *y,
+                     int64_t rows, int64_t cols, DType dtype) override {
+    Status st = elementwiseChecked(expr, operands, y, rows, cols, dtype);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda elementwise (" +
+                          std::string(dtypeName(dtype)) + ", " +
+                          std::to_string(rows) + " x " + std::to_string(cols) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
 private:
   cudaStream_t s() const { return nativeStream(*stream_); }
+
+  Status elementwiseChecked(const ExprProgram &expr,
+                            const std::vector<ExprOperand> &operands, void *y,
+                            int64_t rows, int64_t cols, DType dtype) {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkElementwiseArguments(expr, operands, y, rows, cols, dtype));
+    if (rows == 0 || cols == 0)
+      return Status::ok();
+    if (operands.size() > kMaxExprNodes)
+      return Status::invalidArgument(
+          std::to_string(operands.size()) + " operands (at most " +
+          std::to_string(kMaxExprNodes) + ")");
+    const int64_t elements = rows * cols;
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    // As biasAdd: a host pointer, or another device's, would fault inside
+    // the kernel.
+    std::string problem =
+        checkDeviceBuffer("y", y, elements, dtype, device_, pageableOk_);
+    if (!problem.empty())
+      return Status::error(problem);
+    DeviceExpr e;
+    e.numNodes = static_cast<int>(expr.nodes.size());
+    for (size_t n = 0; n < expr.nodes.size(); ++n) {
+      const ExprNode &node = expr.nodes[n];
+      e.op[n] = static_cast<uint8_t>(node.op);
+      for (int k = 0; k < 3; ++k)
+        e.args[n][k] = static_cast<int8_t>(node.args[k]);
+      e.input[n] = static_cast<uint8_t>(node.op == ExprOp::Input ? node.input
+                                                                 : 0);
+      e.predicate[n] = static_cast<uint8_t>(node.predicate);
+      e.value[n] = node.value;
+    }
+    e.numOperands = static_cast<int>(operands.size());
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const ExprOperand &o = operands[k];
+      problem = checkDeviceBuffer(("operand " + std::to_string(k)).c_str(),
+                                  o.data, o.rowVector ? cols : elements, dtype,
+                                  device_, pageableOk_);
+      if (!problem.empty())
+        return Status::error(problem);
+      e.operand[k] = o.data;
+      e.rowVector[k] = o.rowVector ? 1 : 0;
+    }
+    SHARDLIN_CUDA_RETURN_IF_ERROR(
+        device_, launchElementwise(dtype, e, y, rows, cols, s()));
+    return Status::ok();
+  }
 
   Status copyRowsChecked(const void *src, size_t srcStride, void *dst,
                          size_t dstStride, int64_t rows, size_t rowBytes) {

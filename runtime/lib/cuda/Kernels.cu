@@ -1,4 +1,4 @@
-//===- Kernels.cu - Reduction, fill and bias kernels of the GPU backends --===//
+//===- Kernels.cu - Reduction, fill, bias and elementwise kernels (GPU) ---===//
 //
 // Memory-bound elementwise kernels: a grid-stride loop over int64 indices
 // (sizes beyond 2^31 elements stay correct) with enough blocks to fill an
@@ -166,7 +166,211 @@ cudaError_t launchBias(const void *x, const void *bias, void *y, int64_t rows,
   return cudaGetLastError();
 }
 
+//===----------------------------------------------------------------------===//
+// elementwise: the expression evaluated per element, one value per node in
+// the thread's registers (local memory for the larger expressions).
+//===----------------------------------------------------------------------===//
+
+__device__ float mathExp(float x) { return expf(x); }
+__device__ float mathLog(float x) { return logf(x); }
+__device__ float mathTanh(float x) { return tanhf(x); }
+__device__ float mathErf(float x) { return erff(x); }
+__device__ float mathSqrt(float x) { return sqrtf(x); }
+__device__ double mathExp(double x) { return exp(x); }
+__device__ double mathLog(double x) { return log(x); }
+__device__ double mathTanh(double x) { return tanh(x); }
+__device__ double mathErf(double x) { return erf(x); }
+__device__ double mathSqrt(double x) { return sqrt(x); }
+
+/// arith.maximumf / minimumf: NaN if either is NaN, -0 < +0.
+template <typename C> __device__ C exprMaximum(C a, C b) {
+  if (isnan(a) || isnan(b))
+    return a + b;
+  if (a == b)
+    return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <typename C> __device__ C exprMinimum(C a, C b) {
+  if (isnan(a) || isnan(b))
+    return a + b;
+  if (a == b)
+    return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+template <typename C> __device__ bool exprCompare(int predicate, C a, C b) {
+  const bool unordered = isnan(a) || isnan(b);
+  switch (static_cast<CmpPredicate>(predicate)) {
+  case CmpPredicate::False:
+    return false;
+  case CmpPredicate::OEQ:
+    return a == b;
+  case CmpPredicate::OGT:
+    return a > b;
+  case CmpPredicate::OGE:
+    return a >= b;
+  case CmpPredicate::OLT:
+    return a < b;
+  case CmpPredicate::OLE:
+    return a <= b;
+  case CmpPredicate::ONE:
+    return a < b || a > b;
+  case CmpPredicate::ORD:
+    return !unordered;
+  case CmpPredicate::UEQ:
+    return unordered || a == b;
+  case CmpPredicate::UGT:
+    return unordered || a > b;
+  case CmpPredicate::UGE:
+    return unordered || a >= b;
+  case CmpPredicate::ULT:
+    return unordered || a < b;
+  case CmpPredicate::ULE:
+    return unordered || a <= b;
+  case CmpPredicate::UNE:
+    return a != b;
+  case CmpPredicate::UNO:
+    return unordered;
+  case CmpPredicate::True:
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+__device__ typename Arith<T>::Acc evalExpr(const DeviceExpr &e, int64_t i,
+                                           int64_t j, int64_t cols) {
+  using A = Arith<T>;
+  using C = typename A::Acc;
+  C v[kMaxExprNodes];
+  for (int n = 0; n < e.numNodes; ++n) {
+    const C a = e.args[n][0] >= 0 ? v[e.args[n][0]] : C(0);
+    const C b = e.args[n][1] >= 0 ? v[e.args[n][1]] : C(0);
+    C r = 0;
+    switch (static_cast<ExprOp>(e.op[n])) {
+    case ExprOp::Input: {
+      const int k = e.input[n];
+      const T *src = static_cast<const T *>(e.operand[k]);
+      r = A::load(e.rowVector[k] ? src[j] : src[i * cols + j]);
+      break;
+    }
+    case ExprOp::Const:
+      r = static_cast<C>(e.value[n]);
+      break;
+    case ExprOp::Neg:
+      r = -a;
+      break;
+    case ExprOp::Abs:
+      r = fabs(a);
+      break;
+    case ExprOp::Exp:
+      r = mathExp(a);
+      break;
+    case ExprOp::Log:
+      r = mathLog(a);
+      break;
+    case ExprOp::Sqrt:
+      r = mathSqrt(a);
+      break;
+    case ExprOp::Rsqrt:
+      r = C(1) / mathSqrt(a); // IEEE division and sqrt, not rsqrt's 2 ulp
+      break;
+    case ExprOp::Tanh:
+      r = mathTanh(a);
+      break;
+    case ExprOp::Erf:
+      r = mathErf(a);
+      break;
+    case ExprOp::Add:
+      r = a + b;
+      break;
+    case ExprOp::Sub:
+      r = a - b;
+      break;
+    case ExprOp::Mul:
+      r = a * b;
+      break;
+    case ExprOp::Div:
+      r = a / b;
+      break;
+    case ExprOp::Maximum:
+      r = exprMaximum(a, b);
+      break;
+    case ExprOp::Minimum:
+      r = exprMinimum(a, b);
+      break;
+    case ExprOp::MaxNum:
+      r = isnan(a) ? b : (isnan(b) ? a : exprMaximum(a, b));
+      break;
+    case ExprOp::MinNum:
+      r = isnan(a) ? b : (isnan(b) ? a : exprMinimum(a, b));
+      break;
+    case ExprOp::Cmp:
+      r = exprCompare(e.predicate[n], a, b) ? C(1) : C(0);
+      break;
+    case ExprOp::Select:
+      r = a != C(0) ? b : v[e.args[n][2]];
+      break;
+    }
+    v[n] = r;
+  }
+  return v[e.numNodes - 1];
+}
+
+/// Rows across blockIdx.y and columns across x, as biasAddKernel: a row
+/// vector's index is the column, with no division per element. No
+/// __restrict__: y may be a full operand.
+template <typename T>
+__global__ void elementwiseKernel(DeviceExpr e, T *y, int64_t rows,
+                                  int64_t cols) {
+  using A = Arith<T>;
+  const int64_t colStep = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
+    for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols;
+         j += colStep)
+      y[i * cols + j] = A::store(evalExpr<T>(e, i, j, cols));
+}
+
+template <typename T>
+cudaError_t launchExpr(const DeviceExpr &e, void *y, int64_t rows,
+                       int64_t cols, cudaStream_t stream) {
+  const int gx = blocksFor(cols);
+  const int64_t gy = std::min<int64_t>(
+      std::min<int64_t>(rows, std::max<int64_t>(1, kMaxBlocks / gx)), 65535);
+  elementwiseKernel<T><<<dim3(gx, unsigned(gy)), kThreads, 0, stream>>>(
+      e, static_cast<T *>(y), rows, cols);
+  return cudaGetLastError();
+}
+
 } // namespace
+
+cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
+                              int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0)
+    return cudaSuccess;
+  if (expr.numNodes < 1 || expr.numNodes > int(kMaxExprNodes))
+    return cudaErrorInvalidValue;
+  // Without row vectors the tensor is one long row: every block busy even
+  // when rows are short.
+  bool anyRowVector = false;
+  for (int k = 0; k < expr.numOperands; ++k)
+    anyRowVector = anyRowVector || expr.rowVector[k];
+  if (!anyRowVector) {
+    cols *= rows;
+    rows = 1;
+  }
+  switch (dtype) {
+  case DType::F16:
+    return launchExpr<__half>(expr, y, rows, cols, stream);
+  case DType::BF16:
+    return launchExpr<__nv_bfloat16>(expr, y, rows, cols, stream);
+  case DType::F32:
+    return launchExpr<float>(expr, y, rows, cols, stream);
+  case DType::F64:
+    return launchExpr<double>(expr, y, rows, cols, stream);
+  }
+  return cudaErrorInvalidValue;
+}
 
 cudaError_t launchSumInOrder(DType dtype, const SumSources &sources, void *dst,
                              int64_t n, cudaStream_t stream) {

@@ -13,6 +13,7 @@
 
 #include "shardlin/runtime/Cuda.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Expr.h"
 
 #include <cuda_runtime_api.h>
 
@@ -55,6 +56,36 @@ cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
 /// not overlap it otherwise, nor overlap bias.
 cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream);
+
+/// An expression program (Expr.h) and its operands in the form the
+/// elementwise kernel takes by value (about 1.5 KB of kernel parameters, so
+/// nothing is copied to the device before the launch): one entry per node,
+/// one per operand.
+struct DeviceExpr {
+  uint8_t op[kMaxExprNodes];
+  int8_t args[kMaxExprNodes][3];
+  uint8_t input[kMaxExprNodes];
+  uint8_t predicate[kMaxExprNodes];
+  double value[kMaxExprNodes];
+  int numNodes = 0;
+  const void *operand[kMaxExprNodes];
+  /// 1: a row vector of `cols` elements, read at the column.
+  uint8_t rowVector[kMaxExprNodes];
+  int numOperands = 0;
+};
+
+/// Row-major y (rows x cols, dense) = the expression's last node at every
+/// element, with the host evaluator's semantics (LocalOps::elementwise):
+/// f32 compute for f16/bf16/f32, f64 for f64, one rounding to nearest even
+/// when stored; maximum/minimum NaN-propagating with -0 < +0, maxnum/minnum
+/// returning the non-NaN operand, cmpf's ordered/unordered predicates. exp,
+/// log, tanh and erf are CUDA's (within 2 ulp of the exact value in f32,
+/// the host's are within 4e-7), so results agree with the host to those
+/// bounds, not bit for bit. y may equal a full operand (each element's
+/// operands are read by the thread that writes it), must not overlap any
+/// operand otherwise. The expression must be valid (validateExpr).
+cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
+                              int64_t rows, int64_t cols, cudaStream_t stream);
 
 } // namespace shardlin::rt::cuda
 

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ enum class ExprOp : uint8_t {
   /// args[0] (a boolean) ? args[1] : args[2].
   Select,
 };
+/// One past the last ExprOp.
+constexpr size_t kNumExprOps = static_cast<size_t>(ExprOp::Select) + 1;
 
 /// arith.cmpf's predicates, with its names: `o*` are false and `u*` true
 /// when either operand is NaN.
@@ -78,6 +81,8 @@ enum class CmpPredicate : uint8_t {
   UNO,
   True,
 };
+/// One past the last CmpPredicate.
+constexpr size_t kNumCmpPredicates = static_cast<size_t>(CmpPredicate::True) + 1;
 
 struct ExprNode {
   ExprOp op = ExprOp::Const;
@@ -104,11 +109,25 @@ int exprOpArity(ExprOp op);
 /// Names in the program text and in messages ("tanh", "cmp", "maximum").
 const char *exprOpName(ExprOp op);
 const char *cmpPredicateName(CmpPredicate predicate);
+/// The inverses of the names above; nullopt for an unknown name.
+std::optional<ExprOp> parseExprOp(const std::string &name);
+std::optional<CmpPredicate> parseCmpPredicate(const std::string &name);
+
+/// A constant in the program text: a hex float (C's %a, e.g. `0x1.8p+1`,
+/// `-0x0p+0`), `inf`, `-inf`, or a NaN, `nan` / `-nan` for the default quiet
+/// NaN and `nan(0x...)` with the bit pattern otherwise, so every double
+/// reads back bit for bit. Independent of the C locale.
+std::string formatExprConstant(double value);
+/// Parses what formatExprConstant writes, and decimal numbers; false on
+/// anything else (including trailing characters).
+bool parseExprConstant(const std::string &text, double &value);
 
 /// Checks the program for an op with `numOperands` operands: at least one
 /// node and at most kMaxExprNodes; args refer to earlier nodes; inputs are
 /// in range; booleans go only into select's first arg and select's first arg
 /// is one; the result is not a boolean.
+/// Errors are InvalidArgument and name the node: "`what`: expression node
+/// 3 (add): arg 1 refers to node 5, not an earlier node".
 Status validateExpr(const ExprProgram &expr, size_t numOperands,
                     const std::string &what);
 

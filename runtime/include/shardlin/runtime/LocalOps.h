@@ -2,8 +2,9 @@
 //
 // The few local operations a Plan performs besides collectives and GEMMs:
 // strided row copies (packing and unpacking the non-contiguous pieces of a
-// collective, local_chunk along an inner dim, copying results out) and the
-// bias addition. Each device provides them, so a Plan never touches device
+// collective, local_chunk along an inner dim, copying results out), the
+// bias addition and the fused elementwise expression (Expr.h). Each device
+// provides them, so a Plan never touches device
 // memory from the host. Calls are ordered with the device's other work (for
 // CUDA: enqueued on the rank's stream) and do not synchronize.
 //
@@ -13,13 +14,22 @@
 
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Expr.h"
 #include "shardlin/runtime/Status.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace shardlin::rt {
+
+/// One operand of an elementwise expression: a full rows x cols tensor, or
+/// a row vector of `cols` elements broadcast over the rows (a bias, a scale).
+struct ExprOperand {
+  const void *data = nullptr;
+  bool rowVector = false;
+};
 
 class LocalOps {
 public:
@@ -36,7 +46,26 @@ public:
   /// equal x. f16/bf16 are added in f32 and rounded once.
   virtual Status biasAdd(const void *x, const void *bias, void *y,
                          int64_t rows, int64_t cols, DType dtype) = 0;
+
+  /// y[i, j] = the last node of `expr` (Expr.h) evaluated at (i, j) of a
+  /// rows x cols row-major result, ExprOp::Input k reading operands[k] at
+  /// (i, j), or at j for a row vector. Computed in f32 (f16, bf16, f32) or
+  /// f64 and rounded once when stored (round to nearest even). y may equal
+  /// a full operand (in place) but must not overlap any operand otherwise.
+  /// An invalid expression is an InvalidArgument error (validateExpr).
+  virtual Status elementwise(const ExprProgram &expr,
+                             const std::vector<ExprOperand> &operands, void *y,
+                             int64_t rows, int64_t cols, DType dtype) = 0;
 };
+
+/// The checks every device's elementwise makes before it touches memory:
+/// sizes (non-negative, rows * cols in int64 elements and bytes), a known
+/// dtype, the expression (validateExpr), and non-null pointers when there
+/// is something to compute. InvalidArgument, naming what is wrong.
+Status checkElementwiseArguments(const ExprProgram &expr,
+                                 const std::vector<ExprOperand> &operands,
+                                 const void *y, int64_t rows, int64_t cols,
+                                 DType dtype);
 
 /// Local operations on host memory.
 std::unique_ptr<LocalOps> createHostLocalOps();

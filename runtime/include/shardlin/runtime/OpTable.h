@@ -30,23 +30,28 @@ struct OpResolveContext;
 struct OpExecuteContext;
 
 /// One attribute of an op as the program text writes it: a keyword followed
-/// by a chunk spec (`chunk D N p0 ... pN-1`) or by 0/1 flags (`trans 0 1`).
-/// Each field is one attribute of the dialect's op, named as in its ODS.
+/// by a chunk spec (`chunk D N p0 ... pN-1`), by 0/1 flags (`trans 0 1`) or
+/// by an expression program (`expr N node...`, see docs/runtime.md). Each
+/// field is one attribute of the dialect's op, named as in its ODS.
 struct OpAttribute {
-  enum class Kind { Chunks, Flags };
+  enum class Kind { Chunks, Flags, Expr };
   struct Field {
     /// The attribute's name in the dialect's ODS (`along`, `transpose_lhs`).
+    /// Kind::Expr has no ODS attribute (the translator builds the program
+    /// from a chain of IR ops); its name is only for messages.
     const char *odsName;
     /// Kind::Chunks: the Instr field that holds it.
     ChunkSpec Instr::*chunks = nullptr;
     /// Kind::Flags: the Instr field that holds it (a UnitAttr or BoolAttr).
     bool Instr::*flag = nullptr;
+    /// Kind::Expr: the Instr field that holds it.
+    ExprProgram Instr::*expr = nullptr;
   };
   Kind kind;
   /// The keyword that introduces it in the program text.
   const char *keyword;
-  /// Kind::Chunks: exactly one field; Kind::Flags: one or more, written in
-  /// this order after the keyword.
+  /// Kind::Chunks and Kind::Expr: exactly one field; Kind::Flags: one or
+  /// more, written in this order after the keyword.
   std::vector<Field> fields;
 };
 
@@ -55,7 +60,9 @@ struct OpInfo {
   /// The op's name in the program text; the dialect's op of the same name
   /// (`shardlin.<mnemonic>`) translates to it unless irOps says otherwise.
   const char *mnemonic;
-  /// The IR ops (full names) the translator maps to this op.
+  /// The IR ops (full names) the translator maps to this op one to one;
+  /// empty for an op the translator builds otherwise (elementwise, from a
+  /// chain of IR ops).
   std::vector<const char *> irOps;
   /// Operand count range; a program whose instruction has another count is
   /// invalid.
@@ -85,6 +92,8 @@ const std::vector<OpInfo> &opTable();
 const OpInfo &opInfo(OpCode op);
 /// nullptr if no op has that mnemonic.
 const OpInfo *findOpByMnemonic(const std::string &mnemonic);
+/// The largest maxOperands of any op (what the text form reads at most).
+size_t maxOperandsOfAnyOp();
 
 } // namespace shardlin::rt
 
