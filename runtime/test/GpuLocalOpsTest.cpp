@@ -1,11 +1,12 @@
 //===- GpuLocalOpsTest.cpp - GPU memory, local ops and plans --------------===//
 //
-// Streams and device memory, the CUDA local ops (copyRows, biasAdd) checked
-// against the host's LocalOps, and plans run on device memory with cuBLAS,
+// Streams and device memory, the CUDA local ops (copyRows, biasAdd,
+// elementwise) checked against the host's LocalOps, and plans run on device memory with cuBLAS,
 // the CUDA local ops and cuda-local. Every test skips without a device.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExprTestSupport.h"
 #include "GpuTestSupport.h"
 
 #include "shardlin/runtime/LocalOps.h"
@@ -14,6 +15,8 @@
 #include "shardlin/runtime/Runner.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 
 using namespace shardlin::rt;
@@ -225,6 +228,143 @@ TEST_F(CudaLocalOpsTest, OrderedOnTheStreamWithoutWaiting) {
     }
 }
 
+// elementwise against the host's: the same expression on the same inputs.
+// Arithmetic, comparisons and max/min are correctly rounded on both, so
+// their results are the same bits; exp/log/tanh/erf differ by the two
+// implementations' errors (CUDA's within 2 ulp, the host's within 4e-7):
+// f32 within 2e-6 relative + 1e-6 absolute (the activations' 1 + tanh
+// cancellation), f16/bf16 within one ulp of the type, f64 within 1e-14.
+namespace {
+
+struct ExprCase {
+  std::string name;
+  ExprProgram expr;
+  std::vector<bool> rowVector;
+  bool exact;
+};
+
+std::vector<ExprCase> exprCases() {
+  std::vector<ExprCase> cases = {
+      {"gelu-tanh", geluTanh(), {false}, false},
+      {"gelu-erf", geluErf(), {false}, false},
+      {"silu", silu(), {false}, false}};
+  {
+    // (x * s + b) with s, b row vectors, then every max/min kind, log,
+    // sqrt, rsqrt, abs, exp of the result.
+    Builder b;
+    const int x = b.input(0), y = b.input(1);
+    const int v = b.op(ExprOp::Add, b.op(ExprOp::Mul, x, b.input(2)),
+                       b.input(3));
+    const int m = b.op(ExprOp::MaxNum, b.op(ExprOp::Maximum, v, y),
+                       b.op(ExprOp::MinNum, b.op(ExprOp::Minimum, v, y), x));
+    const int a = b.op(ExprOp::Abs, m);
+    const int l = b.op(ExprOp::Log, b.op(ExprOp::Add, a, b.constant(1)));
+    b.op(ExprOp::Sub,
+         b.op(ExprOp::Div, b.op(ExprOp::Sqrt, a), b.op(ExprOp::Exp, l)),
+         b.op(ExprOp::Rsqrt, b.op(ExprOp::Add, a, b.constant(2))));
+    cases.push_back({"row vectors and the rest", b.p,
+                     {false, false, true, true}, false});
+  }
+  for (size_t p = 0; p < kNumCmpPredicates; ++p) {
+    Builder b;
+    const int x = b.input(0), y = b.input(1);
+    b.op(ExprOp::Select, b.cmp(static_cast<CmpPredicate>(p), x, y),
+         b.op(ExprOp::Maximum, x, y),
+         b.op(ExprOp::Neg, b.op(ExprOp::Minimum, x, y)));
+    cases.push_back({std::string("cmp ") +
+                         cmpPredicateName(static_cast<CmpPredicate>(p)),
+                     b.p, {false, false}, true});
+  }
+  return cases;
+}
+
+/// Random values of type t in [-4, 4], and, every 7th, NaN, +-inf or +-0.
+Bytes exprInputs(DType t, size_t n, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<double> dist(-4, 4);
+  const double specials[] = {std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(), 0.0,
+                             -0.0};
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = i % 7 == 3 ? specials[(i / 7) % 5] : dist(rng);
+  Bytes b(n * dtypeSize(t));
+  convertFromF64(t, v.data(), b.data(), n);
+  return b;
+}
+
+} // namespace
+
+TEST_F(CudaLocalOpsTest, ElementwiseMatchesHost) {
+  auto hostOps = createHostLocalOps();
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {37, 3}, {5, 1031},
+                                                {3, 70001}};
+  for (const ExprCase &c : exprCases())
+    for (DType t : kAllDTypes)
+      for (auto [rows, cols] : shapes)
+        for (bool inPlace : {false, true}) {
+          SCOPED_TRACE(c.name + " " + dtypeName(t) + " " +
+                       std::to_string(rows) + " x " + std::to_string(cols) +
+                       (inPlace ? " in place" : ""));
+          const size_t es = dtypeSize(t), n = size_t(rows * cols);
+          std::mt19937_64 rng(rows * 131 + cols);
+          std::vector<Bytes> in;
+          std::vector<Buffer> din(c.rowVector.size());
+          std::vector<ExprOperand> hostOperands, devOperands;
+          for (size_t k = 0; k < c.rowVector.size(); ++k) {
+            in.push_back(exprInputs(t, c.rowVector[k] ? size_t(cols) : n, rng));
+            ASSERT_TRUE(upload(in[k], din[k]).isOk());
+          }
+          for (size_t k = 0; k < c.rowVector.size(); ++k) {
+            hostOperands.push_back({in[k].data(), c.rowVector[k]});
+            devOperands.push_back({din[k].data(), c.rowVector[k]});
+          }
+          Bytes want(n * es, kPoisonByte);
+          ASSERT_TRUE(hostOps
+                          ->elementwise(c.expr, hostOperands, want.data(),
+                                        rows, cols, t)
+                          .isOk());
+          Buffer dy;
+          ASSERT_TRUE(upload(Bytes(n * es + 2 * es, kPoisonByte), dy).isOk());
+          void *y = inPlace ? din[0].data() : dy.data();
+          Status st = ops_->elementwise(c.expr, devOperands, y, rows, cols, t);
+          ASSERT_TRUE(st.isOk()) << st.message();
+          Bytes got;
+          ASSERT_TRUE(download(inPlace ? din[0] : dy, got).isOk());
+          if (!inPlace) {
+            EXPECT_TRUE(isPoison(got.data() + n * es, 2 * es));
+          }
+          if (c.exact) {
+            EXPECT_TRUE(sameBytes(got.data(), want.data(), n * es));
+          } else {
+            std::vector<double> g(n), w(n);
+            convertToF64(t, got.data(), g.data(), n);
+            convertToF64(t, want.data(), w.data(), n);
+            const double ulp = t == DType::F16    ? std::ldexp(1.0, -10)
+                               : t == DType::BF16 ? std::ldexp(1.0, -7)
+                                                  : 0.0;
+            for (size_t i = 0; i < n; ++i) {
+              if (std::isnan(w[i]) || std::isinf(w[i])) {
+                EXPECT_TRUE(std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i])
+                    << "element " << i << ": " << g[i] << " vs " << w[i];
+                continue;
+              }
+              const double a = std::fabs(w[i]);
+              const double bound =
+                  t == DType::F64 ? 1e-14 * a + 1e-300
+                                  : 2e-6 * a + 1e-6 + ulp * a +
+                                        (t == DType::F16 ? 6e-8 : 0.0);
+              EXPECT_LE(std::fabs(g[i] - w[i]), bound)
+                  << "element " << i << ": " << g[i] << " vs " << w[i];
+              if (HasFailure())
+                break;
+            }
+          }
+          if (HasFailure())
+            return;
+        }
+}
+
 TEST_F(CudaLocalOpsTest, RejectsBadArguments) {
   Buffer d;
   ASSERT_TRUE(upload(Bytes(64, 0), d).isOk());
@@ -249,8 +389,22 @@ TEST_F(CudaLocalOpsTest, RejectsBadArguments) {
   if (!pageable)
     expectError(ops_->biasAdd(p, host.data(), p, 1, 2, DType::F32),
                 "bias is host memory");
+  Builder b;
+  b.op(ExprOp::Exp, b.input(0));
+  expectError(ops_->elementwise(b.p, {{p}}, p, -1, 2, DType::F32),
+              "negative size");
+  expectError(ops_->elementwise(b.p, {{nullptr}}, p, 1, 2, DType::F32),
+              "operand 0 is null");
+  expectError(ops_->elementwise(b.p, {}, p, 1, 2, DType::F32),
+              "reads operand 0 but the op has 0 operands");
+  expectError(ops_->elementwise(b.p, {{p + 2}}, p, 1, 2, DType::F32),
+              "operand 0 is not aligned");
+  if (!pageable)
+    expectError(ops_->elementwise(b.p, {{host.data()}}, p, 1, 2, DType::F32),
+                "operand 0 is host memory");
   // Still usable, and nothing needs waiting for afterwards.
   EXPECT_TRUE(ops_->biasAdd(p, p + 16, p + 32, 2, 2, DType::F32).isOk());
+  EXPECT_TRUE(ops_->elementwise(b.p, {{p}}, p + 32, 2, 2, DType::F32).isOk());
   EXPECT_TRUE(stream_->synchronize().isOk());
 }
 
