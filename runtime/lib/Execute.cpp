@@ -106,7 +106,29 @@ Status checkBuffers(const Plan &plan, const RankBuffers &buffers) {
   return Status::ok();
 }
 
+/// What `after` counted beyond `before` (counters only grow between them:
+/// nothing else runs on the rank's thread meanwhile).
+CommStats statsSince(const CommStats &before, const CommStats &after) {
+  CommStats d;
+  d.bytesSent = after.bytesSent - before.bytesSent;
+  d.calls = after.calls - before.calls;
+  return d;
+}
+
 } // namespace
+
+Status RankRun::execute() {
+  ++executions_;
+  last_ = CommStats();
+  SHARDLIN_RETURN_IF_ERROR(checkBuffers(plan_, buffers_));
+  const CommStats before = comm_.stats();
+  Status ran = plan_.run(comm_, device_.gemm(), device_.localOps(),
+                         buffers_.args, buffers_.results);
+  last_ = statsSince(before, comm_.stats());
+  total_.bytesSent += last_.bytesSent;
+  total_.calls += last_.calls;
+  return ran;
+}
 
 std::unique_ptr<RankDevice> createHostDevice() {
   return std::make_unique<HostDevice>();
@@ -173,9 +195,16 @@ RankResult runRank(const Program &program, Communicator &comm,
                                 "prepare its inputs"));
 
   comm.resetStats();
-  Status ran = plan->run(comm, device.gemm(), device.localOps(), buffers.args,
-                         buffers.results);
-  result.stats = comm.stats();
+  Status ran;
+  if (callbacks.run) {
+    RankRun run(*plan, comm, device, buffers);
+    ran = callbacks.run(run);
+    result.stats = run.stats();
+  } else {
+    ran = plan->run(comm, device.gemm(), device.localOps(), buffers.args,
+                    buffers.results);
+    result.stats = comm.stats();
+  }
   seconds.run = clock.lap();
   if (!ran)
     return fail(ran);

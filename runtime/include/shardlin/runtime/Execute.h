@@ -22,6 +22,10 @@
 // another one failed reports StatusCode::Aborted; the status returned is the
 // root cause (the first failure that is not Aborted).
 //
+// A caller that times or repeats the run (the bench, the replay tests) sets
+// RankCallbacks::run: it then gets the bound plan (RankRun) in place of the
+// single execution and executes it as often as it likes.
+//
 // The file-based runner (Runner.h) is a layer on top: its bind reads .npy
 // files, its finish writes them.
 //
@@ -74,6 +78,49 @@ struct RankBuffers {
   std::vector<void *> results;
 };
 
+/// One rank's plan, bound and agreed on, as RankCallbacks::run receives it:
+/// what the default path would execute once.
+class RankRun {
+public:
+  RankRun(Plan &plan, Communicator &comm, RankDevice &device,
+          RankBuffers &buffers)
+      : plan_(plan), comm_(comm), device_(device), buffers_(buffers) {}
+  RankRun(const RankRun &) = delete;
+  RankRun &operator=(const RankRun &) = delete;
+
+  const Plan &plan() const { return plan_; }
+  /// The communicator the program's collectives go through (device memory
+  /// on the GPU backends). The caller may make collectives of its own on it
+  /// between executions (barriers, gathers of timings): they are not
+  /// counted in stats().
+  Communicator &comm() { return comm_; }
+  RankDevice &device() { return device_; }
+  /// The buffers bind filled. Their contents may change between
+  /// executions (new inputs for a replay); the tables must keep matching
+  /// the plan, which execute() checks again.
+  RankBuffers &buffers() { return buffers_; }
+
+  /// Runs the plan once on buffers(), exactly as the default path does.
+  Status execute();
+
+  /// The traffic of the last execute() alone, and of all of them summed
+  /// (what RankResult::stats reports). Each is the difference of the
+  /// communicator's counters across execute(), so it holds whatever the
+  /// caller does to them (resetStats included) in between.
+  const CommStats &lastStats() const { return last_; }
+  const CommStats &stats() const { return total_; }
+  /// How many times execute() ran (successfully or not).
+  int executions() const { return executions_; }
+
+private:
+  Plan &plan_;
+  Communicator &comm_;
+  RankDevice &device_;
+  RankBuffers &buffers_;
+  CommStats last_, total_;
+  int executions_ = 0;
+};
+
 struct RankCallbacks {
   /// Called on the rank's thread once its plan is built, before the ranks
   /// agree that they are ready: fills `buffers` (the device's copyFromHost
@@ -82,6 +129,15 @@ struct RankCallbacks {
   std::function<Status(const Plan &plan, RankDevice &device,
                        RankBuffers &buffers)>
       bind;
+  /// Optional: replaces the single execution of the plan, for callers that
+  /// time or repeat it. Called on the rank's thread once the ranks agreed
+  /// that all are ready, with comm's stats reset; `run.execute()` runs the
+  /// plan once and may be called any number of times (every rank must make
+  /// the same collectives, so the same number of executions). The rank's
+  /// RankResult::stats are run.stats() (the executions' traffic only) and
+  /// its seconds.run the time of the whole call. An error fails this rank;
+  /// on success finish follows as usual.
+  std::function<Status(RankRun &run)> run;
   /// Optional: called on the rank's thread after its run succeeded (for
   /// example to copy and write the results). `agree` is a host-memory
   /// communicator over the same ranks, for agreements of the caller's own.
@@ -100,7 +156,8 @@ struct RankResult {
   /// Ok, the rank's own error, or Aborted when it stopped because another
   /// rank failed.
   Status status;
-  /// The traffic of the program's run alone (the agreement is not counted).
+  /// The traffic of the program's run alone (the agreement is not counted);
+  /// with RankCallbacks::run, of all its executions summed.
   CommStats stats;
   /// Wall-clock seconds of each phase this rank went through (0 for those it
   /// did not reach): building the plan, bind (loading or copying the
@@ -127,8 +184,9 @@ Status runProgram(const Program &program, const RunOptions &options,
 
 /// One rank on a communicator the caller created: builds the plan on
 /// `device`, binds, agrees with the other ranks through `agree` (host
-/// memory; default `comm`), runs with comm's stats reset right before, then
-/// finishes. The backends' runners are made of this.
+/// memory; default `comm`), runs with comm's stats reset right before (once,
+/// or through callbacks.run), then finishes. The backends' runners are made
+/// of this.
 RankResult runRank(const Program &program, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,
                    Communicator *agree = nullptr);
