@@ -6,8 +6,14 @@
 // the reference sums of CollectivesTestSupport.h, with the bytes outside
 // every received block still poisoned and the stats counted. Written once
 // (CollectiveSuites.cpp) and run on threads (CollectivesThreadsTest.cpp),
-// cuda-local and NCCL (GpuCollectivesTest.cpp): a rank's memory is reached
-// through its RankMemory, host or device.
+// MPI (CollectivesMpiTest.cpp), cuda-local and NCCL (GpuCollectivesTest.cpp):
+// a rank's memory is reached through its RankMemory, host or device.
+//
+// A suite drives the ranks of the group that are in this process: all W of
+// them, one thread each, where the ranks are threads (threads, cuda-local,
+// NCCL without mpirun), or only this process's rank under MPI. Every
+// process generates every rank's data from fixed seeds, so each rank checks
+// its own output alone, whichever process holds the others.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_TEST_COLLECTIVESUITES_H
@@ -45,28 +51,44 @@ struct SuiteRank {
   std::unique_ptr<Communicator> comm; // destroyed first
 };
 using SuiteRanks = std::vector<SuiteRank>;
-/// Builds a group of W ranks.
+/// Builds the ranks of a group of W that this process drives (all W where
+/// the ranks are threads, in rank order; under MPI this process's one).
 using MakeSuiteRanks = std::function<Status(int, SuiteRanks &)>;
 
-/// Runs body(rank, ranks[rank], its failures) on one thread per rank and
-/// returns all failures, each prefixed with its rank; for the suites' ranks
-/// and the GPU tests' alike.
+/// The rank of ranks[index] in its group: its index, for groups held whole
+/// by this process; a SuiteRank's is its communicator's.
+template <class RankT> int rankOf(const RankT &, int index) { return index; }
+inline int rankOf(const SuiteRank &rank, int) { return rank.comm->rank(); }
+
+/// Runs body(rank, ranks[i], its failures) on one thread per element of
+/// `ranks`, with rank = rankOf(ranks[i], i), and returns all failures, each
+/// prefixed with its rank; for the suites' ranks and the GPU tests' alike.
+/// A single element runs on the calling thread: an MPI process calls MPI
+/// from its main thread only (MpiSession asks for MPI_THREAD_FUNNELED).
 template <class RankT, class Body>
 std::vector<std::string> onEveryRank(std::vector<RankT> &ranks,
                                      const Body &body) {
-  const int w = int(ranks.size());
-  std::vector<Failures> failures(w);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] { body(r, ranks[r], failures[r]); });
-  for (auto &t : threads)
-    t.join();
+  const int n = int(ranks.size());
+  std::vector<Failures> failures(n);
+  if (n == 1) {
+    body(rankOf(ranks[0], 0), ranks[0], failures[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i)
+      threads.emplace_back(
+          [&, i] { body(rankOf(ranks[i], i), ranks[i], failures[i]); });
+    for (auto &t : threads)
+      t.join();
+  }
   std::vector<std::string> all;
-  for (int r = 0; r < w; ++r)
-    for (auto &f : failures[r].list)
-      all.push_back("rank " + std::to_string(r) + ": " + f);
+  for (int i = 0; i < n; ++i)
+    for (auto &f : failures[i].list)
+      all.push_back("rank " + std::to_string(rankOf(ranks[i], i)) + ": " + f);
   return all;
 }
+
+/// For backends that sum every dtype in rank order.
+inline bool inRankOrder(DType) { return true; }
 
 /// The first 20 lines, one per line.
 std::string join(const std::vector<std::string> &lines);
@@ -77,13 +99,16 @@ std::vector<int> upTo(int w);
 void runAllGatherV(const MakeSuiteRanks &make, const std::vector<int> &sizes);
 void runAllGatherVInPlace(const MakeSuiteRanks &make, int w);
 void runAllToAllV(const MakeSuiteRanks &make, const std::vector<int> &sizes);
-/// Checked bit for bit: every backend sums reduce-scatter segments in rank
-/// order (f16/bf16 in f32, rounded once).
-void runReduceScatterV(const MakeSuiteRanks &make,
-                       const std::vector<int> &sizes);
 /// `rankOrder(t)`: whether the backend sums in rank order for t (then the
-/// bits are checked too); otherwise the bound is checked and all ranks must
-/// still agree bit for bit.
+/// bits are checked too: threads, cuda-local and NCCL sum reduce-scatter
+/// segments in rank order, f16/bf16 in f32 rounded once); otherwise only the
+/// bound (MPI picks its own order).
+void runReduceScatterV(
+    const MakeSuiteRanks &make, const std::vector<int> &sizes,
+    const std::function<bool(DType)> &rankOrder = inRankOrder);
+/// `rankOrder(t)`: whether the backend sums in rank order for t (then the
+/// bits are checked too); otherwise the bound is checked and the ranks in
+/// this process must still agree bit for bit.
 void runAllReduce(const MakeSuiteRanks &make, const std::vector<int> &sizes,
                   const std::function<bool(DType)> &rankOrder);
 void runBroadcast(const MakeSuiteRanks &make, const std::vector<int> &sizes);

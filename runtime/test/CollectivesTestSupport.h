@@ -1,10 +1,12 @@
 //===- CollectivesTestSupport.h - Shared by the collectives tests -*- C++
 //-*-===//
 //
-// Helpers of the threads and MPI collectives tests: random values of each
+// Helpers of the collectives tests of every backend: random values of each
 // dtype as raw bits, poisoned receive buffers, uneven/empty split patterns,
-// displacement layouts with gaps, and the reference for reductions with its
-// error bound. No GoogleTest here: the MPI test is a plain program.
+// displacement layouts with gaps, the reference for reductions with its
+// error bound, and the per-rank checks of the collective suites
+// (CollectiveSuites.h). No GoogleTest here: failures are collected as text
+// (Failures) on the rank threads and reported by the test's thread.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_TEST_COLLECTIVESTESTSUPPORT_H
@@ -280,13 +282,13 @@ inline double sumTolerance(DType t, int w, double sumAbs, double exact) {
 }
 
 /// Checks n reduced elements at `got` against the f64 sum of the sources
-/// (within sumTolerance) and bit for bit against rankOrderSum. Returns the
-/// first problem, or "" if none.
-inline std::string checkSum(DType t,
-                            const std::vector<const unsigned char *> &srcs,
-                            const unsigned char *got, int64_t n) {
+/// within sumTolerance only: for sums whose order the backend does not fix
+/// (MPI's reductions, NCCL's all-reduce). Returns the first problem, or ""
+/// if none.
+inline std::string checkSumWithinBound(
+    DType t, const std::vector<const unsigned char *> &srcs,
+    const unsigned char *got, int64_t n) {
   const size_t es = dtypeSize(t);
-  Bytes expected = rankOrderSum(t, srcs, n);
   for (int64_t i = 0; i < n; ++i) {
     // The reference is summed in long double: with x86-64's 64-bit
     // significand, up to 8 terms in +-[1/4, 8) of at most 53 bits (all
@@ -307,11 +309,26 @@ inline std::string checkSum(DType t,
              ", f64 reference " + std::to_string(exact) + ", error " +
              std::to_string(std::fabs(value - exact)) + " > bound " +
              std::to_string(tol);
+  }
+  return {};
+}
+
+/// checkSumWithinBound, and bit for bit against rankOrderSum: for the
+/// backends that promise the rank-order sum.
+inline std::string checkSum(DType t,
+                            const std::vector<const unsigned char *> &srcs,
+                            const unsigned char *got, int64_t n) {
+  std::string problem = checkSumWithinBound(t, srcs, got, n);
+  if (!problem.empty())
+    return problem;
+  const size_t es = dtypeSize(t);
+  Bytes expected = rankOrderSum(t, srcs, n);
+  for (int64_t i = 0; i < n; ++i)
     if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0)
-      return "element " + std::to_string(i) + " = " + std::to_string(value) +
+      return "element " + std::to_string(i) + " = " +
+             std::to_string(decode(t, got + i * es)) +
              " differs in its bits from the rank-order sum " +
              std::to_string(decode(t, expected.data() + i * es));
-  }
   return {};
 }
 
