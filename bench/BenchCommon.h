@@ -170,17 +170,11 @@ int64_t verifyRows(const LinearCase &c, int rank, const float *x,
 // Running a case
 //===----------------------------------------------------------------------===//
 
-/// Runs `c` on `comm` (this rank's part): builds the plan from `program`,
-/// binds x (B x K, this rank's rows), this rank's chunk of the global weight
-/// `a` (N x K) and the bias, agrees with the other ranks that all are ready,
-/// runs the timing protocol and checks the output. On rank 0 `result` is
-/// complete (times, every rank's bytes); other ranks fill what they know.
-rt::Status runLinearOnRank(const LinearCase &c, const rt::Program &program,
-                           rt::Communicator &comm, const float *x,
-                           const float *a, const float *bias,
-                           const TimingOptions &opt, LinearResult &result);
-
-/// Runs `c` on the threads backend (W threads of this process).
+/// Runs `c` on the threads backend (W threads of this process) through the
+/// in-memory run API (rt::runProgram; the MPI worker calls rt::runRank):
+/// each rank binds its rows of X, its chunk of the global weight and the
+/// bias, the ranks agree that all are ready, then the run hook times the
+/// plan with the timing protocol and checks the output.
 LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt);
 
 /// A dense reference run in this process: y = X A^T + b with X of M x K,

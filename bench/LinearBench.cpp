@@ -2,12 +2,10 @@
 
 #include "BenchCommon.h"
 
-#include "shardlin/runtime/Buffer.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Gemm.h"
 #include "shardlin/runtime/MpiCommunicator.h"
-#include "shardlin/runtime/Plan.h"
 #include "shardlin/runtime/Runner.h"
-#include "shardlin/runtime/ThreadsCommunicator.h"
 
 #include <cblas.h>
 
@@ -17,8 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
-#include <thread>
 #include <unistd.h>
 
 namespace shardlin::bench {
@@ -35,62 +34,97 @@ rt::Status compileLinear(const LinearCase &c, rt::Program &out) {
 }
 
 //===----------------------------------------------------------------------===//
-// One rank
+// The ranks of one case
 //===----------------------------------------------------------------------===//
 
-rt::Status runLinearOnRank(const LinearCase &c, const rt::Program &program,
-                           rt::Communicator &comm, const float *x,
-                           const float *a, const float *bias,
-                           const TimingOptions &opt, LinearResult &result) {
-  const int rank = comm.rank();
-  std::unique_ptr<rt::Plan> plan;
-  rt::Status prepared = rt::Plan::build(program, rank, comm.worldSize(),
-                                        rt::hostAllocator(), plan);
-  std::vector<uint8_t> chunk;
-  std::vector<float> y;
-  if (prepared) {
-    const rt::Argument &w = program.args[1];
-    rt::extractLocalChunk(a, w.globalShape, rt::DType::F32, w.sharding, rank,
-                          chunk);
-    // NaN everywhere, so an element the plan never writes fails the check.
-    y.assign(static_cast<size_t>(c.rows * c.n), NAN);
+namespace {
+
+/// One case on the ranks this process runs, through the in-memory run API
+/// (rt::runProgram, rt::runRank), which builds each rank's plan and agrees
+/// that every rank is ready before the first collective. bind gives rank r
+/// its rows of X (`rowsOf(r)`, B x K), its chunk of the global weight `a`
+/// (N x K) and the bias, and an output of NaN, so that an element the plan
+/// never writes fails the check. The run hook times the bound plan with the
+/// timing protocol (timeOnRank), checks the output and gathers every rank's
+/// bytes, failures and consistency: result(0) is complete on rank 0 (times,
+/// every rank's bytes); the other ranks fill what they know.
+class LinearRanks {
+public:
+  LinearRanks(const LinearCase &c, const rt::Program &program,
+              std::function<const float *(int rank)> rowsOf, const float *a,
+              const float *bias, const TimingOptions &opt)
+      : c_(c), program_(program), rowsOf_(std::move(rowsOf)), a_(a),
+        bias_(bias), opt_(opt), ranks_(c.worldSize()) {}
+
+  rt::RankCallbacks callbacks() {
+    rt::RankCallbacks callbacks;
+    callbacks.bind = [this](const rt::Plan &plan, rt::RankDevice &,
+                            rt::RankBuffers &buffers) {
+      Rank &me = ranks_[plan.rank()];
+      me.x = rowsOf_(plan.rank());
+      const rt::Argument &w = program_.args[1];
+      rt::extractLocalChunk(a_, w.globalShape, rt::DType::F32, w.sharding,
+                            plan.rank(), me.chunk);
+      me.y.assign(static_cast<size_t>(c_.rows * c_.n), NAN);
+      buffers.args = {me.x, me.chunk.data(), bias_};
+      buffers.results = {me.y.data()};
+      return rt::Status::ok();
+    };
+    callbacks.run = [this](rt::RankRun &run) { return timeAndCheck(run); };
+    return callbacks;
   }
-  // Agree that every rank is ready before the first collective, so that a
-  // failure on one rank does not leave the others waiting.
-  double failed = prepared ? 0.0 : 1.0;
-  SHARDLIN_RETURN_IF_ERROR(comm.allReduce(&failed, &failed, 1, rt::DType::F64));
-  if (!prepared)
-    return prepared;
-  if (failed > 0)
-    return rt::Status::error("another rank failed to prepare");
 
-  std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
-  std::vector<const void *> args = {x, chunk.data(), bias};
-  std::vector<void *> results = {y.data()};
-  auto run = [&] { return plan->run(comm, *gemm, args, results); };
-  uint64_t bytes = 0;
-  bool consistent = true;
-  SHARDLIN_RETURN_IF_ERROR(
-      timeOnRank(comm, opt, run, result.timing, bytes, consistent));
+  LinearResult &result(int rank) { return ranks_[rank].result; }
 
-  std::string report;
-  int64_t failures = verifyRows(c, rank, x, a, bias, y.data(), report);
+private:
+  struct Rank {
+    const float *x = nullptr;
+    std::vector<uint8_t> chunk;
+    std::vector<float> y;
+    LinearResult result;
+  };
 
-  // Every rank's bytes, failures and consistency to every rank.
-  std::vector<double> all;
-  SHARDLIN_RETURN_IF_ERROR(gatherDoubles(
-      comm, {double(bytes), double(failures), consistent ? 1.0 : 0.0}, all));
-  result.bytesSent.clear();
-  result.verifyFailures = 0;
-  result.bytesConsistent = true;
-  for (int r = 0; r < comm.worldSize(); ++r) {
-    result.bytesSent.push_back(static_cast<uint64_t>(all[3 * r]));
-    result.verifyFailures += static_cast<int64_t>(all[3 * r + 1]);
-    result.bytesConsistent &= all[3 * r + 2] != 0.0;
+  rt::Status timeAndCheck(rt::RankRun &run) {
+    rt::Communicator &comm = run.comm();
+    const int rank = run.plan().rank();
+    Rank &me = ranks_[rank];
+    LinearResult &result = me.result;
+    uint64_t bytes = 0;
+    bool consistent = true;
+    SHARDLIN_RETURN_IF_ERROR(timeOnRank(
+        comm, opt_, [&] { return run.execute(); }, result.timing, bytes,
+        consistent));
+
+    std::string report;
+    int64_t failures =
+        verifyRows(c_, rank, me.x, a_, bias_, me.y.data(), report);
+
+    // Every rank's bytes, failures and consistency to every rank.
+    std::vector<double> all;
+    SHARDLIN_RETURN_IF_ERROR(gatherDoubles(
+        comm, {double(bytes), double(failures), consistent ? 1.0 : 0.0},
+        all));
+    result.bytesSent.clear();
+    result.verifyFailures = 0;
+    result.bytesConsistent = true;
+    for (int r = 0; r < comm.worldSize(); ++r) {
+      result.bytesSent.push_back(static_cast<uint64_t>(all[3 * r]));
+      result.verifyFailures += static_cast<int64_t>(all[3 * r + 1]);
+      result.bytesConsistent &= all[3 * r + 2] != 0.0;
+    }
+    result.verifyReport = report;
+    return rt::Status::ok();
   }
-  result.verifyReport = report;
-  return rt::Status::ok();
-}
+
+  const LinearCase &c_;
+  const rt::Program &program_;
+  const std::function<const float *(int)> rowsOf_;
+  const float *a_, *bias_;
+  const TimingOptions &opt_;
+  std::vector<Rank> ranks_; // by rank
+};
+
+} // namespace
 
 static void finishResult(const LinearCase &c, const rt::Program &program,
                          LinearResult &r) {
@@ -122,32 +156,26 @@ LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt) {
   // One BLAS thread per rank when ranks fill the cores (what shardlin-run
   // does: cores / ranks, at least 1).
   result.blasThreads = std::max(1, cores() / w);
-  rt::setBlasThreads(result.blasThreads);
+  rt::RunOptions options; // threads
+  options.worldSize = w;
+  options.blasThreads = result.blasThreads;
 
-  auto comms = rt::createThreadsGroup(w);
-  std::vector<LinearResult> perRank(w);
-  std::vector<rt::Status> status(w);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < w; ++r)
-    threads.emplace_back([&, r] {
-      status[r] = runLinearOnRank(c, program, *comms[r],
-                                  x.data() + r * c.rows * c.k, a.data(),
-                                  b.data(), opt, perRank[r]);
-    });
-  for (std::thread &t : threads)
-    t.join();
-  for (int r = 0; r < w; ++r)
-    if (!status[r]) {
-      result.error = "rank " + std::to_string(r) + ": " + status[r].message();
-      return result;
-    }
+  LinearRanks ranks(
+      c, program, [&](int r) { return x.data() + r * c.rows * c.k; },
+      a.data(), b.data(), opt);
+  rt::Status ran = rt::runProgram(program, options, ranks.callbacks());
+  if (!ran) {
+    result.error = ran.message();
+    return result;
+  }
+  const LinearResult &first = ranks.result(0);
   result.ran = true;
-  result.timing = perRank[0].timing;
-  result.bytesSent = perRank[0].bytesSent;
-  result.bytesConsistent = perRank[0].bytesConsistent;
-  result.verifyFailures = perRank[0].verifyFailures;
+  result.timing = first.timing;
+  result.bytesSent = first.bytesSent;
+  result.bytesConsistent = first.bytesConsistent;
+  result.verifyFailures = first.verifyFailures;
   for (int r = 0; r < w; ++r)
-    result.verifyReport += perRank[r].verifyReport;
+    result.verifyReport += ranks.result(r).verifyReport;
   return result;
 }
 
@@ -406,8 +434,16 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
       fillUniform(x.data(), x.size(), kSeedX, int64_t(rank) * c.rows * c.k);
       fillUniform(a.data(), a.size(), kSeedA);
       fillUniform(b.data(), b.size(), kSeedB);
-      st = runLinearOnRank(c, program, *comm, x.data(), a.data(), b.data(),
-                           opt, r);
+      LinearRanks ranks(
+          c, program, [&](int) { return x.data(); }, a.data(), b.data(), opt);
+      std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
+      st = rt::runRank(program, *comm, *device, ranks.callbacks()).status;
+      const LinearResult &mine = ranks.result(rank);
+      r.timing = mine.timing;
+      r.bytesSent = mine.bytesSent;
+      r.bytesConsistent = mine.bytesConsistent;
+      r.verifyFailures = mine.verifyFailures;
+      r.verifyReport = mine.verifyReport;
     }
     // Rank 0 reports; other ranks' verification reports are gathered as
     // counts only.
