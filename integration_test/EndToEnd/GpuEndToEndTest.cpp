@@ -9,13 +9,16 @@
 //
 // One ctest test per backend, W and strategy ("gpu.e2e.Backends/GpuLinear.
 // Run/cuda_local_W4_activations", ...), each running every configuration of
-// its W and strategy on one group of communicators, so a whole W shares the
-// GPU setup (streams, cuBLAS handles) the way a replayed plan would:
+// its W and strategy:
 //  - cuda-local: W ranks as threads sharing cuda:0, W = 1..8;
 //  - nccl: one GPU per rank, for every W up to the number of GPUs present.
-// Each configuration runs twice on the same plans with different inputs
-// (compile once, run many), and each rank's traffic counter must equal the
-// bytes the chunk tables give (expectedBytesSent).
+// Each configuration is one run of the in-memory run API (rt::runProgram on
+// the backend, as shardlin-run does): bind allocates the rank's device
+// buffers and copies the first inputs in before the ranks agree that all
+// are ready; the replay hook (RankCallbacks::run) then runs the plan twice
+// with different inputs (compile once, run many), copying each output
+// back, and each rank's traffic in the first run must equal the bytes the
+// chunk tables give (expectedBytesSent).
 //
 // Without a usable GPU (or, for nccl, without enough GPUs or without NCCL
 // in the build) every test skips with the reason. These tests need MLIR
@@ -29,15 +32,13 @@
 
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/Cuda.h"
-#include "shardlin/runtime/LocalOps.h"
-#include "shardlin/runtime/ThreadsCommunicator.h"
+#include "shardlin/runtime/Execute.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <ostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace shardlin::e2e {
@@ -82,32 +83,14 @@ std::vector<GpuCase> allCases() {
   return cases;
 }
 
-/// One rank's GPU side, kept across the configurations of a test: its
-/// stream (the communicator's), device memory, cuBLAS and local ops.
-struct GpuRank {
-  std::shared_ptr<rt::ExecutionStream> stream;
-  std::unique_ptr<rt::Allocator> allocator;
-  std::unique_ptr<rt::GemmBackend> gemm;
-  std::unique_ptr<rt::LocalOps> ops;
-};
-
-rt::Status makeGpuRank(const rt::Communicator &comm, GpuRank &out) {
-  out.stream = rt::cudaStreamOf(comm);
-  if (!out.stream)
-    return rt::Status::error("communicator without a CUDA stream");
-  SHARDLIN_RETURN_IF_ERROR(
-      rt::createCudaAllocator(out.stream->device(), out.allocator));
-  SHARDLIN_RETURN_IF_ERROR(
-      rt::createCublasGemm(out.stream, rt::GemmOptions(), out.gemm));
-  return rt::createCudaLocalOps(out.stream, out.ops);
-}
-
-/// The device copies of one run's arguments and result. Declared after the
-/// plan that writes them, so they are freed first: both come from the
-/// rank's allocator.
-struct DeviceRun {
+/// One rank's device buffers and the host data they are copied from (kept
+/// until the copies are done: the next copy or the output's copy back waits
+/// for them). The device memory comes from the rank's device and is freed
+/// in release, while the device is alive.
+struct RankState {
   std::vector<rt::Buffer> args;
   rt::Buffer result;
+  std::vector<uint8_t> chunk, poison;
 };
 
 size_t bytesOf(const std::vector<int64_t> &shape, rt::DType t) {
@@ -117,38 +100,35 @@ size_t bytesOf(const std::vector<int64_t> &shape, rt::DType t) {
   return n;
 }
 
-/// Binds `data` for `plan`, copies it to the device, runs, copies the
-/// result back into `output` (which it sizes). The device result starts as
-/// 0xFF bytes (NaN), so unwritten elements fail the check.
-rt::Status runOnDevice(rt::Plan &plan, const rt::Program &program,
-                       const LinearConfig &config, const LinearData &data,
-                       rt::Communicator &comm, GpuRank &gpu,
-                       std::vector<uint8_t> &output) {
-  std::vector<uint8_t> chunk;
+/// Allocates the rank's device buffers for `plan` (once) and fills them in
+/// `buffers` with `data`'s arguments; the result starts as 0xFF bytes (NaN),
+/// so unwritten elements fail the check.
+rt::Status copyInputs(const rt::Plan &plan, const rt::Program &program,
+                      const LinearConfig &config, const LinearData &data,
+                      rt::RankDevice &device, RankState &state,
+                      rt::RankBuffers &buffers) {
   std::vector<const void *> hostArgs;
-  SHARDLIN_RETURN_IF_ERROR(
-      bindArguments(program, plan, config, data, comm.rank(), chunk, hostArgs));
-  DeviceRun dev;
-  dev.args.resize(hostArgs.size());
-  std::vector<const void *> args;
-  for (size_t i = 0; i < hostArgs.size(); ++i) {
-    const size_t bytes = bytesOf(plan.argShape(i), plan.argType(i));
-    SHARDLIN_RETURN_IF_ERROR(
-        rt::Buffer::allocate(*gpu.allocator, bytes, dev.args[i]));
-    SHARDLIN_RETURN_IF_ERROR(
-        rt::copyToDevice(*gpu.stream, dev.args[i].data(), hostArgs[i], bytes));
-    args.push_back(dev.args[i].data());
+  SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, data,
+                                         plan.rank(), state.chunk, hostArgs));
+  state.poison = poisonedOutput(plan);
+  if (state.args.empty()) {
+    state.args.resize(hostArgs.size());
+    for (size_t i = 0; i < hostArgs.size(); ++i)
+      SHARDLIN_RETURN_IF_ERROR(rt::Buffer::allocate(
+          device.allocator(), bytesOf(plan.argShape(i), plan.argType(i)),
+          state.args[i]));
+    SHARDLIN_RETURN_IF_ERROR(rt::Buffer::allocate(
+        device.allocator(), state.poison.size(), state.result));
   }
-  output = poisonedOutput(plan);
-  SHARDLIN_RETURN_IF_ERROR(
-      rt::Buffer::allocate(*gpu.allocator, output.size(), dev.result));
-  SHARDLIN_RETURN_IF_ERROR(rt::copyToDevice(*gpu.stream, dev.result.data(),
-                                            output.data(), output.size()));
-  comm.resetStats();
-  SHARDLIN_RETURN_IF_ERROR(
-      plan.run(comm, *gpu.gemm, *gpu.ops, args, {dev.result.data()}));
-  return rt::copyToHost(*gpu.stream, output.data(), dev.result.data(),
-                        output.size());
+  buffers.args.clear();
+  for (size_t i = 0; i < hostArgs.size(); ++i) {
+    SHARDLIN_RETURN_IF_ERROR(device.copyFromHost(
+        state.args[i].data(), hostArgs[i], state.args[i].bytes()));
+    buffers.args.push_back(state.args[i].data());
+  }
+  buffers.results = {state.result.data()};
+  return device.copyFromHost(state.result.data(), state.poison.data(),
+                             state.poison.size());
 }
 
 int deviceCount() {
@@ -186,31 +166,16 @@ TEST_P(GpuLinear, Run) {
       configs.push_back(c);
   ASSERT_FALSE(configs.empty());
 
-  // The GPU communicators move the data; a threads group over the same ranks
-  // carries the agreement that every rank is ready (host flags, as the
-  // runner does), so a rank that fails to prepare stops the others before
-  // the first collective instead of leaving them to time out.
-  rt::CommOptions options;
-  options.timeoutSeconds = kCollectiveTimeoutSeconds;
-  std::vector<std::unique_ptr<rt::Communicator>> comms;
-  rt::Status made;
-  if (gc.backend == "nccl") {
-    std::vector<std::shared_ptr<rt::ExecutionStream>> streams(w);
-    for (int r = 0; r < w && made.isOk(); ++r)
-      made = rt::ExecutionStream::create(r, streams[r]);
-    if (made.isOk())
-      made = rt::createNcclThreadsGroup(streams, options, comms);
-  } else {
-    made = rt::createCudaLocalGroup(w, 0, options, comms);
-  }
-  ASSERT_TRUE(made.isOk()) << made.message();
-  std::vector<std::unique_ptr<rt::Communicator>> agree =
-      rt::createThreadsGroup(w, options);
-  std::vector<GpuRank> gpus(w);
-  for (int r = 0; r < w; ++r) {
-    rt::Status st = makeGpuRank(*comms[r], gpus[r]);
-    ASSERT_TRUE(st.isOk()) << "rank " << r << ": " << st.message();
-  }
+  // The backend's runner makes the GPU communicators, which move the data,
+  // and a threads group over the same ranks that carries the agreement that
+  // every rank is ready (host flags), so a rank that fails to prepare stops
+  // the others before the first collective instead of leaving them to time
+  // out.
+  rt::RunOptions options;
+  options.backend = gc.backend;
+  options.worldSize = w;
+  options.device = 0; // cuda-local: the shared GPU; nccl: the first of W
+  options.comm.timeoutSeconds = kCollectiveTimeoutSeconds;
 
   int failedConfigs = 0;
   for (const LinearConfig &config : configs) {
@@ -219,57 +184,57 @@ TEST_P(GpuLinear, Run) {
     ASSERT_TRUE(compiled.isOk()) << config.name() << ": " << compiled.message();
     const std::vector<LinearData> runs = {makeLinearData(config, 0),
                                           makeLinearData(config, 1)};
-    std::vector<std::vector<rt::Status>> status(runs.size(),
-                                                std::vector<rt::Status>(w));
     std::vector<std::vector<std::vector<uint8_t>>> outputs(
         runs.size(), std::vector<std::vector<uint8_t>>(w));
+    std::vector<size_t> completed(w, 0); // runs whose output came back
     std::vector<uint64_t> bytesSent(w, 0);
-    std::vector<rt::Status> built(w);
+    std::vector<RankState> states(w);
 
-    std::vector<std::thread> threads;
-    for (int r = 0; r < w; ++r)
-      threads.emplace_back([&, r] {
-        std::unique_ptr<rt::Plan> plan;
-        built[r] = rt::Plan::build(program, r, w, *gpus[r].allocator, plan);
-        double failed = built[r].isOk() ? 0.0 : 1.0;
-        rt::Status agreed =
-            agree[r]->allReduce(&failed, &failed, 1, rt::DType::F64);
-        if (built[r].isOk() && !agreed.isOk())
-          built[r] = agreed;
-        else if (built[r].isOk() && failed > 0)
-          built[r] = rt::Status::error(
-              "stopped: another rank failed to build its plan");
-        if (!built[r].isOk())
-          return;
-        for (size_t i = 0; i < runs.size(); ++i) {
-          status[i][r] = runOnDevice(*plan, program, config, runs[i], *comms[r],
-                                     gpus[r], outputs[i][r]);
-          if (i == 0)
-            bytesSent[r] = comms[r]->stats().bytesSent;
-        }
-      });
-    for (std::thread &t : threads)
-      t.join();
+    rt::RankCallbacks callbacks;
+    callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &device,
+                         rt::RankBuffers &buffers) {
+      return copyInputs(plan, program, config, runs[0], device,
+                        states[plan.rank()], buffers);
+    };
+    callbacks.run = [&](rt::RankRun &run) {
+      const int r = run.plan().rank();
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (i > 0)
+          SHARDLIN_RETURN_IF_ERROR(copyInputs(run.plan(), program, config,
+                                              runs[i], run.device(), states[r],
+                                              run.buffers()));
+        SHARDLIN_RETURN_IF_ERROR(run.execute().withContext(
+            "run " + std::to_string(i)));
+        if (i == 0)
+          bytesSent[r] = run.lastStats().bytesSent;
+        std::vector<uint8_t> &output = outputs[i][r];
+        output.resize(states[r].poison.size());
+        SHARDLIN_RETURN_IF_ERROR(
+            run.device()
+                .copyToHost(output.data(), states[r].result.data(),
+                            output.size())
+                .withContext("run " + std::to_string(i)));
+        completed[r] = i + 1;
+      }
+      return rt::Status::ok();
+    };
+    callbacks.release = [&](int r) { states[r] = RankState(); };
+    std::vector<rt::RankResult> ranks;
+    rt::Status ran = rt::runProgram(program, options, callbacks, &ranks);
 
     std::string report;
-    for (int r = 0; r < w; ++r) {
+    if (ranks.size() != size_t(w))
+      report += config.name() + ": " + ran.message() + "\n";
+    for (size_t r = 0; r < ranks.size(); ++r) {
       const std::string who = config.name() + " rank " + std::to_string(r);
-      if (!built[r].isOk()) {
-        report += who + ": plan: " + built[r].message() + "\n";
-        continue;
-      }
-      for (size_t i = 0; i < runs.size(); ++i) {
-        if (!status[i][r].isOk()) {
-          report += who + " run " + std::to_string(i) + ": " +
-                    status[i][r].message() + "\n";
-          continue;
-        }
-        checkOutput(config, runs[i], r, outputs[i][r], report);
-      }
-      if (status[0][r].isOk() && bytesSent[r] != expectedBytesSent(config, r))
+      for (size_t i = 0; i < completed[r]; ++i)
+        checkOutput(config, runs[i], int(r), outputs[i][r], report);
+      if (!ranks[r].status.isOk())
+        report += who + ": " + ranks[r].status.message() + "\n";
+      if (completed[r] > 0 && bytesSent[r] != expectedBytesSent(config, int(r)))
         report += who + ": sent " + std::to_string(bytesSent[r]) +
                   " bytes, the chunk tables say " +
-                  std::to_string(expectedBytesSent(config, r)) + "\n";
+                  std::to_string(expectedBytesSent(config, int(r))) + "\n";
     }
     if (report.empty())
       continue;
