@@ -7,14 +7,19 @@
 // Two measurements, runtime only (no MLIR), printed as tables:
 //
 //  (a) GEMM overhead. A W = 1 sharded linear y = x A^T (+ b) of m = n = k =
-//      --gemm-size, run as a Plan (the program shardlin-run emits for it) on
-//      the cuBLAS backend, against a plain cublasGemmEx of the same shape
-//      and operands, for bf16 and f32 (f32 without TF32, as the backend runs
-//      it). Each variant is timed with CUDA events around each call on one
-//      stream, after warm-up, the variants interleaved call by call so they
-//      see the same clocks; the median is reported. ratio = linear / plain
-//      (1.00 = no overhead). A sample of the outputs is compared, so the two
-//      are known to compute the same product.
+//      --gemm-size (the program shardlin-run emits for it), run through the
+//      in-memory run API on the cuda-local backend (its cuBLAS GEMM), against
+//      a plain cublasGemmEx of the same shape and operands, for bf16 and f32
+//      (f32 without TF32, as the backend runs it). The linear without and
+//      with the bias are one run each; in a run, the replay hook
+//      (RankCallbacks::run) times the plan and the plain call with CUDA
+//      events around each call on the run's stream, after warm-up,
+//      interleaved call by call so they see the same clocks; medians are
+//      reported. ratio = linear / plain (1.00 = no overhead), each variant
+//      against the plain calls of its own run; the plain column is the
+//      median of all of them. In the run without the bias a sample of the
+//      outputs is compared, so the two are known to compute the same
+//      product.
 //
 //  (b) cuda-local collectives: W ranks as threads sharing the GPU. Each rank
 //      times every call on the host (a cuda-local collective has completed
@@ -34,7 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/runtime/Cuda.h"
-#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Program.h"
 
 #include <cublas_v2.h>
@@ -257,11 +262,11 @@ cudaStream_t native(const rt::ExecutionStream &s) {
   return static_cast<cudaStream_t>(s.nativeHandle());
 }
 
-/// Fills `bytes` of device memory with random values of `dtype` in +-[0.25,
-/// 1]: one random tile made on the host, copied over and over (the values
-/// only need to be realistic for the tensor cores, not independent).
-void fillRandom(const rt::ExecutionStream &stream, void *dst, size_t elements,
-                rt::DType dtype, uint64_t seed) {
+/// Fills `elements` of device memory with random values of `dtype` in
+/// +-[0.25, 1]: one random tile made on the host, copied over and over (the
+/// values only need to be realistic for the tensor cores, not independent).
+rt::Status fillRandom(rt::RankDevice &device, void *dst, size_t elements,
+                      rt::DType dtype, uint64_t seed) {
   const size_t tile = std::min<size_t>(elements, size_t(1) << 20);
   std::vector<double> values(tile);
   std::mt19937_64 rng(seed);
@@ -273,10 +278,10 @@ void fillRandom(const rt::ExecutionStream &stream, void *dst, size_t elements,
   rt::convertFromF64(dtype, values.data(), bytes.data(), tile);
   for (size_t at = 0; at < elements; at += tile) {
     const size_t n = std::min(tile, elements - at);
-    check(rt::copyToDevice(stream, static_cast<unsigned char *>(dst) + at * es,
-                           bytes.data(), n * es),
-          "filling device memory");
+    SHARDLIN_RETURN_IF_ERROR(device.copyFromHost(
+        static_cast<unsigned char *>(dst) + at * es, bytes.data(), n * es));
   }
+  return rt::Status::ok();
 }
 
 /// The program `shardlin-run --emit-program` writes for a W = 1 linear
@@ -316,46 +321,64 @@ std::string linearProgram(rt::DType t, int64_t m, int64_t n, int64_t k,
 // (a) GEMM
 //===----------------------------------------------------------------------===//
 
-void benchGemm(const Options &o, Table &table) {
+/// The CUDA event times (ms) of one run: the plan's calls and the plain
+/// cublasGemmEx calls interleaved with them; and, for the linear without
+/// the bias, the largest relative difference between the two outputs over a
+/// sample (-1 when not compared).
+struct GemmTimes {
+  std::vector<double> plain, linear;
+  double worst = -1;
+};
+
+/// One run of the W = 1 linear of dtype `t` (with the bias or not) on
+/// cuda-local through the run API; the replay hook times it.
+GemmTimes timeLinear(const Options &o, rt::DType t, bool bias) {
   const int64_t m = o.gemmSize, n = o.gemmSize, k = o.gemmSize;
-  const double flops = 2.0 * double(m) * double(n) * double(k);
   const int warmup = 5;
+  const size_t es = rt::dtypeSize(t);
+  rt::Program program;
+  check(rt::parseProgram(linearProgram(t, m, n, k, bias), program),
+        "the W = 1 program");
+  rt::RunOptions options;
+  options.backend = "cuda-local";
+  options.worldSize = 1;
+  options.device = o.device;
 
-  std::vector<std::unique_ptr<rt::Communicator>> comms;
-  check(rt::createCudaLocalGroup(1, o.device, rt::CommOptions(), comms),
-        "cuda-local group of 1");
-  std::shared_ptr<rt::ExecutionStream> stream = rt::cudaStreamOf(*comms[0]);
-  const cudaStream_t s = native(*stream);
-  std::unique_ptr<rt::Allocator> alloc;
-  check(rt::createCudaAllocator(o.device, alloc), "allocator");
-  std::unique_ptr<rt::GemmBackend> gemm;
-  check(rt::createCublasGemm(stream, rt::GemmOptions(), gemm), "cuBLAS");
-  std::unique_ptr<rt::LocalOps> ops;
-  check(rt::createCudaLocalOps(stream, ops), "local ops");
-  CublasHandle plain;
-  CUBLAS_CHECK(cublasSetStream(plain.get(), s));
-  CUDA_CHECK(cudaSetDevice(o.device));
-
-  for (rt::DType t : {rt::DType::BF16, rt::DType::F32}) {
-    const size_t es = rt::dtypeSize(t);
-    rt::Buffer x, w, b, yPlain, yLinear;
-    check(rt::Buffer::allocate(*alloc, size_t(m * k) * es, x), "x");
-    check(rt::Buffer::allocate(*alloc, size_t(n * k) * es, w), "A");
-    check(rt::Buffer::allocate(*alloc, size_t(n) * es, b), "b");
-    check(rt::Buffer::allocate(*alloc, size_t(m * n) * es, yPlain), "y");
-    check(rt::Buffer::allocate(*alloc, size_t(m * n) * es, yLinear), "y");
-    fillRandom(*stream, x.data(), size_t(m * k), t, 1);
-    fillRandom(*stream, w.data(), size_t(n * k), t, 2);
-    fillRandom(*stream, b.data(), size_t(n), t, 3);
-
-    std::unique_ptr<rt::Plan> linear, linearBias;
-    for (bool bias : {false, true}) {
-      rt::Program program;
-      check(rt::parseProgram(linearProgram(t, m, n, k, bias), program),
-            "the W = 1 program");
-      check(rt::Plan::build(program, 0, 1, *alloc, bias ? linearBias : linear),
-            "plan");
-    }
+  // Device memory of the run's rank, freed in release while its device
+  // lives.
+  rt::Buffer x, w, b, yPlain, yLinear;
+  GemmTimes times;
+  rt::RankCallbacks callbacks;
+  callbacks.bind = [&](const rt::Plan &, rt::RankDevice &device,
+                       rt::RankBuffers &buffers) -> rt::Status {
+    rt::Allocator &alloc = device.allocator();
+    SHARDLIN_RETURN_IF_ERROR(
+        rt::Buffer::allocate(alloc, size_t(m * k) * es, x));
+    SHARDLIN_RETURN_IF_ERROR(
+        rt::Buffer::allocate(alloc, size_t(n * k) * es, w));
+    SHARDLIN_RETURN_IF_ERROR(rt::Buffer::allocate(alloc, size_t(n) * es, b));
+    SHARDLIN_RETURN_IF_ERROR(
+        rt::Buffer::allocate(alloc, size_t(m * n) * es, yPlain));
+    SHARDLIN_RETURN_IF_ERROR(
+        rt::Buffer::allocate(alloc, size_t(m * n) * es, yLinear));
+    SHARDLIN_RETURN_IF_ERROR(fillRandom(device, x.data(), size_t(m * k), t, 1));
+    SHARDLIN_RETURN_IF_ERROR(fillRandom(device, w.data(), size_t(n * k), t, 2));
+    SHARDLIN_RETURN_IF_ERROR(fillRandom(device, b.data(), size_t(n), t, 3));
+    buffers.args = {x.data(), w.data()};
+    if (bias)
+      buffers.args.push_back(b.data());
+    buffers.results = {yLinear.data()};
+    return rt::Status::ok();
+  };
+  callbacks.run = [&](rt::RankRun &run) -> rt::Status {
+    std::shared_ptr<rt::ExecutionStream> stream = rt::cudaStreamOf(run.comm());
+    if (!stream)
+      return rt::Status::internal("the cuda-local communicator has no stream");
+    const cudaStream_t s = native(*stream);
+    // The current device is per thread, and this is the rank's thread.
+    CUDA_CHECK(cudaSetDevice(o.device));
+    CublasHandle plain;
+    CUBLAS_CHECK(cublasSetStream(plain.get(), s));
     const float one = 1.0f, zero = 0.0f;
     const cudaDataType_t ct = t == rt::DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
     auto runPlain = [&] {
@@ -366,66 +389,80 @@ void benchGemm(const Options &o, Table &table) {
           w.data(), ct, int(k), x.data(), ct, int(k), &zero, yPlain.data(), ct,
           int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
-    auto runLinear = [&](bool bias) {
-      std::vector<const void *> args = {x.data(), w.data()};
-      if (bias)
-        args.push_back(b.data());
-      check((bias ? linearBias : linear)
-                ->run(*comms[0], *gemm, *ops, args, {yLinear.data()}),
-            "plan run");
-    };
+    auto runLinear = [&] { check(run.execute(), "plan run"); };
 
     for (int i = 0; i < warmup; ++i) {
       runPlain();
-      runLinear(false);
-      runLinear(true);
+      runLinear();
     }
     check(stream->synchronize(), "warm-up");
     std::vector<std::unique_ptr<EventPair>> events;
-    for (int i = 0; i < 3 * o.gemmReps; ++i)
+    for (int i = 0; i < 2 * o.gemmReps; ++i)
       events.push_back(std::make_unique<EventPair>());
     for (int i = 0; i < o.gemmReps; ++i) {
-      events[3 * i]->start(s);
+      events[2 * i]->start(s);
       runPlain();
-      events[3 * i]->stop(s);
-      events[3 * i + 1]->start(s);
-      runLinear(false);
-      events[3 * i + 1]->stop(s);
-      events[3 * i + 2]->start(s);
-      runLinear(true);
-      events[3 * i + 2]->stop(s);
+      events[2 * i]->stop(s);
+      events[2 * i + 1]->start(s);
+      runLinear();
+      events[2 * i + 1]->stop(s);
     }
     check(stream->synchronize(), "timed runs");
-    std::vector<double> tPlain, tLinear, tBias;
     for (int i = 0; i < o.gemmReps; ++i) {
-      tPlain.push_back(events[3 * i]->ms());
-      tLinear.push_back(events[3 * i + 1]->ms());
-      tBias.push_back(events[3 * i + 2]->ms());
+      times.plain.push_back(events[2 * i]->ms());
+      times.linear.push_back(events[2 * i + 1]->ms());
     }
+    if (bias)
+      return rt::Status::ok();
 
-    // The last runLinear(true) left x A^T + b in yLinear; one more without
-    // the bias makes it comparable with the plain product.
-    runLinear(false);
+    // The last call of each left its product: compare a sample.
     const size_t sample = std::min<size_t>(size_t(m * n), 1 << 16);
     std::vector<unsigned char> a(sample * es), c(sample * es);
-    check(rt::copyToHost(*stream, a.data(), yPlain.data(), a.size()), "y");
-    check(rt::copyToHost(*stream, c.data(), yLinear.data(), c.size()), "y");
+    SHARDLIN_RETURN_IF_ERROR(
+        run.device().copyToHost(a.data(), yPlain.data(), a.size()));
+    SHARDLIN_RETURN_IF_ERROR(
+        run.device().copyToHost(c.data(), yLinear.data(), c.size()));
     std::vector<double> av(sample), cv(sample);
     rt::convertToF64(t, a.data(), av.data(), sample);
     rt::convertToF64(t, c.data(), cv.data(), sample);
-    double worst = 0;
+    times.worst = 0;
     for (size_t i = 0; i < sample; ++i)
-      worst = std::max(worst, std::fabs(av[i] - cv[i]) /
-                                  std::max(std::fabs(av[i]), 1e-30));
+      times.worst = std::max(times.worst,
+                             std::fabs(av[i] - cv[i]) /
+                                 std::max(std::fabs(av[i]), 1e-30));
+    return rt::Status::ok();
+  };
+  callbacks.release = [&](int) {
+    x = rt::Buffer();
+    w = rt::Buffer();
+    b = rt::Buffer();
+    yPlain = rt::Buffer();
+    yLinear = rt::Buffer();
+  };
+  check(rt::runProgram(program, options, callbacks),
+        std::string("the W = 1 linear") + (bias ? " with the bias" : ""));
+  return times;
+}
 
-    const double p = median(tPlain), l = median(tLinear), lb = median(tBias);
+void benchGemm(const Options &o, Table &table) {
+  const int64_t m = o.gemmSize, n = o.gemmSize, k = o.gemmSize;
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  for (rt::DType t : {rt::DType::BF16, rt::DType::F32}) {
+    const GemmTimes linear = timeLinear(o, t, false);
+    const GemmTimes biased = timeLinear(o, t, true);
+    std::vector<double> allPlain = linear.plain;
+    allPlain.insert(allPlain.end(), biased.plain.begin(), biased.plain.end());
+    const double p = median(allPlain), l = median(linear.linear),
+                 lb = median(biased.linear);
+    const double ratio = l / median(linear.plain),
+                 ratioBias = lb / median(biased.plain);
     const std::string shape =
         std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     table.add({std::string(rt::dtypeName(t)) +
                    (t == rt::DType::F32 ? " (no TF32)" : ""),
                shape, fixed(p, 3), fixed(flops / p * 1e-9, 1), fixed(l, 3),
-               fixed(flops / l * 1e-9, 1), fixed(l / p, 3), fixed(lb, 3),
-               fixed(lb / p, 3), fixed(worst, 6)});
+               fixed(flops / l * 1e-9, 1), fixed(ratio, 3), fixed(lb, 3),
+               fixed(ratioBias, 3), fixed(linear.worst, 6)});
   }
 }
 
@@ -602,9 +639,11 @@ int main(int argc, char **argv) {
                  "linear W=1 ms", "linear TFLOP/s", "linear/plain",
                  "linear+bias ms", "linear+bias/plain", "max rel diff"});
     benchGemm(o, table);
-    std::cout << "\n(a) GEMM: W = 1 sharded linear (Plan + cuBLAS backend) "
-                 "vs plain cublasGemmEx, median of "
-              << o.gemmReps << " (CUDA events, after 5 warm-up)\n";
+    std::cout << "\n(a) GEMM: W = 1 sharded linear (run API, cuda-local, "
+                 "cuBLAS) vs plain cublasGemmEx, median of "
+              << o.gemmReps
+              << " per variant (CUDA events, after 5 warm-up; each ratio "
+                 "against the plain calls of its run)\n";
     table.print();
   }
   if (o.collectives) {
