@@ -36,13 +36,6 @@ std::vector<int64_t> LinearSpec::outputShape() const {
   return s;
 }
 
-static std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
-  std::string s;
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? sep : "") + std::to_string(dims[i]);
-  return s;
-}
-
 std::string LinearSpec::name() const {
   // Placements are single digits up to W = 10; beyond, separate them.
   const char *sep = worldSize() > 10 ? "x" : "";
@@ -64,8 +57,14 @@ std::string LinearSpec::name() const {
 // Compiling
 //===----------------------------------------------------------------------===//
 
-static std::string tensorType(const std::vector<int64_t> &shape,
-                              rt::DType dtype) {
+std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? sep : "") + std::to_string(dims[i]);
+  return s;
+}
+
+std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype) {
   std::string s = "tensor<";
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
@@ -93,9 +92,8 @@ std::string linearMlir(const LinearSpec &c) {
   return s;
 }
 
-rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
-                         CompileMessage message) {
-  const std::string text = linearMlir(spec);
+rt::Status compileMlir(const std::string &text, const std::string &strategy,
+                       rt::Program &out, CompileMessage message) {
   auto failure = [&](const char *what, const std::string &diagnostics) {
     if (message == CompileMessage::Diagnostics)
       return rt::Status::error(std::string(what) + ": " + diagnostics);
@@ -107,19 +105,23 @@ rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
       mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
   if (!module)
     return failure("parsing failed", context.diagnostics());
-  std::optional<mlir::shardlin::StrategyOption> strategy =
-      mlir::shardlin::parseStrategyOption(spec.strategy);
-  if (!strategy)
-    return rt::Status::invalidArgument("unknown strategy '" + spec.strategy +
-                                       "'");
+  std::optional<mlir::shardlin::StrategyOption> option =
+      mlir::shardlin::parseStrategyOption(strategy);
+  if (!option)
+    return rt::Status::invalidArgument("unknown strategy '" + strategy + "'");
   mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = *strategy;
+  lowering.strategy = *option;
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))
     return failure("buildProgram failed", context.diagnostics());
   out = std::move(*program);
   return rt::Status::ok();
+}
+
+rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,
+                         CompileMessage message) {
+  return compileMlir(linearMlir(spec), spec.strategy, out, message);
 }
 
 } // namespace shardlin::testkit

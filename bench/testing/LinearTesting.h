@@ -69,6 +69,17 @@ enum class CompileMessage {
 /// Parses linearMlir(spec) in a fresh single-threaded MLIRContext, lowers it
 /// with spec.strategy and builds the runtime Program of @main. Compiler
 /// diagnostics become the message.
+/// Parses `text` (a module with a function @main), lowers it with
+/// `strategy` and translates it into a Program.
+rt::Status compileMlir(const std::string &text, const std::string &strategy,
+                       rt::Program &out,
+                       CompileMessage message = CompileMessage::DiagnosticsAndInput);
+
+/// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>").
+std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype);
+/// "5x19" with sep "x".
+std::string joinDims(const std::vector<int64_t> &dims, const char *sep);
+
 rt::Status
 compileLinear(const LinearSpec &spec, rt::Program &out,
               CompileMessage message = CompileMessage::DiagnosticsAndInput);

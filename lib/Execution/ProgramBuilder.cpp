@@ -2,17 +2,22 @@
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
+
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/runtime/OpTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -20,7 +25,8 @@ namespace rt = ::shardlin::rt;
 
 void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
   registry.insert<ShardlinDialect, func::FuncDialect, tensor::TensorDialect,
-                  arith::ArithDialect>();
+                  arith::ArithDialect, math::MathDialect,
+                  linalg::LinalgDialect>();
 }
 
 LogicalResult
@@ -87,6 +93,74 @@ rt::ChunkSpec toChunkSpec(ChunkAttr chunk) {
   return spec;
 }
 
+/// A chain's steps as the runtime's expression (Expr.h).
+class ExprBuilder : public ChainVisitor {
+public:
+  FailureOr<int> input(Value value, bool) override {
+    // The runtime tells a broadcast vector from a full tensor by its rank.
+    auto it = llvm::find(inputs, value);
+    rt::ExprNode n;
+    n.op = rt::ExprOp::Input;
+    n.input = static_cast<int>(it - inputs.begin());
+    if (it == inputs.end())
+      inputs.push_back(value);
+    return add(n);
+  }
+
+  FailureOr<int> constant(double value, Type) override {
+    rt::ExprNode n;
+    n.op = rt::ExprOp::Const;
+    n.value = value;
+    return add(n);
+  }
+
+  FailureOr<int> compute(Operation *op, ArrayRef<int> args) override {
+    std::optional<rt::ExprOp> kind = exprOpOf(op);
+    if (!kind || args.size() > 3)
+      return op->emitError() << "internal: no runtime op for '"
+                             << op->getName() << "'";
+    rt::ExprNode n;
+    n.op = *kind;
+    llvm::copy(args, n.args);
+    if (auto cmp = dyn_cast<arith::CmpFOp>(op))
+      n.predicate = static_cast<rt::CmpPredicate>(cmp.getPredicate());
+    return add(n);
+  }
+
+  rt::ExprProgram expr;
+  SmallVector<Value> inputs;
+
+private:
+  static std::optional<rt::ExprOp> exprOpOf(Operation *op) {
+    using E = rt::ExprOp;
+    return llvm::StringSwitch<std::optional<E>>(op->getName().getStringRef())
+        .Case("arith.addf", E::Add)
+        .Case("arith.subf", E::Sub)
+        .Case("arith.mulf", E::Mul)
+        .Case("arith.divf", E::Div)
+        .Case("arith.negf", E::Neg)
+        .Case("arith.maximumf", E::Maximum)
+        .Case("arith.minimumf", E::Minimum)
+        .Case("arith.maxnumf", E::MaxNum)
+        .Case("arith.minnumf", E::MinNum)
+        .Case("arith.cmpf", E::Cmp)
+        .Case("arith.select", E::Select)
+        .Case("math.tanh", E::Tanh)
+        .Case("math.erf", E::Erf)
+        .Case("math.exp", E::Exp)
+        .Case("math.log", E::Log)
+        .Case("math.sqrt", E::Sqrt)
+        .Case("math.rsqrt", E::Rsqrt)
+        .Case("math.absf", E::Abs)
+        .Default(std::nullopt);
+  }
+
+  int add(const rt::ExprNode &n) {
+    expr.nodes.push_back(n);
+    return static_cast<int>(expr.nodes.size()) - 1;
+  }
+};
+
 class Translator {
 public:
   explicit Translator(func::FuncOp func) : func_(func) {}
@@ -99,6 +173,8 @@ public:
     for (BlockArgument arg : body.getArguments())
       if (failed(addArgument(arg)))
         return failure();
+    if (failed(chains_.analyze(body, rt::kMaxExprNodes)))
+      return failure();
     for (Operation &op : body)
       if (failed(translate(op)))
         return failure();
@@ -239,6 +315,38 @@ private:
     return success();
   }
 
+  /// One elementwise instruction for the chain that computes `root`.
+  LogicalResult emitElementwise(Operation &root) {
+    ExprBuilder builder;
+    FailureOr<int> result = chains_.walk(&root, builder);
+    if (failed(result))
+      return failure();
+    if (builder.inputs.empty())
+      return root.emitError()
+             << "computes a tensor from constants alone; the shardlin runtime "
+                "needs an elementwise chain to read at least one tensor";
+    rt::Instr in;
+    in.op = rt::OpCode::Elementwise;
+    in.location = locationString(root.getLoc());
+    in.expr = std::move(builder.expr);
+    // The result is the last node; steps after it (dead ops of a linalg
+    // body, walked after the value it yields) are unreferenced.
+    in.expr.nodes.resize(static_cast<size_t>(*result) + 1);
+    for (Value v : builder.inputs) {
+      auto it = ids_.find(v);
+      if (it == ids_.end())
+        return emitError(v.getLoc()) << "the shardlin runtime cannot execute "
+                                        "the op that defines this value";
+      in.operands.push_back(it->second);
+    }
+    FailureOr<int> r = define(root.getResult(0));
+    if (failed(r))
+      return failure();
+    in.result = *r;
+    program_.instrs.push_back(std::move(in));
+    return success();
+  }
+
   LogicalResult translate(Operation &op) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (Value v : ret.getOperands()) {
@@ -249,6 +357,8 @@ private:
       }
       return success();
     }
+    if (chains_.contains(&op))
+      return chains_.isStored(&op) ? emitElementwise(op) : success();
     if (isa<LinearOp>(op))
       return op.emitError() << "shardlin.linear must be lowered first "
                                "(run --lower-sharded-linear)";
@@ -260,6 +370,7 @@ private:
   }
 
   func::FuncOp func_;
+  ElementwiseChains chains_;
   rt::Program program_;
   llvm::DenseMap<Value, int> ids_;
 };

@@ -180,7 +180,7 @@
 // RUN: sh -c 'shardlin-run %t/parse-error.mlir --world-size=1 --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1; echo "exit $?"' \
 // RUN:   | FileCheck %s --check-prefix=PARSE-ERROR --match-full-lines --implicit-check-not='{{.}}'
 
-// An op the runtime cannot execute (arith.addf on tensors), located.
+// An op the runtime cannot execute (math.sin), located.
 // RUN: sh -c 'shardlin-run %t/unsupported-op.mlir --world-size=1 --arg=%t/d/b.npy --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1; echo "exit $?"' \
 // RUN:   | FileCheck %s --check-prefix=UNSUPPORTED-OP --match-full-lines --implicit-check-not='{{.}}'
 
@@ -222,9 +222,9 @@ func.func @main(%x: tensor<11xf32>) -> tensor<11xf32> {
 
 //--- unsupported-op.mlir
 func.func @main(%x: tensor<11xf32>, %y: tensor<11xf32>) -> tensor<11xf32> {
-  // UNSUPPORTED-OP: {{.*}}unsupported-op.mlir:[[@LINE+2]]:8: error: the shardlin runtime cannot execute 'arith.addf'
+  // UNSUPPORTED-OP: {{.*}}unsupported-op.mlir:[[@LINE+2]]:8: error: the shardlin runtime cannot execute 'math.sin' (elementwise ops it executes: {{.*}})
   // UNSUPPORTED-OP-NEXT: exit 1
-  %0 = arith.addf %x, %y : tensor<11xf32>
+  %0 = math.sin %x : tensor<11xf32>
   return %0 : tensor<11xf32>
 }
 

@@ -1,0 +1,97 @@
+//===- ElementwiseChains.h - Chains of rank-local elementwise ops -*- C++ -*-===//
+//
+// The rank-local elementwise ops between and around linears, as producers
+// write them: arith and math ops on tensors, splat constants, linalg
+// structured ops whose iterators are all parallel (linalg.elementwise,
+// linalg.generic, linalg.fill, ...) with identity maps or a vector broadcast
+// along the last dim, and tensor.empty as their unread init.
+//
+// A chain is a DAG of such ops; walkChain presents it, from its inputs to a
+// root value, as a list of scalar steps (arith/math ops on elements,
+// constants, inputs), linalg bodies inlined. Two clients read chains this
+// way: the executor, which turns each stored value's chain into one runtime
+// `elementwise` instruction (lib/Execution), and the block fusion of
+// --lower-sharded-linear, which rebuilds the chain between a col-wise and a
+// row-wise linear on the rank's block of features (docs/lowering.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_ELEMENTWISECHAINS_H
+#define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_ELEMENTWISECHAINS_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::shardlin {
+
+/// One sentence listing the supported elementwise ops, for diagnostics.
+extern const char *const kSupportedElementwiseOps;
+
+/// Whether `op` may be part of a chain. Ops of the arith, math and linalg
+/// dialects that may not fail: with `emitErrors`, with a located error that
+/// names the op and what is supported. Other ops are not members.
+LogicalResult isChainMember(Operation &op, bool &member, bool emitErrors);
+
+/// The steps of a chain as walkChain presents them, in an order in which
+/// every step comes after the steps it reads. Handles are the visitor's own
+/// (for example indices into its list of nodes).
+class ChainVisitor {
+public:
+  virtual ~ChainVisitor() = default;
+  /// A tensor the chain reads: of the chain's shape, or, with `vector`, a
+  /// rank-1 tensor broadcast along the chain's last dim.
+  virtual FailureOr<int> input(Value value, bool vector) = 0;
+  /// A float constant of the chain's element type `type`.
+  virtual FailureOr<int> constant(double value, Type type) = 0;
+  /// An elementwise arith or math op (on tensors or on scalars of a linalg
+  /// body) applied to the handles of its operands, in order.
+  virtual FailureOr<int> compute(Operation *op, ArrayRef<int> args) = 0;
+};
+
+/// Walks the chain that computes `root`: a tensor value for which `isLeaf`
+/// is false is expanded into the steps that compute it (it must be defined
+/// by a chain member: isLeaf is true for every other value); the others are
+/// inputs. Each value is visited once. Returns the handle of `root`'s value;
+/// fails, with a located error when `emitErrors`, on a chain that reads
+/// undefined contents (tensor.empty) or a scalar that is not a constant.
+FailureOr<int> walkChain(Value root, function_ref<bool(Value)> isLeaf,
+                         ChainVisitor &visitor, bool emitErrors = true);
+
+/// The chains of one function body and the values they store: a value is
+/// stored where something other than a chain op reads it (a collective, a
+/// GEMM, the return) or reads it by broadcast, or where two stored values
+/// would otherwise both compute it; the rest is recomputed in registers.
+class ElementwiseChains {
+public:
+  /// Classifies the ops of `body` and chooses the stored values, given a
+  /// limit on the size of one chain (steps and inputs). Emits a located
+  /// error for an unsupported op of the elementwise dialects and for values
+  /// that cannot be stored (booleans, constants).
+  LogicalResult analyze(Block &body, size_t maxSteps);
+
+  /// Whether `op` belongs to a chain (it is computed by the chain of each
+  /// stored value that reads it, or not at all).
+  bool contains(Operation *op) const { return members_.contains(op); }
+  /// Whether `op`'s result is stored: it gets one instruction.
+  bool isStored(Operation *op) const { return stored_.contains(op); }
+
+  /// Walks the chain that computes stored `root`'s value; stored values
+  /// and values defined outside the chains are its inputs.
+  FailureOr<int> walk(Operation *root, ChainVisitor &visitor) const;
+
+private:
+  /// Whether `use` reads its value as part of the user's chain (element by
+  /// element, at the same index).
+  bool fusesInto(OpOperand &use) const;
+  /// The number of steps and inputs of `root`'s chain.
+  FailureOr<std::pair<size_t, size_t>> size(Operation *root) const;
+
+  llvm::DenseSet<Operation *> members_;
+  llvm::DenseSet<Operation *> stored_;
+};
+
+} // namespace mlir::shardlin
+
+#endif

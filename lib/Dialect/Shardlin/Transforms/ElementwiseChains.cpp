@@ -1,0 +1,432 @@
+//===- ElementwiseChains.cpp - Chains of rank-local elementwise ops -------===//
+
+#include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+
+const char *const mlir::shardlin::kSupportedElementwiseOps =
+    "arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, "
+    "minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, "
+    "log, sqrt, rsqrt, absf; linalg ops with parallel iterators, identity "
+    "maps or a vector broadcast along the last dim and a body of those ops "
+    "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
+    "their init";
+
+namespace {
+
+/// The arith and math ops that compute one element from elements.
+bool isElementOp(Operation *op) {
+  static const llvm::StringSet<> names = {
+      "arith.addf",     "arith.subf",     "arith.mulf",   "arith.divf",
+      "arith.negf",     "arith.maximumf", "arith.minimumf",
+      "arith.maxnumf",  "arith.minnumf",  "arith.cmpf",   "arith.select",
+      "math.tanh",      "math.erf",       "math.exp",     "math.log",
+      "math.sqrt",      "math.rsqrt",     "math.absf"};
+  return names.contains(op->getName().getStringRef());
+}
+
+bool isFloatOrBool(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
+         t.isInteger(1);
+}
+
+bool isBoolTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getElementType().isInteger(1);
+}
+
+/// A float scalar or splat float tensor constant: its value.
+std::optional<double> constantValue(Operation *op) {
+  auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
+  if (!cst)
+    return std::nullopt;
+  if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
+    return f.getValueAsDouble();
+  auto dense = dyn_cast<DenseFPElementsAttr>(cst.getValue());
+  if (dense && dense.isSplat())
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+/// The map of a rank-1 operand broadcast along the last of `numLoops` dims.
+bool isLastDimBroadcast(AffineMap map, unsigned numLoops) {
+  return map.getNumDims() == numLoops && map.getNumResults() == 1 &&
+         map.getResult(0) == getAffineDimExpr(numLoops - 1, map.getContext());
+}
+
+/// Why the linalg op cannot be part of a chain, or empty.
+std::string linalgProblem(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics())
+    return "it works on buffers, not tensors";
+  if (op->getNumResults() != 1)
+    return "it has " + std::to_string(op->getNumResults()) +
+           " results (one is supported)";
+  if (!op.isAllParallelLoops())
+    return "its iterators are not all parallel (a reduction or a "
+           "contraction is not an elementwise op)";
+  if (op.hasIndexSemantics())
+    return "its body reads linalg.index";
+  unsigned loops = op.getNumLoops();
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isIdentity())
+      return "its init's indexing map is not the identity";
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    Type t = in->get().getType();
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (!isa<ShapedType>(t)) {
+      if (map.getNumResults() != 0)
+        return "a scalar input has a non-constant map";
+      continue;
+    }
+    if (map.isIdentity())
+      continue;
+    if (cast<ShapedType>(t).getRank() == 1 && loops > 1 &&
+        isLastDimBroadcast(map, loops))
+      continue;
+    return "input #" + std::to_string(in->getOperandNumber()) +
+           "'s indexing map is neither the identity nor a vector broadcast "
+           "along the last dim";
+  }
+  for (Operation &body : op.getBlock()->without_terminator()) {
+    if (isa<arith::ConstantOp>(body) && constantValue(&body))
+      continue;
+    if (!isElementOp(&body))
+      return "its body holds '" + body.getName().getStringRef().str() + "'";
+  }
+  return {};
+}
+
+bool isDialect(Operation &op, StringRef ns) {
+  return op.getName().getDialectNamespace() == ns;
+}
+
+} // namespace
+
+LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
+                                            bool emitErrors) {
+  member = false;
+  auto fail = [&](auto &&...parts) -> LogicalResult {
+    if (emitErrors) {
+      InFlightDiagnostic d = op.emitError();
+      (d << ... << parts);
+    }
+    return failure();
+  };
+  auto unsupported = [&](const std::string &why) {
+    return fail("the shardlin runtime cannot execute '",
+                op.getName().getStringRef(), "'", why,
+                " (elementwise ops it executes: ", kSupportedElementwiseOps,
+                ")");
+  };
+  if (isDialect(op, "arith") || isDialect(op, "math")) {
+    if (op.getNumResults() != 1)
+      return unsupported("");
+    Type type = op.getResult(0).getType();
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (isa<arith::ConstantOp>(op)) {
+      // Float scalars feed linalg bodies and fills; splat tensors feed
+      // elementwise ops.
+      if (!constantValue(&op) || (tensor && !tensor.hasStaticShape()))
+        return fail("the shardlin runtime cannot execute this constant: only "
+                    "float scalars and splat float tensors are supported");
+      member = true;
+      return success();
+    }
+    if (!isElementOp(&op))
+      return unsupported("");
+    if (!tensor)
+      return fail("the shardlin runtime executes '",
+                  op.getName().getStringRef(), "' on tensors, not on ", type,
+                  " (scalars only inside a linalg body)");
+    for (Value v : op.getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || !isFloatOrBool(t.getElementType()))
+        return fail("the shardlin runtime executes '",
+                    op.getName().getStringRef(),
+                    "' on tensors of f16, bf16, f32 or f64 (and i1 "
+                    "conditions), not on ",
+                    v.getType());
+    }
+    member = true;
+    return success();
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    std::string problem = linalgProblem(linalgOp);
+    if (!problem.empty())
+      return unsupported(": " + problem);
+    auto tensor = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (!tensor || !isFloatOrBool(tensor.getElementType()))
+      return unsupported(" on this type");
+    member = true;
+    return success();
+  }
+  if (isa<linalg::LinalgDialect>(op.getDialect()))
+    return unsupported("");
+  member = isa<tensor::EmptyOp>(op);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Walking a chain
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class Walker {
+public:
+  Walker(function_ref<bool(Value)> isLeaf, ChainVisitor &visitor,
+         bool emitErrors)
+      : isLeaf_(isLeaf), visitor_(visitor), emitErrors_(emitErrors) {}
+
+  /// The handle computing `v`'s element (a tensor value of the chain, or a
+  /// scalar of a linalg body).
+  FailureOr<int> handle(Value v) {
+    auto it = memo_.find(v);
+    if (it != memo_.end())
+      return it->second;
+    FailureOr<int> h = compute(v);
+    if (succeeded(h))
+      memo_[v] = *h;
+    return h;
+  }
+
+private:
+  FailureOr<int> compute(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!isa<ShapedType>(v.getType())) {
+      // A scalar from outside the linalg bodies: only constants.
+      if (std::optional<double> c = constantValue(def))
+        return visitor_.constant(*c, v.getType());
+      return fail(v.getLoc(), "the shardlin runtime takes only constants as "
+                              "scalars in elementwise ops");
+    }
+    if (!def || isLeaf_(v))
+      return visitor_.input(v, /*vector=*/false);
+    if (isa<tensor::EmptyOp>(def))
+      return fail(def->getLoc(),
+                  "reads a tensor.empty, whose contents are undefined");
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
+      return linalg(linalgOp);
+    return elementOp(def);
+  }
+
+  FailureOr<int> elementOp(Operation *op) {
+    if (std::optional<double> c = constantValue(op))
+      return visitor_.constant(*c, getElementTypeOrSelf(op->getResult(0)));
+    if (!isElementOp(op))
+      return fail(op->getLoc(), "the shardlin runtime cannot execute '" +
+                                    op->getName().getStringRef().str() +
+                                    "' (elementwise ops it executes: " +
+                                    kSupportedElementwiseOps + ")");
+    SmallVector<int, 3> args;
+    for (Value operand : op->getOperands()) {
+      FailureOr<int> a = handle(operand);
+      if (failed(a))
+        return failure();
+      args.push_back(*a);
+    }
+    return visitor_.compute(op, args);
+  }
+
+  /// A linalg op: its body, with its block arguments mapped to the handles
+  /// of the operands they read.
+  FailureOr<int> linalg(linalg::LinalgOp op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!op.payloadUsesValueFromOperand(&operand))
+        continue;
+      Value v = operand.get();
+      if (isa_and_nonnull<tensor::EmptyOp>(v.getDefiningOp()))
+        return fail(op->getLoc(),
+                    "reads its tensor.empty init, whose contents are undefined");
+      FailureOr<int> h = failure();
+      if (isa<ShapedType>(v.getType()) &&
+          !op.getMatchingIndexingMap(&operand).isIdentity())
+        h = visitor_.input(v, /*vector=*/true);
+      else
+        h = handle(v);
+      if (failed(h))
+        return failure();
+      memo_[op.getMatchingBlockArgument(&operand)] = *h;
+    }
+    Block *body = op.getBlock();
+    for (Operation &inner : body->without_terminator()) {
+      FailureOr<int> h = elementOp(&inner);
+      if (failed(h))
+        return failure();
+      memo_[inner.getResult(0)] = *h;
+    }
+    return handle(body->getTerminator()->getOperand(0));
+  }
+
+  LogicalResult fail(Location loc, const Twine &message) {
+    if (emitErrors_)
+      emitError(loc) << message;
+    return failure();
+  }
+
+  function_ref<bool(Value)> isLeaf_;
+  ChainVisitor &visitor_;
+  bool emitErrors_;
+  llvm::DenseMap<Value, int> memo_;
+};
+
+/// Counts steps and inputs.
+class CountingVisitor : public ChainVisitor {
+public:
+  FailureOr<int> input(Value, bool) override {
+    ++inputs;
+    return step();
+  }
+  FailureOr<int> constant(double, Type) override { return step(); }
+  FailureOr<int> compute(Operation *, ArrayRef<int>) override { return step(); }
+  size_t steps = 0, inputs = 0;
+
+private:
+  int step() { return static_cast<int>(steps++); }
+};
+
+} // namespace
+
+FailureOr<int> mlir::shardlin::walkChain(Value root,
+                                         function_ref<bool(Value)> isLeaf,
+                                         ChainVisitor &visitor,
+                                         bool emitErrors) {
+  return Walker(isLeaf, visitor, emitErrors).handle(root);
+}
+
+//===----------------------------------------------------------------------===//
+// The chains of a function
+//===----------------------------------------------------------------------===//
+
+bool ElementwiseChains::fusesInto(OpOperand &use) const {
+  Operation *user = use.getOwner();
+  if (!members_.contains(user))
+    return false;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+    return linalgOp.getMatchingIndexingMap(&use).isIdentity();
+  return true;
+}
+
+FailureOr<int> ElementwiseChains::walk(Operation *root,
+                                       ChainVisitor &visitor) const {
+  auto isLeaf = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def != root && (!members_.contains(def) || stored_.contains(def));
+  };
+  return walkChain(root->getResult(0), isLeaf, visitor);
+}
+
+FailureOr<std::pair<size_t, size_t>>
+ElementwiseChains::size(Operation *root) const {
+  CountingVisitor counter;
+  if (failed(walk(root, counter)))
+    return failure();
+  return std::make_pair(counter.steps, counter.inputs);
+}
+
+LogicalResult ElementwiseChains::analyze(Block &body, size_t maxSteps) {
+  for (Operation &op : body) {
+    bool member = false;
+    if (failed(isChainMember(op, member, /*emitErrors=*/true)))
+      return failure();
+    if (member)
+      members_.insert(&op);
+  }
+
+  // Stored: a value that something outside the chains reads (or reads by
+  // broadcast).
+  for (Operation &op : body) {
+    if (!members_.contains(&op))
+      continue;
+    Value v = op.getResult(0);
+    auto outside = llvm::find_if(v.getUses(),
+                                 [&](OpOperand &u) { return !fusesInto(u); });
+    if (outside == v.getUses().end())
+      continue;
+    if (isa<tensor::EmptyOp>(op))
+      return outside->getOwner()->emitError()
+             << "reads a tensor.empty, whose contents are undefined (the "
+                "shardlin runtime takes tensor.empty only as the unread init "
+                "of an elementwise linalg op)";
+    if (!isa<RankedTensorType>(v.getType()))
+      continue; // A scalar constant: its user reports what it cannot run.
+    if (isBoolTensor(v))
+      return op.emitError() << "a boolean tensor cannot be stored: the "
+                               "shardlin runtime uses comparisons only as "
+                               "the condition of a select in the same chain";
+    if (isa<arith::ConstantOp>(op))
+      return op.emitError()
+             << "a constant tensor is supported only as an operand of "
+                "elementwise ops (the runtime folds it into them)";
+    stored_.insert(&op);
+  }
+
+  // A value that two stored values both compute from is stored too, so that
+  // no chain computes it again (booleans, which cannot be stored, and
+  // constants, which cost nothing, are recomputed). Users come after their
+  // operands, so one walk from the end sees every user's reach first.
+  llvm::DenseMap<Operation *, llvm::SmallPtrSet<Operation *, 2>> reach;
+  for (Operation &op : llvm::reverse(body)) {
+    if (!members_.contains(&op) || isa<tensor::EmptyOp, arith::ConstantOp>(op))
+      continue;
+    llvm::SmallPtrSet<Operation *, 2> mine;
+    if (!stored_.contains(&op))
+      for (OpOperand &u : op.getResult(0).getUses())
+        if (fusesInto(u))
+          for (Operation *r : reach[u.getOwner()])
+            mine.insert(r);
+    if (stored_.contains(&op) ||
+        (mine.size() > 1 && !isBoolTensor(op.getResult(0)))) {
+      stored_.insert(&op);
+      mine.clear();
+      mine.insert(&op);
+    }
+    reach[&op] = std::move(mine);
+  }
+
+  // A chain longer than `maxSteps` is cut: the member with the largest
+  // chain below the root is stored, until the root's chain fits.
+  for (Operation &op : body) {
+    if (!stored_.contains(&op))
+      continue;
+    while (true) {
+      FailureOr<std::pair<size_t, size_t>> sz = size(&op);
+      if (failed(sz))
+        return failure();
+      if (sz->first <= maxSteps && sz->second <= maxSteps)
+        break;
+      Operation *best = nullptr;
+      size_t bestSize = 0;
+      for (Operation &m : body) {
+        if (!m.isBeforeInBlock(&op) || stored_.contains(&m) ||
+            !members_.contains(&m) ||
+            isa<tensor::EmptyOp, arith::ConstantOp>(m) ||
+            isBoolTensor(m.getResult(0)))
+          continue;
+        FailureOr<std::pair<size_t, size_t>> s = size(&m);
+        if (succeeded(s) && s->first > bestSize && s->first < sz->first) {
+          best = &m;
+          bestSize = s->first;
+        }
+      }
+      if (!best)
+        return op.emitError()
+               << "this elementwise op needs " << sz->first << " steps and "
+               << sz->second << " inputs; the shardlin runtime's limit is "
+               << maxSteps << " of each";
+      stored_.insert(best);
+    }
+  }
+  return success();
+}
