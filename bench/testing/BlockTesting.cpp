@@ -85,6 +85,8 @@ std::string BlockSpec::name() const {
     s += "_gw";
   else if (strategy != "activations")
     s += "_" + strategy;
+  if (!fuse)
+    s += "_unfused";
   return s;
 }
 
@@ -570,7 +572,8 @@ std::string blockMlir(const BlockSpec &spec) {
 }
 
 rt::Status compileBlock(const BlockSpec &spec, rt::Program &out) {
-  return compileMlir(blockMlir(spec), spec.strategy, out);
+  return compileMlir(blockMlir(spec), spec.strategy, out,
+                     CompileMessage::DiagnosticsAndInput, spec.fuse);
 }
 
 BlockData makeBlockData(const BlockSpec &spec, uint64_t seed) {

@@ -69,6 +69,8 @@ struct BlockSpec {
   /// The lowering strategy forced on the pass ("activations",
   /// "gather-weight", "auto").
   std::string strategy = "activations";
+  /// The pass's fuse-blocks option (false: each linear lowered alone).
+  bool fuse = true;
 
   int worldSize() const { return static_cast<int>(placements.size()); }
   const std::vector<int64_t> &rowWeightPlacements() const {

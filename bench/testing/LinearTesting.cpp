@@ -93,7 +93,8 @@ std::string linearMlir(const LinearSpec &c) {
 }
 
 rt::Status compileMlir(const std::string &text, const std::string &strategy,
-                       rt::Program &out, CompileMessage message) {
+                       rt::Program &out, CompileMessage message,
+                       bool fuseBlocks) {
   auto failure = [&](const char *what, const std::string &diagnostics) {
     if (message == CompileMessage::Diagnostics)
       return rt::Status::error(std::string(what) + ": " + diagnostics);
@@ -111,6 +112,7 @@ rt::Status compileMlir(const std::string &text, const std::string &strategy,
     return rt::Status::invalidArgument("unknown strategy '" + strategy + "'");
   mlir::shardlin::LowerShardedLinearOptions lowering;
   lowering.strategy = *option;
+  lowering.fuseBlocks = fuseBlocks;
   mlir::FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, "main", lowering);
   if (mlir::failed(program))

@@ -70,10 +70,12 @@ enum class CompileMessage {
 /// with spec.strategy and builds the runtime Program of @main. Compiler
 /// diagnostics become the message.
 /// Parses `text` (a module with a function @main), lowers it with
-/// `strategy` and translates it into a Program.
+/// `strategy` (fusing blocks if `fuseBlocks`) and translates it into a
+/// Program.
 rt::Status compileMlir(const std::string &text, const std::string &strategy,
                        rt::Program &out,
-                       CompileMessage message = CompileMessage::DiagnosticsAndInput);
+                       CompileMessage message = CompileMessage::DiagnosticsAndInput,
+                       bool fuseBlocks = true);
 
 /// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>").
 std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype);

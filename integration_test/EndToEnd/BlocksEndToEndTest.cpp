@@ -159,6 +159,18 @@ std::vector<BlockSpec> configs() {
     s.form = OpForm::LinalgElementwise;
     all.push_back(s);
   }
+  // The same blocks lowered linear by linear (fuse-blocks=false).
+  for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu})
+    for (rt::DType t : {rt::DType::F32, rt::DType::BF16}) {
+      BlockSpec s;
+      s.kind = kind;
+      s.dtype = t;
+      s.fuse = false;
+      s.placements = {2, 0, 3, 1};
+      s.f = 14;
+      s.residual = true;
+      all.push_back(s);
+    }
   // Strategies: gather-weight and the cost model's choice.
   for (const char *strategy : {"gather-weight", "auto"})
     for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu}) {
@@ -194,12 +206,74 @@ uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
   return estimateCost(shape, *strategy, MachineModel()).bytesSent[rank];
 }
 
-uint64_t expectedBytes(const BlockSpec &spec, int rank) {
-  uint64_t perBlock =
+::shardlin::BlockShape blockShape(const BlockSpec &spec) {
+  ::shardlin::BlockShape shape;
+  shape.rows = spec.rows();
+  shape.k = spec.h;
+  shape.f = spec.f;
+  shape.n = spec.h;
+  shape.colLinears = spec.colLinears();
+  shape.placements = spec.placements;
+  shape.elementBytes = static_cast<int64_t>(rt::dtypeSize(spec.dtype));
+  return shape;
+}
+
+/// Whether the pass must fuse each block (docs/lowering.md, "Blocks"): its
+/// weights' chunks match, its chain reads no broadcast vector (the generic
+/// form adds the first bias by broadcast), W > 1, and moving activations is
+/// forced or estimated cheaper than the separate lowerings.
+bool expectFused(const BlockSpec &spec) {
+  if (!spec.fuse || spec.worldSize() < 2 || !spec.rowPlacements.empty() ||
+      (spec.form == OpForm::LinalgGeneric && spec.colBias) ||
+      spec.strategy == "gather-weight")
+    return false;
+  if (spec.strategy == "activations")
+    return true;
+  MachineModel m;
+  double fused = estimateFusedBlockCost(blockShape(spec), m).estimatedUs;
+  LinearShape col{spec.rows(), spec.f, spec.h, 0, spec.placements,
+                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
+  LinearShape row{spec.rows(), spec.h, spec.f, 1, spec.placements,
+                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
+  double separate =
       spec.colLinears() *
-          linearBytes(spec, spec.f, spec.h, 0, spec.placements, rank) +
-      linearBytes(spec, spec.h, spec.f, 1, spec.rowWeightPlacements(), rank);
+          estimateCost(col, *chooseStrategy(col, m, 0), m).estimatedUs +
+      estimateCost(row, *chooseStrategy(row, m, 0), m).estimatedUs;
+  return !(separate < fused);
+}
+
+uint64_t expectedBytes(const BlockSpec &spec, int rank) {
+  uint64_t perBlock;
+  if (expectFused(spec)) {
+    // all_gather of B x H and reduce_scatter of B x H: 2 (W-1) B H elements.
+    perBlock = 2 * uint64_t(spec.worldSize() - 1) * spec.rows() * spec.h *
+               rt::dtypeSize(spec.dtype);
+    EXPECT_EQ(perBlock,
+              estimateFusedBlockCost(blockShape(spec), MachineModel())
+                  .bytesSent[rank]);
+  } else {
+    perBlock =
+        spec.colLinears() *
+            linearBytes(spec, spec.f, spec.h, 0, spec.placements, rank) +
+        linearBytes(spec, spec.h, spec.f, 1, spec.rowWeightPlacements(), rank);
+  }
   return perBlock * spec.blocks;
+}
+
+/// A fused program has no all_to_all and its GEMMs say "fused"; an
+/// unfused one (W > 1) has neither.
+void checkFusion(const BlockSpec &spec, const rt::Program &program) {
+  int allToAll = 0, fusedGemms = 0;
+  for (const rt::Instr &in : program.instrs) {
+    allToAll += in.op == rt::OpCode::AllToAll;
+    fusedGemms += in.op == rt::OpCode::Gemm && in.strategy == "fused";
+  }
+  if (expectFused(spec)) {
+    EXPECT_EQ(allToAll, 0);
+    EXPECT_EQ(fusedGemms, spec.blocks * (spec.colLinears() + 1));
+  } else {
+    EXPECT_EQ(fusedGemms, 0);
+  }
 }
 
 class Blocks : public ::testing::TestWithParam<BlockSpec> {};
@@ -209,6 +283,7 @@ TEST_P(Blocks, EveryRankMatchesTheReference) {
   rt::Program program;
   rt::Status compiled = compileBlock(spec, program);
   ASSERT_TRUE(compiled.isOk()) << compiled.message();
+  checkFusion(spec, program);
   BlockData data = makeBlockData(spec, /*seed=*/spec.name().size());
   rt::RunOptions options;
   options.backend = "threads";

@@ -162,4 +162,40 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
   return best;
 }
 
+StrategyCost estimateFusedBlockCost(const BlockShape &s,
+                                    const MachineModel &m) {
+  const int64_t w = static_cast<int64_t>(s.placements.size());
+  rt::ChunkLayout layout(s.f, s.placements);
+  const uint64_t e = s.elementBytes;
+  const uint64_t b = s.rows, k = s.k, n = s.n, uw = w;
+  StrategyCost c;
+  c.strategy = Strategy::Activations;
+  c.bytesSent.resize(w);
+  c.bytesReceived.resize(w);
+  c.peakExtraBytes.resize(w);
+  c.collectives = 2;
+  const double bytesPerUs = m.bandwidthGBps * 1e3;
+  double worstUs = 0.0;
+  for (int64_t r = 0; r < w; ++r) {
+    const uint64_t own = layout.ofRank(r).size;
+    // all_gather: B x K to every other rank, and the same from each;
+    // reduce_scatter: B x N partial sums to every other rank, and back.
+    const uint64_t gather = (uw - 1) * b * k * e;
+    const uint64_t scatter = (uw - 1) * b * n * e;
+    c.bytesSent[r] = gather + scatter;
+    c.bytesReceived[r] = gather + scatter;
+    // The gathered rows (W*B x K), each col-wise product and the
+    // elementwise result (W*B x f_r), the partial products (W*B x N).
+    c.peakExtraBytes[r] =
+        (uw * b * k + (s.colLinears + 1) * uw * b * own + uw * b * n) * e;
+    const double flops = 2.0 * uw * b * own * (s.colLinears * k + n);
+    double us = flops / (m.gemmGflops * 1e3);
+    us += 2 * m.latencyUs * (w - 1) +
+          static_cast<double>(gather + scatter) / bytesPerUs;
+    worstUs = std::max(worstUs, us);
+  }
+  c.estimatedUs = worstUs;
+  return c;
+}
+
 } // namespace shardlin

@@ -24,9 +24,8 @@ using namespace mlir::shardlin;
 namespace rt = ::shardlin::rt;
 
 void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
-  registry.insert<ShardlinDialect, func::FuncDialect, tensor::TensorDialect,
-                  arith::ArithDialect, math::MathDialect,
-                  linalg::LinalgDialect>();
+  registry.insert<ShardlinDialect, func::FuncDialect>();
+  registerElementwiseDialects(registry);
 }
 
 LogicalResult

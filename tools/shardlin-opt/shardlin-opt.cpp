@@ -6,11 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -26,8 +25,9 @@ int main(int argc, char **argv) {
   mlir::shardlin::registerShardlinPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::shardlin::ShardlinDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+  registry.insert<mlir::shardlin::ShardlinDialect, mlir::func::FuncDialect>();
+  // The elementwise ops of blocks (arith, math, linalg) and tensor reshapes.
+  mlir::shardlin::registerElementwiseDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "shardlin optimizer driver\n", registry));
 }

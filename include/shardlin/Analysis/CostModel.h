@@ -113,6 +113,29 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
                                        const MachineModel &machine,
                                        uint64_t memoryCapBytes);
 
+/// A block the pass can fuse: col-wise linear(s) x (B x K) -> (B x F) with
+/// the weights' F split, rank-local elementwise ops, and a row-wise linear
+/// (B x F) -> (B x N) whose K (= F) is split the same way.
+struct BlockShape {
+  int64_t rows = 0; // B
+  int64_t k = 0;    // the col-wise linears' input features
+  int64_t f = 0;    // the split features
+  int64_t n = 0;    // the row-wise linear's output features
+  /// Col-wise linears on the same input (2 for a SwiGLU's gate and up).
+  int64_t colLinears = 1;
+  std::vector<int64_t> placements;
+  int64_t elementBytes = 4;
+};
+
+/// The fused lowering of a block (Megatron's sequence-parallel MLP):
+/// all_gather of x (W*B x K), the col-wise GEMM(s) on the rank's F chunk,
+/// the elementwise ops on that (W*B) x f_r block, the row-wise GEMM and a
+/// reduce_scatter. Each rank sends (W-1) B K elements in the all_gather
+/// and (W-1) B N in the reduce_scatter. `strategy` of the result
+/// is Activations (the fused form moves activations).
+StrategyCost estimateFusedBlockCost(const BlockShape &shape,
+                                    const MachineModel &machine);
+
 } // namespace shardlin
 
 #endif // SHARDLIN_ANALYSIS_COSTMODEL_H

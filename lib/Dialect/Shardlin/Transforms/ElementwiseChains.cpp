@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -22,6 +23,11 @@ const char *const mlir::shardlin::kSupportedElementwiseOps =
     "maps or a vector broadcast along the last dim and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
     "their init";
+
+void mlir::shardlin::registerElementwiseDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, math::MathDialect,
+                  linalg::LinalgDialect, tensor::TensorDialect>();
+}
 
 namespace {
 

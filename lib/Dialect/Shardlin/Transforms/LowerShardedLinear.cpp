@@ -14,6 +14,9 @@
 #include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
+#include "BlockFusion.h"
+#include "LoweringSupport.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
@@ -31,6 +34,9 @@ namespace mlir::shardlin {
 
 using namespace mlir;
 using namespace mlir::shardlin;
+namespace support = mlir::shardlin::detail;
+using support::rankOrderRows;
+using support::tensorOf;
 
 //===----------------------------------------------------------------------===//
 // Shared pieces
@@ -50,70 +56,23 @@ struct FlatLinear {
 /// Flattens the input of `op` to a B x K matrix: 1-D inputs become one row,
 /// N-D inputs collapse their leading dims.
 FlatLinear flattenInput(LinearOp op, PatternRewriter &rewriter) {
-  Location loc = op.getLoc();
-  Value x = op.getInput();
-  auto xType = cast<RankedTensorType>(x.getType());
   ShardedType wType = op.getWeightType();
   FlatLinear flat;
   flat.n = wType.getShape()[0];
   flat.k = wType.getShape()[1];
   flat.worldSize = wType.getNumRanks();
-  flat.elementType = xType.getElementType();
-  int64_t rank = xType.getRank();
-  if (rank == 2) {
-    flat.rows = x;
-    flat.batch = xType.getShape()[0];
-    return flat;
-  }
-  if (rank == 1) {
-    flat.batch = 1;
-    auto rowsType = RankedTensorType::get({1, flat.k}, flat.elementType);
-    flat.rows = tensor::ExpandShapeOp::create(
-        rewriter, loc, rowsType, x, ArrayRef<ReassociationIndices>{{0, 1}});
-    return flat;
-  }
-  flat.batch = 1;
-  ReassociationIndices batchDims;
-  for (int64_t i = 0; i + 1 < rank; ++i) {
-    flat.batch *= xType.getShape()[i]; // Checked by checkSizes.
-    batchDims.push_back(i);
-  }
-  auto rowsType = RankedTensorType::get({flat.batch, flat.k}, flat.elementType);
-  flat.rows = tensor::CollapseShapeOp::create(
-      rewriter, loc, rowsType, x,
-      ArrayRef<ReassociationIndices>{batchDims, {rank - 1}});
+  flat.elementType =
+      cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  flat.rows = support::flattenToRows(rewriter, op.getLoc(), op.getInput(),
+                                    flat.batch); // Checked by checkSizes.
   return flat;
 }
 
 /// Reshapes the B x N result back to the linear's result type.
 Value restoreShape(LinearOp op, Value rows, PatternRewriter &rewriter) {
-  auto resType = cast<RankedTensorType>(op.getResult().getType());
-  int64_t rank = resType.getRank();
-  if (rank == 2)
-    return rows;
-  Location loc = op.getLoc();
-  if (rank == 1)
-    return tensor::CollapseShapeOp::create(
-        rewriter, loc, resType, rows, ArrayRef<ReassociationIndices>{{0, 1}});
-  ReassociationIndices batchDims;
-  for (int64_t i = 0; i + 1 < rank; ++i)
-    batchDims.push_back(i);
-  return tensor::ExpandShapeOp::create(
-      rewriter, loc, resType, rows,
-      ArrayRef<ReassociationIndices>{batchDims, {rank - 1}});
-}
-
-/// Equal blocks of `blockRows` rows per rank, in rank order: the layout of
-/// stacked per-rank activations.
-ChunkAttr rankOrderRows(MLIRContext *ctx, int64_t worldSize) {
-  SmallVector<int64_t> identity(worldSize);
-  for (int64_t i = 0; i < worldSize; ++i)
-    identity[i] = i;
-  return ChunkAttr::get(ctx, /*dim=*/0, identity);
-}
-
-RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elt) {
-  return RankedTensorType::get(shape, elt);
+  return support::restoreFromRows(
+      rewriter, op.getLoc(), rows,
+      cast<RankedTensorType>(op.getResult().getType()));
 }
 
 ::shardlin::LinearShape linearShape(LinearOp op) {
@@ -290,27 +249,10 @@ struct StrategyPattern : OpRewritePattern<LinearOp> {
 /// Records the decision on the GEMM of a lowered linear, so that the output
 /// IR says which strategy was used and what it was predicted to cost.
 void annotate(Operation *gemm, const LoweringDecision *d) {
-  Builder b(gemm->getContext());
-  SmallVector<NamedAttribute> fields;
-  auto i64s = [&](const std::vector<uint64_t> &v) {
-    SmallVector<int64_t> out(v.begin(), v.end());
-    return b.getDenseI64ArrayAttr(out);
-  };
-  if (!d) {
-    fields.push_back(b.getNamedAttr("strategy", b.getStringAttr("local")));
-  } else {
-    fields.push_back(b.getNamedAttr(
-        "strategy", b.getStringAttr(::shardlin::strategyName(d->strategy))));
-    fields.push_back(
-        b.getNamedAttr("bytes_sent", i64s(d->cost.bytesSent)));
-    fields.push_back(
-        b.getNamedAttr("bytes_received", i64s(d->cost.bytesReceived)));
-    fields.push_back(
-        b.getNamedAttr("peak_extra_bytes", i64s(d->cost.peakExtraBytes)));
-    fields.push_back(b.getNamedAttr("estimated_us",
-                                    b.getF64FloatAttr(d->cost.estimatedUs)));
-  }
-  gemm->setAttr("shardlin.lowering", b.getDictionaryAttr(fields));
+  if (!d)
+    return support::annotateLowering(gemm, "local", nullptr);
+  support::annotateLowering(gemm, ::shardlin::strategyName(d->strategy),
+                           &d->cost);
 }
 
 /// W = 1: the whole weight is local; one GEMM with the bias fused.
@@ -592,13 +534,26 @@ struct LowerShardedLinearPass
 
   void runOnOperation() override {
     bool ok = true;
-    // Decide every linear once, reporting what cannot be lowered; the
-    // patterns then read the decisions recorded here.
+    // Every linear's sizes first: the block fusion and the decisions below
+    // compute with them.
     getOperation()->walk([&](LinearOp op) {
-      if (failed(checkSizes(op, /*emitErrors=*/true))) {
+      if (failed(checkSizes(op, /*emitErrors=*/true)))
         ok = false;
-        return;
-      }
+    });
+    if (!ok)
+      return signalPassFailure();
+
+    // Blocks (col-wise -> elementwise -> row-wise) fused as one unit; the
+    // linears of a fused block are gone before the per-linear decisions.
+    if (fuseBlocks) {
+      uint64_t fused = 0;
+      support::fuseBlocks(getOperation(), options, explain, fused);
+      numFusedBlocks += fused;
+    }
+
+    // Decide every other linear once, reporting what cannot be lowered;
+    // the patterns then read the decisions recorded here.
+    getOperation()->walk([&](LinearOp op) {
       ShardedType w = op.getWeightType();
       if (w.getNumRanks() == 1) {
         ++numSingleRank;

@@ -24,7 +24,15 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
 namespace mlir::shardlin {
+
+/// Registers the dialects whose ops a chain may hold (arith, math, linalg,
+/// tensor), for the tools and the executor.
+void registerElementwiseDialects(DialectRegistry &registry);
 
 /// One sentence listing the supported elementwise ops, for diagnostics.
 extern const char *const kSupportedElementwiseOps;

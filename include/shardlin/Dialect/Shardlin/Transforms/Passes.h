@@ -2,6 +2,8 @@
 #ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_PASSES_H
 #define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"

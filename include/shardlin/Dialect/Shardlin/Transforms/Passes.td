@@ -45,6 +45,23 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
     are flattened to rows with `tensor.collapse_shape` and the result
     restored with `tensor.expand_shape`.
 
+    Blocks: a row-wise linear whose input is computed, through rank-local
+    elementwise ops only (arith/math on tensors, linalg ops with parallel
+    iterators), from col-wise linears on one input whose weights' chunks
+    match its own (same chunk spec of the shared features F) is lowered
+    with them as one block, as Megatron-LM does under sequence parallelism:
+    `all_gather` of the input, the col-wise GEMM(s) on the rank's F chunk
+    (bias chunk fused), the elementwise ops as one `linalg.generic` on that
+    (W*B) x f_r block, the row-wise GEMM, `reduce_scatter`, the row-wise bias
+    once. Each rank sends 2(W-1)*B*H elements (for an H -> F -> H MLP)
+    and no `all_to_all`. `strategy=activations` fuses every such block;
+    `auto` fuses when the cost model estimates the block cheaper than the
+    separate lowerings; `gather-weight` and `fuse-blocks=false` do not.
+    A chain that reads a vector by broadcast (which may differ between
+    ranks) is not fused. `explain=true` says for each row-wise linear that
+    such a chain reaches what was chosen, or why it was not fused; the
+    fused GEMMs carry `shardlin.lowering = {strategy = "fused", ...}`.
+
     Works on any op that holds `shardlin.linear` ops (usually a module or a
     function); the ops around them are left untouched.
   }];
@@ -64,13 +81,19 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
            "Cap on the extra memory per rank a strategy may use, in MiB (0: none)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per linear with every strategy's cost and the choice">,
+    Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",
+           "Fuse col-wise -> elementwise -> row-wise chains into one block "
+           "(all_gather, GEMMs, reduce_scatter) where the chunk specs match">,
   ];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
   let statistics = [
     Statistic<"numRowWise", "row-wise", "Linears lowered row-wise (K split)">,
     Statistic<"numColWise", "col-wise", "Linears lowered col-wise (N split)">,
     Statistic<"numSingleRank", "single-rank", "Linears lowered with W = 1">,
-    Statistic<"numGatherWeight", "gather-weight", "Linears lowered by gathering the weight">
+    Statistic<"numGatherWeight", "gather-weight", "Linears lowered by gathering the weight">,
+    Statistic<"numFusedBlocks", "fused-blocks", "Col-wise -> elementwise -> row-wise blocks fused">
   ];
 }
 

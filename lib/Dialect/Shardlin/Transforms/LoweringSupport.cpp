@@ -1,0 +1,78 @@
+//===- LoweringSupport.cpp - Pieces the lowering patterns share -----------===//
+
+#include "LoweringSupport.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::shardlin::detail;
+namespace sd = mlir::shardlin::detail;
+
+Value sd::flattenToRows(OpBuilder &b, Location loc, Value x,
+                            int64_t &batch) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  const int64_t rank = xType.getRank();
+  const int64_t k = xType.getShape()[rank - 1];
+  Type elt = xType.getElementType();
+  if (rank == 2) {
+    batch = xType.getShape()[0];
+    return x;
+  }
+  if (rank == 1) {
+    batch = 1;
+    return tensor::ExpandShapeOp::create(b, loc, tensorOf({1, k}, elt), x,
+                                         ArrayRef<ReassociationIndices>{{0, 1}});
+  }
+  batch = 1;
+  ReassociationIndices batchDims;
+  for (int64_t i = 0; i + 1 < rank; ++i) {
+    batch *= xType.getShape()[i];
+    batchDims.push_back(i);
+  }
+  return tensor::CollapseShapeOp::create(
+      b, loc, tensorOf({batch, k}, elt), x,
+      ArrayRef<ReassociationIndices>{batchDims, {rank - 1}});
+}
+
+Value sd::restoreFromRows(OpBuilder &b, Location loc, Value rows,
+                              RankedTensorType type) {
+  const int64_t rank = type.getRank();
+  if (rank == 2)
+    return rows;
+  if (rank == 1)
+    return tensor::CollapseShapeOp::create(
+        b, loc, type, rows, ArrayRef<ReassociationIndices>{{0, 1}});
+  ReassociationIndices batchDims;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    batchDims.push_back(i);
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, rows, ArrayRef<ReassociationIndices>{batchDims, {rank - 1}});
+}
+
+mlir::shardlin::ChunkAttr sd::rankOrderRows(MLIRContext *ctx, int64_t worldSize) {
+  SmallVector<int64_t> identity(worldSize);
+  for (int64_t i = 0; i < worldSize; ++i)
+    identity[i] = i;
+  return ChunkAttr::get(ctx, /*dim=*/0, identity);
+}
+
+void sd::annotateLowering(Operation *gemm, StringRef strategy,
+                              const ::shardlin::StrategyCost *cost) {
+  Builder b(gemm->getContext());
+  SmallVector<NamedAttribute> fields;
+  auto i64s = [&](const std::vector<uint64_t> &v) {
+    SmallVector<int64_t> out(v.begin(), v.end());
+    return b.getDenseI64ArrayAttr(out);
+  };
+  fields.push_back(b.getNamedAttr("strategy", b.getStringAttr(strategy)));
+  if (cost) {
+    fields.push_back(b.getNamedAttr("bytes_sent", i64s(cost->bytesSent)));
+    fields.push_back(
+        b.getNamedAttr("bytes_received", i64s(cost->bytesReceived)));
+    fields.push_back(
+        b.getNamedAttr("peak_extra_bytes", i64s(cost->peakExtraBytes)));
+    fields.push_back(
+        b.getNamedAttr("estimated_us", b.getF64FloatAttr(cost->estimatedUs)));
+  }
+  gemm->setAttr("shardlin.lowering", b.getDictionaryAttr(fields));
+}
