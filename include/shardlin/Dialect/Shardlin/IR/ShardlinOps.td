@@ -98,13 +98,30 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
-// Collectives. Each maps to one collective call of the runtime (an MPI or NCCL
-// collective, or one grouped send/recv); the chunk attributes give every
-// rank's counts and offsets.
+// Collectives.
 //===----------------------------------------------------------------------===//
 
-def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+// The base of the collectives: one tensor in, one out, of the same element
+// type and rank; their chunk attributes follow `commonArgs` (the manner of
+// upstream Shard's collective base).
+class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Shardlin_Op<mnemonic, !listconcat([Pure,
+        AllElementTypesMatch<["input", "result"]>,
+        AllRanksMatch<["input", "result"]>], traits)> {
+  dag commonArgs = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let hasVerifier = 1;
+  // The paragraph every collective's description ends with.
+  code commonDescription = [{
+    Every rank runs the collective with the same attributes. It maps to one
+    collective call of the runtime (an MPI or NCCL collective, or one grouped
+    send/recv); the chunk attributes give every rank's counts and offsets, so
+    each size and offset table is derived from one chunk-to-rank map. The
+    input and the result have the same element type and rank.
+  }];
+}
+
+def Shardlin_AllGatherOp : Shardlin_CollectiveOp<"all_gather"> {
   let summary = "Gather every rank's block into a tensor along one dim";
   let description = [{
     The result's dim `along.dim` is divided into chunks by the chunk rule;
@@ -120,17 +137,14 @@ def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
     %g = shardlin.all_gather %x along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x19xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
     $input `along` $along attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
-def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+def Shardlin_AllToAllOp : Shardlin_CollectiveOp<"all_to_all"> {
   let summary = "Split along one dim, exchange, concatenate along another";
   let description = [{
     Each rank splits its input along `split.dim` by the chunk rule and sends
@@ -153,19 +167,16 @@ def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
         concat <dim = 0, placements = [0, 1, 2, 3]>
         : tensor<5x19xf32> -> tensor<20x?xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$split,
-                       Shardlin_ChunkAttr:$concat);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$split,
+                                        Shardlin_ChunkAttr:$concat));
   let assemblyFormat = [{
     $input `split` $split `concat` $concat attr-dict
     `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
-def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
   let summary = "Sum over ranks, then give each rank its chunk along one dim";
   let description = [{
     Computes the elementwise sum of the inputs of all ranks and returns to
@@ -178,13 +189,11 @@ def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
     %y = shardlin.reduce_scatter %p along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
     $input `along` $along attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
