@@ -38,9 +38,9 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
 
     `--lower-sharded-linear` rewrites it into explicit collectives and GEMMs.
   }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ShardedType:$weight,
-                       Optional<AnyRankedTensor>:$bias);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$input, Shardlin_ShardedType:$weight,
+                       Optional<Shardlin_Tensor>:$bias);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
@@ -69,7 +69,7 @@ def Shardlin_LocalShardOp : Shardlin_Op<"local_shard", [Pure]> {
     ```
   }];
   let arguments = (ins Shardlin_ShardedType:$source);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -89,8 +89,8 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
         placements = [1, 0]> : tensor<11xf32> -> tensor<?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$source, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$source, Shardlin_ChunkAttr:$along);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $source `along` $along attr-dict `:` type($source) `->` type($result)
   }];
@@ -108,8 +108,8 @@ class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Shardlin_Op<mnemonic, !listconcat([Pure,
         AllElementTypesMatch<["input", "result"]>,
         AllRanksMatch<["input", "result"]>], traits)> {
-  dag commonArgs = (ins AnyRankedTensor:$input);
-  let results = (outs AnyRankedTensor:$result);
+  dag commonArgs = (ins Shardlin_Tensor:$input);
+  let results = (outs Shardlin_Tensor:$result);
   let hasVerifier = 1;
   // The paragraph every collective's description ends with.
   code commonDescription = [{
@@ -216,10 +216,10 @@ def Shardlin_GemmOp : Shardlin_Op<"gemm", [Pure]> {
         : (tensor<20x19xf32>, tensor<?x19xf32>, tensor<?xf32>) -> tensor<20x?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
-                       Optional<AnyRankedTensor>:$bias,
+  let arguments = (ins Shardlin_Tensor:$lhs, Shardlin_Tensor:$rhs,
+                       Optional<Shardlin_Tensor>:$bias,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`bias` $bias^)? (`transpose_lhs` $transpose_lhs^)?
     (`transpose_rhs` $transpose_rhs^)? attr-dict `:` functional-type(operands, results)
@@ -238,8 +238,8 @@ def Shardlin_BiasAddOp : Shardlin_Op<"bias_add", [Pure,
     %z = shardlin.bias_add %y, %b : tensor<5x11xf32>, tensor<11xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$bias);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$input, Shardlin_Tensor:$bias);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
   let hasVerifier = 1;
 }
