@@ -68,7 +68,8 @@ void checkLowering(ModuleOp input, Diagnostics &diags, StringRef strategy) {
   pm.enableVerifier(false);
   mlir::shardlin::LowerShardedLinearOptions options;
   options.strategy = mlir::shardlin::parseStrategyOption(strategy).value();
-  pm.addPass(mlir::shardlin::createLowerShardedLinear(options));
+  pm.addNestedPass<mlir::func::FuncOp>(
+      mlir::shardlin::createLowerShardedLinear(options));
   int before = diags.errors;
   if (failed(pm.run(*module))) {
     if (diags.errors == before)

@@ -54,7 +54,7 @@ int main() {
   sl::LowerShardedLinearOptions options;
   options.strategy = sl::StrategyOption::Activations;
   PassManager pm(&context);
-  pm.addPass(sl::createLowerShardedLinear(options));
+  pm.addNestedPass<func::FuncOp>(sl::createLowerShardedLinear(options));
   if (failed(pm.run(*module)))
     return 1;
   module->print(llvm::outs());

@@ -38,7 +38,7 @@ mlir::shardlin::lowerForExecution(ModuleOp module,
   });
   if (hasLinear) {
     PassManager pm(module.getContext());
-    pm.addPass(createLowerShardedLinear(options));
+    pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options));
     if (failed(pm.run(module)))
       return failure();
   }

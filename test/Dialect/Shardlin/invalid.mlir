@@ -69,6 +69,20 @@ func.func @sharded_dynamic(%w: !shardlin.sharded<tensor<?x19xf32>, #shardlin.chu
 
 // -----
 
+// expected-error@+1 {{sharded tensor element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+func.func @sharded_i32(%w: !shardlin.sharded<tensor<11x19xi32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{sharded tensor element type 'f8E4M3FN' is not supported (expected f16, bf16, f32 or f64)}}
+func.func @sharded_f8(%w: !shardlin.sharded<tensor<11x19xf8E4M3FN>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  return
+}
+
+// -----
+
 // expected-error@+1 {{chunk dim 2 is out of range for the rank-2 tensor 'tensor<11x19xf32>'}}
 func.func @sharded_dim_out_of_range(%w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 2, placements = [0, 1]>>) {
   return
@@ -123,7 +137,7 @@ func.func @linear_input_dynamic(%x: tensor<?x19xf32>, %w: !shardlin.sharded<tens
 // -----
 
 func.func @linear_input_unranked(%x: tensor<*xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
-  // expected-error@+1 {{'shardlin.linear' op operand #0 must be ranked tensor of any type values, but got 'tensor<*xf32>'}}
+  // expected-error@+1 {{'shardlin.linear' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<*xf32>'}}
   %y = shardlin.linear %x, %w : (tensor<*xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xf32>
   return
 }
@@ -220,17 +234,33 @@ func.func @linear_result_type(%x: tensor<5x19xf64>, %w: !shardlin.sharded<tensor
 
 // -----
 
-func.func @linear_i32(%x: tensor<5x19xi32>, %w: !shardlin.sharded<tensor<11x19xi32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
-  // expected-error@+1 {{'shardlin.linear' op input element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
-  %y = shardlin.linear %x, %w : (tensor<5x19xi32>, !shardlin.sharded<tensor<11x19xi32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xi32>
+func.func @linear_i32(%x: tensor<5x19xi32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x19xi32>'}}
+  %y = shardlin.linear %x, %w : (tensor<5x19xi32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xi32>
   return
 }
 
 // -----
 
-func.func @linear_f8(%x: tensor<5x19xf8E4M3FN>, %w: !shardlin.sharded<tensor<11x19xf8E4M3FN>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
-  // expected-error@+1 {{'shardlin.linear' op input element type 'f8E4M3FN' is not supported (expected f16, bf16, f32 or f64)}}
-  %y = shardlin.linear %x, %w : (tensor<5x19xf8E4M3FN>, !shardlin.sharded<tensor<11x19xf8E4M3FN>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xf8E4M3FN>
+func.func @linear_f8(%x: tensor<5x19xf8E4M3FN>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x19xf8E4M3FN>'}}
+  %y = shardlin.linear %x, %w : (tensor<5x19xf8E4M3FN>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @linear_bias_i32(%x: tensor<5x19xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %b: tensor<11xi32>) {
+  // expected-error@+1 {{'shardlin.linear' op operand #2 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<11xi32>'}}
+  %y = shardlin.linear %x, %w, %b : (tensor<5x19xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, tensor<11xi32>) -> tensor<5x11xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_i32(%x: tensor<5x19xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op result #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x11xi32>'}}
+  %y = shardlin.linear %x, %w : (tensor<5x19xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<5x11xi32>
   return
 }
 
@@ -349,7 +379,7 @@ func.func @local_chunk_element_type(%b: tensor<12xf32>) {
 // -----
 
 func.func @local_chunk_i32(%b: tensor<12xi32>) {
-  // expected-error@+1 {{'shardlin.local_chunk' op source element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.local_chunk' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<12xi32>'}}
   %0 = shardlin.local_chunk %b along <dim = 0, placements = [1, 0]> : tensor<12xi32> -> tensor<6xi32>
   return
 }
@@ -357,7 +387,7 @@ func.func @local_chunk_i32(%b: tensor<12xi32>) {
 // -----
 
 func.func @all_gather_i32(%x: tensor<5x19xi32>) {
-  // expected-error@+1 {{'shardlin.all_gather' op input element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.all_gather' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x19xi32>'}}
   %0 = shardlin.all_gather %x along <dim = 0, placements = [0, 1]> : tensor<5x19xi32> -> tensor<10x19xi32>
   return
 }
@@ -365,7 +395,7 @@ func.func @all_gather_i32(%x: tensor<5x19xi32>) {
 // -----
 
 func.func @all_to_all_i32(%x: tensor<4x8xi32>) {
-  // expected-error@+1 {{'shardlin.all_to_all' op input element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.all_to_all' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<4x8xi32>'}}
   %0 = shardlin.all_to_all %x split <dim = 1, placements = [0, 1]> concat <dim = 0, placements = [0, 1]> : tensor<4x8xi32> -> tensor<8x4xi32>
   return
 }
@@ -577,8 +607,16 @@ func.func @reduce_scatter_other_dim(%p: tensor<20x11xf32>) {
 // -----
 
 func.func @reduce_scatter_i32(%p: tensor<20x11xi32>) {
-  // expected-error@+1 {{'shardlin.reduce_scatter' op input element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.reduce_scatter' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<20x11xi32>'}}
   %0 = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xi32> -> tensor<5x11xi32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_result_i32(%p: tensor<20x11xf32>) {
+  // expected-error@+1 {{'shardlin.reduce_scatter' op result #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x11xi32>'}}
+  %0 = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xi32>
   return
 }
 
@@ -679,8 +717,16 @@ func.func @gemm_bias_type(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %c: tensor<3
 // -----
 
 func.func @gemm_i32(%a: tensor<4x8xi32>, %b: tensor<8x3xi32>) {
-  // expected-error@+1 {{'shardlin.gemm' op lhs element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.gemm' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<4x8xi32>'}}
   %0 = shardlin.gemm %a, %b : (tensor<4x8xi32>, tensor<8x3xi32>) -> tensor<4x3xi32>
+  return
+}
+
+// -----
+
+func.func @gemm_rhs_i32(%a: tensor<4x8xf32>, %b: tensor<8x3xi32>) {
+  // expected-error@+1 {{'shardlin.gemm' op operand #1 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<8x3xi32>'}}
+  %0 = shardlin.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xi32>) -> tensor<4x3xf32>
   return
 }
 
@@ -739,7 +785,7 @@ func.func @bias_add_bias_type(%y: tensor<5x11xf32>, %b: tensor<11xf16>) {
 // -----
 
 func.func @bias_add_i32(%y: tensor<5x11xi32>, %b: tensor<11xi32>) {
-  // expected-error@+1 {{'shardlin.bias_add' op input element type 'i32' is not supported (expected f16, bf16, f32 or f64)}}
+  // expected-error@+1 {{'shardlin.bias_add' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values, but got 'tensor<5x11xi32>'}}
   %0 = shardlin.bias_add %y, %b : tensor<5x11xi32>, tensor<11xi32>
   return
 }

@@ -1,7 +1,9 @@
 //===- ShardlinOps.cpp - shardlin operations ------------------------------===//
 //
 // Verifiers. Every message names the values involved, because users read them
-// against IR that a tool generated.
+// against IR that a tool generated. Element types are checked before these
+// run, by the ODS constraints (Shardlin_Tensor, and the sharded type's own
+// verifier); the verifiers here check only that they agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,18 +33,6 @@ std::string formatShape(ArrayRef<int64_t> shape) {
     s += formatDim(d);
   }
   return s + "]";
-}
-
-bool isSupportedElementType(Type t) {
-  return t.isF16() || t.isBF16() || t.isF32() || t.isF64();
-}
-
-LogicalResult checkElementType(Operation *op, Type t, StringRef what) {
-  if (isSupportedElementType(t))
-    return success();
-  return op->emitOpError() << what << " element type " << t
-                           << " is not supported (expected f16, bf16, f32 "
-                              "or f64)";
 }
 
 /// Two dims are compatible if either is dynamic or they are equal.
@@ -125,8 +115,6 @@ LogicalResult LinearOp::verify() {
                          << ")";
 
   Type elt = inType.getElementType();
-  if (failed(checkElementType(*this, elt, "input")))
-    return failure();
   if (wType.getElementType() != elt)
     return emitOpError() << "weight element type " << wType.getElementType()
                          << " differs from input element type " << elt;
@@ -174,8 +162,7 @@ LogicalResult LocalShardOp::verify() {
 LogicalResult LocalChunkOp::verify() {
   RankedTensorType src = getSource().getType();
   RankedTensorType res = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), src.getRank(), "along")) ||
-      failed(checkElementType(*this, src.getElementType(), "source")))
+  if (failed(checkChunkDim(*this, getAlong(), src.getRank(), "along")))
     return failure();
   if (src.getRank() != res.getRank())
     return emitOpError() << "source and result ranks differ ("
@@ -213,8 +200,7 @@ static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
 
 LogicalResult AllGatherOp::verify() {
   auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")) ||
-      failed(checkElementType(*this, in.getElementType(), "input")))
+  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
     return failure();
   int64_t d = getAlong().getDim();
   if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
@@ -225,8 +211,7 @@ LogicalResult AllGatherOp::verify() {
 
 LogicalResult AllToAllOp::verify() {
   auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkElementType(*this, in.getElementType(), "input")) ||
-      failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
+  if (failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
       failed(checkChunkDim(*this, getConcat(), in.getRank(), "concat")))
     return failure();
   int64_t sd = getSplit().getDim(), cd = getConcat().getDim();
@@ -254,8 +239,6 @@ LogicalResult ReduceScatterOp::verify() {
   int64_t d = getAlong().getDim();
   if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
     return failure();
-  if (failed(checkElementType(*this, in.getElementType(), "input")))
-    return failure();
   return checkChunkedShapes(*this, getAlong(), in.getShape(), out.getShape(),
                             "input", "result", d);
 }
@@ -272,8 +255,6 @@ LogicalResult GemmOp::verify() {
                          << lhs.getRank() << ", " << rhs.getRank() << " and "
                          << res.getRank();
   Type elt = lhs.getElementType();
-  if (failed(checkElementType(*this, elt, "lhs")))
-    return failure();
   if (rhs.getElementType() != elt || res.getElementType() != elt)
     return emitOpError() << "lhs, rhs and result must share one element "
                             "type, got "
@@ -311,8 +292,6 @@ LogicalResult BiasAddOp::verify() {
     return emitOpError() << "expects an input of rank >= 1, got " << in;
   if (b.getRank() != 1)
     return emitOpError() << "expects a rank-1 bias, got " << b;
-  if (failed(checkElementType(*this, in.getElementType(), "input")))
-    return failure();
   if (b.getElementType() != in.getElementType())
     return emitOpError() << "bias element type " << b.getElementType()
                          << " differs from input element type "

@@ -13,6 +13,10 @@ using namespace mlir::shardlin;
 #define GET_TYPEDEF_CLASSES
 #include "shardlin/Dialect/Shardlin/IR/ShardlinTypes.cpp.inc"
 
+namespace mlir::shardlin {
+#include "shardlin/Dialect/Shardlin/IR/ShardlinTypeConstraints.cpp.inc"
+} // namespace mlir::shardlin
+
 void ShardlinDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
@@ -34,6 +38,12 @@ ShardedType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!tensorType.hasStaticShape())
     return emitError() << "sharded tensor must have a static shape, got "
                        << tensorType;
+  // The ops check their tensors with Shardlin_Tensor; a type parameter has
+  // no ODS constraint, so the sharded type calls its predicate here.
+  if (!isSupportedElementType(tensorType.getElementType()))
+    return emitError() << "sharded tensor element type "
+                       << tensorType.getElementType()
+                       << " is not supported (expected f16, bf16, f32 or f64)";
   if (sharding.getDim() >= tensorType.getRank())
     return emitError() << "chunk dim " << sharding.getDim()
                        << " is out of range for the rank-"

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/ADT/DenseMap.h"
@@ -30,6 +31,8 @@
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_LOWERSHARDEDLINEAR
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+#define GEN_PASS_DEF_LOWERSHARDEDLINEARONFUNCTIONS
+#include "shardlin/Dialect/Shardlin/Transforms/PassRegistration.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;
@@ -492,25 +495,54 @@ void mlir::shardlin::populateLowerShardedLinearPatterns(
 }
 
 namespace {
+/// The lowering options the pass options give, or a diagnostic for values
+/// out of range. Shared by the pass and its command-line entry, which checks
+/// them before it has a function to run the pass on.
+FailureOr<LoweringOptions>
+toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
+  if (!(o.latencyUs >= 0) || !(o.bandwidthGBps > 0) || !(o.gemmGflops > 0) ||
+      !(o.memoryCapMiB >= 0)) {
+    emitError(UnknownLoc::get(ctx))
+        << "lower-sharded-linear: latency-us must be >= 0, bandwidth-gbps "
+           "and gemm-gflops > 0, memory-cap-mib >= 0";
+    return failure();
+  }
+  LoweringOptions options;
+  options.forced = forcedStrategy(o.strategy);
+  options.machine.latencyUs = o.latencyUs;
+  options.machine.bandwidthGBps = o.bandwidthGBps;
+  options.machine.gemmGflops = o.gemmGflops;
+  options.memoryCapBytes =
+      static_cast<uint64_t>(o.memoryCapMiB * 1024.0 * 1024.0);
+  return options;
+}
+
+/// The values of a pass's options (the pass's or its command-line entry's,
+/// which have the same options).
+template <typename PassT>
+LowerShardedLinearOptions optionValues(const PassT &p) {
+  LowerShardedLinearOptions o;
+  o.strategy = p.strategy;
+  o.latencyUs = p.latencyUs;
+  o.bandwidthGBps = p.bandwidthGBps;
+  o.gemmGflops = p.gemmGflops;
+  o.memoryCapMiB = p.memoryCapMiB;
+  o.explain = p.explain;
+  o.fuseBlocks = p.fuseBlocks;
+  return o;
+}
+
 struct LowerShardedLinearPass
     : mlir::shardlin::impl::LowerShardedLinearBase<LowerShardedLinearPass> {
   using LowerShardedLinearBase::LowerShardedLinearBase;
+  friend LowerShardedLinearOptions optionValues<>(const LowerShardedLinearPass &);
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    auto bad = [&](const Twine &msg) {
-      emitError(UnknownLoc::get(ctx)) << "lower-sharded-linear: " << msg;
+    FailureOr<LoweringOptions> checked =
+        toLoweringOptions(ctx, optionValues(*this));
+    if (failed(checked))
       return failure();
-    };
-    options.forced = forcedStrategy(strategy);
-    if (!(latencyUs >= 0) || !(bandwidthGBps > 0) || !(gemmGflops > 0) ||
-        !(memoryCapMiB >= 0))
-      return bad("latency-us must be >= 0, bandwidth-gbps and gemm-gflops > "
-                 "0, memory-cap-mib >= 0");
-    options.machine.latencyUs = latencyUs;
-    options.machine.bandwidthGBps = bandwidthGBps;
-    options.machine.gemmGflops = gemmGflops;
-    options.memoryCapBytes =
-        static_cast<uint64_t>(memoryCapMiB * 1024.0 * 1024.0);
+    options = *checked;
     decisions = std::make_shared<DecisionTable>(options);
     RewritePatternSet set(ctx);
     populatePatterns(set, decisions);
@@ -594,5 +626,44 @@ struct LowerShardedLinearPass
   LoweringOptions options;
   /// Shared with `patterns`.
   std::shared_ptr<DecisionTable> decisions;
+};
+
+/// `--lower-sharded-linear` on the command line: runs LowerShardedLinearPass,
+/// with the same option values, on every function under (or equal to) the
+/// op it is scheduled on, one after another in the order of the IR, as a
+/// dynamic pipeline (PassRegistration.td says why).
+struct LowerShardedLinearOnFunctionsPass
+    : mlir::shardlin::impl::LowerShardedLinearOnFunctionsBase<
+          LowerShardedLinearOnFunctionsPass> {
+  using LowerShardedLinearOnFunctionsBase::LowerShardedLinearOnFunctionsBase;
+  friend LowerShardedLinearOptions
+  optionValues<>(const LowerShardedLinearOnFunctionsPass &);
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    LowerShardedLinearOptions o = optionValues(*this);
+    if (failed(toLoweringOptions(ctx, o)))
+      return failure();
+    functionPipeline = OpPassManager(OpPassManager::Nesting::Explicit);
+    functionPipeline.addPass(createLowerShardedLinear(o));
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<FunctionOpInterface> functions;
+    getOperation()->walk<WalkOrder::PreOrder>([&](FunctionOpInterface f) {
+      functions.push_back(f);
+      return WalkResult::skip(); // Its linears are lowered with it.
+    });
+    // Every function is lowered, or reports why not, before failing, as a
+    // pass on the whole module would.
+    bool ok = true;
+    for (FunctionOpInterface f : functions)
+      if (failed(runPipeline(functionPipeline, f)))
+        ok = false;
+    if (!ok)
+      signalPassFailure();
+  }
+
+  OpPassManager functionPipeline;
 };
 } // namespace

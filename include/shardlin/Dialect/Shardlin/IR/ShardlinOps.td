@@ -38,9 +38,9 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
 
     `--lower-sharded-linear` rewrites it into explicit collectives and GEMMs.
   }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ShardedType:$weight,
-                       Optional<AnyRankedTensor>:$bias);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$input, Shardlin_ShardedType:$weight,
+                       Optional<Shardlin_Tensor>:$bias);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
@@ -69,7 +69,7 @@ def Shardlin_LocalShardOp : Shardlin_Op<"local_shard", [Pure]> {
     ```
   }];
   let arguments = (ins Shardlin_ShardedType:$source);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -89,8 +89,8 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
         placements = [1, 0]> : tensor<11xf32> -> tensor<?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$source, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$source, Shardlin_ChunkAttr:$along);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $source `along` $along attr-dict `:` type($source) `->` type($result)
   }];
@@ -98,13 +98,30 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
-// Collectives. Each maps to one collective call of the runtime (an MPI or NCCL
-// collective, or one grouped send/recv); the chunk attributes give every
-// rank's counts and offsets.
+// Collectives.
 //===----------------------------------------------------------------------===//
 
-def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+// The base of the collectives: one tensor in, one out, of the same element
+// type and rank; their chunk attributes follow `commonArgs` (the manner of
+// upstream Shard's collective base).
+class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Shardlin_Op<mnemonic, !listconcat([Pure,
+        AllElementTypesMatch<["input", "result"]>,
+        AllRanksMatch<["input", "result"]>], traits)> {
+  dag commonArgs = (ins Shardlin_Tensor:$input);
+  let results = (outs Shardlin_Tensor:$result);
+  let hasVerifier = 1;
+  // The paragraph every collective's description ends with.
+  code commonDescription = [{
+    Every rank runs the collective with the same attributes. It maps to one
+    collective call of the runtime (an MPI or NCCL collective, or one grouped
+    send/recv); the chunk attributes give every rank's counts and offsets, so
+    each size and offset table is derived from one chunk-to-rank map. The
+    input and the result have the same element type and rank.
+  }];
+}
+
+def Shardlin_AllGatherOp : Shardlin_CollectiveOp<"all_gather"> {
   let summary = "Gather every rank's block into a tensor along one dim";
   let description = [{
     The result's dim `along.dim` is divided into chunks by the chunk rule;
@@ -120,17 +137,14 @@ def Shardlin_AllGatherOp : Shardlin_Op<"all_gather", [Pure,
     %g = shardlin.all_gather %x along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x19xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
     $input `along` $along attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
-def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+def Shardlin_AllToAllOp : Shardlin_CollectiveOp<"all_to_all"> {
   let summary = "Split along one dim, exchange, concatenate along another";
   let description = [{
     Each rank splits its input along `split.dim` by the chunk rule and sends
@@ -153,19 +167,16 @@ def Shardlin_AllToAllOp : Shardlin_Op<"all_to_all", [Pure,
         concat <dim = 0, placements = [0, 1, 2, 3]>
         : tensor<5x19xf32> -> tensor<20x?xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$split,
-                       Shardlin_ChunkAttr:$concat);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$split,
+                                        Shardlin_ChunkAttr:$concat));
   let assemblyFormat = [{
     $input `split` $split `concat` $concat attr-dict
     `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
-def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
-    AllElementTypesMatch<["input", "result"]>, AllRanksMatch<["input", "result"]>]> {
+def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
   let summary = "Sum over ranks, then give each rank its chunk along one dim";
   let description = [{
     Computes the elementwise sum of the inputs of all ranks and returns to
@@ -178,13 +189,11 @@ def Shardlin_ReduceScatterOp : Shardlin_Op<"reduce_scatter", [Pure,
     %y = shardlin.reduce_scatter %p along <dim = 0,
         placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
     ```
-  }];
-  let arguments = (ins AnyRankedTensor:$input, Shardlin_ChunkAttr:$along);
-  let results = (outs AnyRankedTensor:$result);
+  }] # commonDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
     $input `along` $along attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -207,10 +216,10 @@ def Shardlin_GemmOp : Shardlin_Op<"gemm", [Pure]> {
         : (tensor<20x19xf32>, tensor<?x19xf32>, tensor<?xf32>) -> tensor<20x?xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
-                       Optional<AnyRankedTensor>:$bias,
+  let arguments = (ins Shardlin_Tensor:$lhs, Shardlin_Tensor:$rhs,
+                       Optional<Shardlin_Tensor>:$bias,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`bias` $bias^)? (`transpose_lhs` $transpose_lhs^)?
     (`transpose_rhs` $transpose_rhs^)? attr-dict `:` functional-type(operands, results)
@@ -229,8 +238,8 @@ def Shardlin_BiasAddOp : Shardlin_Op<"bias_add", [Pure,
     %z = shardlin.bias_add %y, %b : tensor<5x11xf32>, tensor<11xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$bias);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Shardlin_Tensor:$input, Shardlin_Tensor:$bias);
+  let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
   let hasVerifier = 1;
 }

@@ -9,4 +9,10 @@
 #define GET_TYPEDEF_CLASSES
 #include "shardlin/Dialect/Shardlin/IR/ShardlinTypes.h.inc"
 
+namespace mlir::shardlin {
+/// isSupportedElementType(Type): the predicate of Shardlin_ElementType
+/// (ShardlinTypes.td), true for f16, bf16, f32 and f64.
+#include "shardlin/Dialect/Shardlin/IR/ShardlinTypeConstraints.h.inc"
+} // namespace mlir::shardlin
+
 #endif

@@ -5,6 +5,28 @@
 include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinTypeInterfaces.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// The element types of every shardlin tensor: those the runtime's
+// collectives and GEMMs implement. The summary is the text of the diagnostic
+// for any other type and of the generated docs. The sharded type's verifier
+// calls the C++ predicate generated from it (`isSupportedElementType`).
+def Shardlin_ElementType : AnyTypeOf<[F16, BF16, F32, F64],
+                                     "f16, bf16, f32 or f64"> {
+  let cppFunctionName = "isSupportedElementType";
+}
+
+// A ranked tensor of a supported element type: the type of every tensor
+// operand and result of the shardlin ops.
+def Shardlin_Tensor : RankedTensorOf<[Shardlin_ElementType]>;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
 
 def Shardlin_ShardedType : TypeDef<Shardlin_Dialect, "Sharded"> {
   let mnemonic = "sharded";
@@ -16,8 +38,9 @@ def Shardlin_ShardedType : TypeDef<Shardlin_Dialect, "Sharded"> {
     holds chunk i along `dim`. Its rank-local part is obtained with
     `shardlin.local_shard`.
 
-    Constraints: the tensor has a static shape and rank >= 1, and the spec's
-    `dim` is one of its dimensions.
+    Constraints: the tensor has a static shape and rank >= 1, its element
+    type is f16, bf16, f32 or f64, and the spec's `dim` is one of its
+    dimensions.
   }];
   let parameters = (ins "::mlir::RankedTensorType":$tensorType,
                         "::mlir::shardlin::ChunkAttr":$sharding);

@@ -2,10 +2,10 @@
 #ifndef SHARDLIN_PASSES_TD
 #define SHARDLIN_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinearOptions.td"
 
-def LowerShardedLinear : Pass<"lower-sharded-linear"> {
-  let summary = "Lower shardlin.linear into explicit collectives and GEMMs";
+def LowerShardedLinear : InterfacePass<"lower-sharded-linear", "mlir::FunctionOpInterface"> {
+  let summary = LowerShardedLinearSummary;
   let description = [{
     Rewrites every `shardlin.linear` into an SPMD program of
     `shardlin.local_shard`, collectives (`all_gather`, `all_to_all`,
@@ -62,29 +62,16 @@ def LowerShardedLinear : Pass<"lower-sharded-linear"> {
     such a chain reaches what was chosen, or why it was not fused; the
     fused GEMMs carry `shardlin.lowering = {strategy = "fused", ...}`.
 
-    Works on any op that holds `shardlin.linear` ops (usually a module or a
-    function); the ops around them are left untouched.
+    The pass runs on one function (any `FunctionOpInterface` op) at a time;
+    the ops around the linears are left untouched. In C++, add it nested:
+    `pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options))`.
+    On the command line `--lower-sharded-linear` keeps working on a module:
+    `registerShardlinPasses()` registers, under this name and with these
+    options, a thin entry that runs the pass on every function of the op it
+    is scheduled on (the module, or a function in
+    `--pass-pipeline='builtin.module(func.func(lower-sharded-linear))'`).
   }];
-  let options = [
-    Option<"strategy", "strategy", "::mlir::shardlin::StrategyOption",
-           /*default=*/"::mlir::shardlin::StrategyOption::Auto",
-           "Lowering strategy: auto (cost model), activations or gather-weight",
-           // The same clEnumValN values as shardlin-run's --strategy.
-           "::mlir::shardlin::strategyOptionValues()">,
-    Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
-           "Machine model: latency per collective and peer, in microseconds">,
-    Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
-           "Machine model: bytes each rank sends (and receives) per second, in GB/s">,
-    Option<"gemmGflops", "gemm-gflops", "double", /*default=*/"100.0",
-           "Machine model: GEMM rate per rank, in GFLOP/s">,
-    Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
-           "Cap on the extra memory per rank a strategy may use, in MiB (0: none)">,
-    Option<"explain", "explain", "bool", /*default=*/"false",
-           "Emit a remark per linear with every strategy's cost and the choice">,
-    Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",
-           "Fuse col-wise -> elementwise -> row-wise chains into one block "
-           "(all_gather, GEMMs, reduce_scatter) where the chunk specs match">,
-  ];
+  let options = LowerShardedLinearOptionList;
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];

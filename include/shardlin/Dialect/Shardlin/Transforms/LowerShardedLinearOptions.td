@@ -1,0 +1,37 @@
+//===- LowerShardedLinearOptions.td - The pass's options --*- tablegen -*-===//
+//
+// The summary and options of --lower-sharded-linear, shared by the pass
+// (Passes.td) and by its command-line entry (PassRegistration.td), so that
+// both accept, and `--help` lists, the same options.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_LOWERSHARDEDLINEAROPTIONS_TD
+#define SHARDLIN_LOWERSHARDEDLINEAROPTIONS_TD
+
+include "mlir/Pass/PassBase.td"
+
+defvar LowerShardedLinearSummary =
+    "Lower shardlin.linear into explicit collectives and GEMMs";
+
+defvar LowerShardedLinearOptionList = [
+    Option<"strategy", "strategy", "::mlir::shardlin::StrategyOption",
+           /*default=*/"::mlir::shardlin::StrategyOption::Auto",
+           "Lowering strategy: auto (cost model), activations or gather-weight",
+           // The same clEnumValN values as shardlin-run's --strategy.
+           "::mlir::shardlin::strategyOptionValues()">,
+    Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
+           "Machine model: latency per collective and peer, in microseconds">,
+    Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
+           "Machine model: bytes each rank sends (and receives) per second, in GB/s">,
+    Option<"gemmGflops", "gemm-gflops", "double", /*default=*/"100.0",
+           "Machine model: GEMM rate per rank, in GFLOP/s">,
+    Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
+           "Cap on the extra memory per rank a strategy may use, in MiB (0: none)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per linear with every strategy's cost and the choice">,
+    Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",
+           "Fuse col-wise -> elementwise -> row-wise chains into one block "
+           "(all_gather, GEMMs, reduce_scatter) where the chunk specs match">,
+  ];
+
+#endif // SHARDLIN_LOWERSHARDEDLINEAROPTIONS_TD
