@@ -82,7 +82,7 @@ cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::cat(category));
 
 // What runs.
 using TextOpt = cl::opt<std::string>;
-TextOpt sectionsOpt("sections", cl::desc("linear,targets,collectives,compile"),
+TextOpt sectionsOpt("sections", cl::desc("linear,targets,collectives,compile,elementwise"),
                     cl::value_desc("LIST"), cl::cat(category));
 TextOpt backendsOpt("backends", cl::desc("threads,mpi"), cl::value_desc("LIST"),
                     cl::cat(category));
@@ -258,7 +258,7 @@ static bool applyFlags(Options &o) {
 static bool checkNames(const Options &o) {
   for (const std::string &s : o.sections)
     if (s != "linear" && s != "targets" && s != "collectives" &&
-        s != "compile") {
+        s != "compile" && s != "elementwise") {
       std::fprintf(stderr, "shardlin-bench: unknown section '%s'\n", s.c_str());
       return false;
     }

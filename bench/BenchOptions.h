@@ -26,7 +26,7 @@ namespace shardlin::bench {
 struct Options {
   std::string mode = "default"; // quick | default | full
   std::set<std::string> sections = {"linear", "targets", "collectives",
-                                    "compile"};
+                                    "compile", "elementwise"};
   std::vector<std::string> backends = {"threads", "mpi"};
   std::vector<int> worldSizes = {1, 2, 4};
   std::vector<int64_t> rows, features;

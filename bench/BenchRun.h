@@ -169,6 +169,9 @@ void runCollectivesSection(BenchRun &run);
 /// The compile-time table (CompileBench.cpp).
 void runCompileSection(BenchRun &run);
 
+/// The fused GELU-tanh kernel against a copy, GB/s (ElementwiseBench.cpp).
+void runElementwiseSection(BenchRun &run);
+
 /// The summary, the JSON and the plot (Report.cpp). Returns the exit status.
 int reportSummary(BenchRun &run);
 

@@ -2,7 +2,8 @@
 //
 //   shardlin-bench [--quick | --full] [options]
 //
-// Sections (all by default; --sections=linear,targets,collectives,compile):
+// Sections (all by default;
+// --sections=linear,targets,collectives,compile,elementwise):
 //   linear       every (backend, W, dim, B, N = K, strategy) of the sweep:
 //                time, GFLOP/s, bytes sent per rank (measured by the
 //                communicator, checked exactly against the cost model), next
@@ -12,7 +13,8 @@
 //                runs interleaved (dense, shardlin, dense, shardlin, ...);
 //   collectives  all_gather / reduce_scatter / all_to_all on the
 //                communicators, nccl-tests' algbw and busbw;
-//   compile      parse + lower time of modules of 1 ... 10,000 linears.
+//   compile      parse + lower time of modules of 1 ... 10,000 linears;
+//   elementwise  the fused GELU-tanh kernel on 64 MiB against a copy, GB/s.
 //
 // Output: a table on stdout, --json=PATH, --plot=PATH (bench/plot.py).
 // Exit status 1 if any byte count differs from the prediction, any output
@@ -116,5 +118,6 @@ int main(int argc, char **argv) {
   runLinearSection(run);
   runCollectivesSection(run);
   runCompileSection(run);
+  runElementwiseSection(run);
   return reportSummary(run);
 }
