@@ -713,38 +713,10 @@ double blockErrorBound(const BlockSpec &spec) {
 int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
                          int rank, const std::vector<uint8_t> &output,
                          std::string &report) {
-  const int64_t count = spec.rows() * spec.h;
-  const size_t elt = rt::dtypeSize(spec.dtype);
-  const std::string who = spec.name() + " rank " + std::to_string(rank);
-  if (output.size() != static_cast<size_t>(count) * elt) {
-    report += who + ": output has " + std::to_string(output.size()) +
-              " bytes, expected " + std::to_string(count * elt) + "\n";
-    return count > 0 ? count : 1;
-  }
-  std::vector<double> y(count);
-  rt::convertToF64(spec.dtype, output.data(), y.data(), count);
   const BlockReference ref = blockReference(spec, data, rank);
-  const double bound = blockErrorBound(spec);
-  int64_t failures = 0;
-  for (int64_t e = 0; e < count; ++e) {
-    const double err = std::fabs(y[e] - ref.y[e]);
-    const double rel = ref.scale[e] > 0 ? err / ref.scale[e] : err;
-    if (rel <= bound) // false for NaN: unwritten (poisoned) elements fail
-      continue;
-    if (++failures <= 5) {
-      char line[320];
-      std::snprintf(line, sizeof(line),
-                    ": element %lld = %.17g, reference %.17g, |err|/scale = "
-                    "%.3g > bound %.3g%s\n",
-                    static_cast<long long>(e), y[e], ref.y[e], rel, bound,
-                    std::isnan(y[e]) ? " (NaN: never written?)" : "");
-      report += who + line;
-    }
-  }
-  if (failures > 5)
-    report += who + ": ... " + std::to_string(failures) + " of " +
-              std::to_string(count) + " elements failed\n";
-  return failures;
+  return compareWithReference(spec.name() + " rank " + std::to_string(rank),
+                              spec.dtype, output, spec.h, ref.y, ref.scale,
+                              blockErrorBound(spec), report);
 }
 
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,

@@ -9,6 +9,8 @@
 
 #include "mlir/Parser/Parser.h"
 
+#include <cmath>
+#include <cstdio>
 #include <optional>
 
 namespace shardlin::testkit {
@@ -90,6 +92,43 @@ std::string linearMlir(const LinearSpec &c) {
        y + "\n";
   s += "  return %y : " + y + "\n}\n";
   return s;
+}
+
+int64_t compareWithReference(const std::string &who, rt::DType dtype,
+                             const std::vector<uint8_t> &output, int64_t cols,
+                             const std::vector<double> &ref,
+                             const std::vector<double> &scale, double bound,
+                             std::string &report) {
+  const int64_t count = static_cast<int64_t>(ref.size());
+  const size_t elt = rt::dtypeSize(dtype);
+  if (output.size() != static_cast<size_t>(count) * elt) {
+    report += who + ": output has " + std::to_string(output.size()) +
+              " bytes, expected " + std::to_string(count * elt) + "\n";
+    return count > 0 ? count : 1;
+  }
+  std::vector<double> y(count);
+  rt::convertToF64(dtype, output.data(), y.data(), count);
+  int64_t failures = 0;
+  for (int64_t e = 0; e < count; ++e) {
+    const double err = std::fabs(y[e] - ref[e]);
+    const double rel = scale[e] > 0 ? err / scale[e] : err;
+    if (rel <= bound) // false for NaN: unwritten (poisoned) elements fail
+      continue;
+    if (++failures <= 5) {
+      char line[320];
+      std::snprintf(line, sizeof(line),
+                    ": element %lld (row %lld, feature %lld) = %.17g, "
+                    "reference %.17g, |err|/scale = %.3g > bound %.3g%s\n",
+                    static_cast<long long>(e), static_cast<long long>(e / cols),
+                    static_cast<long long>(e % cols), y[e], ref[e], rel, bound,
+                    std::isnan(y[e]) ? " (NaN: never written?)" : "");
+      report += who + line;
+    }
+  }
+  if (failures > 5)
+    report += who + ": ... " + std::to_string(failures) + " of " +
+              std::to_string(count) + " elements failed\n";
+  return failures;
 }
 
 rt::Status compileMlir(const std::string &text, const std::string &strategy,

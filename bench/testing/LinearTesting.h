@@ -77,6 +77,17 @@ rt::Status compileMlir(const std::string &text, const std::string &strategy,
                        CompileMessage message = CompileMessage::DiagnosticsAndInput,
                        bool fuseBlocks = true);
 
+/// Compares `output` (dtype bytes of a rows x cols result) with a float64
+/// reference element by element: |y - ref| / scale <= bound (|y - ref| where
+/// scale is 0; NaN, for example an unwritten element, fails). Returns the
+/// failures (all elements if the size is wrong) and appends up to 5 lines
+/// on them, each starting with `who`, to `report`.
+int64_t compareWithReference(const std::string &who, rt::DType dtype,
+                             const std::vector<uint8_t> &output, int64_t cols,
+                             const std::vector<double> &ref,
+                             const std::vector<double> &scale, double bound,
+                             std::string &report);
+
 /// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>").
 std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype);
 /// "5x19" with sep "x".

@@ -157,39 +157,10 @@ double errorBound(const LinearConfig &c) {
 
 int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
                     const std::vector<uint8_t> &output, std::string &report) {
-  const int64_t count = c.rows() * c.n;
-  const size_t elt = rt::dtypeSize(c.dtype);
-  const std::string who = c.name() + " rank " + std::to_string(rank);
-  if (output.size() != static_cast<size_t>(count) * elt) {
-    report += who + ": output has " + std::to_string(output.size()) +
-              " bytes, expected " + std::to_string(count * elt) + "\n";
-    return count > 0 ? count : 1;
-  }
-  std::vector<double> y(count);
-  rt::convertToF64(c.dtype, output.data(), y.data(), count);
   const Reference ref = referenceOutput(c, data, rank);
-  const double bound = errorBound(c);
-  int64_t failures = 0;
-  for (int64_t e = 0; e < count; ++e) {
-    const double err = std::fabs(y[e] - ref.y[e]);
-    const double rel = ref.scale[e] > 0 ? err / ref.scale[e] : err;
-    if (rel <= bound) // false for NaN: unwritten (poisoned) elements fail
-      continue;
-    if (++failures <= 5) {
-      char line[320];
-      std::snprintf(line, sizeof(line),
-                    ": element %lld (row %lld, feature %lld) = %.17g, "
-                    "reference %.17g, |err|/scale = %.3g > bound %.3g%s\n",
-                    static_cast<long long>(e), static_cast<long long>(e / c.n),
-                    static_cast<long long>(e % c.n), y[e], ref.y[e], rel, bound,
-                    std::isnan(y[e]) ? " (NaN: never written?)" : "");
-      report += who + line;
-    }
-  }
-  if (failures > 5)
-    report += who + ": ... " + std::to_string(failures) + " of " +
-              std::to_string(count) + " elements failed\n";
-  return failures;
+  return testkit::compareWithReference(
+      c.name() + " rank " + std::to_string(rank), c.dtype, output, c.n, ref.y,
+      ref.scale, errorBound(c), report);
 }
 
 uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
