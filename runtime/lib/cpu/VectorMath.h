@@ -71,7 +71,10 @@ SHARDLIN_VMATH_INLINE float withSignOf(float magnitude, float sign) {
 SHARDLIN_VMATH_INLINE float exp(float x) {
   // Beyond these the result is inf (e^89 > FLT_MAX) or 0 (e^-104 is under
   // half the smallest subnormal); clamping keeps n in [-150, 129].
-  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // NaN goes through as 0 (converting NaN to an integer is undefined) and
+  // comes back as x at the end.
+  const float xn = x != x ? 0.0f : x;
+  const float xc = xn < -104.0f ? -104.0f : (xn > 89.0f ? 89.0f : xn);
   // round(xc / ln2) with the 1.5 * 2^23 trick: adding it pushes the
   // fraction out of the mantissa (round to nearest even).
   const float shifter = 12582912.0f;
