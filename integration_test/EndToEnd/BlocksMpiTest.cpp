@@ -7,16 +7,15 @@
 // forced and chosen strategies), runs its own rank through rt::runProgram
 // on the mpi backend and checks its output against the float64 reference
 // (every process regenerates every tensor from the configuration's seed).
-// The failures are summed over ranks; rank 0 prints the summary and every
-// process exits non-zero if any rank failed.
+// MpiSuite.h sums the failures and prints the summary.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BlockTesting.h"
+#include "MpiSuite.h"
 
 #include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/MpiCommunicator.h"
 
 #include <cstdio>
 #include <memory>
@@ -97,34 +96,21 @@ std::vector<BlockSpec> blockConfigs(int w) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::unique_ptr<rt::MpiSession> session;
-  rt::Status started = rt::MpiSession::create(&argc, &argv, session);
-  if (!started) {
-    std::fprintf(stderr, "mpi blocks: %s\n", started.message().c_str());
-    return 1;
-  }
-  // The summing communicator (the runs make their own).
-  rt::CommOptions commOptions;
-  commOptions.timeoutSeconds = 60;
-  std::unique_ptr<rt::Communicator> comm;
-  rt::Status created = rt::createMpiCommunicator(commOptions, comm);
-  if (!created) {
-    std::fprintf(stderr, "mpi blocks: %s\n", created.message().c_str());
-    return 1;
-  }
-  const int rank = comm->rank();
-  const int w = comm->worldSize();
-
-  rt::RunOptions options;
-  options.backend = "mpi";
-  options.comm = commOptions;
-  // Several processes share the cores: one BLAS thread each.
-  options.blasThreads = 1;
-
-  const std::vector<BlockSpec> configs = blockConfigs(w);
-  double failedConfigs = 0;
-  for (const BlockSpec &spec : configs) {
-    bool ok = true;
+  std::vector<BlockSpec> configs;
+  shardlin::e2e::MpiSuite suite;
+  suite.label = "mpi blocks";
+  suite.count = [&](int w) {
+    configs = blockConfigs(w);
+    return configs.size();
+  };
+  suite.run = [&](size_t i, const rt::CommOptions &commOptions,
+                  rt::Communicator &comm) {
+    const BlockSpec &spec = configs[i];
+    const int rank = comm.rank();
+    rt::RunOptions options;
+    options.backend = "mpi";
+    options.comm = commOptions;
+    options.blasThreads = 1;
     rt::Program program;
     rt::Status status = compileBlock(spec, program);
     BlockData data;
@@ -140,34 +126,14 @@ int main(int argc, char **argv) {
     if (!status) {
       std::fprintf(stderr, "FAIL %s rank %d: %s\n", spec.name().c_str(), rank,
                    status.message().c_str());
-      ok = false;
-    } else {
-      std::string report;
-      if (checkBlockOutput(spec, data, rank, outputs[rank], report) != 0) {
-        std::fprintf(stderr, "FAIL %s", report.c_str());
-        ok = false;
-      }
+      return false;
     }
-    double failedHere = ok ? 0.0 : 1.0;
-    rt::Status summed =
-        comm->allReduce(&failedHere, &failedHere, 1, rt::DType::F64);
-    if (!summed) {
-      std::fprintf(stderr, "mpi blocks: rank %d: %s\n", rank,
-                   summed.message().c_str());
-      return 1;
+    std::string report;
+    if (checkBlockOutput(spec, data, rank, outputs[rank], report) != 0) {
+      std::fprintf(stderr, "FAIL %s", report.c_str());
+      return false;
     }
-    if (failedHere > 0)
-      failedConfigs += 1;
-    std::fflush(stderr);
-  }
-  if (rank == 0) {
-    if (failedConfigs == 0)
-      std::printf("mpi blocks: %zu configurations passed on %d ranks\n",
-                  configs.size(), w);
-    else
-      std::printf("mpi blocks: %d of %zu configurations FAILED on %d ranks\n",
-                  static_cast<int>(failedConfigs), configs.size(), w);
-    std::fflush(stdout);
-  }
-  return failedConfigs == 0 ? 0 : 1;
+    return true;
+  };
+  return shardlin::e2e::runMpiSuite(argc, argv, suite);
 }
