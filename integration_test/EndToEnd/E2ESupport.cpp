@@ -240,17 +240,47 @@ std::vector<uint8_t> poisonedOutput(const rt::Plan &plan) {
   return std::vector<uint8_t>(bytes, 0xFF);
 }
 
-rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
-                   const LinearConfig &config, const LinearData &data,
-                   rt::Communicator &comm, rt::GemmBackend &gemm,
-                   std::vector<uint8_t> &output) {
-  std::vector<uint8_t> chunk;
-  std::vector<const void *> args;
-  SHARDLIN_RETURN_IF_ERROR(
-      bindArguments(program, plan, config, data, comm.rank(), chunk, args));
-  output = poisonedOutput(plan);
-  comm.resetStats();
-  return plan.run(comm, gemm, args, {output.data()});
+rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
+                     const std::vector<const LinearData *> &runs,
+                     const rt::RunOptions &options,
+                     std::vector<std::vector<std::vector<uint8_t>>> &outputs,
+                     std::vector<rt::RankResult> &ranks) {
+  const int w = config.worldSize();
+  if (runs.empty())
+    return rt::Status::invalidArgument("runLinear needs at least one run");
+  outputs.assign(runs.size(), std::vector<std::vector<uint8_t>>(w));
+  // Each rank's chunk of A for each run (written on the rank's thread).
+  std::vector<std::vector<std::vector<uint8_t>>> chunks(
+      w, std::vector<std::vector<uint8_t>>(runs.size()));
+  std::vector<std::vector<std::vector<const void *>>> args(
+      w, std::vector<std::vector<const void *>>(runs.size()));
+  rt::RankCallbacks callbacks;
+  callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+                       rt::RankBuffers &buffers) {
+    const int r = plan.rank();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, *runs[i],
+                                             r, chunks[r][i], args[r][i]));
+      outputs[i][r] = poisonedOutput(plan);
+    }
+    buffers.args = args[r][0];
+    buffers.results = {outputs[0][r].data()};
+    return rt::Status::ok();
+  };
+  if (runs.size() > 1)
+    callbacks.run = [&](rt::RankRun &run) {
+      const int r = run.plan().rank();
+      for (size_t i = 0; i < runs.size(); ++i) {
+        run.buffers().args = args[r][i];
+        run.buffers().results = {outputs[i][r].data()};
+        SHARDLIN_RETURN_IF_ERROR(run.execute());
+      }
+      return rt::Status::ok();
+    };
+  rt::RunOptions withW = options;
+  if (withW.worldSize == 0)
+    withW.worldSize = w;
+  return rt::runProgram(program, withW, callbacks, &ranks);
 }
 
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,

@@ -16,6 +16,7 @@
 #include "LinearTesting.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Gemm.h"
 #include "shardlin/runtime/Plan.h"
 #include "shardlin/runtime/Program.h"
@@ -89,12 +90,19 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
 /// in every supported dtype), so unwritten elements fail the check.
 std::vector<uint8_t> poisonedOutput(const rt::Plan &plan);
 
-/// Runs an already built plan once on `data`: binds the arguments, poisons
-/// the output, resets comm's stats, runs. `output` receives the result.
-rt::Status runPlan(rt::Plan &plan, const rt::Program &program,
-                   const LinearConfig &config, const LinearData &data,
-                   rt::Communicator &comm, rt::GemmBackend &gemm,
-                   std::vector<uint8_t> &output);
+/// Runs `program` for `config` through the in-memory run API (rt::runProgram)
+/// on a host-memory backend (`options.backend`: threads, or mpi for this
+/// process's rank). Each rank's plan is bound to x_r, its chunk of A and b of
+/// runs[0] and executed once per entry of `runs`, the arguments re-bound to
+/// that entry's data before each execution (a replay: a plan must not keep
+/// pointers or state from an earlier run). outputs[i][r] receives rank r's
+/// output of run i, from a NaN-filled buffer so that unwritten elements fail
+/// the check; ranks[r] is rank r's status and traffic (over all runs).
+rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
+                     const std::vector<const LinearData *> &runs,
+                     const rt::RunOptions &options,
+                     std::vector<std::vector<std::vector<uint8_t>>> &outputs,
+                     std::vector<rt::RankResult> &ranks);
 
 /// One rank's whole run through the runtime's rt::runRank (Execute.h), on
 /// host memory with OpenBLAS: builds the plan for comm.rank(), binds the
