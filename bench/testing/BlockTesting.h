@@ -15,6 +15,7 @@
 #ifndef SHARDLIN_BENCH_TESTING_BLOCKTESTING_H
 #define SHARDLIN_BENCH_TESTING_BLOCKTESTING_H
 
+#include "LinearTesting.h"
 #include "shardlin/runtime/DType.h"
 #include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Program.h"
@@ -107,10 +108,7 @@ rt::Status compileBlock(const BlockSpec &spec, rt::Program &out);
 /// Random data: every global argument (weights whole, one input per rank),
 /// exactly representable in the dtype, as doubles and as dtype bytes.
 struct BlockData {
-  struct Tensor {
-    std::vector<double> values;
-    std::vector<uint8_t> bytes;
-  };
+  using Tensor = HostTensor;
   /// Indexed like blockArguments(); for Role::Input, unused (see inputs).
   std::vector<Tensor> args;
   /// One per rank.
@@ -121,10 +119,7 @@ BlockData makeBlockData(const BlockSpec &spec, uint64_t seed = 1);
 /// The float64 reference of rank `rank`'s output and, per element, the
 /// magnitude its rounding errors scale with (the sums of absolute terms,
 /// carried through the activation and the second GEMM).
-struct BlockReference {
-  std::vector<double> y;
-  std::vector<double> scale;
-};
+using BlockReference = Reference;
 BlockReference blockReference(const BlockSpec &spec, const BlockData &data,
                               int rank);
 

@@ -77,6 +77,20 @@ rt::Status compileMlir(const std::string &text, const std::string &strategy,
                        CompileMessage message = CompileMessage::DiagnosticsAndInput,
                        bool fuseBlocks = true);
 
+/// One tensor in a test's dtype (`bytes`) and the same values exactly in
+/// float64 (`values`).
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  std::vector<double> values;
+};
+
+/// A rank's float64 reference output `y` and, per element, the magnitude
+/// its rounding errors scale with (`scale`: the sums of absolute terms).
+struct Reference {
+  std::vector<double> y;
+  std::vector<double> scale;
+};
+
 /// Compares `output` (dtype bytes of a rows x cols result) with a float64
 /// reference element by element: |y - ref| / scale <= bound (|y - ref| where
 /// scale is 0; NaN, for example an unwritten element, fails). Returns the

@@ -40,12 +40,8 @@ using LinearConfig = testkit::LinearSpec;
 using testkit::compileLinear;
 using testkit::linearMlir;
 
-/// One tensor in the configuration's dtype (`bytes`) and the same values
-/// exactly in float64 (`values`).
-struct HostTensor {
-  std::vector<uint8_t> bytes;
-  std::vector<double> values;
-};
+using testkit::HostTensor;
+using testkit::Reference;
 
 /// Deterministic data for one configuration: the global weight A (N x K),
 /// the bias b (N; empty without bias) and a distinct input x_r per rank.
@@ -60,11 +56,7 @@ struct LinearData {
 LinearData makeLinearData(const LinearConfig &config, uint64_t salt = 0);
 
 /// Rank `rank`'s reference y_r = x_r A^T + b in float64 from the rounded
-/// values, and the per-element error scale sum_k |x_k A_jk| + |b_j|.
-struct Reference {
-  std::vector<double> y;
-  std::vector<double> scale;
-};
+/// values, with the per-element error scale sum_k |x_k A_jk| + |b_j|.
 Reference referenceOutput(const LinearConfig &config, const LinearData &data,
                           int rank);
 
