@@ -13,6 +13,7 @@
 #include "shardlin/runtime/DType.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace shardlin::rt {
 
@@ -210,12 +211,38 @@ uint16_t floatToBf16(float f) {
   return roundToNarrow<Binary32, BFloat16>(floatBits(f));
 }
 
-void convertToF32(DType t, const void *src, float *dst, size_t n) {
+namespace {
+
+// Each narrow format is rounded from the wide type directly (f64 -> f16 in
+// one step, never through f32, which would round twice).
+uint16_t toHalf(float f) { return floatToHalf(f); }
+uint16_t toHalf(double d) { return doubleToHalf(d); }
+uint16_t toBf16(float f) { return floatToBf16(f); }
+uint16_t toBf16(double d) { return doubleToBf16(d); }
+
+/// n elements of From to To: a copy where they are the same type, else a
+/// static_cast each (f64 -> f32 rounds to nearest even; f32 -> f64 is exact).
+template <typename From, typename To>
+void castEach(const void *src, void *dst, size_t n) {
+  if constexpr (std::is_same_v<From, To>) {
+    if (n)
+      std::memmove(dst, src, n * sizeof(To));
+  } else {
+    const auto *s = static_cast<const From *>(src);
+    auto *d = static_cast<To *>(dst);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = static_cast<To>(s[i]);
+  }
+}
+
+/// A `t` buffer to Wide (float or double).
+template <typename Wide>
+void convertToWide(DType t, const void *src, Wide *dst, size_t n) {
   switch (t) {
   case DType::F16: {
     const auto *s = static_cast<const uint16_t *>(src);
     for (size_t i = 0; i < n; ++i)
-      dst[i] = halfToFloat(s[i]);
+      dst[i] = halfToFloat(s[i]); // Exact in either wide type.
     return;
   }
   case DType::BF16: {
@@ -225,97 +252,51 @@ void convertToF32(DType t, const void *src, float *dst, size_t n) {
     return;
   }
   case DType::F32:
-    if (n)
-      std::memmove(dst, src, n * sizeof(float));
-    return;
-  case DType::F64: {
-    const auto *s = static_cast<const double *>(src);
+    return castEach<float, Wide>(src, dst, n);
+  case DType::F64:
+    return castEach<double, Wide>(src, dst, n);
+  }
+}
+
+/// Wide (float or double) to a `t` buffer, rounding to nearest even.
+template <typename Wide>
+void convertFromWide(DType t, const Wide *src, void *dst, size_t n) {
+  switch (t) {
+  case DType::F16: {
+    auto *d = static_cast<uint16_t *>(dst);
     for (size_t i = 0; i < n; ++i)
-      dst[i] = static_cast<float>(s[i]); // Rounds to nearest even.
+      d[i] = toHalf(src[i]);
     return;
   }
+  case DType::BF16: {
+    auto *d = static_cast<uint16_t *>(dst);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = toBf16(src[i]);
+    return;
   }
+  case DType::F32:
+    return castEach<Wide, float>(src, dst, n);
+  case DType::F64:
+    return castEach<Wide, double>(src, dst, n);
+  }
+}
+
+} // namespace
+
+void convertToF32(DType t, const void *src, float *dst, size_t n) {
+  convertToWide(t, src, dst, n);
 }
 
 void convertFromF32(DType t, const float *src, void *dst, size_t n) {
-  switch (t) {
-  case DType::F16: {
-    auto *d = static_cast<uint16_t *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = floatToHalf(src[i]);
-    return;
-  }
-  case DType::BF16: {
-    auto *d = static_cast<uint16_t *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = floatToBf16(src[i]);
-    return;
-  }
-  case DType::F32:
-    if (n)
-      std::memmove(dst, src, n * sizeof(float));
-    return;
-  case DType::F64: {
-    auto *d = static_cast<double *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = src[i];
-    return;
-  }
-  }
+  convertFromWide(t, src, dst, n);
 }
 
 void convertToF64(DType t, const void *src, double *dst, size_t n) {
-  switch (t) {
-  case DType::F16: {
-    const auto *s = static_cast<const uint16_t *>(src);
-    for (size_t i = 0; i < n; ++i)
-      dst[i] = halfToFloat(s[i]);
-    return;
-  }
-  case DType::BF16: {
-    const auto *s = static_cast<const uint16_t *>(src);
-    for (size_t i = 0; i < n; ++i)
-      dst[i] = bf16ToFloat(s[i]);
-    return;
-  }
-  case DType::F32: {
-    const auto *s = static_cast<const float *>(src);
-    for (size_t i = 0; i < n; ++i)
-      dst[i] = s[i];
-    return;
-  }
-  case DType::F64:
-    if (n)
-      std::memmove(dst, src, n * sizeof(double));
-    return;
-  }
+  convertToWide(t, src, dst, n);
 }
 
 void convertFromF64(DType t, const double *src, void *dst, size_t n) {
-  switch (t) {
-  case DType::F16: {
-    auto *d = static_cast<uint16_t *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = doubleToHalf(src[i]);
-    return;
-  }
-  case DType::BF16: {
-    auto *d = static_cast<uint16_t *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = doubleToBf16(src[i]);
-    return;
-  }
-  case DType::F32: {
-    auto *d = static_cast<float *>(dst);
-    for (size_t i = 0; i < n; ++i)
-      d[i] = static_cast<float>(src[i]); // Rounds to nearest even.
-    return;
-  }
-  case DType::F64:
-    if (n)
-      std::memmove(dst, src, n * sizeof(double));
-    return;
-  }
+  convertFromWide(t, src, dst, n);
 }
 
 } // namespace shardlin::rt
