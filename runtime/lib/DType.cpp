@@ -47,24 +47,6 @@ std::optional<DType> parseDType(const std::string &name) {
 
 namespace {
 
-uint32_t floatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
-
-float bitsToFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
-
-uint64_t doubleBits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, sizeof(u));
-  return u;
-}
-
 /// An IEEE-style binary format: `ExpBits` exponent bits, `ManBits` stored
 /// mantissa bits, bias 2^(ExpBits-1) - 1.
 template <int ExpBits, int ManBits> struct Format {
@@ -186,29 +168,29 @@ template <typename Narrow> uint32_t widenToF32Bits(uint16_t h) {
 }
 
 uint16_t doubleToHalf(double d) {
-  return roundToNarrow<Binary64, Binary16>(doubleBits(d));
+  return roundToNarrow<Binary64, Binary16>(bitCast<uint64_t>(d));
 }
 
 uint16_t doubleToBf16(double d) {
-  return roundToNarrow<Binary64, BFloat16>(doubleBits(d));
+  return roundToNarrow<Binary64, BFloat16>(bitCast<uint64_t>(d));
 }
 
 } // namespace
 
 float halfToFloat(uint16_t h) {
-  return bitsToFloat(widenToF32Bits<Binary16>(h));
+  return bitCast<float>(widenToF32Bits<Binary16>(h));
 }
 
 uint16_t floatToHalf(float f) {
-  return roundToNarrow<Binary32, Binary16>(floatBits(f));
+  return roundToNarrow<Binary32, Binary16>(bitCast<uint32_t>(f));
 }
 
 float bf16ToFloat(uint16_t b) {
-  return bitsToFloat(widenToF32Bits<BFloat16>(b));
+  return bitCast<float>(widenToF32Bits<BFloat16>(b));
 }
 
 uint16_t floatToBf16(float f) {
-  return roundToNarrow<Binary32, BFloat16>(floatBits(f));
+  return roundToNarrow<Binary32, BFloat16>(bitCast<uint32_t>(f));
 }
 
 namespace {

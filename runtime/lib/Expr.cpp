@@ -53,18 +53,6 @@ static_assert(sizeof(kPredicates) / sizeof(kPredicates[0]) ==
 
 bool validOp(ExprOp op) { return static_cast<size_t>(op) < kNumExprOps; }
 
-uint64_t bitsOf(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, sizeof(u));
-  return u;
-}
-
-double fromBits(uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, sizeof(d));
-  return d;
-}
-
 constexpr uint64_t kDefaultNaN = 0x7ff8000000000000ull;
 constexpr uint64_t kSignBit = 0x8000000000000000ull;
 
@@ -99,7 +87,7 @@ std::optional<CmpPredicate> parseCmpPredicate(const std::string &name) {
 
 std::string formatExprConstant(double value) {
   if (std::isnan(value)) {
-    const uint64_t bits = bitsOf(value);
+    const uint64_t bits = bitCast<uint64_t>(value);
     if (bits == kDefaultNaN)
       return "nan";
     if (bits == (kDefaultNaN | kSignBit))
@@ -133,7 +121,7 @@ bool parseExprConstant(const std::string &text, double &value) {
     return false;
   const uint64_t sign = negative ? kSignBit : 0;
   if (s == "nan") {
-    value = fromBits(kDefaultNaN | sign);
+    value = bitCast<double>(kDefaultNaN | sign);
     return true;
   }
   if (s.rfind("nan(0x", 0) == 0 && s.back() == ')') {
@@ -145,9 +133,9 @@ bool parseExprConstant(const std::string &text, double &value) {
     const char *first = s.data() + 6, *last = s.data() + s.size() - 1;
     auto [ptr, ec] = std::from_chars(first, last, bits, 16);
     if (ec != std::errc() || ptr != last || first == last ||
-        !std::isnan(fromBits(bits)))
+        !std::isnan(bitCast<double>(bits)))
       return false;
-    value = fromBits(bits);
+    value = bitCast<double>(bits);
     return true;
   }
   if (s == "inf") {

@@ -32,6 +32,25 @@ int blocksFor(int64_t n) {
 }
 
 /// Storage type T, accumulator Acc, and the conversions between them.
+/// Calls f(Tag<T>{}) with T the device type of `dtype` (__half,
+/// __nv_bfloat16, float, double): the one dtype switch of the kernels.
+template <typename T> struct Tag {
+  using type = T;
+};
+template <typename F> cudaError_t withDeviceType(DType dtype, F &&f) {
+  switch (dtype) {
+  case DType::F16:
+    return f(Tag<__half>{});
+  case DType::BF16:
+    return f(Tag<__nv_bfloat16>{});
+  case DType::F32:
+    return f(Tag<float>{});
+  case DType::F64:
+    return f(Tag<double>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
 template <typename T> struct Arith;
 template <> struct Arith<__half> {
   using Acc = float;
@@ -93,26 +112,14 @@ template <typename Sources>
 cudaError_t launchSum(DType dtype, const Sources &sources, void *dst, int64_t n,
                       cudaStream_t stream) {
   const int blocks = blocksFor(n);
-  switch (dtype) {
-  case DType::F16:
-    sumKernel<__half><<<blocks, kThreads, 0, stream>>>(
-        sources, static_cast<__half *>(dst), n);
-    break;
-  case DType::BF16:
-    sumKernel<__nv_bfloat16><<<blocks, kThreads, 0, stream>>>(
-        sources, static_cast<__nv_bfloat16 *>(dst), n);
-    break;
-  case DType::F32:
-    sumKernel<float><<<blocks, kThreads, 0, stream>>>(
-        sources, static_cast<float *>(dst), n);
-    break;
-  case DType::F64:
-    sumKernel<double><<<blocks, kThreads, 0, stream>>>(
-        sources, static_cast<double *>(dst), n);
-    break;
-  default:
-    return cudaErrorInvalidValue;
-  }
+  cudaError_t err = withDeviceType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    sumKernel<T><<<blocks, kThreads, 0, stream>>>(sources,
+                                                   static_cast<T *>(dst), n);
+    return cudaSuccess;
+  });
+  if (err != cudaSuccess)
+    return err;
   return cudaGetLastError();
 }
 
@@ -359,17 +366,10 @@ cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
     cols *= rows;
     rows = 1;
   }
-  switch (dtype) {
-  case DType::F16:
-    return launchExpr<__half>(expr, y, rows, cols, stream);
-  case DType::BF16:
-    return launchExpr<__nv_bfloat16>(expr, y, rows, cols, stream);
-  case DType::F32:
-    return launchExpr<float>(expr, y, rows, cols, stream);
-  case DType::F64:
-    return launchExpr<double>(expr, y, rows, cols, stream);
-  }
-  return cudaErrorInvalidValue;
+  return withDeviceType(dtype, [&](auto tag) {
+    return launchExpr<typename decltype(tag)::type>(expr, y, rows, cols,
+                                                    stream);
+  });
 }
 
 cudaError_t launchSumInOrder(DType dtype, const SumSources &sources, void *dst,
@@ -427,17 +427,10 @@ cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0)
     return cudaSuccess;
-  switch (dtype) {
-  case DType::F16:
-    return launchBias<__half>(x, bias, y, rows, cols, stream);
-  case DType::BF16:
-    return launchBias<__nv_bfloat16>(x, bias, y, rows, cols, stream);
-  case DType::F32:
-    return launchBias<float>(x, bias, y, rows, cols, stream);
-  case DType::F64:
-    return launchBias<double>(x, bias, y, rows, cols, stream);
-  }
-  return cudaErrorInvalidValue;
+  return withDeviceType(dtype, [&](auto tag) {
+    return launchBias<typename decltype(tag)::type>(x, bias, y, rows, cols,
+                                                    stream);
+  });
 }
 
 } // namespace shardlin::rt::cuda

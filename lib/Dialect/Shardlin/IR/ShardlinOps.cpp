@@ -198,15 +198,27 @@ static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
   return success();
 }
 
+/// all_gather (`gathers`: the input is the rank's chunk of the result along
+/// `along`) and reduce_scatter (the result is the rank's chunk of the
+/// input): every other dim is equal.
+static LogicalResult verifyAlongCollective(Operation *op, ChunkAttr along,
+                                           ShapedType in, ShapedType out,
+                                           bool gathers) {
+  if (failed(checkChunkDim(op, along, in.getRank(), "along")))
+    return failure();
+  int64_t d = along.getDim();
+  if (failed(checkOtherDimsEqual(op, in.getShape(), out.getShape(), {d})))
+    return failure();
+  if (gathers)
+    return checkChunkedShapes(op, along, out.getShape(), in.getShape(),
+                              "result", "input", d);
+  return checkChunkedShapes(op, along, in.getShape(), out.getShape(), "input",
+                            "result", d);
+}
+
 LogicalResult AllGatherOp::verify() {
-  auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
-    return failure();
-  int64_t d = getAlong().getDim();
-  if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
-    return failure();
-  return checkChunkedShapes(*this, getAlong(), out.getShape(), in.getShape(),
-                            "result", "input", d);
+  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+                               getResult().getType(), /*gathers=*/true);
 }
 
 LogicalResult AllToAllOp::verify() {
@@ -233,14 +245,8 @@ LogicalResult AllToAllOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getAlong(), in.getRank(), "along")))
-    return failure();
-  int64_t d = getAlong().getDim();
-  if (failed(checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {d})))
-    return failure();
-  return checkChunkedShapes(*this, getAlong(), in.getShape(), out.getShape(),
-                            "input", "result", d);
+  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+                               getResult().getType(), /*gathers=*/false);
 }
 
 //===----------------------------------------------------------------------===//

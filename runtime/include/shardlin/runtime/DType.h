@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,15 @@ constexpr size_t dtypeSize(DType t) {
 /// MLIR spelling: "f16", "bf16", "f32", "f64".
 const char *dtypeName(DType t);
 std::optional<DType> parseDType(const std::string &name);
+
+/// The bits of `from` as a To of the same size (std::bit_cast before
+/// C++20): bitCast<uint32_t>(1.0f) is 0x3F800000.
+template <typename To, typename From> To bitCast(const From &from) {
+  static_assert(sizeof(To) == sizeof(From), "bitCast needs equal sizes");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
 
 /// IEEE binary16 and bfloat16 conversions, round to nearest even; NaN and Inf
 /// are preserved.
