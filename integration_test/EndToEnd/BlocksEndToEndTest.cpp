@@ -245,9 +245,12 @@ bool expectFused(const BlockSpec &spec) {
 uint64_t expectedBytes(const BlockSpec &spec, int rank) {
   uint64_t perBlock;
   if (expectFused(spec)) {
-    // all_gather of B x H and reduce_scatter of B x H: 2 (W-1) B H elements.
-    perBlock = 2 * uint64_t(spec.worldSize() - 1) * spec.rows() * spec.h *
-               rt::dtypeSize(spec.dtype);
+    // all_gather of B x H and reduce_scatter of B x H: (W-1) B H elements
+    // each, the reduce_scatter's partial sums in f32 for f16 and bf16.
+    const uint64_t elt = rt::dtypeSize(spec.dtype);
+    const uint64_t partial = elt == 2 ? 4 : elt;
+    perBlock = uint64_t(spec.worldSize() - 1) * spec.rows() * spec.h *
+               (elt + partial);
     EXPECT_EQ(perBlock,
               estimateFusedBlockCost(blockShape(spec), MachineModel())
                   .bytesSent[rank]);

@@ -165,19 +165,24 @@ int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
 
 uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
   const int64_t w = c.worldSize(), b = c.rows();
-  int64_t elements;
+  const int64_t elt = static_cast<int64_t>(rt::dtypeSize(c.dtype));
+  int64_t bytes;
   if (c.strategy == "gather-weight") {
     // all_gather of this rank's weight chunk to the W-1 others.
     rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements);
-    elements = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k);
+    bytes = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k) * elt;
   } else if (c.dim == 1) {
+    // The reduce_scatter moves partial sums, f32 for f16 and bf16.
+    const int64_t partial =
+        c.dtype == rt::DType::F16 || c.dtype == rt::DType::BF16 ? 4 : elt;
     rt::ChunkLayout kLayout(c.k, c.placements);
-    elements = b * (c.k - kLayout.ofRank(rank).size) + (w - 1) * b * c.n;
+    bytes = b * (c.k - kLayout.ofRank(rank).size) * elt +
+            (w - 1) * b * c.n * partial;
   } else {
     rt::ChunkLayout nLayout(c.n, c.placements);
-    elements = (w - 1) * b * c.k + (w - 1) * b * nLayout.ofRank(rank).size;
+    bytes = ((w - 1) * b * c.k + (w - 1) * b * nLayout.ofRank(rank).size) * elt;
   }
-  return static_cast<uint64_t>(elements) * rt::dtypeSize(c.dtype);
+  return static_cast<uint64_t>(bytes);
 }
 
 //===----------------------------------------------------------------------===//

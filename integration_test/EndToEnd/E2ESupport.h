@@ -111,7 +111,8 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
 /// its communicator), derived from the chunk tables:
 ///  - row-wise: the all_to_all sends x_r[:, K_c(s)] to every other rank s,
 ///    B * (K - |K_c(r)|) elements; the reduce_scatter sends the W - 1 other
-///    ranks' B x N blocks, (W - 1) * B * N;
+///    ranks' B x N blocks of partial sums, (W - 1) * B * N (f32 for f16 and
+///    bf16);
 ///  - col-wise: the all_gather sends x_r to the W - 1 others, (W - 1) * B * K;
 ///    the all_to_all sends rank r's block Q_r[block d] (B x |N_c(r)|) to every
 ///    other rank d, (W - 1) * B * |N_c(r)|;

@@ -15,7 +15,19 @@
 
 namespace shardlin {
 
+int64_t partialSumBytes(int64_t elementBytes) {
+  return elementBytes == 2 ? 4 : elementBytes;
+}
+
 namespace {
+
+/// The extra memory of a K split's reduction in f32 (f16/bf16): the reduced
+/// B x N rows before they are rounded to the result (the widened bias, N
+/// elements, is not counted).
+uint64_t widenedReductionBytes(uint64_t b, uint64_t n, uint64_t e) {
+  const uint64_t p = partialSumBytes(int64_t(e));
+  return p == e ? 0 : b * n * p;
+}
 
 // Each strategy's traffic for one rank; `own` is the size of the rank's chunk
 // of the split dim (k_r or n_r).
@@ -28,12 +40,16 @@ RankTraffic activationsTraffic(const LinearShape &s, uint64_t own) {
   RankTraffic t;
   if (s.dim == 1) {
     // all_to_all: x[:, K_c(d)] to every other rank d; receive B x k_r from
-    // each. reduce_scatter: B x N to each other rank, and the same back.
+    // each. reduce_scatter: B x N partial sums (f32 for f16/bf16) to each
+    // other rank, and the same back.
+    const uint64_t p = partialSumBytes(s.elementBytes);
     t.calls.push_back({b * others * e, (w - 1) * b * own * e});
-    t.calls.push_back({(w - 1) * b * n * e, (w - 1) * b * n * e});
-    // Stacked inputs (W*B x k_r), partial products (W*B x N), and the
-    // packed send buffer of the strided K split (B x K).
-    t.peakExtraBytes = (w * b * own + w * b * n + b * k) * e;
+    t.calls.push_back({(w - 1) * b * n * p, (w - 1) * b * n * p});
+    // Stacked inputs (W*B x k_r), partial products (W*B x N), the packed
+    // send buffer of the strided K split (B x K), and the f32 sum of
+    // f16/bf16 before it is rounded.
+    t.peakExtraBytes = (w * b * own + b * k) * e + w * b * n * p +
+                       widenedReductionBytes(b, n, e);
     t.flops = 2 * w * b * n * own;
     return t;
   }
@@ -167,6 +183,7 @@ StrategyCost estimateFusedBlockCost(const BlockShape &s,
   const int64_t w = static_cast<int64_t>(s.placements.size());
   rt::ChunkLayout layout(s.f, s.placements);
   const uint64_t e = s.elementBytes;
+  const uint64_t p = partialSumBytes(s.elementBytes);
   const uint64_t b = s.rows, k = s.k, n = s.n, uw = w;
   StrategyCost c;
   c.strategy = Strategy::Activations;
@@ -179,15 +196,18 @@ StrategyCost estimateFusedBlockCost(const BlockShape &s,
   for (int64_t r = 0; r < w; ++r) {
     const uint64_t own = layout.ofRank(r).size;
     // all_gather: B x K to every other rank, and the same from each;
-    // reduce_scatter: B x N partial sums to every other rank, and back.
+    // reduce_scatter: B x N partial sums (f32 for f16/bf16) to every other
+    // rank, and back.
     const uint64_t gather = (uw - 1) * b * k * e;
-    const uint64_t scatter = (uw - 1) * b * n * e;
+    const uint64_t scatter = (uw - 1) * b * n * p;
     c.bytesSent[r] = gather + scatter;
     c.bytesReceived[r] = gather + scatter;
     // The gathered rows (W*B x K), each col-wise product and the
-    // elementwise result (W*B x f_r), the partial products (W*B x N).
+    // elementwise result (W*B x f_r), the partial products (W*B x N), the
+    // f32 sum of f16/bf16 before it is rounded.
     c.peakExtraBytes[r] =
-        (uw * b * k + (s.colLinears + 1) * uw * b * own + uw * b * n) * e;
+        (uw * b * k + (s.colLinears + 1) * uw * b * own) * e + uw * b * n * p +
+        widenedReductionBytes(b, n, e);
     const double flops = 2.0 * uw * b * own * (s.colLinears * k + n);
     double us = flops / (m.gemmGflops * 1e3);
     us += 2 * m.latencyUs * (w - 1) +

@@ -253,4 +253,34 @@ Status checkElementwiseArguments(const ExprProgram &expr,
   return Status::ok();
 }
 
+// The checks of LocalOps::convert live here with those of elementwise: the
+// two local ops every device implements with kernels of its own.
+
+bool isConversion(DType from, DType to) {
+  auto narrow = [](DType t) { return t == DType::F16 || t == DType::BF16; };
+  return (from == DType::F32 && narrow(to)) || (narrow(from) && to == DType::F32);
+}
+
+Status checkConvertArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t n) {
+  if (!isConversion(from, to))
+    return Status::invalidArgument(
+        "convert: no conversion from element type " +
+        std::to_string(static_cast<int>(from)) + " to " +
+        std::to_string(static_cast<int>(to)) +
+        " (f32 to f16 or bf16, or back)");
+  if (n < 0)
+    return Status::invalidArgument("convert: negative size " +
+                                   std::to_string(n));
+  int64_t count = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements({n}, count, dtypeSize(DType::F32))
+          .withContext("convert"));
+  if (n > 0 && (!x || !y))
+    return Status::invalidArgument(std::string("convert: ") +
+                                   (!x ? "the source" : "the result") +
+                                   " is null");
+  return Status::ok();
+}
+
 } // namespace shardlin::rt

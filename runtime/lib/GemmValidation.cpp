@@ -52,6 +52,14 @@ Status validateGemmOp(const GemmOp &op, const char *blasLibrary) {
   if (!isValidDType(op.dtype))
     return Status::invalidArgument("invalid dtype value " +
                                    str(static_cast<int>(op.dtype)));
+  if (op.f32Result && op.dtype != DType::F16 && op.dtype != DType::BF16)
+    return Status::invalidArgument(std::string("an f32 result needs f16 or "
+                                               "bf16 operands, not ") +
+                                   dtypeName(op.dtype));
+  if (op.f32Result && op.bias)
+    return Status::invalidArgument(
+        "a bias with an f32 result is not supported (the bias of a K split "
+        "is added after the reduction)");
   const struct {
     const char *name;
     int64_t value;

@@ -14,7 +14,8 @@
 
 namespace shardlin::rt {
 
-/// Checks `op` against GemmOp's contract: a known dtype, m, n, k >= 0, each
+/// Checks `op` against GemmOp's contract: a known dtype, an f32 result only
+/// for f16/bf16 operands and without a bias, m, n, k >= 0, each
 /// operand's leading dimension at least its stored row length, no null
 /// operand that has elements, and every size and leading dimension within a
 /// 32-bit int (the range of `blasLibrary`, named in the message, e.g.

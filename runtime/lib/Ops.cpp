@@ -334,11 +334,30 @@ Status executeReduceScatter(OpExecuteContext &ctx) {
 // gemm: op(lhs) * op(rhs) (+ bias), row-major, transposes as BLAS flags.
 //===----------------------------------------------------------------------===//
 
+/// Whether a gemm with operands of `operands` gives an f32 result: the
+/// partial products of a K split, summed over ranks before one rounding.
+bool isF32ResultOf(DType operands, DType result) {
+  return result == DType::F32 &&
+         (operands == DType::F16 || operands == DType::BF16);
+}
+
 Status verifyGemm(const Program &p, const Instr &in, const std::string &what) {
   if (rankOf(p, in.result) != 2 || rankOf(p, in.operands[0]) != 2 ||
       rankOf(p, in.operands[1]) != 2 ||
       (in.operands.size() == 3 && rankOf(p, in.operands[2]) != 1))
     return Status::invalidArgument(what + " needs rank-2 operands and result");
+  const DType t = p.values[in.operands[0]].dtype;
+  for (int v : in.operands)
+    if (p.values[v].dtype != t)
+      return Status::invalidArgument(what + " mixes element types");
+  const DType r = p.values[in.result].dtype;
+  if (r != t && !isF32ResultOf(t, r))
+    return Status::invalidArgument(
+        what + " has a " + dtypeName(r) + " result of " + dtypeName(t) +
+        " operands (the result has their type, or f32 for f16 and bf16)");
+  if (r != t && in.operands.size() == 3)
+    return Status::invalidArgument(what + " has a bias and an f32 result of " +
+                                   dtypeName(t) + " operands");
   return Status::ok();
 }
 
@@ -373,7 +392,8 @@ Status executeGemm(OpExecuteContext &ctx) {
   op.k = st.k;
   op.transA = ctx.in.transposeLhs;
   op.transB = ctx.in.transposeRhs;
-  op.dtype = ctx.dtype();
+  op.dtype = ctx.plan.program.values[ctx.in.operands[0]].dtype;
+  op.f32Result = ctx.dtype() != op.dtype; // verifyGemm: f32 of f16/bf16
   op.a = ctx.operand(0);
   op.lda = st.lda;
   op.b = ctx.operand(1);
@@ -515,6 +535,36 @@ Status executeElementwise(OpExecuteContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// convert: the elements in another type (f32 to f16/bf16 rounding once, or
+// back exactly), the same shape.
+//===----------------------------------------------------------------------===//
+
+Status verifyConvert(const Program &p, const Instr &in,
+                     const std::string &what) {
+  const DType from = p.values[in.operands[0]].dtype;
+  const DType to = p.values[in.result].dtype;
+  if (!isConversion(from, to))
+    return Status::invalidArgument(what + " converts " + dtypeName(from) +
+                                   " to " + dtypeName(to) +
+                                   " (f32 to f16 or bf16, or back)");
+  if (rankOf(p, in.operands[0]) != rankOf(p, in.result))
+    return Status::invalidArgument(what + " changes the rank");
+  return Status::ok();
+}
+
+Status resolveConvert(OpResolveContext &ctx) {
+  ctx.result = ctx.operandShape(0);
+  return Status::ok();
+}
+
+Status executeConvert(OpExecuteContext &ctx) {
+  const int r = ctx.in.result;
+  return ctx.ops.convert(ctx.operand(0),
+                         ctx.plan.program.values[ctx.in.operands[0]].dtype,
+                         ctx.result(), ctx.dtype(), ctx.plan.numElements(r));
+}
+
+//===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
 
@@ -536,7 +586,8 @@ std::vector<OpInfo> makeTable() {
        {},
        verifyLocalShard,
        resolveLocalShard,
-       executeNothing},
+       executeNothing,
+       false},
       {OpCode::LocalChunk,
        "local_chunk",
        {"shardlin.local_chunk"},
@@ -545,7 +596,8 @@ std::vector<OpInfo> makeTable() {
        {along},
        verifyAlong,
        resolveLocalChunk,
-       executeLocalChunk},
+       executeLocalChunk,
+       false},
       {OpCode::AllGather,
        "all_gather",
        {"shardlin.all_gather"},
@@ -554,7 +606,8 @@ std::vector<OpInfo> makeTable() {
        {along},
        verifyAlong,
        resolveAllGather,
-       executeAllGather},
+       executeAllGather,
+       false},
       {OpCode::AllToAll,
        "all_to_all",
        {"shardlin.all_to_all"},
@@ -564,7 +617,8 @@ std::vector<OpInfo> makeTable() {
         chunksAttr("concat", "concat", &Instr::concat)},
        verifyAllToAll,
        resolveAllToAll,
-       executeAllToAll},
+       executeAllToAll,
+       false},
       {OpCode::ReduceScatter,
        "reduce_scatter",
        {"shardlin.reduce_scatter"},
@@ -573,7 +627,8 @@ std::vector<OpInfo> makeTable() {
        {along},
        verifyAlong,
        resolveReduceScatter,
-       executeReduceScatter},
+       executeReduceScatter,
+       false},
       {OpCode::Gemm,
        "gemm",
        {"shardlin.gemm"},
@@ -585,7 +640,8 @@ std::vector<OpInfo> makeTable() {
           {"transpose_rhs", nullptr, &Instr::transposeRhs}}}},
        verifyGemm,
        resolveGemm,
-       executeGemm},
+       executeGemm,
+       true},
       {OpCode::BiasAdd,
        "bias_add",
        {"shardlin.bias_add"},
@@ -594,7 +650,8 @@ std::vector<OpInfo> makeTable() {
        {},
        verifyBiasAdd,
        resolveBiasAdd,
-       executeBiasAdd},
+       executeBiasAdd,
+       false},
       {OpCode::Reshape,
        "reshape",
        {"tensor.collapse_shape", "tensor.expand_shape"},
@@ -603,7 +660,8 @@ std::vector<OpInfo> makeTable() {
        {},
        noChecks,
        resolveReshape,
-       executeNothing},
+       executeNothing,
+       false},
       // Built by the translator from chains of arith/math/linalg ops, not
       // from one IR op: no irOps.
       {OpCode::Elementwise,
@@ -614,7 +672,18 @@ std::vector<OpInfo> makeTable() {
        {{Kind::Expr, "expr", {{"expr", nullptr, nullptr, &Instr::expr}}}},
        verifyElementwise,
        resolveElementwise,
-       executeElementwise},
+       executeElementwise,
+       false},
+      {OpCode::Convert,
+       "convert",
+       {"shardlin.convert"},
+       1,
+       1,
+       {},
+       verifyConvert,
+       resolveConvert,
+       executeConvert,
+       true},
   };
   return t;
 }

@@ -91,9 +91,10 @@ Status Program::validate() const {
     if (in.result < 0 || in.result >= numValues || defined[in.result])
       return Status::invalidArgument(what + " defines invalid or duplicate value " +
                            std::to_string(in.result));
-    for (int v : in.operands)
-      if (values[v].dtype != values[in.result].dtype)
-        return Status::invalidArgument(what + " mixes element types");
+    if (!info.ownElementTypes)
+      for (int v : in.operands)
+        if (values[v].dtype != values[in.result].dtype)
+          return Status::invalidArgument(what + " mixes element types");
     SHARDLIN_RETURN_IF_ERROR(info.verify(*this, in, what));
     if (!in.strategy.empty() &&
         in.strategy.find_first_of(" \t\r\n") != std::string::npos)

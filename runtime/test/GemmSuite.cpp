@@ -45,7 +45,8 @@ std::string describe(DType t, Shape s, const GemmCase &o) {
   return std::string(dtypeName(t)) + " m=" + std::to_string(s.m) +
          " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
          (o.transA ? " transA" : "") + (o.transB ? " transB" : "") +
-         (o.bias ? " bias" : "") + " pads=" + std::to_string(o.padA) + "," +
+         (o.bias ? " bias" : "") + (o.f32Result ? " f32Result" : "") +
+         " pads=" + std::to_string(o.padA) + "," +
          std::to_string(o.padB) + "," + std::to_string(o.padC);
 }
 
@@ -63,7 +64,8 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   Matrix b = randomMatrix(rng, t, bRows, bCols, bCols + o.padB);
   Matrix bias = randomMatrix(rng, t, 1, s.n, s.n);
 
-  const size_t es = dtypeSize(t);
+  const DType ct = o.f32Result ? DType::F32 : t; // C's type
+  const size_t es = dtypeSize(ct);
   const int64_t ldc = s.n + o.padC;
   Bytes c(size_t(s.m * ldc) * es, 0xFF);
 
@@ -91,6 +93,7 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   op.bias = o.bias ? dbias : nullptr;
   op.c = dc;
   op.ldc = ldc;
+  op.f32Result = o.f32Result;
   st = target.gemm().run(op);
   ASSERT_TRUE(st.isOk()) << st.message();
   st = target.download(dc, c.size(), c);
@@ -127,7 +130,7 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
         cond += std::fabs(av * bv);
       }
       double got = 0;
-      convertToF64(t, elem, &got, 1);
+      convertToF64(ct, elem, &got, 1);
       double bound = 0;
       switch (t) {
       case DType::F64:
@@ -139,7 +142,9 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
       case DType::F16:
       case DType::BF16: {
         const double e = accumulation * cond;
-        bound = e + unit * (std::fabs(ref) + e) + minSubnormalHalf;
+        // An f32 result is the accumulation, not rounded to t.
+        bound = o.f32Result ? e
+                            : e + unit * (std::fabs(ref) + e) + minSubnormalHalf;
         break;
       }
       }
@@ -266,6 +271,62 @@ TEST_P(GemmConformance, EmptyReduction) {
   std::memcpy(got, c.data(), sizeof(got));
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(got[i], bias[i % 3]);
+}
+
+// An f32 C from f16/bf16 operands (the partial products of a K split): the
+// f32 accumulation, unrounded, for every transpose, padded C, and k == 0
+// (zeros). Then the sum that overflows f16 and the one bf16 rounds away:
+// 256 * 256 + 256.25 * (-255.875) and 17 * 17 + 1 * (-288), exact in f32.
+TEST_P(GemmConformance, F32Result) {
+  std::mt19937 rng(11);
+  const Shape shapes[] = {{7, 13, 5}, {1, 9, 11}, {33, 17, 67}, {4, 6, 0}};
+  for (DType t : {DType::F16, DType::BF16})
+    for (Shape s : shapes)
+      for (int flags = 0; flags < 8; ++flags) {
+        GemmCase o;
+        o.f32Result = true;
+        o.transA = flags & 1;
+        o.transB = flags & 2;
+        o.padC = flags & 4 ? 3 : 0;
+        checkGemm(*target_, rng, t, s, o);
+        if (HasFailure())
+          return;
+      }
+
+  Releaser releaser{*target_};
+  const struct {
+    DType t;
+    double a[2], b[2], sum;
+  } cases[] = {{DType::F16, {256, 256.25}, {256, -255.875}, -31.96875},
+               {DType::BF16, {17, 1}, {17, -288}, 1}};
+  for (const auto &cs : cases) {
+    SCOPED_TRACE(dtypeName(cs.t));
+    Bytes a(4), b(4), c(4, 0xFF);
+    convertFromF64(cs.t, cs.a, a.data(), 2);
+    convertFromF64(cs.t, cs.b, b.data(), 2);
+    void *da = nullptr, *db = nullptr, *dc = nullptr;
+    ASSERT_TRUE(target_->upload(a, da).isOk());
+    ASSERT_TRUE(target_->upload(b, db).isOk());
+    ASSERT_TRUE(target_->upload(c, dc).isOk());
+    GemmOp op; // 1 x 2 times 2 x 1
+    op.m = 1;
+    op.n = 1;
+    op.k = 2;
+    op.dtype = cs.t;
+    op.f32Result = true;
+    op.a = da;
+    op.lda = 2;
+    op.b = db;
+    op.ldb = 1;
+    op.c = dc;
+    op.ldc = 1;
+    Status st = target_->gemm().run(op);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    ASSERT_TRUE(target_->download(dc, c.size(), c).isOk());
+    float got = 0;
+    std::memcpy(&got, c.data(), sizeof(got));
+    EXPECT_EQ(got, float(cs.sum));
+  }
 }
 
 // m == 0 or n == 0: nothing to compute, C untouched (and may be null).
@@ -396,6 +457,13 @@ TEST_P(GemmConformance, RejectsInvalidOps) {
   op = valid();
   op.dtype = static_cast<DType>(9);
   expectError(op, "invalid dtype");
+  // An f32 result only of f16/bf16, and without a bias.
+  op = valid();
+  op.f32Result = true;
+  expectError(op, "an f32 result needs f16 or bf16 operands, not f32");
+  op.dtype = DType::F16;
+  op.bias = db;
+  expectError(op, "a bias with an f32 result is not supported");
   // A negative leading dimension is rejected whatever the shape.
   op = valid();
   op.m = 0;

@@ -118,6 +118,10 @@ struct Shape {
 struct GemmCase {
   bool transA = false, transB = false, bias = false;
   int64_t padA = 0, padB = 0, padC = 0;
+  /// GemmOp::f32Result (f16/bf16, no bias): C is f32, checked against the
+  /// accumulation bound alone, (k+2) 2^-24 S, which one rounding to f16 or
+  /// bf16 exceeds wherever cancellation does not dominate.
+  bool f32Result = false;
 };
 
 /// Runs one GEMM on `target` and checks every element of C against the f64

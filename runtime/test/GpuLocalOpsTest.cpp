@@ -68,7 +68,7 @@ TEST(GpuMemory, StreamAllocatorAndCopies) {
 }
 
 //===----------------------------------------------------------------------===//
-// GPU: local ops (copyRows, biasAdd), checked against the host's LocalOps
+// GPU: local ops (copyRows, biasAdd, convert), checked against the host's LocalOps
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -192,6 +192,42 @@ TEST_F(CudaLocalOpsTest, BiasAddMatchesHostBitForBit) {
         if (HasFailure())
           return;
       }
+}
+
+// convert rounds like the host (f32 to f16/bf16 to nearest even, back
+// exactly), so the results are the same bits, for sizes around the grid's.
+TEST_F(CudaLocalOpsTest, ConvertMatchesHostBitForBit) {
+  auto hostOps = createHostLocalOps();
+  const std::pair<DType, DType> pairs[] = {{DType::F32, DType::F16},
+                                           {DType::F32, DType::BF16},
+                                           {DType::F16, DType::F32},
+                                           {DType::BF16, DType::F32}};
+  for (auto [from, to] : pairs)
+    for (int64_t n : {int64_t(1), int64_t(1031), int64_t(2000003)}) {
+      SCOPED_TRACE(std::string(dtypeName(from)) + " to " + dtypeName(to) +
+                   ", " + std::to_string(n));
+      std::mt19937_64 rng(n);
+      Bytes x(size_t(n) * dtypeSize(from));
+      fillRandomForSums(from, x.data(), n, rng);
+      Bytes want(size_t(n) * dtypeSize(to), kPoisonByte);
+      ASSERT_TRUE(hostOps->convert(x.data(), from, want.data(), to, n).isOk());
+      Buffer dx, dy;
+      ASSERT_TRUE(upload(x, dx).isOk());
+      // Two poisoned elements past the end show a write beyond it.
+      ASSERT_TRUE(
+          upload(Bytes(want.size() + 2 * dtypeSize(to), kPoisonByte), dy).isOk());
+      Status st = ops_->convert(dx.data(), from, dy.data(), to, n);
+      ASSERT_TRUE(st.isOk()) << st.message();
+      Bytes got;
+      ASSERT_TRUE(download(dy, got).isOk());
+      EXPECT_TRUE(sameBytes(got.data(), want.data(), want.size()));
+      EXPECT_TRUE(isPoison(got.data() + want.size(), 2 * dtypeSize(to)));
+      if (HasFailure())
+        return;
+    }
+  Status st = ops_->convert(nullptr, DType::F32, nullptr, DType::F64, 1);
+  EXPECT_NE(st.message().find("no conversion"), std::string::npos)
+      << st.message();
 }
 
 // Both ops only enqueue: a copy of a bias add's output, then a bias add on

@@ -38,6 +38,12 @@ const char *strategyName(Strategy s);
 /// "gather-weight"), or nullopt.
 std::optional<Strategy> parseStrategy(const std::string &name);
 
+/// The size of one element of a K split's partial products, which are
+/// produced, reduce-scattered and biased in f32 when the elements are f16 or
+/// bf16 (2 bytes) and rounded once after the reduction: 4 for 2-byte
+/// elements, `elementBytes` otherwise (the lowering's partialSumType).
+int64_t partialSumBytes(int64_t elementBytes);
+
 struct LinearShape {
   int64_t rows = 0; // B
   int64_t n = 0, k = 0;
@@ -131,8 +137,9 @@ struct BlockShape {
 /// all_gather of x (W*B x K), the col-wise GEMM(s) on the rank's F chunk,
 /// the elementwise ops on that (W*B) x f_r block, the row-wise GEMM and a
 /// reduce_scatter. Each rank sends (W-1) B K elements in the all_gather
-/// and (W-1) B N in the reduce_scatter. `strategy` of the result
-/// is Activations (the fused form moves activations).
+/// and (W-1) B N partial sums (of partialSumBytes) in the reduce_scatter.
+/// `strategy` of the result is Activations (the fused form moves
+/// activations).
 StrategyCost estimateFusedBlockCost(const BlockShape &shape,
                                     const MachineModel &machine);
 

@@ -8,7 +8,8 @@
 // f32 (exactly: every f16/bf16 value is an f32 value), multiplied by sgemm into
 // an f32 C, and that C is rounded once into the caller's buffer. The widened
 // copies live in workspaces owned by the backend that only ever grow, so a
-// plan replayed many times allocates once.
+// plan replayed many times allocates once. With GemmOp::f32Result the
+// caller's C is that f32 C, and nothing is rounded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +70,7 @@ public:
     if (st.isOk())
       return st;
     return st.withContext("openblas gemm (" + std::string(dtypeName(op.dtype)) +
+                          (op.f32Result ? " -> f32" : "") +
                           ", m=" + str(op.m) + " n=" + str(op.n) +
                           " k=" + str(op.k) + ")");
   }
@@ -83,7 +85,7 @@ private:
       // An empty sum: C = bias (or 0) exactly. BLAS is skipped because
       // reference BLAS treats k == 0 as "scale C by beta", which would need
       // the same pre-fill anyway.
-      fillRows(op.c, op.ldc, op.bias, op.m, op.n, elemSize);
+      fillRows(op.c, op.ldc, op.bias, op.m, op.n, dtypeSize(op.cDtype()));
       return Status::ok();
     }
     const int m = int(op.m), n = int(op.n), k = int(op.k);
@@ -118,7 +120,8 @@ private:
   }
 
   /// f16/bf16 through f32: widen A and B (keeping their stored orientation,
-  /// so the transposes remain BLAS flags), sgemm, round C once.
+  /// so the transposes remain BLAS flags), sgemm, round C once (or, for an
+  /// f32 result, sgemm straight into the caller's C).
   Status runNarrow(const GemmOp &op) {
     const int64_t aRows = op.transA ? op.k : op.m;
     const int64_t aCols = op.transA ? op.m : op.k;
@@ -128,17 +131,24 @@ private:
     size_t aBytes = 0, bBytes = 0, cBytes = 0;
     SHARDLIN_RETURN_IF_ERROR(f32Bytes("a", aRows, aCols, aBytes));
     SHARDLIN_RETURN_IF_ERROR(f32Bytes("b", bRows, bCols, bBytes));
-    SHARDLIN_RETURN_IF_ERROR(f32Bytes("c", op.m, op.n, cBytes));
     SHARDLIN_RETURN_IF_ERROR(reserve(workA_, aBytes, "a"));
     SHARDLIN_RETURN_IF_ERROR(reserve(workB_, bBytes, "b"));
-    SHARDLIN_RETURN_IF_ERROR(reserve(workC_, cBytes, "c"));
 
     auto *a32 = static_cast<float *>(workA_.data());
     auto *b32 = static_cast<float *>(workB_.data());
-    auto *c32 = static_cast<float *>(workC_.data());
     const size_t elemSize = dtypeSize(op.dtype);
     widen(op.dtype, op.a, op.lda, aRows, aCols, elemSize, a32);
     widen(op.dtype, op.b, op.ldb, bRows, bCols, elemSize, b32);
+    if (op.f32Result) {
+      // No bias here (validateGemmOp): beta = 0, C is not read.
+      cblas_sgemm(CblasRowMajor, blasTrans(op.transA), blasTrans(op.transB),
+                  int(op.m), int(op.n), int(op.k), 1.0f, a32, int(aCols), b32,
+                  int(bCols), 0.0f, static_cast<float *>(op.c), int(op.ldc));
+      return Status::ok();
+    }
+    SHARDLIN_RETURN_IF_ERROR(f32Bytes("c", op.m, op.n, cBytes));
+    SHARDLIN_RETURN_IF_ERROR(reserve(workC_, cBytes, "c"));
+    auto *c32 = static_cast<float *>(workC_.data());
 
     // The bias is widened once into row 0 and copied to the other rows, so
     // sgemm's beta = 1 adds it inside the f32 accumulation.

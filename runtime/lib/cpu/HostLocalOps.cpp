@@ -77,6 +77,16 @@ public:
     return Status::error("biasAdd: unknown element type");
   }
 
+  Status convert(const void *x, DType from, void *y, DType to,
+                 int64_t n) override {
+    SHARDLIN_RETURN_IF_ERROR(checkConvertArguments(x, from, y, to, n));
+    if (from == DType::F32)
+      convertFromF32(to, static_cast<const float *>(x), y, size_t(n));
+    else
+      convertToF32(from, x, static_cast<float *>(y), size_t(n));
+    return Status::ok();
+  }
+
   Status elementwise(const ExprProgram &expr,
                      const std::vector<ExprOperand> &operands, void *y,
                      int64_t rows, int64_t cols, DType dtype) override {

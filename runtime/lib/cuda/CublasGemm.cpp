@@ -22,7 +22,10 @@
 //    cublasLtMatmul with the bias epilogue. Plans (descriptors, layouts and
 //    the heuristic's algorithm) are cached per shape, leading dimensions and
 //    pointer alignment, so replaying a plan queries the heuristic once.
-//  - otherwise cublasGemmEx; with a bias, a kernel first fills C's rows
+//  - otherwise cublasGemmEx (the only path of an f32 result from f16/bf16
+//    operands, GemmOp::f32Result: C's type CUDA_R_32F, which cuBLAS takes
+//    with CUBLAS_COMPUTE_32F; such a GEMM has no bias); with a bias, a
+//    kernel first fills C's rows
 //    with it and the GEMM runs with beta = 1, so the bias too is added in
 //    the accumulator type and C is rounded once.
 // f16 and bf16 accumulate in f32 (CUBLAS_COMPUTE_32F) and split-K partial
@@ -222,6 +225,7 @@ public:
     if (st.isOk())
       return st;
     return st.withContext("cublas gemm (" + std::string(dtypeName(op.dtype)) +
+                          (op.f32Result ? " -> f32" : "") +
                           ", m=" + str(op.m) + " n=" + str(op.n) +
                           " k=" + str(op.k) + ", cuda:" + str(device_) + ")");
   }
@@ -239,7 +243,7 @@ private:
     if (op.k == 0) {
       SHARDLIN_CUDA_RETURN_IF_ERROR(
           device_,
-          launchFillRows(op.dtype, op.c, op.ldc, op.bias, op.m, op.n, s));
+          launchFillRows(op.cDtype(), op.c, op.ldc, op.bias, op.m, op.n, s));
       return Status::ok();
     }
     if (op.bias && options_.fuseBiasEpilogue) {
@@ -260,7 +264,8 @@ private:
         cublasGemmEx(
             cublas_.get(), blasOp(op.transB), blasOp(op.transA), int(op.n),
             int(op.m), int(op.k), scalars.alpha(op.dtype), op.b, t, int(op.ldb),
-            op.a, t, int(op.lda), scalars.beta(op.dtype), op.c, t, int(op.ldc),
+            op.a, t, int(op.lda), scalars.beta(op.dtype), op.c,
+            dataType(op.cDtype()), int(op.ldc),
             computeType(op.dtype, options_.allowTf32), CUBLAS_GEMM_DEFAULT));
     return Status::ok();
   }
@@ -273,13 +278,14 @@ private:
       const char *name;
       const void *ptr;
       int64_t elements;
-    } buffers[] = {{"a", op.a, aElems},
-                   {"b", op.b, aElems},
-                   {"bias", op.bias, op.bias ? op.n : 0},
-                   {"c", op.c, 1}};
+      DType dtype;
+    } buffers[] = {{"a", op.a, aElems, op.dtype},
+                   {"b", op.b, aElems, op.dtype},
+                   {"bias", op.bias, op.bias ? op.n : 0, op.dtype},
+                   {"c", op.c, 1, op.cDtype()}};
     for (const auto &b : buffers) {
       std::string problem = checkDeviceBuffer(b.name, b.ptr, b.elements,
-                                              op.dtype, device_, pageableOk_);
+                                              b.dtype, device_, pageableOk_);
       if (!problem.empty())
         return Status::error(problem);
     }

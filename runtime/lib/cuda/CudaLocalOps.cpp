@@ -13,6 +13,7 @@
 //    host's LocalOps do, so GPU and CPU plans agree bit for bit on this step.
 //  - elementwise: one kernel that evaluates the expression per element, the
 //    program passed by value as a kernel argument (DeviceExpr).
+//  - convert: the convert kernel, rounding as the host's conversions do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace shardlin::rt {
@@ -85,8 +87,40 @@ public:
                           ", cuda:" + std::to_string(device_) + ")");
   }
 
+  Status convert(const void *x, DType from, void *y, DType to,
+                 int64_t n) override {
+    Status st = convertChecked(x, from, y, to, n);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda convert (" + std::string(dtypeName(from)) +
+                          " to " + dtypeName(to) + ", " + std::to_string(n) +
+                          " elements, cuda:" + std::to_string(device_) + ")");
+  }
+
 private:
   cudaStream_t s() const { return nativeStream(*stream_); }
+
+  Status convertChecked(const void *x, DType from, void *y, DType to,
+                        int64_t n) {
+    SHARDLIN_RETURN_IF_ERROR(checkConvertArguments(x, from, y, to, n));
+    if (n == 0)
+      return Status::ok();
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    // As biasAdd: a host pointer, or another device's, would fault inside
+    // the kernel.
+    for (const auto &[name, ptr, dtype] :
+         {std::tuple<const char *, const void *, DType>{"x", x, from},
+          {"y", y, to}}) {
+      std::string problem =
+          checkDeviceBuffer(name, ptr, n, dtype, device_, pageableOk_);
+      if (!problem.empty())
+        return Status::error(problem);
+    }
+    SHARDLIN_CUDA_RETURN_IF_ERROR(device_,
+                                  launchConvert(from, x, to, y, n, s()));
+    return Status::ok();
+  }
 
   Status elementwiseChecked(const ExprProgram &expr,
                             const std::vector<ExprOperand> &operands, void *y,

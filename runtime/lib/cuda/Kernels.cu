@@ -349,7 +349,42 @@ cudaError_t launchExpr(const DeviceExpr &e, void *y, int64_t rows,
   return cudaGetLastError();
 }
 
+//===----------------------------------------------------------------------===//
+// convert: f32 <-> f16/bf16, element by element.
+//===----------------------------------------------------------------------===//
+
+template <typename S, typename D>
+__global__ void convertKernel(const S *x, D *y, int64_t n) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step)
+    y[i] = Arith<D>::store(Arith<S>::load(x[i]));
+}
+
+template <typename S, typename D>
+cudaError_t launchConvertAs(const void *x, void *y, int64_t n,
+                            cudaStream_t stream) {
+  convertKernel<S, D><<<blocksFor(n), kThreads, 0, stream>>>(
+      static_cast<const S *>(x), static_cast<D *>(y), n);
+  return cudaGetLastError();
+}
+
 } // namespace
+
+cudaError_t launchConvert(DType from, const void *x, DType to, void *y,
+                          int64_t n, cudaStream_t stream) {
+  if (n == 0)
+    return cudaSuccess;
+  if (from == DType::F32 && to == DType::F16)
+    return launchConvertAs<float, __half>(x, y, n, stream);
+  if (from == DType::F32 && to == DType::BF16)
+    return launchConvertAs<float, __nv_bfloat16>(x, y, n, stream);
+  if (from == DType::F16 && to == DType::F32)
+    return launchConvertAs<__half, float>(x, y, n, stream);
+  if (from == DType::BF16 && to == DType::F32)
+    return launchConvertAs<__nv_bfloat16, float>(x, y, n, stream);
+  return cudaErrorInvalidValue;
+}
 
 cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
                               int64_t rows, int64_t cols, cudaStream_t stream) {

@@ -57,6 +57,11 @@ cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
 cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream);
 
+/// y[i] = x[i] from `from` to `to` (f32 to f16/bf16 rounding to nearest
+/// even, or back exactly; isConversion in LocalOps.h).
+cudaError_t launchConvert(DType from, const void *x, DType to, void *y,
+                          int64_t n, cudaStream_t stream);
+
 /// An expression program (Expr.h) and its operands in the form the
 /// elementwise kernel takes by value (about 1.5 KB of kernel parameters, so
 /// nothing is copied to the device before the launch): one entry per node,

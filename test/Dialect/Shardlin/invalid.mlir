@@ -733,7 +733,7 @@ func.func @gemm_rhs_i32(%a: tensor<4x8xf32>, %b: tensor<8x3xi32>) {
 // -----
 
 func.func @gemm_mixed_types(%a: tensor<4x8xf32>, %b: tensor<8x3xbf16>) {
-  // expected-error@+1 {{'shardlin.gemm' op lhs, rhs and result must share one element type, got 'f32', 'bf16' and 'f32'}}
+  // expected-error@+1 {{'shardlin.gemm' op lhs and rhs must share one element type and the result must have it too, or be f32 when it is f16 or bf16; got 'f32', 'bf16' and 'f32'}}
   %0 = shardlin.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xbf16>) -> tensor<4x3xf32>
   return
 }
@@ -741,8 +741,34 @@ func.func @gemm_mixed_types(%a: tensor<4x8xf32>, %b: tensor<8x3xbf16>) {
 // -----
 
 func.func @gemm_result_type(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) {
-  // expected-error@+1 {{'shardlin.gemm' op lhs, rhs and result must share one element type, got 'f32', 'f32' and 'f64'}}
+  // expected-error@+1 {{'shardlin.gemm' op lhs and rhs must share one element type and the result must have it too, or be f32 when it is f16 or bf16; got 'f32', 'f32' and 'f64'}}
   %0 = shardlin.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf64>
+  return
+}
+
+// -----
+
+// The f32 result of f16/bf16 operands (a K split's partial products) is the
+// only other result type: not f64, and not narrower than the operands.
+func.func @gemm_f16_to_f64(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>) {
+  // expected-error@+1 {{'shardlin.gemm' op lhs and rhs must share one element type and the result must have it too, or be f32 when it is f16 or bf16; got 'f16', 'f16' and 'f64'}}
+  %0 = shardlin.gemm %a, %b : (tensor<4x8xf16>, tensor<8x3xf16>) -> tensor<4x3xf64>
+  return
+}
+
+// -----
+
+func.func @gemm_f32_to_bf16(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error@+1 {{'shardlin.gemm' op lhs and rhs must share one element type and the result must have it too, or be f32 when it is f16 or bf16; got 'f32', 'f32' and 'bf16'}}
+  %0 = shardlin.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xbf16>
+  return
+}
+
+// -----
+
+func.func @gemm_f32_result_bias(%a: tensor<4x8xbf16>, %b: tensor<8x3xbf16>, %c: tensor<3xbf16>) {
+  // expected-error@+1 {{'shardlin.gemm' op an f32 result of 'bf16' operands takes no bias (the bias of a K split is added once, after the reduction)}}
+  %0 = shardlin.gemm %a, %b bias %c : (tensor<4x8xbf16>, tensor<8x3xbf16>, tensor<3xbf16>) -> tensor<4x3xf32>
   return
 }
 
@@ -796,5 +822,33 @@ func.func @bias_add_i32(%y: tensor<5x11xi32>, %b: tensor<11xi32>) {
 func.func @bias_add_result_type(%y: tensor<5x11xf32>, %b: tensor<11xf32>) {
   // expected-error@+1 {{'shardlin.bias_add' op failed to verify that all of {input, result} have same type}}
   %0 = "shardlin.bias_add"(%y, %b) : (tensor<5x11xf32>, tensor<11xf32>) -> tensor<5x10xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// shardlin.convert
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @convert_f32_to_f64(%a: tensor<4x3xf32>) {
+  // expected-error@+1 {{'shardlin.convert' op converts f32 to f16 or bf16, or f16 or bf16 to f32; got 'f32' to 'f64'}}
+  %0 = shardlin.convert %a : tensor<4x3xf32> -> tensor<4x3xf64>
+  return
+}
+
+// -----
+
+func.func @convert_f16_to_bf16(%a: tensor<4x3xf16>) {
+  // expected-error@+1 {{'shardlin.convert' op converts f32 to f16 or bf16, or f16 or bf16 to f32; got 'f16' to 'bf16'}}
+  %0 = shardlin.convert %a : tensor<4x3xf16> -> tensor<4x3xbf16>
+  return
+}
+
+// -----
+
+func.func @convert_shape(%a: tensor<4x3xf32>) {
+  // expected-error@+1 {{'shardlin.convert' op failed to verify that all of {input, result} have same shape}}
+  %0 = shardlin.convert %a : tensor<4x3xf32> -> tensor<3x4xf16>
   return
 }

@@ -57,10 +57,15 @@ func.func @mlp_relu(%x: tensor<2x3x8xf32>,
 // CHECK: arith.mulf
 // CHECK: } -> tensor<8x8xf16>
 // CHECK-NEXT: %[[AD:.*]] = shardlin.local_shard %[[WD]]
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[E]], %[[AD]] transpose_rhs {{.*}} -> tensor<8x6xf16>
-// CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<8x6xf16> -> tensor<4x6xf16>
+// The f16 partial products are f32 through the reduce_scatter, rounded once
+// (as in a row-wise linear alone, lower-dtypes.mlir).
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[E]], %[[AD]] transpose_rhs {{.*}} : (tensor<8x8xf16>, tensor<6x8xf16>) -> tensor<8x6xf32>
+// CHECK-NEXT: %[[S:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<8x6xf32> -> tensor<4x6xf32>
+// CHECK-NEXT: %[[Y:.*]] = shardlin.convert %[[S]] : tensor<4x6xf32> -> tensor<4x6xf16>
 // CHECK-NEXT: return %[[Y]]
-// EXPLAIN: lower-blocks.mlir:[[# @LINE + 15]]:8: remark: block fused with 2 col-wise linears (forced): fused est. {{.*}} us, max 96 bytes sent
+// The bytes: the all_gather sends 4 x 6 f16 (48), the reduce_scatter 4 x 6
+// f32 partial sums (96).
+// EXPLAIN: lower-blocks.mlir:[[# @LINE + 15]]:8: remark: block fused with 2 col-wise linears (forced): fused est. {{.*}} us, max 144 bytes sent
 // UNFUSED-LABEL: func.func @swiglu
 // UNFUSED-COUNT-3: shardlin.all_to_all
 func.func @swiglu(%x: tensor<4x6xf16>,

@@ -91,10 +91,14 @@ func.func @no_linear(%x: tensor<5x8xf32>) -> tensor<5x8xf32> {
 // CHECK-NEXT: %[[BC:.*]] = shardlin.local_chunk %[[B1]] along <dim = 0, placements = [1, 0]> : tensor<6xbf16> -> tensor<3xbf16>
 // CHECK-NEXT: %[[Q:.*]] = shardlin.gemm %[[G]], %[[A1]] bias %[[BC]] transpose_rhs {shardlin.lowering = {{.*}}strategy = "fused"}} : (tensor<8x8xbf16>, tensor<3x8xbf16>, tensor<3xbf16>) -> tensor<8x3xbf16>
 // CHECK-NEXT: %[[A2:.*]] = shardlin.local_shard %[[W2]] : {{.*}} -> tensor<8x3xbf16>
-// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[Q]], %[[A2]] transpose_rhs {shardlin.lowering = {{.*}}strategy = "fused"}} : (tensor<8x3xbf16>, tensor<8x3xbf16>) -> tensor<8x8xbf16>
-// CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<8x8xbf16> -> tensor<4x8xbf16>
-// CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[B2]] : tensor<4x8xbf16>, tensor<8xbf16>
-// CHECK-NEXT: return %[[Z]] : tensor<4x8xbf16>
+// The bf16 partial products, their sum and the second bias are f32, rounded
+// once at the end.
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %[[Q]], %[[A2]] transpose_rhs {shardlin.lowering = {{.*}}strategy = "fused"}} : (tensor<8x3xbf16>, tensor<8x3xbf16>) -> tensor<8x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = shardlin.reduce_scatter %[[P]] along <dim = 0, placements = [0, 1]> : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[BW:.*]] = shardlin.convert %[[B2]] : tensor<8xbf16> -> tensor<8xf32>
+// CHECK-NEXT: %[[Z:.*]] = shardlin.bias_add %[[Y]], %[[BW]] : tensor<4x8xf32>, tensor<8xf32>
+// CHECK-NEXT: %[[R:.*]] = shardlin.convert %[[Z]] : tensor<4x8xf32> -> tensor<4x8xbf16>
+// CHECK-NEXT: return %[[R]] : tensor<4x8xbf16>
 func.func @col_then_row(%x: tensor<4x8xbf16>,
     %w1: !shardlin.sharded<tensor<6x8xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>,
     %b1: tensor<6xbf16>,

@@ -205,3 +205,17 @@ func.func @bias_add(%y: tensor<5x11xf16>, %b: tensor<11xf16>, %v: tensor<2x?x11x
   %z1 = shardlin.bias_add %v, %b : tensor<2x?x11xf16>, tensor<11xf16>
   return %z0, %z1 : tensor<5x11xf16>, tensor<2x?x11xf16>
 }
+
+// The f32 partial products of f16/bf16 operands and their conversions.
+// CHECK-LABEL: func.func @f32_partials
+// CHECK-NEXT: %[[P:.*]] = shardlin.gemm %{{.*}}, %{{.*}} transpose_rhs : (tensor<4x8xbf16>, tensor<3x8xbf16>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[W:.*]] = shardlin.convert %{{.*}} : tensor<3xbf16> -> tensor<3xf32>
+// CHECK-NEXT: %[[S:.*]] = shardlin.bias_add %[[P]], %[[W]] : tensor<4x3xf32>, tensor<3xf32>
+// CHECK-NEXT: %[[R:.*]] = shardlin.convert %[[S]] : tensor<4x3xf32> -> tensor<4x3xbf16>
+func.func @f32_partials(%a: tensor<4x8xbf16>, %b: tensor<3x8xbf16>, %c: tensor<3xbf16>) -> tensor<4x3xbf16> {
+  %p = shardlin.gemm %a, %b transpose_rhs : (tensor<4x8xbf16>, tensor<3x8xbf16>) -> tensor<4x3xf32>
+  %w = shardlin.convert %c : tensor<3xbf16> -> tensor<3xf32>
+  %s = shardlin.bias_add %p, %w : tensor<4x3xf32>, tensor<3xf32>
+  %r = shardlin.convert %s : tensor<4x3xf32> -> tensor<4x3xbf16>
+  return %r : tensor<4x3xbf16>
+}

@@ -261,11 +261,20 @@ LogicalResult GemmOp::verify() {
                          << lhs.getRank() << ", " << rhs.getRank() << " and "
                          << res.getRank();
   Type elt = lhs.getElementType();
-  if (rhs.getElementType() != elt || res.getElementType() != elt)
-    return emitOpError() << "lhs, rhs and result must share one element "
-                            "type, got "
+  Type resElt = res.getElementType();
+  // The f32 result of f16/bf16 operands: a K split's partial products.
+  const bool f32Result = resElt != elt && resElt.isF32() &&
+                         (elt.isF16() || elt.isBF16());
+  if (rhs.getElementType() != elt || (resElt != elt && !f32Result))
+    return emitOpError() << "lhs and rhs must share one element type and the "
+                            "result must have it too, or be f32 when it is "
+                            "f16 or bf16; got "
                          << elt << ", " << rhs.getElementType() << " and "
-                         << res.getElementType();
+                         << resElt;
+  if (f32Result && getBias())
+    return emitOpError() << "an f32 result of " << elt
+                         << " operands takes no bias (the bias of a K split "
+                            "is added once, after the reduction)";
   bool tl = getTransposeLhs(), tr = getTransposeRhs();
   int64_t m = lhs.getShape()[tl ? 1 : 0], kl = lhs.getShape()[tl ? 0 : 1];
   int64_t kr = rhs.getShape()[tr ? 1 : 0], n = rhs.getShape()[tr ? 0 : 1];
@@ -306,6 +315,21 @@ LogicalResult BiasAddOp::verify() {
     return emitOpError() << "bias size " << formatDim(b.getShape()[0])
                          << " does not match the input's last dim "
                          << formatDim(in.getShape().back());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertOp::verify() {
+  Type from = getInput().getType().getElementType();
+  Type to = getResult().getType().getElementType();
+  auto narrow = [](Type t) { return t.isF16() || t.isBF16(); };
+  if (!(from.isF32() && narrow(to)) && !(narrow(from) && to.isF32()))
+    return emitOpError() << "converts f32 to f16 or bf16, or f16 or bf16 to "
+                            "f32; got "
+                         << from << " to " << to;
   return success();
 }
 

@@ -15,6 +15,9 @@
 //   reduce_scatter rank r's rows of the sum over ranks     B x N
 //   bias_add       b2, once
 //
+// As for a row-wise linear alone, f16/bf16 partial products P, their sum
+// and b2's addition are f32, rounded once at the end (reduceRowBlocks).
+//
 // E is the stacked input of L2's row-wise lowering for chunk c(s), so no
 // all_to_all is needed. A SwiGLU's gate and up share the all_gather.
 //
@@ -358,14 +361,13 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost) {
   Value e = rebuildChain(rewriter, loc, b.chain, b.result, mapped);
   Value a2 = LocalShardOp::create(rewriter, loc, w2.getLocalType(),
                                   row.getWeight());
-  auto p = GemmOp::create(rewriter, loc, tensorOf({stacked, n}, elt), e, a2,
+  auto p = GemmOp::create(rewriter, loc,
+                          tensorOf({stacked, n}, partialSumType(elt)), e, a2,
                           /*bias=*/Value(), /*transpose_lhs=*/false,
                           /*transpose_rhs=*/true);
   annotateLowering(p, "fused", &cost);
-  Value y = ReduceScatterOp::create(rewriter, loc, tensorOf({batch, n}, elt),
-                                    p, rowBlocks);
-  if (Value bias = row.getBias())
-    y = BiasAddOp::create(rewriter, loc, y.getType(), y, bias);
+  Value y = reduceRowBlocks(rewriter, loc, p, rowBlocks, batch, n, elt,
+                            row.getBias());
   y = restoreFromRows(rewriter, loc, y,
                       cast<RankedTensorType>(row.getResult().getType()));
   rewriter.replaceOp(row, y);

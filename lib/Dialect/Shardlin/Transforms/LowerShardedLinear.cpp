@@ -288,6 +288,8 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
 ///   gemm        P_s = X_s A_s^T                                 (W*B) x N
 ///   reduce_scatter (sum) row block r to rank r                  B x N
 ///   bias_add    once, after the reduction
+/// For f16/bf16, P_s, the sum and the bias addition are f32, rounded once
+/// at the end (reduceRowBlocks).
 struct LowerRowWiseActivations
     : StrategyPattern<::shardlin::Strategy::Activations> {
   using StrategyPattern::StrategyPattern;
@@ -313,15 +315,13 @@ struct LowerRowWiseActivations
         rewriter, loc, tensorOf({stacked, kLocal}, f.elementType), f.rows,
         /*split=*/ChunkAttr::get(ctx, 1, kChunks.getPlacements()),
         /*concat=*/rowBlocks);
-    auto p = GemmOp::create(rewriter, loc,
-                            tensorOf({stacked, f.n}, f.elementType), xs, a,
-                            /*bias=*/Value(), /*transpose_lhs=*/false,
-                            /*transpose_rhs=*/true);
+    auto p = GemmOp::create(
+        rewriter, loc,
+        tensorOf({stacked, f.n}, support::partialSumType(f.elementType)), xs,
+        a, /*bias=*/Value(), /*transpose_lhs=*/false, /*transpose_rhs=*/true);
     annotate(p, &*decision);
-    Value y = ReduceScatterOp::create(
-        rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), p, rowBlocks);
-    if (Value bias = op.getBias())
-      y = BiasAddOp::create(rewriter, loc, y.getType(), y, bias);
+    Value y = support::reduceRowBlocks(rewriter, loc, p, rowBlocks, f.batch,
+                                       f.n, f.elementType, op.getBias());
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
   }

@@ -2,6 +2,8 @@
 
 #include "LoweringSupport.h"
 
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -54,6 +56,28 @@ mlir::shardlin::ChunkAttr sd::rankOrderRows(MLIRContext *ctx, int64_t worldSize)
   for (int64_t i = 0; i < worldSize; ++i)
     identity[i] = i;
   return ChunkAttr::get(ctx, /*dim=*/0, identity);
+}
+
+Type sd::partialSumType(Type elt) {
+  if (elt.isF16() || elt.isBF16())
+    return Float32Type::get(elt.getContext());
+  return elt;
+}
+
+Value sd::reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
+                          ChunkAttr rowBlocks, int64_t batch, int64_t n,
+                          Type elt, Value bias) {
+  Type sumType = partialSumType(elt);
+  Value y = ReduceScatterOp::create(b, loc, tensorOf({batch, n}, sumType),
+                                    partials, rowBlocks);
+  if (bias) {
+    if (sumType != elt)
+      bias = ConvertOp::create(b, loc, tensorOf({n}, sumType), bias);
+    y = BiasAddOp::create(b, loc, y.getType(), y, bias);
+  }
+  if (sumType != elt)
+    y = ConvertOp::create(b, loc, tensorOf({batch, n}, elt), y);
+  return y;
 }
 
 void sd::annotateLowering(Operation *gemm, StringRef strategy,

@@ -1,9 +1,10 @@
 //===- LoweringSupport.h - Pieces the lowering patterns share ---*- C++ -*-===//
 //
 // Internal to the Transforms library: the reshaping of N-D activations to
-// rows and back, the row layout of stacked activations and the record of a
-// lowering decision, for the per-linear patterns (LowerShardedLinear.cpp)
-// and the block fusion (BlockFusion.cpp).
+// rows and back, the row layout of stacked activations, the reduction of a
+// K split's partial products and the record of a lowering decision, for the
+// per-linear patterns (LowerShardedLinear.cpp) and the block fusion
+// (BlockFusion.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_LIB_TRANSFORMS_LOWERINGSUPPORT_H
@@ -32,6 +33,21 @@ ChunkAttr rankOrderRows(MLIRContext *ctx, int64_t worldSize);
 inline RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
+
+/// The element type in which a K split's partial products are produced,
+/// reduce-scattered and biased: f32 for f16 and bf16 (each rank's partial
+/// sum rounded to them would overflow f16 or lose bf16's few bits before
+/// the reduction), `elt` itself otherwise.
+Type partialSumType(Type elt);
+
+/// The end of a K split: `partials` ((W*B) x N, of partialSumType(elt))
+/// reduce-scattered so that this rank keeps its B rows (`rowBlocks`), the
+/// bias (of `elt`, if any) added once, and the result in `elt`. For f16 and
+/// bf16 the bias is widened to f32 and the biased sum rounded once
+/// (shardlin.convert); other types need no conversion and get none.
+Value reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
+                      ChunkAttr rowBlocks, int64_t batch, int64_t n, Type elt,
+                      Value bias);
 
 /// Records on `gemm` (a `shardlin.lowering` dictionary) the strategy that
 /// produced it and, if given, what it was predicted to cost.

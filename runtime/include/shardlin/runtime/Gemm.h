@@ -14,9 +14,12 @@ namespace shardlin::rt {
 /// Row-major C[m x n] = op(A)[m x k] * op(B)[k x n] (+ bias[n] on every row).
 /// transA: A is stored k x m (lda >= m), else m x k (lda >= k).
 /// transB: B is stored n x k (ldb >= k), else k x n (ldb >= n).
-/// All of A, B, bias and C have element type `dtype` and live on the
-/// backend's device. f16/bf16 are computed with f32 accumulation and C is
-/// rounded once. Any of m, n, k may be 0 (k == 0 gives C = bias or zeros).
+/// A, B and bias have element type `dtype`, and so has C unless
+/// `f32Result`; all live on the backend's device. f16/bf16 are computed with
+/// f32 accumulation and C is rounded once, or, with `f32Result` (f16/bf16
+/// only, without a bias), C is f32 and holds the f32 accumulation unrounded:
+/// the partial products of a K split, summed over ranks before one rounding.
+/// Any of m, n, k may be 0 (k == 0 gives C = bias or zeros).
 struct GemmOp {
   int64_t m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
@@ -27,7 +30,11 @@ struct GemmOp {
   int64_t ldb = 0;
   const void *bias = nullptr;
   void *c = nullptr;
-  int64_t ldc = 0;
+  int64_t ldc = 0; // in C's elements
+  bool f32Result = false;
+
+  /// C's element type.
+  DType cDtype() const { return f32Result ? DType::F32 : dtype; }
 };
 
 class GemmBackend {

@@ -56,7 +56,24 @@ public:
   virtual Status elementwise(const ExprProgram &expr,
                              const std::vector<ExprOperand> &operands, void *y,
                              int64_t rows, int64_t cols, DType dtype) = 0;
+
+  /// y[i] = x[i] converted from `from` to `to`, for n elements, between f32
+  /// and f16 or bf16 (either way; see isConversion): widening is exact,
+  /// narrowing rounds to nearest even (the rounding of a K split's f32 sum
+  /// to the result's type). x and y must not overlap.
+  virtual Status convert(const void *x, DType from, void *y, DType to,
+                         int64_t n) = 0;
 };
+
+/// Whether LocalOps::convert converts `from` to `to`: f32 to f16 or bf16,
+/// or back.
+bool isConversion(DType from, DType to);
+
+/// The checks every device's convert makes before it touches memory: a
+/// supported pair of types, n >= 0 and n elements within int64 bytes, and
+/// non-null pointers when n > 0. InvalidArgument, naming what is wrong.
+Status checkConvertArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t n);
 
 /// The checks every device's elementwise makes before it touches memory:
 /// sizes (non-negative, rows * cols in int64 elements and bytes), a known

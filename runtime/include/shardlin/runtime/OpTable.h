@@ -70,8 +70,9 @@ struct OpInfo {
   /// In text order.
   std::vector<OpAttribute> attributes;
   /// The op's own checks in Program::validate, after the checks every op
-  /// gets (operand count, defined operands, one element type, a fresh
-  /// result). `what` names the instruction for messages.
+  /// gets (operand count, defined operands, one element type unless
+  /// `ownElementTypes`, a fresh result). `what` names the instruction for
+  /// messages.
   Status (*verify)(const Program &program, const Instr &in,
                    const std::string &what);
   /// Computes the result's shape on one rank and what execute needs
@@ -79,6 +80,10 @@ struct OpInfo {
   Status (*resolve)(OpResolveContext &ctx);
   /// Runs the op on one rank with the communicator, GEMM and local ops.
   Status (*execute)(OpExecuteContext &ctx);
+  /// Whether `verify` checks the element types itself (gemm's f32 result of
+  /// f16/bf16 operands, convert); otherwise the operands and the result
+  /// have one element type.
+  bool ownElementTypes;
 };
 
 /// For verify functions: checks a chunk spec of `program` that applies to a

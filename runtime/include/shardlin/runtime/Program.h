@@ -42,10 +42,11 @@ enum class OpCode : uint8_t {
   BiasAdd,
   Reshape,
   Elementwise,
+  Convert,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Elementwise) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Convert) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);

@@ -209,11 +209,20 @@ def Shardlin_GemmOp : Shardlin_Op<"gemm", [Pure]> {
     materialized. The contraction dim may be rank-dependent (`?`) and even 0,
     giving `bias` (or zeros). Maps to one BLAS/cuBLAS call.
 
+    Element types: `lhs`, `rhs` and `bias` share one; the result has it too,
+    or is f32 when it is f16 or bf16 and there is no bias. f16 and bf16 are
+    always accumulated in f32; an f32 result keeps that accumulation
+    unrounded, which is how a K-split linear's partial products are kept
+    until the reduction over ranks (whose sum would overflow f16 or lose
+    bf16's few bits if each rank's partial sum were rounded).
+
     ```mlir
     %p = shardlin.gemm %xs, %a transpose_rhs
         : (tensor<20x?xf32>, tensor<11x?xf32>) -> tensor<20x11xf32>
     %q = shardlin.gemm %g, %a bias %b transpose_rhs
         : (tensor<20x19xf32>, tensor<?x19xf32>, tensor<?xf32>) -> tensor<20x?xf32>
+    %h = shardlin.gemm %xs16, %a16 transpose_rhs
+        : (tensor<20x?xf16>, tensor<11x?xf16>) -> tensor<20x11xf32>
     ```
   }];
   let arguments = (ins Shardlin_Tensor:$lhs, Shardlin_Tensor:$rhs,
@@ -241,6 +250,28 @@ def Shardlin_BiasAddOp : Shardlin_Op<"bias_add", [Pure,
   let arguments = (ins Shardlin_Tensor:$input, Shardlin_Tensor:$bias);
   let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
+  let hasVerifier = 1;
+}
+
+def Shardlin_ConvertOp : Shardlin_Op<"convert", [Pure,
+    AllShapesMatch<["input", "result"]>]> {
+  let summary = "The elements of a tensor in another float type";
+  let description = [{
+    Converts every element from f32 to f16 or bf16, rounding to nearest even
+    (overflow gives infinity, as in IEEE arithmetic), or from f16 or bf16 to
+    f32, exactly. Other pairs are rejected. The shapes are equal.
+
+    The lowering of a K-split (row-wise) f16/bf16 linear emits it: the
+    partial products are produced, reduced and biased in f32 and rounded
+    once to the result's type here (the bias is widened by a convert first).
+
+    ```mlir
+    %y = shardlin.convert %s : tensor<5x11xf32> -> tensor<5x11xf16>
+    ```
+  }];
+  let arguments = (ins Shardlin_Tensor:$input);
+  let results = (outs Shardlin_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
