@@ -5,8 +5,9 @@
 // write each rank's results. Path conventions:
 //   - "{rank}" in a path is replaced by the rank number;
 //   - an argument path without "{rank}" is read by every rank;
-//   - for a sharded argument the file holds the GLOBAL tensor and each rank
-//     takes its own chunk;
+//   - for a sharded argument the file holds the GLOBAL tensor, of which each
+//     rank reads only its own chunk (its rows or row pieces, with pread: a
+//     rank's memory and I/O are those of its chunk);
 //   - an output path without "{rank}" is written by rank 0 only.
 // Before running, the ranks agree (one all_reduce) that all of them loaded
 // their inputs, so a bad file on one rank fails every rank at once instead of
