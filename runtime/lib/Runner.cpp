@@ -101,11 +101,13 @@ struct BoundArg {
   }
 };
 
-/// Binds sharded argument `i` from `path`: with `shardFile`, a file that
-/// holds this rank's chunk (a {rank} path); otherwise the global tensor, of
-/// which only this rank's chunk is read (NpyFile::readSlice).
+/// Binds sharded argument `i` from `path`. A file of the global shape is
+/// the global tensor, of which only this rank's chunk is read
+/// (NpyFile::readSlice). With `perRankPath` (a {rank} path) the file may
+/// instead be a shard that holds exactly this rank's chunk. (Where the chunk
+/// is the whole dim the two shapes agree, and so do the bytes.)
 Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
-                           const std::string &path, bool shardFile,
+                           const std::string &path, bool perRankPath,
                            BoundArg &out) {
   const Argument &arg = program.args[i];
   const DType dt = plan.argType(i);
@@ -122,26 +124,28 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
   const std::vector<int64_t> &global = arg.globalShape;
   const Range mine = ChunkLayout(global[size_t(d)], arg.sharding.placements)
                          .ofRank(plan.rank());
-  if (!shardFile) {
-    if (file->shape() != global)
-      return Status::error(what + ": shape " + formatShape(file->shape()) +
-                           " does not match the entry signature's " +
-                           formatShape(global) +
-                           " (the global shape of a sharded argument)");
+  if (file->shape() == global)
     return file->readSlice(d, mine, out.chunk)
         .withContext("argument " + std::to_string(i));
-  }
-  std::vector<int64_t> want = global;
-  want[size_t(d)] = mine.size;
-  if (file->shape() != want) {
+  if (!perRankPath)
+    return Status::error(what + ": shape " + formatShape(file->shape()) +
+                         " does not match the entry signature's " +
+                         formatShape(global) +
+                         " (the global shape of a sharded argument; a "
+                         "path with {rank} may name each rank's chunk "
+                         "instead)");
+  std::vector<int64_t> chunk = global;
+  chunk[size_t(d)] = mine.size;
+  if (file->shape() != chunk) {
     const std::string r = std::to_string(plan.rank());
     return Status::error(
         what + ": rank " + r + "'s shard has shape " +
         formatShape(file->shape()) + ", but the chunk rule gives rank " + r +
-        " the shape " + formatShape(want) + " (rows [" +
+        " the shape " + formatShape(chunk) + " (rows [" +
         std::to_string(mine.offset) + ", " +
         std::to_string(mine.offset + mine.size) + ") of dim " +
-        std::to_string(d) + " of the global " + formatShape(global) + ")");
+        std::to_string(d) + " of the global " + formatShape(global) +
+        "; a file of the global shape is read as the global tensor)");
   }
   return file->readAll(out.chunk).withContext("argument " +
                                               std::to_string(i));
@@ -153,7 +157,8 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
   const Argument &arg = program.args[i];
   const std::string path = substituteRank(pattern, plan.rank());
   if (arg.sharded)
-    return bindShardedArgument(program, plan, i, path, /*shardFile=*/false,
+    return bindShardedArgument(program, plan, i, path,
+                               pattern.find("{rank}") != std::string::npos,
                                out);
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
