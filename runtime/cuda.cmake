@@ -7,10 +7,21 @@
 # everything else builds as before. Sets SHARDLIN_HAVE_CUDA and
 # SHARDLIN_HAVE_NCCL here and in the parent scope.
 #
-# The .cu files are compiled in an object library of their own because
-# ShardlinRuntime's compile options (-Wall -Wextra) are host-compiler flags
-# that nvcc rejects; their objects are then added to ShardlinRuntime, so the
-# runtime stays one library and its consumers need no CUDA language support.
+# The GPU backends are a shared library of their own, the GPU module
+# libshardlin-runtime-cuda.so (target ShardlinRuntimeCuda, exported as
+# Shardlin::RuntimeCuda), next to the runtime in the build and install trees
+# (lib/). Only it links CUDA, cuBLAS(Lt) and NCCL: the static runtime loads it
+# with dlopen the first time a GPU backend is run (lib/GpuModule.cpp), so CPU
+# runs never map those libraries. The module is not linked against the
+# runtime: it calls the runtime of the program that loads it, whose
+# shardlin::rt symbols that program exports (the link options below travel
+# with ShardlinRuntime to every program that links it). Programs that use
+# the CUDA API of Cuda.h directly (the GPU tests and benchmark) link the
+# module, which brings the runtime along.
+#
+# The .cu files are compiled in an object library of their own because the
+# runtime's compile options (-Wall -Wextra) are host-compiler flags that nvcc
+# rejects; their objects go into the module.
 
 option(SHARDLIN_ENABLE_CUDA
   "Build the GPU backends (cuBLAS GEMM, nccl and cuda-local communicators) if the CUDA toolkit is found"
@@ -57,11 +68,11 @@ if(NOT SHARDLIN_HAVE_CUDA)
 endif()
 
 enable_language(CUDA)
-# Programs that link the runtime get the CUDA language's implicit link
-# libraries; make those the shared CUDA runtime (CMake's default is the
-# static one, which would give such a program a second CUDA runtime state
-# next to the shared one cuBLAS and NCCL use). Set here and for the parent
-# directory, whose targets (tools, unit tests) are created later.
+# Where CMake adds the CUDA language's implicit link libraries (targets with
+# CUDA sources, programs that link such objects), make those the shared CUDA
+# runtime (CMake's default is the static one, which would give a program a
+# second CUDA runtime state next to the shared one cuBLAS and NCCL use). Set
+# here and for the parent directory, whose targets are created later.
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared PARENT_SCOPE)
 
@@ -98,34 +109,69 @@ target_compile_options(ShardlinRuntimeCudaKernels PRIVATE
 # Usage requirements only (include directories); objects do not link.
 target_link_libraries(ShardlinRuntimeCudaKernels PRIVATE CUDA::cudart)
 
-target_sources(ShardlinRuntime PRIVATE
+add_library(ShardlinRuntimeCuda SHARED
   $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
   lib/cuda/CublasGemm.cpp
   lib/cuda/CudaBackends.cpp
   lib/cuda/CudaLocalOps.cpp
   lib/cuda/CudaSupport.cpp)
-target_include_directories(ShardlinRuntime PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda)
-# The shared CUDA runtime, not nvcc's default static one, also for what
-# CMake adds implicitly to programs linking the runtime: the runtime, cuBLAS,
-# NCCL and the program must share one CUDA runtime state.
-set_target_properties(ShardlinRuntime PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+add_library(Shardlin::RuntimeCuda ALIAS ShardlinRuntimeCuda)
+set_target_properties(ShardlinRuntimeCuda PROPERTIES
+  OUTPUT_NAME shardlin-runtime-cuda
+  EXPORT_NAME RuntimeCuda
+  # The shared CUDA runtime, not nvcc's default static one: the module,
+  # cuBLAS, NCCL and a program using Cuda.h must share one CUDA runtime state.
+  CUDA_RUNTIME_LIBRARY Shared
+  # Installed, it still finds the CUDA libraries it was linked with.
+  INSTALL_RPATH_USE_LINK_PATH ON)
+target_include_directories(ShardlinRuntimeCuda PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda
+  $<TARGET_PROPERTY:ShardlinRuntime,INTERFACE_INCLUDE_DIRECTORIES>)
+target_compile_options(ShardlinRuntimeCuda PRIVATE -Wall -Wextra)
+target_compile_definitions(ShardlinRuntimeCuda PUBLIC SHARDLIN_HAVE_CUDA=1)
+# The runtime's symbols come from the program that loads the module, so the
+# runtime is an interface dependency only (linking the static archive into
+# the module would give it a second copy, with its own state, of the MPI
+# session and the rest).
+target_link_libraries(ShardlinRuntimeCuda INTERFACE ShardlinRuntime)
 # CUDA's imported targets in the build tree; the installed package names the
 # libraries by path, so that find_package(Shardlin) works without a
 # find_dependency(CUDAToolkit) in ShardlinConfig.cmake.
 foreach(lib cudart cublas cublasLt)
-  target_link_libraries(ShardlinRuntime PRIVATE
+  target_link_libraries(ShardlinRuntimeCuda PRIVATE
     $<BUILD_INTERFACE:CUDA::${lib}>
     $<INSTALL_INTERFACE:${CUDA_${lib}_LIBRARY}>)
 endforeach()
-target_compile_definitions(ShardlinRuntime PUBLIC SHARDLIN_HAVE_CUDA=1)
 if(SHARDLIN_HAVE_NCCL)
-  target_sources(ShardlinRuntime PRIVATE lib/cuda/NcclCommunicator.cpp
+  target_sources(ShardlinRuntimeCuda PRIVATE lib/cuda/NcclCommunicator.cpp
     lib/cuda/NcclSupport.cpp)
-  target_include_directories(ShardlinRuntime PRIVATE ${SHARDLIN_NCCL_INCLUDE_DIR})
-  target_link_libraries(ShardlinRuntime PRIVATE ${SHARDLIN_NCCL_LIBRARY})
-  target_compile_definitions(ShardlinRuntime PUBLIC SHARDLIN_HAVE_NCCL=1)
+  target_include_directories(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_INCLUDE_DIR})
+  target_link_libraries(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_LIBRARY})
+  target_compile_definitions(ShardlinRuntimeCuda PUBLIC SHARDLIN_HAVE_NCCL=1)
+  target_compile_definitions(ShardlinRuntime PRIVATE
+    SHARDLIN_GPU_MODULE_HAS_NCCL=1)
 endif()
+install(TARGETS ShardlinRuntimeCuda EXPORT ShardlinTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# What the runtime's loader (lib/GpuModule.cpp) needs to find the module:
+# its file name, the library directory relative to the program directory
+# (bin -> lib, the same in the build and the install tree) and the install
+# prefix's library directory.
+file(RELATIVE_PATH shardlin_bin_to_lib
+  ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+target_compile_definitions(ShardlinRuntime PRIVATE
+  SHARDLIN_GPU_MODULE="$<TARGET_FILE_NAME:ShardlinRuntimeCuda>"
+  SHARDLIN_GPU_MODULE_FROM_BINDIR="${shardlin_bin_to_lib}"
+  SHARDLIN_GPU_MODULE_INSTALL_DIR="${CMAKE_INSTALL_FULL_LIBDIR}")
+target_link_libraries(ShardlinRuntime PRIVATE ${CMAKE_DL_LIBS})
+# Every program that links the runtime exports the runtime's symbols (C++
+# names in shardlin::rt: functions, vtables, type info), for the module to
+# bind to when it is loaded.
+target_link_options(ShardlinRuntime INTERFACE
+  "LINKER:--export-dynamic-symbol=_ZN8shardlin2rt*"
+  "LINKER:--export-dynamic-symbol=_ZNK8shardlin2rt*"
+  "LINKER:--export-dynamic-symbol=_ZT[VIS]N8shardlin2rt*")
 
 set(SHARDLIN_HAVE_CUDA ON PARENT_SCOPE)
 set(SHARDLIN_HAVE_NCCL ${SHARDLIN_HAVE_NCCL} PARENT_SCOPE)
@@ -153,8 +199,8 @@ if(SHARDLIN_BUILD_TESTS)
     target_include_directories(shardlin-gpu-tests PRIVATE
       ${SHARDLIN_NCCL_INCLUDE_DIR})
   endif()
-  target_link_libraries(shardlin-gpu-tests PRIVATE ShardlinRuntime CUDA::cudart
-                        GTest::gtest_main)
+  target_link_libraries(shardlin-gpu-tests PRIVATE ShardlinRuntimeCuda
+                        ShardlinRuntime CUDA::cudart GTest::gtest_main)
   target_compile_options(shardlin-gpu-tests PRIVATE -Wall -Wextra)
   gtest_discover_tests(shardlin-gpu-tests
     TEST_PREFIX "gpu."

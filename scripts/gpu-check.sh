@@ -187,7 +187,8 @@ if ! echo "$VERSION" | grep -q "^shardlin-exec "; then
   ldd "$BIN/shardlin-exec" 2>&1 | grep -i "not found" || true
   exit 1
 fi
-GPU_LINE=$(echo "$VERSION" | sed -n 's/^ *gpu: //p')
+# --version loads no GPU library; --gpus loads the GPU module and asks CUDA.
+GPU_LINE=$("$BIN/shardlin-exec" --gpus 2>&1 | sed -n 's/^ *gpu: //p')
 NGPUS=$(echo "$GPU_LINE" | sed -n 's/^\([0-9][0-9]*\) devices\{0,1\}:.*/\1/p')
 NGPUS=${NGPUS:-0}
 if [ "$SELFTEST" = 0 ] && [ "$NGPUS" -lt 1 ]; then

@@ -35,7 +35,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 if config.shardlin_have_mpi:
     config.available_features.add("mpi")
 # "cuda"/"nccl": the GPU backends are built in. "gpu": a CUDA device is also
-# usable now, as `shardlin-exec --version` reports it ("gpu: N device(s):
+# usable now, as `shardlin-exec --gpus` reports it ("gpu: N device(s):
 # ..." or "gpu: none (why)"); GPU tests REQUIRE it, and tests of the no-GPU
 # errors use `%if gpu %{ ... %} %else %{ ... %}`.
 if getattr(config, "shardlin_have_cuda", False):
@@ -47,7 +47,7 @@ if getattr(config, "shardlin_have_cuda", False):
 
     exe = os.path.join(config.shardlin_tools_dir, "shardlin-exec")
     try:
-        version = subprocess.run([exe, "--version"], capture_output=True,
+        version = subprocess.run([exe, "--gpus"], capture_output=True,
                                  text=True, timeout=120).stdout
     except (OSError, subprocess.SubprocessError):
         version = ""

@@ -11,11 +11,9 @@
 #include "Backends.h"
 
 #include "mpi/LaunchEnv.h"
+#include "shardlin/runtime/GpuModule.h"
 #include "shardlin/runtime/MpiCommunicator.h"
 #include "shardlin/runtime/ThreadsCommunicator.h"
-#if defined(SHARDLIN_HAVE_CUDA)
-#include "shardlin/runtime/Cuda.h"
-#endif
 
 #include <algorithm>
 #include <thread>
@@ -105,7 +103,36 @@ Status runMpi(const Program &program, const RunOptions &options,
   return ranks.back().status;
 }
 
-#if !defined(SHARDLIN_HAVE_CUDA)
+#if defined(SHARDLIN_GPU_MODULE)
+/// The GPU backends' runners: load the GPU module (GpuModule.cpp) on the
+/// first call and run its runner.
+Status gpuModuleMissing(const char *backend, const std::string &why) {
+  return Status::unavailable(std::string("the ") + backend +
+                             " backend needs the runtime's GPU module: " +
+                             why);
+}
+
+Status runCudaLocalFromModule(const Program &program,
+                              const RunOptions &options,
+                              const RankCallbacks &callbacks,
+                              std::vector<RankResult> &ranks) {
+  std::string why;
+  const detail::GpuModuleEntries *m = detail::gpuModule(why);
+  if (!m)
+    return gpuModuleMissing("cuda-local", why);
+  return m->runCudaLocal(program, options, callbacks, ranks);
+}
+
+Status runNcclFromModule(const Program &program, const RunOptions &options,
+                         const RankCallbacks &callbacks,
+                         std::vector<RankResult> &ranks) {
+  std::string why;
+  const detail::GpuModuleEntries *m = detail::gpuModule(why);
+  if (!m)
+    return gpuModuleMissing("nccl", why);
+  return m->runNccl(program, options, callbacks, ranks);
+}
+#else
 Status notBuilt(const Program &, const RunOptions &, const RankCallbacks &,
                 std::vector<RankResult> &) {
   return Status::unavailable("this backend is not built into this runtime");
@@ -119,12 +146,20 @@ std::vector<BackendInfo> makeRegistry() {
   r.push_back({"mpi", "one process per rank under mpirun", DeviceKind::Host,
                mpiAvailable(), "it needs an MPI library at configure time",
                always, runMpi});
-#if defined(SHARDLIN_HAVE_CUDA)
+  // The GPU backends are "built" when the GPU module is: whether it can be
+  // loaded here (the file, CUDA's libraries, a driver) shows when one is
+  // run, so that listing them loads nothing.
+#if defined(SHARDLIN_GPU_MODULE)
   r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, true, "",
-               never, detail::runCudaLocal});
-  r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, ncclAvailable(),
+               never, runCudaLocalFromModule});
+#if defined(SHARDLIN_GPU_MODULE_HAS_NCCL)
+  const bool nccl = true;
+#else
+  const bool nccl = false;
+#endif
+  r.push_back({"nccl", "one GPU per rank", DeviceKind::Cuda, nccl,
                "NCCL was not found at configure time", launched,
-               detail::runNccl});
+               runNcclFromModule});
 #else
   const char *noCuda = "it needs the CUDA toolkit at configure time";
   r.push_back({"cuda-local", "W ranks on one GPU", DeviceKind::Cuda, false,
@@ -176,16 +211,33 @@ std::string describeBackends() {
 }
 
 std::string availableGemmBackends() {
-#if defined(SHARDLIN_HAVE_CUDA)
+#if defined(SHARDLIN_GPU_MODULE)
   return "openblas, cublas";
 #else
   return "openblas";
 #endif
 }
 
+std::string describeGpuModule() {
+#if defined(SHARDLIN_GPU_MODULE)
+  std::string why;
+  const std::string path = detail::findGpuModule(why);
+  if (path.empty())
+    return "module missing (" + why + ")";
+  return "module " + path + " (not loaded; shardlin-exec --gpus lists the "
+         "devices)";
+#else
+  return "not built with CUDA";
+#endif
+}
+
 std::string describeGpus() {
-#if defined(SHARDLIN_HAVE_CUDA)
-  return describeCudaDevices();
+#if defined(SHARDLIN_GPU_MODULE)
+  std::string why;
+  const detail::GpuModuleEntries *m = detail::gpuModule(why);
+  if (!m)
+    return "none (" + why + ")";
+  return m->describeDevices();
 #else
   return "not built with CUDA";
 #endif

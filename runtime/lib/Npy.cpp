@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -402,6 +403,31 @@ Status checkDataSize(uint64_t expected, uint64_t present) {
   return Status::ok();
 }
 
+/// Reads exactly `len` bytes at `offset` of `fd` (retrying short reads and
+/// EINTR). The sizes come from fstat, so an early end means the file shrank
+/// while being read.
+Status preadExactly(int fd, void *dst, size_t len, uint64_t offset,
+                    const char *what) {
+  auto *p = static_cast<uint8_t *>(dst);
+  size_t done = 0;
+  while (done < len) {
+    const ssize_t n = ::pread(fd, p + done, len - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Status::ioError(std::string("read error in ") + what + ": " +
+                             errnoMessage(errno));
+    if (n == 0)
+      return Status::ioError(std::string("file ended early in ") + what +
+                             " (read " + std::to_string(done) + " of " +
+                             std::to_string(len) +
+                             " bytes; was it modified while being read?)");
+    done += size_t(n);
+  }
+  return Status::ok();
+}
+
 /// The header text, padded as NumPy's writer (format._wrap_header) pads it:
 /// spaces, then a newline, so that the data starts at a multiple of 64.
 std::string buildHeader(const char *descr, const std::vector<int64_t> &shape) {
@@ -519,42 +545,17 @@ Status stageNpyImpl(const std::string &path, DType dtype,
   return tmp.close();
 }
 
-/// Closes a FILE* on scope exit.
-struct FileCloser {
-  void operator()(std::FILE *f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
-
-Status readExactly(std::FILE *f, void *dst, size_t len, const char *what) {
-  if (len == 0)
-    return Status::ok();
-  const size_t got = std::fread(dst, 1, len, f);
-  if (got == len)
-    return Status::ok();
-  if (std::ferror(f))
-    return Status::ioError(std::string("read error in ") + what + ": " +
-                           errnoMessage(errno));
-  // The size came from fstat, so a short read means the file shrank while
-  // being read.
-  return Status::ioError(std::string("file ended early in ") + what +
-                         " (read " + std::to_string(got) + " of " +
-                         std::to_string(len) +
-                         " bytes; was it modified while being read?)");
-}
-
-Status readNpyImpl(const std::string &path, NpyArray &out) {
+/// Opens `path` and checks its header; the data is left for NpyFile's
+/// reads. Messages do not name the file (the caller adds it).
+Status openNpyImpl(const std::string &path, int &fdOut, Header &header,
+                   uint64_t &dataStart, uint64_t &dataBytes) {
   // O_NONBLOCK: opening a FIFO that nobody writes would otherwise block
   // this rank forever, out of reach of any timeout; it is refused below
   // like every file that is not regular.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return Status::ioError("cannot open: " + errnoMessage(errno));
-  FilePtr file(::fdopen(fd, "rb"));
-  if (!file) {
-    const int err = errno;
-    ::close(fd);
-    return Status::ioError("cannot open: " + errnoMessage(err));
-  }
+  fdOut = fd; // closed by the NpyFile, also on failure
   struct stat st;
   if (::fstat(fd, &st) != 0)
     return Status::ioError("cannot stat: " + errnoMessage(errno));
@@ -562,46 +563,25 @@ Status readNpyImpl(const std::string &path, NpyArray &out) {
     return Status::ioError("is a directory");
   if (!S_ISREG(st.st_mode))
     return Status::ioError("not a regular file");
-  // A regular file reads the same either way; clear the flag anyway.
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-    return Status::ioError("cannot clear O_NONBLOCK: " + errnoMessage(errno));
   const uint64_t fileSize = uint64_t(st.st_size);
 
   uint8_t prefix[maxPreambleLen];
   const size_t prefixLen =
       fileSize < maxPreambleLen ? size_t(fileSize) : maxPreambleLen;
   SHARDLIN_RETURN_IF_ERROR(
-      readExactly(file.get(), prefix, prefixLen, "the preamble"));
+      preadExactly(fd, prefix, prefixLen, 0, "the preamble"));
   Preamble pre;
   SHARDLIN_RETURN_IF_ERROR(parsePreamble(prefix, prefixLen, fileSize, pre));
 
   // The header length was checked against the file size, so this allocation
   // is bounded by the bytes on disk.
   std::string text(pre.headerLen, '\0');
-  if (std::fseek(file.get(), long(pre.headerStart), SEEK_SET) != 0)
-    return Status::ioError("seek failed: " + errnoMessage(errno));
-  SHARDLIN_RETURN_IF_ERROR(
-      readExactly(file.get(), text.data(), text.size(), "the header"));
-
-  Header header;
+  SHARDLIN_RETURN_IF_ERROR(preadExactly(fd, text.data(), text.size(),
+                                        pre.headerStart, "the header"));
   SHARDLIN_RETURN_IF_ERROR(HeaderParser(text.data(), text.size()).parse(header));
-  uint64_t dataBytes = 0;
   SHARDLIN_RETURN_IF_ERROR(checkHeader(header, dataBytes));
-  const uint64_t dataStart = pre.headerStart + pre.headerLen;
-  SHARDLIN_RETURN_IF_ERROR(checkDataSize(dataBytes, fileSize - dataStart));
-
-  NpyArray result;
-  result.descr = std::move(header.descr);
-  result.shape = std::move(header.shape);
-  result.data.resize(size_t(dataBytes));
-  SHARDLIN_RETURN_IF_ERROR(readExactly(file.get(), result.data.data(),
-                                       result.data.size(), "the data"));
-  if (std::fgetc(file.get()) != EOF)
-    return Status::ioError("extra trailing data (the file grew while being "
-                           "read)");
-  out = std::move(result);
-  return Status::ok();
+  dataStart = pre.headerStart + pre.headerLen;
+  return checkDataSize(dataBytes, fileSize - dataStart);
 }
 
 Status parseNpyImpl(const uint8_t *bytes, size_t size, NpyArray &out) {
@@ -645,8 +625,107 @@ const char *npyDescr(DType t) {
   return "<invalid>";
 }
 
+Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out) {
+  std::unique_ptr<NpyFile> f(new NpyFile());
+  f->path_ = path;
+  Header header;
+  SHARDLIN_RETURN_IF_ERROR(
+      openNpyImpl(path, f->fd_, header, f->dataStart_, f->dataBytes_)
+          .withContext(quotedName(path)));
+  f->descr_ = std::move(header.descr);
+  f->shape_ = std::move(header.shape);
+  f->itemSize_ = itemSizeOfDescr(f->descr_);
+  out = std::move(f);
+  return Status::ok();
+}
+
+NpyFile::~NpyFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Status NpyFile::preadAll(void *dst, size_t len, uint64_t offset) {
+  SHARDLIN_RETURN_IF_ERROR(
+      preadExactly(fd_, dst, len, dataStart_ + offset, "the data")
+          .withContext(quotedName(path_)));
+  bytesRead_ += len;
+  return Status::ok();
+}
+
+Status NpyFile::readAll(std::vector<uint8_t> &out) {
+  out.resize(size_t(dataBytes_));
+  SHARDLIN_RETURN_IF_ERROR(preadAll(out.data(), out.size(), 0));
+  uint8_t extra;
+  const ssize_t n = ::pread(fd_, &extra, 1, off_t(dataStart_ + dataBytes_));
+  if (n != 0)
+    return Status::ioError(
+        quotedName(path_) +
+        ": extra trailing data (the file grew while being read)");
+  return Status::ok();
+}
+
+Status NpyFile::readSlice(int64_t dim, Range range,
+                          std::vector<uint8_t> &out) {
+  const int64_t rank = static_cast<int64_t>(shape_.size());
+  if (dim < 0 || dim >= rank)
+    return Status::invalidArgument(
+        quotedName(path_) + ": cannot slice dim " + std::to_string(dim) +
+        " of a " + std::to_string(rank) + "-D array");
+  const int64_t n = shape_[size_t(dim)];
+  if (range.offset < 0 || range.size < 0 || range.offset > n ||
+      range.size > n - range.offset)
+    return Status::invalidArgument(
+        quotedName(path_) + ": rows [" + std::to_string(range.offset) + ", " +
+        std::to_string(range.offset + range.size) + ") of dim " +
+        std::to_string(dim) + " are outside its size " + std::to_string(n));
+  // The slice is `outer` pieces of `piece` bytes, `stride` bytes apart. The
+  // header's shape was checked to fit in size_t bytes, so none overflows.
+  uint64_t outer = 1, innerBytes = itemSize_;
+  for (int64_t k = 0; k < dim; ++k)
+    outer *= uint64_t(shape_[size_t(k)]);
+  for (int64_t k = dim + 1; k < rank; ++k)
+    innerBytes *= uint64_t(shape_[size_t(k)]);
+  const uint64_t piece = uint64_t(range.size) * innerBytes;
+  const uint64_t stride = uint64_t(n) * innerBytes;
+  const uint64_t first = uint64_t(range.offset) * innerBytes;
+  out.resize(size_t(outer * piece));
+  if (out.empty())
+    return Status::ok();
+  if (outer == 1 || piece == stride)
+    return preadAll(out.data(), out.size(), first);
+  constexpr uint64_t smallPiece = 512, stagingBytes = uint64_t(1) << 20;
+  if (piece >= smallPiece) {
+    for (uint64_t o = 0; o < outer; ++o)
+      SHARDLIN_RETURN_IF_ERROR(
+          preadAll(out.data() + o * piece, size_t(piece), o * stride + first));
+    return Status::ok();
+  }
+  // Short pieces: read whole groups of rows (the gaps too) and keep the
+  // pieces.
+  const uint64_t rowsPerRead = std::max<uint64_t>(1, stagingBytes / stride);
+  std::vector<uint8_t> staging;
+  for (uint64_t o = 0; o < outer; o += rowsPerRead) {
+    const uint64_t rows = std::min(rowsPerRead, outer - o);
+    const uint64_t span = (rows - 1) * stride + piece;
+    staging.resize(size_t(span));
+    SHARDLIN_RETURN_IF_ERROR(
+        preadAll(staging.data(), staging.size(), o * stride + first));
+    for (uint64_t r = 0; r < rows; ++r)
+      std::memcpy(out.data() + (o + r) * piece, staging.data() + r * stride,
+                  size_t(piece));
+  }
+  return Status::ok();
+}
+
 Status readNpy(const std::string &path, NpyArray &out) {
-  return readNpyImpl(path, out).withContext(quotedName(path));
+  std::unique_ptr<NpyFile> file;
+  SHARDLIN_RETURN_IF_ERROR(NpyFile::open(path, file));
+  NpyArray result;
+  SHARDLIN_RETURN_IF_ERROR(file->readAll(result.data));
+  result.descr = file->descr();
+  result.shape = file->shape();
+  out = std::move(result);
+  return Status::ok();
 }
 
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,

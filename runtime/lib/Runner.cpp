@@ -61,7 +61,8 @@ void extractLocalChunk(const void *global,
 
 namespace {
 
-/// Files read once per process and shared by the ranks that name them.
+/// Files of plain (not sharded) arguments, read once per process and shared
+/// by the ranks that name them.
 class FileCache {
 public:
   Status get(const std::string &path, std::shared_ptr<const NpyArray> &out) {
@@ -100,9 +101,65 @@ struct BoundArg {
   }
 };
 
-Status bindArgument(const Program &program, const Plan &plan, size_t i,
-                    const std::string &path, FileCache &cache, BoundArg &out) {
+/// Binds sharded argument `i` from `path`. A file of the global shape is
+/// the global tensor, of which only this rank's chunk is read
+/// (NpyFile::readSlice). With `perRankPath` (a {rank} path) the file may
+/// instead be a shard that holds exactly this rank's chunk. (Where the chunk
+/// is the whole dim the two shapes agree, and so do the bytes.)
+Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
+                           const std::string &path, bool perRankPath,
+                           BoundArg &out) {
   const Argument &arg = program.args[i];
+  const DType dt = plan.argType(i);
+  const std::string what = "argument " + std::to_string(i) + " (" + path + ")";
+  std::unique_ptr<NpyFile> file;
+  // The reader's messages name the file already.
+  SHARDLIN_RETURN_IF_ERROR(
+      NpyFile::open(path, file).withContext("argument " + std::to_string(i)));
+  if (file->descr() != npyDescr(dt))
+    return Status::error(what + ": element type '" + file->descr() +
+                         "' does not match the entry signature's " +
+                         dtypeName(dt) + " (expected '" + npyDescr(dt) + "')");
+  const int64_t d = arg.sharding.dim;
+  const std::vector<int64_t> &global = arg.globalShape;
+  const Range mine = ChunkLayout(global[size_t(d)], arg.sharding.placements)
+                         .ofRank(plan.rank());
+  if (file->shape() == global)
+    return file->readSlice(d, mine, out.chunk)
+        .withContext("argument " + std::to_string(i));
+  if (!perRankPath)
+    return Status::error(what + ": shape " + formatShape(file->shape()) +
+                         " does not match the entry signature's " +
+                         formatShape(global) +
+                         " (the global shape of a sharded argument; a "
+                         "path with {rank} may name each rank's chunk "
+                         "instead)");
+  std::vector<int64_t> chunk = global;
+  chunk[size_t(d)] = mine.size;
+  if (file->shape() != chunk) {
+    const std::string r = std::to_string(plan.rank());
+    return Status::error(
+        what + ": rank " + r + "'s shard has shape " +
+        formatShape(file->shape()) + ", but the chunk rule gives rank " + r +
+        " the shape " + formatShape(chunk) + " (rows [" +
+        std::to_string(mine.offset) + ", " +
+        std::to_string(mine.offset + mine.size) + ") of dim " +
+        std::to_string(d) + " of the global " + formatShape(global) +
+        "; a file of the global shape is read as the global tensor)");
+  }
+  return file->readAll(out.chunk).withContext("argument " +
+                                              std::to_string(i));
+}
+
+Status bindArgument(const Program &program, const Plan &plan, size_t i,
+                    const std::string &pattern, FileCache &cache,
+                    BoundArg &out) {
+  const Argument &arg = program.args[i];
+  const std::string path = substituteRank(pattern, plan.rank());
+  if (arg.sharded)
+    return bindShardedArgument(program, plan, i, path,
+                               pattern.find("{rank}") != std::string::npos,
+                               out);
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::shared_ptr<const NpyArray> file;
@@ -113,21 +170,12 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
     return Status::error(what + ": element type '" + file->descr +
                          "' does not match the entry signature's " +
                          dtypeName(dt) + " (expected '" + npyDescr(dt) + "')");
-  const std::vector<int64_t> &want =
-      arg.sharded ? arg.globalShape : plan.argShape(i);
+  const std::vector<int64_t> &want = plan.argShape(i);
   if (file->shape != want)
     return Status::error(what + ": shape " + formatShape(file->shape) +
                          " does not match the entry signature's " +
-                         formatShape(want) +
-                         (arg.sharded ? " (the global shape of a sharded "
-                                        "argument)"
-                                      : ""));
-  if (!arg.sharded) {
-    out.file = std::move(file);
-    return Status::ok();
-  }
-  extractLocalChunk(file->data.data(), want, dt, arg.sharding, plan.rank(),
-                    out.chunk);
+                         formatShape(want));
+  out.file = std::move(file);
   return Status::ok();
 }
 
@@ -181,14 +229,12 @@ struct FileRank {
 Status bindFromFiles(const Program &program, const RunConfig &config,
                      FileCache &cache, const Plan &plan, RankDevice &device,
                      FileRank &state, RankBuffers &buffers) {
-  const int rank = plan.rank();
   const bool onHost = device.kind() == DeviceKind::Host;
   state.bound.resize(program.args.size());
   for (size_t i = 0; i < program.args.size(); ++i) {
     SHARDLIN_RETURN_IF_ERROR(bindArgument(program, plan, i,
-                                          substituteRank(config.argPaths[i],
-                                                         rank),
-                                          cache, state.bound[i]));
+                                          config.argPaths[i], cache,
+                                          state.bound[i]));
     if (onHost) {
       buffers.args.push_back(state.bound[i].data());
       continue;

@@ -3,17 +3,20 @@
 //   shardlin-exec PROGRAM --world-size=W
 //                 [--backend=threads|mpi|cuda-local|nccl] [--device=N]
 //                 --arg=PATH... --out=PATH... [--timeout=S] [--blas-threads=N]
+//   shardlin-exec --version | --gpus | --help
 //
 // PROGRAM is the text form written by `shardlin-run FILE.mlir
 // --emit-program=PROGRAM` on a machine that has LLVM/MLIR. This tool links
 // only the shardlin runtime, so it runs where LLVM is not installed. The
 // argument and output conventions are shardlin-run's (see Runner.h), and so
-// are the backends and device selection (RunConfig). --version also says
+// are the backends and device selection (RunConfig). --version says whether
+// the GPU module is there without loading it; --gpus loads it and says
 // which GPUs this process can use ("gpu: ..."), which the lit suite reads to
 // decide whether GPU tests can run.
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardlin/runtime/GpuModule.h"
 #include "shardlin/runtime/MpiCommunicator.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Runner.h"
@@ -57,6 +60,9 @@ std::string usageText() {
          "per host).\n"
          "--verbose: print the strategy each GEMM was lowered with, and per "
          "rank the phases' times and traffic.\n"
+         "--version: the version and what is built in (loads no GPU "
+         "library); --gpus: the GPUs this process can use (loads the GPU "
+         "module).\n"
          "Backends: " +
          rt::describeBackends() + ".\n";
 }
@@ -92,7 +98,11 @@ int main(int argc, char **argv) {
       std::cout << "shardlin-exec " SHARDLIN_VERSION "\n  backends: "
                 << rt::availableBackends()
                 << "\n  gemm: " << rt::availableGemmBackends()
-                << "\n  gpu: " << rt::describeGpus() << "\n";
+                << "\n  gpu: " << rt::describeGpuModule() << "\n";
+      return 0;
+    }
+    if (a == "--gpus") {
+      std::cout << "gpu: " << rt::describeGpus() << "\n";
       return 0;
     }
     if (a == "--verbose") {

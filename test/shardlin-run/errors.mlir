@@ -87,15 +87,16 @@
 // RUN:   | FileCheck %s --check-prefix=SHAPE -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // SHAPE: shardlin-run: error: rank 0: argument 0 ([[T]]/k18/x.0.npy): shape [5, 18] does not match the entry signature's [5, 19]
 
-// A sharded argument takes the GLOBAL tensor: a wrong global shape, and a
-// file holding a rank's local chunk (here 11 x 5) instead, are both rejected.
+// A sharded argument without {rank} in its path takes the GLOBAL tensor: a
+// wrong global shape, and a file holding a rank's local chunk (here 11 x 5)
+// instead, are both rejected (shard-files.mlir has the {rank} shards).
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/d/x.{rank}.npy --arg=%t/k18/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE-SHARDED -DT=%t --match-full-lines --implicit-check-not='{{.}}'
-// SHAPE-SHARDED: shardlin-run: error: rank 0: argument 1 ([[T]]/k18/w.npy): shape [11, 18] does not match the entry signature's [11, 19] (the global shape of a sharded argument)
+// SHAPE-SHARDED: shardlin-run: error: rank 0: argument 1 ([[T]]/k18/w.npy): shape [11, 18] does not match the entry signature's [11, 19] (the global shape of a sharded argument; a path with {rank} may name each rank's chunk instead)
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 5 --batch-shape 5 --world-size 1 --out-dir %t/local
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/d/x.{rank}.npy --arg=%t/local/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE-LOCAL -DT=%t --match-full-lines --implicit-check-not='{{.}}'
-// SHAPE-LOCAL: shardlin-run: error: rank 0: argument 1 ([[T]]/local/w.npy): shape [11, 5] does not match the entry signature's [11, 19] (the global shape of a sharded argument)
+// SHAPE-LOCAL: shardlin-run: error: rank 0: argument 1 ([[T]]/local/w.npy): shape [11, 5] does not match the entry signature's [11, 19] (the global shape of a sharded argument; a path with {rank} may name each rank's chunk instead)
 
 // RUN: ls -A %t/out | count 0
 

@@ -18,7 +18,9 @@
 // VERSION: shardlin-[[TOOL]] {{[0-9]+\.[0-9]+\.[0-9]+}}
 // VERSION-NEXT: backends: threads{{(, mpi)?}}, cuda-local{{(, nccl)?}}
 // VERSION-NEXT: gemm: openblas, cublas
-// VERSION-NEXT: gpu: {{none \(.+\)|[1-9][0-9]* devices?: cuda:0 .+}}
+// VERSION-NEXT: gpu: module {{.+}}libshardlin-runtime-cuda.so (not loaded; shardlin-exec --gpus lists the devices)
+// RUN: shardlin-exec --gpus | FileCheck %s --check-prefix=GPUS
+// GPUS: gpu: {{none \(.+\)|[1-9][0-9]* devices?: cuda:0 .+}}
 // RUN: %if nccl %{ shardlin-exec --version | FileCheck %s --check-prefix=NCCL-VERSION %}
 // NCCL-VERSION: backends: threads{{(, mpi)?}}, cuda-local, nccl
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Execution/ProgramBuilder.h"
+#include "shardlin/runtime/GpuModule.h"
 #include "shardlin/runtime/MpiCommunicator.h"
 #include "shardlin/runtime/Runner.h"
 
@@ -124,7 +125,7 @@ int main(int argc, char **argv) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"
        << "  backends: " << rt::availableBackends() << "\n"
        << "  gemm: " << rt::availableGemmBackends() << "\n"
-       << "  gpu: " << rt::describeGpus() << "\n";
+       << "  gpu: " << rt::describeGpuModule() << "\n";
   });
   const std::string backendHelp = "Backend: " + rt::describeBackends();
   backend.setDescription(backendHelp);

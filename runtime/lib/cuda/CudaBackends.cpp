@@ -1,7 +1,9 @@
 //===- CudaBackends.cpp - The cuda-local and nccl backends ----------------===//
 //
-// The GPU device of a rank and the runners of the two GPU backends; the
-// registry entries are in Backends.cpp.
+// The GPU device of a rank and the runners of the two GPU backends, and the
+// GPU module's entry point: the registry entries are in Backends.cpp, which
+// loads this module (GpuModule.cpp) the first time one of them is run; the
+// initializer at the end of this file hands it the runners.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,8 +172,6 @@ Status runNcclMpi(const Program &program, const RunOptions &options,
   return ranks.back().status;
 }
 
-} // namespace
-
 /// cuda-local: W ranks as threads sharing one GPU.
 Status runCudaLocal(const Program &program, const RunOptions &options,
                     const RankCallbacks &callbacks,
@@ -205,5 +205,19 @@ Status runNccl(const Program &program, const RunOptions &options,
     return runNcclMpi(program, options, callbacks, ranks);
   return runNcclThreads(program, options, callbacks, ranks);
 }
+
+/// Registers the runners when the module is loaded (or, in a program that
+/// links the module, before main).
+[[maybe_unused]] const bool registered = [] {
+  GpuModuleEntries entries;
+  entries.abi = kGpuModuleAbi;
+  entries.runCudaLocal = runCudaLocal;
+  entries.runNccl = runNccl;
+  entries.describeDevices = describeCudaDevices;
+  registerGpuModule(entries);
+  return true;
+}();
+
+} // namespace
 
 } // namespace shardlin::rt::detail

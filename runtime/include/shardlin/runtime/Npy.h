@@ -9,6 +9,7 @@
 #ifndef SHARDLIN_RUNTIME_NPY_H
 #define SHARDLIN_RUNTIME_NPY_H
 
+#include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/DType.h"
 #include "shardlin/runtime/Status.h"
 
@@ -26,7 +27,55 @@ struct NpyArray {
   std::vector<uint8_t> data;
 };
 
-/// Parses a .npy file. Rejects (with a message naming the file and the
+/// An open .npy file whose header has been read and checked as readNpy
+/// checks it (the data's size included). The data is read on request, whole
+/// or one slice along a dim, with pread at the offsets the header implies,
+/// so that a rank reads only its own chunk of a global sharded tensor:
+/// memory and I/O are those of the slice, not of the file (arrays are
+/// C-order: Fortran-order files are rejected when opened, so there is no
+/// layout that needs the whole file). Not safe to share between threads.
+class NpyFile {
+public:
+  /// Opens and checks `path`; messages name it.
+  static Status open(const std::string &path, std::unique_ptr<NpyFile> &out);
+  ~NpyFile();
+  NpyFile(const NpyFile &) = delete;
+  NpyFile &operator=(const NpyFile &) = delete;
+
+  const std::string &path() const { return path_; }
+  /// The descr string as written in the header, e.g. "<f4".
+  const std::string &descr() const { return descr_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  size_t itemSize() const { return itemSize_; }
+
+  /// The whole array, and a check that the file did not grow meanwhile.
+  Status readAll(std::vector<uint8_t> &out);
+  /// The sub-array whose index along `dim` is in `range` (every other dim
+  /// whole), in C order: shape() with dim `dim` of size range.size. Reads
+  /// one contiguous range of the file when the slice is contiguous (dim 0,
+  /// or only size-1 dims before `dim`, or the whole dim); otherwise one
+  /// read per row piece (one per index of the dims before `dim`), except
+  /// that pieces shorter than 512 bytes are read in groups of rows through
+  /// a bounded (1 MiB) staging buffer, gaps included, to keep the number of
+  /// system calls down. A dim or range outside the shape is an error.
+  Status readSlice(int64_t dim, Range range, std::vector<uint8_t> &out);
+  /// Bytes of data read from the file so far (gaps included).
+  uint64_t bytesRead() const { return bytesRead_; }
+
+private:
+  NpyFile() = default;
+  Status preadAll(void *dst, size_t len, uint64_t offset);
+
+  std::string path_;
+  int fd_ = -1;
+  std::string descr_;
+  std::vector<int64_t> shape_;
+  size_t itemSize_ = 0;
+  uint64_t dataStart_ = 0, dataBytes_ = 0;
+  uint64_t bytesRead_ = 0;
+};
+
+/// Parses a .npy file (NpyFile::open, then readAll). Rejects (with a message naming the file and the
 /// problem): missing files, files that are not regular (a FIFO, a device:
 /// refused at once, without waiting for a writer), bad magic, unsupported versions, malformed or
 /// oversized headers, Fortran order, big-endian or non-float descrs other

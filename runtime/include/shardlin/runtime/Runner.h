@@ -5,8 +5,13 @@
 // write each rank's results. Path conventions:
 //   - "{rank}" in a path is replaced by the rank number;
 //   - an argument path without "{rank}" is read by every rank;
-//   - for a sharded argument the file holds the GLOBAL tensor and each rank
-//     takes its own chunk;
+//   - for a sharded argument, a path without "{rank}" holds the GLOBAL
+//     tensor, of which each rank reads only its own chunk (its rows or row
+//     pieces, with pread: a rank's memory and I/O are those of its chunk);
+//     a path with "{rank}" may also name per-rank shard files, each holding
+//     exactly its rank's chunk: a file of the global shape is read as the
+//     global tensor, any other must have the shape the chunk rule gives
+//     that rank;
 //   - an output path without "{rank}" is written by rank 0 only.
 // Before running, the ranks agree (one all_reduce) that all of them loaded
 // their inputs, so a bad file on one rank fails every rank at once instead of
