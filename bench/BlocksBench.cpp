@@ -603,7 +603,6 @@ void runBlocksSection(BenchRun &run) {
     const double commF =
         row.v[0].commShare.empty() ? -1 : row.v[0].commShare[0];
     std::string bytes[kNumVariants];
-    bool allMatch = true;
     int64_t failures = 0;
     for (int i = 0; i < kNumVariants; ++i) {
       const VariantResult &v = row.v[i];
@@ -611,7 +610,6 @@ void runBlocksSection(BenchRun &run) {
                         ? 0
                         : *std::max_element(v.bytes.begin(), v.bytes.end());
       bytes[i] = humanBytes(double(mx)) + (v.bytesMatch ? "" : "!");
-      allMatch &= v.bytesMatch;
       failures += v.checkFailures;
     }
     std::string check = failures ? "FAIL" : row.fullCheck ? "all" : "3 rows";
@@ -653,7 +651,6 @@ void runBlocksSection(BenchRun &run) {
                     c.label().c_str(), kVariants[i].name,
                     (long long)v.checkFailures, v.report.c_str());
     }
-    (void)allMatch;
   }
   std::printf("bytes: per rank and run, max over ranks, measured by the "
               "communicator ('!' = differs from the cost model); fused = "
