@@ -82,7 +82,9 @@ cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::cat(category));
 
 // What runs.
 using TextOpt = cl::opt<std::string>;
-TextOpt sectionsOpt("sections", cl::desc("linear,targets,collectives,compile,elementwise"),
+TextOpt sectionsOpt("sections",
+                    cl::desc("linear,targets,collectives,compile,elementwise,"
+                             "blocks"),
                     cl::value_desc("LIST"), cl::cat(category));
 TextOpt backendsOpt("backends", cl::desc("threads,mpi"), cl::value_desc("LIST"),
                     cl::cat(category));
@@ -107,6 +109,14 @@ TextOpt collectiveWorldSizesOpt(
     "collective-world-sizes",
     cl::desc("World sizes of the collectives section (default 2,4)"),
     cl::value_desc("LIST"), cl::cat(category));
+TextOpt blockWorldSizesOpt("block-world-sizes",
+                          cl::desc("W of the blocks section (default 2,4)"),
+                          cl::value_desc("LIST"), cl::cat(category));
+TextOpt blockHiddenOpt("block-hidden", cl::desc("H of the blocks section"),
+                       cl::value_desc("LIST"), cl::cat(category));
+TextOpt blockRowsOpt("block-rows",
+                     cl::desc("B per rank of the blocks section"),
+                     cl::value_desc("LIST"), cl::cat(category));
 TextOpt compileOpsOpt("compile-ops",
                       cl::desc("Numbers of linears in the compile benchmark"),
                       cl::value_desc("LIST"), cl::cat(category));
@@ -124,8 +134,9 @@ cl::opt<bool> torchOpt("torch",
 cl::opt<bool> noTorchOpt("no-torch", cl::desc("Do not compare with PyTorch"),
                          cl::cat(category));
 TextOpt pythonOpt("python",
-                  cl::desc("Interpreter for the helpers "
-                           "(default /usr/bin/python3)"),
+                  cl::desc("Interpreter for the helpers (default "
+                           "bench/.venv/bin/python if it exists, else "
+                           "/usr/bin/python3)"),
                   cl::value_desc("PATH"), cl::cat(category));
 TextOpt scriptsDirOpt("scripts-dir",
                       cl::desc("Where torch_linear.py and plot.py are"),
@@ -184,6 +195,8 @@ static void applyModeDefaults(bool quick, bool full, Options &o) {
     o.permuted = true;
     o.collectiveSizes = {4096, 65536};
     o.compileOps = {1, 10, 100, 1000};
+    o.blockHidden = {64};
+    o.blockRows = {3, 16};
     o.timing.warmup = 1;
     o.timing.minTrials = 2;
     o.timing.maxTrials = 3;
@@ -195,12 +208,16 @@ static void applyModeDefaults(bool quick, bool full, Options &o) {
     o.features = {256, 512, 1024, 2048, 4096, 8192};
     o.collectiveSizes = {1024, 16384, 262144, 4194304, 67108864, 268435456};
     o.compileOps = {1, 10, 100, 1000, 10000};
+    o.blockHidden = {1024, 2048};
+    o.blockRows = {16, 256, 2048};
     o.maxMemGiB = 12.0;
   } else {
     o.rows = {1, 16, 256, 2048};
     o.features = {256, 1024, 2048};
     o.collectiveSizes = {4096, 65536, 1048576, 16777216};
     o.compileOps = {1, 10, 100, 1000, 10000};
+    o.blockHidden = {1024, 2048};
+    o.blockRows = {16, 256, 2048};
     o.timing.minSeconds = 0.2;
   }
 }
@@ -220,8 +237,12 @@ static bool applyFlags(Options &o) {
       !applyList(featuresOpt, o.features) || !applyList(dimsOpt, o.dims) ||
       !applyList(collectiveSizesOpt, o.collectiveSizes) ||
       !applyList(collectiveWorldSizesOpt, o.collectiveWorldSizes) ||
-      !applyList(compileOpsOpt, o.compileOps))
+      !applyList(compileOpsOpt, o.compileOps) ||
+      !applyList(blockWorldSizesOpt, o.blockWorldSizes) ||
+      !applyList(blockHiddenOpt, o.blockHidden) ||
+      !applyList(blockRowsOpt, o.blockRows))
     return false;
+  o.blockShapesGiven = given(blockHiddenOpt) || given(blockRowsOpt);
   if (permutedOpt)
     o.permuted = true;
   applyText(jsonOpt, o.json);
@@ -233,8 +254,12 @@ static bool applyFlags(Options &o) {
     o.torch = 1;
   else if (given(noTorchOpt))
     o.torch = 0;
-  applyText(pythonOpt, o.python);
   applyText(scriptsDirOpt, o.scriptsDir);
+  // The venv of bench/torch-venv.sh (PyTorch 2.x) when there is one.
+  o.python = o.scriptsDir + "/.venv/bin/python";
+  if (!fileExists(o.python))
+    o.python = "/usr/bin/python3";
+  applyText(pythonOpt, o.python);
   applyText(mpirunOpt, o.mpirun);
   if (given(maxMemOpt))
     o.maxMemGiB = std::atof(maxMemOpt.c_str());
@@ -258,7 +283,7 @@ static bool applyFlags(Options &o) {
 static bool checkNames(const Options &o) {
   for (const std::string &s : o.sections)
     if (s != "linear" && s != "targets" && s != "collectives" &&
-        s != "compile" && s != "elementwise") {
+        s != "compile" && s != "elementwise" && s != "blocks") {
       std::fprintf(stderr, "shardlin-bench: unknown section '%s'\n", s.c_str());
       return false;
     }

@@ -26,7 +26,7 @@ namespace shardlin::bench {
 struct Options {
   std::string mode = "default"; // quick | default | full
   std::set<std::string> sections = {"linear", "targets", "collectives",
-                                    "compile", "elementwise"};
+                                    "compile", "elementwise", "blocks"};
   std::vector<std::string> backends = {"threads", "mpi"};
   std::vector<int> worldSizes = {1, 2, 4};
   std::vector<int64_t> rows, features;
@@ -36,10 +36,16 @@ struct Options {
   std::vector<uint64_t> collectiveSizes;
   std::vector<int> collectiveWorldSizes = {2, 4};
   std::vector<int> compileOps;
+  // The blocks section: W, H and B per rank (F follows from H).
+  std::vector<int> blockWorldSizes = {2, 4};
+  std::vector<int64_t> blockHidden, blockRows;
+  bool blockShapesGiven = false; // --block-hidden or --block-rows given
   bool permuted = false; // non-identity placements (and W = 4: multi-hop)
   std::string json, plot;
   int torch = -1; // -1: default for the mode
-  std::string python = "/usr/bin/python3";
+  /// Default: bench/.venv/bin/python (bench/torch-venv.sh) if it exists,
+  /// else /usr/bin/python3.
+  std::string python;
   std::string scriptsDir = SHARDLIN_BENCH_SOURCE_DIR;
   std::string mpirun = SHARDLIN_BENCH_MPIEXEC;
   double maxMemGiB = 8.0;

@@ -172,6 +172,10 @@ void runCompileSection(BenchRun &run);
 /// The fused GELU-tanh kernel against a copy, GB/s (ElementwiseBench.cpp).
 void runElementwiseSection(BenchRun &run);
 
+/// Transformer blocks: fused / unfused / gather-weight and PyTorch DTensor
+/// (BlocksBench.cpp).
+void runBlocksSection(BenchRun &run);
+
 /// The summary, the JSON and the plot (Report.cpp). Returns the exit status.
 int reportSummary(BenchRun &run);
 

@@ -9,7 +9,12 @@
 # (NAME defaults to the mode: default, quick or full). Installs missing build
 # packages through scripts/bootstrap.sh; PyTorch and matplotlib are optional
 # (BENCH_INSTALL_OPTIONAL=1 installs python3-torch and python3-matplotlib).
+# PyTorch 2.x for the DTensor comparison of the blocks section comes from PyPI
+# into bench/.venv (bench/torch-venv.sh, up to TORCH_VENV_TIMEOUT s; several
+# GB the first time), which shardlin-bench then uses by default; without it
+# the PyTorch comparisons print "skipped: ..." and the rest runs.
 # Environment: BUILD_DIR (default build/), JOBS (default 2), NAME,
+# BENCH_TORCH_VENV=0 (do not create the venv),
 # BENCH_WAIT_QUIET / BENCH_MAX_LOAD (wait for a quiet machine, see below).
 set -euo pipefail
 
@@ -18,10 +23,13 @@ BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 JOBS="${JOBS:-2}"
 
 mode=default
+torch=1
 for a in "$@"; do
   case "$a" in
-    --quick) mode=quick ;;
+    --quick) mode=quick; torch=0 ;;
     --full) mode=full ;;
+    --no-torch) torch=0 ;;
+    --torch) torch=1 ;;
   esac
 done
 NAME="${NAME:-$mode}"
@@ -32,6 +40,11 @@ if [ "${BENCH_INSTALL_OPTIONAL:-0}" = 1 ]; then
 fi
 SHARDLIN_BUILD_TARGETS=shardlin-bench
 source "$ROOT/scripts/bootstrap.sh"
+
+if [ "$torch" = 1 ] && [ "${BENCH_TORCH_VENV:-1}" = 1 ]; then
+  bash "$ROOT/bench/torch-venv.sh" >/dev/null ||
+    echo "bench: no PyTorch venv (bench/torch-venv.sh failed); the PyTorch comparisons will be skipped"
+fi
 
 OUT="$ROOT/bench/results"
 mkdir -p "$OUT"

@@ -3,7 +3,7 @@
 //   shardlin-bench [--quick | --full] [options]
 //
 // Sections (all by default;
-// --sections=linear,targets,collectives,compile,elementwise):
+// --sections=linear,targets,collectives,compile,elementwise,blocks):
 //   linear       every (backend, W, dim, B, N = K, strategy) of the sweep:
 //                time, GFLOP/s, bytes sent per rank (measured by the
 //                communicator, checked exactly against the cost model), next
@@ -14,7 +14,10 @@
 //   collectives  all_gather / reduce_scatter / all_to_all on the
 //                communicators, nccl-tests' algbw and busbw;
 //   compile      parse + lower time of modules of 1 ... 10,000 linears;
-//   elementwise  the fused GELU-tanh kernel on 64 MiB against a copy, GB/s.
+//   elementwise  the fused GELU-tanh kernel on 64 MiB against a copy, GB/s;
+//   blocks       MLP and SwiGLU blocks lowered fused, unfused and with
+//                gathered weights, bytes checked against the cost model,
+//                next to PyTorch DTensor (when installed).
 //
 // Output: a table on stdout, --json=PATH, --plot=PATH (bench/plot.py).
 // Exit status 1 if any byte count differs from the prediction, any output
@@ -119,5 +122,6 @@ int main(int argc, char **argv) {
   runCollectivesSection(run);
   runCompileSection(run);
   runElementwiseSection(run);
+  runBlocksSection(run);
   return reportSummary(run);
 }

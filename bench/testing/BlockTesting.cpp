@@ -722,7 +722,8 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,
-                    std::vector<rt::RankResult> &ranks) {
+                    std::vector<rt::RankResult> &ranks,
+                    const std::function<rt::Status(rt::RankRun &)> &run) {
   const int w = spec.worldSize();
   outputs.assign(w, {});
   // Device buffers of each rank (freed by release, on the rank's thread).
@@ -781,9 +782,10 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                                            out.size());
   };
   callbacks.release = [&](int rank) { buffers[rank].clear(); };
-  rt::RunOptions run = options;
-  run.worldSize = w;
-  return rt::runProgram(program, run, callbacks, &ranks);
+  callbacks.run = run;
+  rt::RunOptions opts = options;
+  opts.worldSize = w;
+  return rt::runProgram(program, opts, callbacks, &ranks);
 }
 
 } // namespace shardlin::testkit

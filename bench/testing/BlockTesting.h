@@ -22,6 +22,7 @@
 #include "shardlin/runtime/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -138,11 +139,14 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
 /// the weights, copied to the rank's device; outputs[r] receives rank r's
 /// result bytes for the ranks this process runs (all of them for threads),
 /// starting from NaN so that unwritten elements fail the check. `ranks`
-/// receives every rank's outcome and traffic.
+/// receives every rank's outcome and traffic. `run`, if set, becomes the
+/// ranks' RankCallbacks::run (the bench times the bound plan with it); the
+/// outputs then hold the result of its last execution.
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,
-                    std::vector<rt::RankResult> &ranks);
+                    std::vector<rt::RankResult> &ranks,
+                    const std::function<rt::Status(rt::RankRun &)> &run = {});
 
 } // namespace shardlin::testkit
 

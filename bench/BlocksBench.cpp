@@ -1,0 +1,675 @@
+//===- BlocksBench.cpp - Transformer blocks: fused, unfused, DTensor ------===//
+//
+// The `blocks` section (issue 13): an MLP block (linear -> GELU-tanh ->
+// linear, F = 4H) and a SwiGLU block (down(silu(gate(x)) * up(x)), F = 8H/3
+// rounded up to a multiple of 64), f32, biases on every linear, B rows per
+// rank, the col-wise weights split on F and the row-wise one on F with the
+// same placements (BlockTesting.h). Per shape, three lowerings of the same
+// block on the same data, in interleaved rounds (fused, unfused,
+// gather-weight, fused, ...):
+//   fused          strategy=activations: all_gather -> GEMM(s) -> chain ->
+//                  GEMM -> reduce_scatter, 2 (W-1) B H elements per rank;
+//   unfused        strategy=activations, fuse-blocks=false: each linear moves
+//                  activations on its own (all_to_all between them);
+//   gather-weight  every linear gathers its weight.
+// Each measurement is the timing protocol of the linear section (timeOnRank
+// in the RankCallbacks::run hook of runBlock: warm-ups, trials, medians);
+// the figure of a shape is the median over the rounds. Bytes sent per rank
+// (measured by the communicator) must equal the cost model exactly, and the
+// fused form's must equal 2 (W-1) B H 4; a mismatch fails the bench. The
+// communication share is the time the ranks spent inside the program's
+// collectives (a timing wrapper around each rank's communicator) over the
+// wall time of the same executions, averaged over ranks. Every output is
+// checked once against the float64 reference (BlockTesting.h), on every row
+// for small shapes and on rows {0, B/2, B-1} of every rank for large ones.
+//
+// PyTorch: bench/torch_blocks.py runs the same blocks with DTensor's
+// ColwiseParallel / RowwiseParallel and sequence-parallel (Shard(0)) inputs
+// on gloo, W processes with one thread each, with the same protocol; one
+// launch per W after the shardlin rounds. shardlin runs with one BLAS
+// thread per rank, so that both use W threads in all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchCommon.h"
+#include "BenchRun.h"
+
+#include "BlockTesting.h"
+#include "LinearTesting.h"
+
+#include "shardlin/Analysis/CostModel.h"
+#include "shardlin/runtime/Execute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+namespace shardlin::bench {
+
+namespace {
+
+using testkit::BlockKind;
+using testkit::BlockSpec;
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// The FFN width of a block: 4H for the MLP; for the SwiGLU 8H/3 rounded up
+/// to a multiple of 64 (LLaMA's `multiple_of` rule).
+int64_t ffnWidth(BlockKind kind, int64_t h) {
+  if (kind == BlockKind::Mlp)
+    return 4 * h;
+  return (8 * h / 3 + 63) / 64 * 64;
+}
+
+/// One lowering of the block.
+struct Variant {
+  const char *name;
+  const char *strategy;
+  bool fuse;
+};
+constexpr Variant kVariants[] = {{"fused", "activations", true},
+                                 {"unfused", "activations", false},
+                                 {"gather-weight", "gather-weight", true}};
+constexpr int kNumVariants = 3;
+
+/// One shape of the section.
+struct BlockCase {
+  BlockKind kind = BlockKind::Mlp;
+  int w = 2;
+  int64_t h = 0, f = 0, rows = 0;
+
+  BlockSpec spec(const Variant &v) const {
+    BlockSpec s;
+    s.kind = kind;
+    s.activation = testkit::Activation::GeluTanh; // the MLP's; SwiGLU: SiLU
+    s.form = testkit::OpForm::Arith;
+    s.h = h;
+    s.f = f;
+    s.batch = {rows};
+    s.placements.resize(w);
+    for (int r = 0; r < w; ++r)
+      s.placements[r] = r;
+    s.dtype = rt::DType::F32;
+    s.strategy = v.strategy;
+    s.fuse = v.fuse;
+    return s;
+  }
+  /// Per rank and run: 2 W B H F per col-wise linear and as much for the
+  /// row-wise one, over W ranks.
+  double flopsPerRank() const {
+    const int lin = kind == BlockKind::SwiGlu ? 2 : 1;
+    return 2.0 * rows * h * f * (lin + 1);
+  }
+  std::string label() const {
+    return std::string(testkit::blockKindName(kind)) + " W" +
+           std::to_string(w) + " H" + std::to_string(h) + " F" +
+           std::to_string(f) + " B" + std::to_string(rows);
+  }
+};
+
+/// What one variant of a shape measured.
+struct VariantResult {
+  std::vector<double> medians;   // one per round, seconds per run
+  std::vector<double> commShare; // one per round where it was measured
+  std::vector<uint64_t> bytes, predicted; // per rank, one run
+  bool bytesMatch = true, consistent = true;
+  int64_t checkFailures = 0;
+  std::string report, error;
+};
+
+/// The predicted bytes per rank of one variant, from the cost model the
+/// pass uses (the fused block's, or each linear's under the forced
+/// strategy).
+std::vector<uint64_t> predictedBytes(const BlockCase &c, const Variant &v) {
+  const int64_t e = 4; // f32
+  const std::vector<int64_t> placements = c.spec(v).placements;
+  const int lin = c.kind == BlockKind::SwiGlu ? 2 : 1;
+  if (v.fuse && std::string(v.strategy) == "activations") {
+    ::shardlin::BlockShape shape;
+    shape.rows = c.rows;
+    shape.k = c.h;
+    shape.f = c.f;
+    shape.n = c.h;
+    shape.colLinears = lin;
+    shape.placements = placements;
+    shape.elementBytes = e;
+    return estimateFusedBlockCost(shape, MachineModel()).bytesSent;
+  }
+  const Strategy s = *parseStrategy(v.strategy);
+  LinearShape col{c.rows, c.f, c.h, 0, placements, e};
+  LinearShape row{c.rows, c.h, c.f, 1, placements, e};
+  std::vector<uint64_t> colBytes =
+      estimateCost(col, s, MachineModel()).bytesSent;
+  std::vector<uint64_t> rowBytes =
+      estimateCost(row, s, MachineModel()).bytesSent;
+  std::vector<uint64_t> out(c.w);
+  for (int r = 0; r < c.w; ++r)
+    out[r] = lin * colBytes[r] + rowBytes[r];
+  return out;
+}
+
+/// Whether `program` has the form `v` asks for: fused, no all_to_all and
+/// every GEMM marked "fused"; otherwise no fused GEMM. Empty if it does,
+/// else what is wrong.
+std::string checkForm(const rt::Program &program, const BlockCase &c,
+                      const Variant &v) {
+  int allToAll = 0, fusedGemms = 0, gemms = 0;
+  for (const rt::Instr &in : program.instrs) {
+    allToAll += in.op == rt::OpCode::AllToAll;
+    gemms += in.op == rt::OpCode::Gemm;
+    fusedGemms += in.op == rt::OpCode::Gemm && in.strategy == "fused";
+  }
+  const int lin = c.kind == BlockKind::SwiGlu ? 2 : 1;
+  const bool wantFused = v.fuse && std::string(v.strategy) == "activations";
+  if (wantFused && (allToAll != 0 || fusedGemms != lin + 1))
+    return "not fused: " + std::to_string(allToAll) + " all_to_all, " +
+           std::to_string(fusedGemms) + " fused GEMMs (want 0 and " +
+           std::to_string(lin + 1) + ")";
+  if (!wantFused && fusedGemms != 0)
+    return "fused although " + std::string(v.name) + " was asked for";
+  if (gemms == 0)
+    return "no GEMM in the program";
+  return {};
+}
+
+/// Forwards every collective to the rank's communicator and adds up the
+/// wall time spent in them, for the communication share.
+class TimedCommunicator final : public rt::Communicator {
+public:
+  explicit TimedCommunicator(std::unique_ptr<rt::Communicator> inner)
+      : inner_(std::move(inner)) {}
+
+  int rank() const override { return inner_->rank(); }
+  int worldSize() const override { return inner_->worldSize(); }
+  const char *backendName() const override { return inner_->backendName(); }
+  rt::Device device() const override { return inner_->device(); }
+
+  double seconds() const { return seconds_; }
+  void resetSeconds() { seconds_ = 0; }
+
+protected:
+  rt::Status doAllGatherV(const rt::CollectiveCall &c) override {
+    return timed([&] {
+      return inner_->allGatherV(c.send, c.count, c.recv, *c.recvCounts,
+                                *c.recvDispls, c.dtype);
+    });
+  }
+  rt::Status doAllToAllV(const rt::CollectiveCall &c) override {
+    return timed([&] {
+      return inner_->allToAllV(c.send, *c.sendCounts, *c.sendDispls, c.recv,
+                               *c.recvCounts, *c.recvDispls, c.dtype);
+    });
+  }
+  rt::Status doReduceScatterV(const rt::CollectiveCall &c) override {
+    return timed([&] {
+      return inner_->reduceScatterV(c.send, *c.sendCounts, *c.sendDispls,
+                                    c.recv, c.dtype);
+    });
+  }
+  rt::Status doAllReduce(const rt::CollectiveCall &c) override {
+    return timed(
+        [&] { return inner_->allReduce(c.send, c.recv, c.count, c.dtype); });
+  }
+  rt::Status doBroadcast(const rt::CollectiveCall &c) override {
+    return timed(
+        [&] { return inner_->broadcast(c.recv, c.count, c.dtype, c.root); });
+  }
+  rt::Status doBarrier(const rt::CollectiveCall &) override {
+    return timed([&] { return inner_->barrier(); });
+  }
+
+private:
+  template <typename F> rt::Status timed(F &&f) {
+    const double t0 = nowSeconds();
+    rt::Status s = f();
+    seconds_ += nowSeconds() - t0;
+    return s;
+  }
+
+  std::unique_ptr<rt::Communicator> inner_;
+  double seconds_ = 0;
+};
+
+/// One rank's figures of one measurement.
+struct RankFigures {
+  Timing timing;
+  uint64_t bytes = 0;
+  bool consistent = true;
+  double commShare = -1;
+};
+
+/// The run hook: the timing protocol on the bound plan, then (if
+/// `measureShare`) one trial's worth of executions with the time inside
+/// the collectives added up, the share averaged over ranks.
+rt::Status timeBlockOnRank(rt::RankRun &run, const TimingOptions &opt,
+                           bool measureShare, RankFigures &me) {
+  rt::Communicator &comm = run.comm();
+  SHARDLIN_RETURN_IF_ERROR(timeOnRank(
+      comm, opt, [&] { return run.execute(); }, me.timing, me.bytes,
+      me.consistent));
+  if (!measureShare)
+    return rt::Status::ok();
+  auto *timed = dynamic_cast<TimedCommunicator *>(&comm);
+  if (!timed)
+    return rt::Status::internal("the blocks bench's communicator is not "
+                                "its timing wrapper");
+  const int iters = std::max(1, me.timing.iters);
+  SHARDLIN_RETURN_IF_ERROR(comm.barrier());
+  timed->resetSeconds();
+  const double t0 = nowSeconds();
+  for (int i = 0; i < iters; ++i)
+    SHARDLIN_RETURN_IF_ERROR(run.execute());
+  const double wall = nowSeconds() - t0;
+  const double share = wall > 0 ? timed->seconds() / wall : 0;
+  std::vector<double> all;
+  SHARDLIN_RETURN_IF_ERROR(gatherDoubles(comm, {share}, all));
+  double sum = 0;
+  for (double s : all)
+    sum += s;
+  me.commShare = sum / static_cast<double>(all.size());
+  return rt::Status::ok();
+}
+
+/// The float64 reference of every rank's output, on every row (`full`) or
+/// on rows {0, B/2, B-1}: a block with those rows as its input, the same
+/// weights. `rowsOf[r]` lists the rows compared.
+struct Reference {
+  BlockSpec spec; // batch = the compared rows
+  std::vector<std::vector<int64_t>> rowsOf;
+  std::vector<testkit::BlockReference> ranks;
+};
+
+Reference makeReference(const BlockSpec &spec, testkit::BlockData &data,
+                        bool full) {
+  Reference ref;
+  ref.spec = spec;
+  const int64_t b = spec.rows(), h = spec.h;
+  std::vector<int64_t> rows;
+  if (full) {
+    for (int64_t i = 0; i < b; ++i)
+      rows.push_back(i);
+  } else {
+    rows = {0, b / 2, b - 1};
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  }
+  ref.spec.batch = {static_cast<int64_t>(rows.size())};
+  for (int r = 0; r < spec.worldSize(); ++r) {
+    ref.rowsOf.push_back(rows);
+    if (full) {
+      ref.ranks.push_back(testkit::blockReference(ref.spec, data, r));
+      continue;
+    }
+    // The reference reads data.inputs[r]: put the sampled rows there for
+    // the call, then the whole input back.
+    testkit::BlockData::Tensor sampled;
+    for (int64_t i : rows)
+      sampled.values.insert(sampled.values.end(),
+                            data.inputs[r].values.begin() + i * h,
+                            data.inputs[r].values.begin() + (i + 1) * h);
+    std::swap(data.inputs[r], sampled);
+    ref.ranks.push_back(testkit::blockReference(ref.spec, data, r));
+    std::swap(data.inputs[r], sampled);
+  }
+  return ref;
+}
+
+/// Compares each rank's output (f32 bytes, B x H) on the reference's rows.
+int64_t checkOutputs(const Reference &ref,
+                     const std::vector<std::vector<uint8_t>> &outputs,
+                     std::string &report) {
+  const int64_t h = ref.spec.h;
+  const size_t rowBytes = static_cast<size_t>(h) * sizeof(float);
+  int64_t failures = 0;
+  for (size_t r = 0; r < ref.ranks.size(); ++r) {
+    std::vector<uint8_t> picked;
+    for (int64_t i : ref.rowsOf[r]) {
+      if ((i + 1) * rowBytes > outputs[r].size())
+        return failures + 1; // compareWithReference reports the size
+      picked.insert(picked.end(), outputs[r].begin() + i * rowBytes,
+                    outputs[r].begin() + (i + 1) * rowBytes);
+    }
+    failures += testkit::compareWithReference(
+        ref.spec.name() + " rank " + std::to_string(r), ref.spec.dtype,
+        picked, h, ref.ranks[r].y, ref.ranks[r].scale,
+        testkit::blockErrorBound(ref.spec), report);
+  }
+  return failures;
+}
+
+/// One measurement of one variant (a run of the program through runBlock
+/// with the hook); fills `out` and, if `ref`, checks the outputs.
+void measure(const BlockCase &c, const Variant &v, const rt::Program &program,
+             const testkit::BlockData &data, const TimingOptions &opt,
+             bool measureShare, const Reference *ref, VariantResult &out) {
+  const BlockSpec spec = c.spec(v);
+  std::vector<RankFigures> figures(c.w);
+  rt::RunOptions options;
+  options.backend = "threads";
+  options.blasThreads = 1; // W threads in all, as DTensor's W processes
+  options.wrapCommunicator = [](std::unique_ptr<rt::Communicator> inner)
+      -> std::unique_ptr<rt::Communicator> {
+    return std::make_unique<TimedCommunicator>(std::move(inner));
+  };
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<rt::RankResult> ranks;
+  rt::Status s = testkit::runBlock(
+      program, spec, data, options, outputs, ranks,
+      [&](rt::RankRun &run) {
+        return timeBlockOnRank(run, opt, measureShare,
+                               figures[run.plan().rank()]);
+      });
+  if (!s) {
+    out.error = s.message();
+    return;
+  }
+  out.medians.push_back(figures[0].timing.median());
+  if (measureShare)
+    out.commShare.push_back(figures[0].commShare);
+  out.bytes.clear();
+  for (int r = 0; r < c.w; ++r) {
+    out.bytes.push_back(figures[r].bytes);
+    out.consistent &= figures[r].consistent;
+  }
+  out.bytesMatch &= out.bytes == out.predicted && out.consistent;
+  if (ref)
+    out.checkFailures += checkOutputs(*ref, outputs, out.report);
+}
+
+/// PyTorch's figures of one shape, seconds per run.
+struct TorchBlock {
+  double median = 0, min = 0, max = 0;
+  double maxError = 0;
+};
+
+using TorchKey = std::tuple<int, int, int64_t, int64_t>; // kind, W, H, B
+
+/// Runs bench/torch_blocks.py on the cases (all of one W); `message` is
+/// "skipped: ..." when it cannot.
+std::map<TorchKey, TorchBlock> runTorchBlocks(const Options &o, int w,
+                                              const std::vector<BlockCase> &cs,
+                                              std::string &version,
+                                              std::string &message) {
+  std::map<TorchKey, TorchBlock> results;
+  const std::string script = o.scriptsDir + "/torch_blocks.py";
+  if (!fileExists(o.python)) {
+    message = "skipped: " + o.python + " not found";
+    return results;
+  }
+  if (!fileExists(script)) {
+    message = "skipped: " + script + " not found";
+    return results;
+  }
+  std::string list;
+  for (const BlockCase &c : cs)
+    list += (list.empty() ? "" : ";") +
+            std::string(testkit::blockKindName(c.kind)) + "," +
+            std::to_string(c.h) + "," + std::to_string(c.f) + "," +
+            std::to_string(c.rows);
+  char flags[256];
+  std::snprintf(flags, sizeof flags,
+                " --world-size=%d --warmup=%d --min-trials=%d --max-trials=%d "
+                "--min-time=%g --trial-time=%g",
+                w, o.timing.warmup, o.timing.minTrials, o.timing.maxTrials,
+                o.timing.minSeconds, o.timing.trialSeconds);
+  std::string out;
+  int rc = capture(shellQuote(o.python) + " " + shellQuote(script) + flags +
+                       " --shapes=" + shellQuote(list) + " 2>&1",
+                   out);
+  std::istringstream in(out);
+  std::string line;
+  bool available = false;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tag;
+    ls >> tag;
+    if (tag == "torch") {
+      ls >> version;
+      available = true;
+    } else if (tag == "unavailable") {
+      std::getline(ls, message);
+    } else if (tag == "result") {
+      std::string kind;
+      int64_t h, f, b;
+      TorchBlock t;
+      ls >> kind >> h >> f >> b >> t.median >> t.min >> t.max >> t.maxError;
+      int k = kind == "swiglu" ? int(BlockKind::SwiGlu) : int(BlockKind::Mlp);
+      results[{k, w, h, b}] = t;
+    }
+  }
+  if (rc != 0 || !available) {
+    if (message.empty()) {
+      std::string tail = out.size() > 800 ? out.substr(out.size() - 800) : out;
+      message = "helper failed (status " + std::to_string(rc) + "): " + tail;
+    }
+    message = "skipped: " + message;
+    results.clear();
+  }
+  return results;
+}
+
+std::vector<BlockCase> blockCases(const Options &o) {
+  std::vector<BlockCase> cases;
+  for (int w : o.blockWorldSizes)
+    for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu})
+      for (int64_t h : o.blockHidden)
+        for (int64_t b : o.blockRows) {
+          // The default mode leaves out the largest products (H >= 2048 with
+          // B = 2048: seconds per run on 2 cores); --full runs them.
+          if (o.mode == "default" && h >= 2048 && b >= 2048 &&
+              !o.blockShapesGiven)
+            continue;
+          BlockCase c;
+          c.kind = kind;
+          c.w = w;
+          c.h = h;
+          c.f = ffnWidth(kind, h);
+          c.rows = b;
+          cases.push_back(c);
+        }
+  return cases;
+}
+
+std::string pct(double v) { return v < 0 ? "-" : fmt("%.0f%%", 100 * v); }
+
+} // namespace
+
+void runBlocksSection(BenchRun &run) {
+  run.beginSection("blocks");
+  const Options &o = run.opts;
+  if (!o.sections.count("blocks"))
+    return;
+  const bool quick = o.mode == "quick";
+  const int rounds = quick ? 1 : o.mode == "full" ? 5 : 3;
+  const std::vector<BlockCase> cases = blockCases(o);
+  std::printf("\n== blocks: MLP (GELU-tanh, F = 4H) and SwiGLU (F = 8H/3 up "
+              "to a multiple of 64), f32, threads backend, 1 BLAS thread per "
+              "rank; fused / unfused / gather-weight in %d interleaved "
+              "round(s); load %.2f ==\n",
+              rounds, run.sectionLoad["blocks"]);
+
+  struct Row {
+    BlockCase c;
+    VariantResult v[kNumVariants];
+    std::string error;
+    bool fullCheck = false;
+    TorchBlock torch;
+    bool haveTorch = false;
+  };
+  std::vector<Row> rows;
+  for (const BlockCase &c : cases) {
+    Row row;
+    row.c = c;
+    rt::Program programs[kNumVariants];
+    for (int i = 0; i < kNumVariants; ++i) {
+      rt::Status s = testkit::compileBlock(c.spec(kVariants[i]), programs[i]);
+      std::string form = s ? checkForm(programs[i], c, kVariants[i]) : "";
+      if (!s || !form.empty()) {
+        row.error = std::string(kVariants[i].name) + ": " +
+                    (s ? form : s.message().substr(0, 400));
+        break;
+      }
+      row.v[i].predicted = predictedBytes(c, kVariants[i]);
+    }
+    if (row.error.empty()) {
+      // The fused form's bytes, as the issue states them.
+      const uint64_t exact = 2ull * (c.w - 1) * c.rows * c.h * 4;
+      for (uint64_t p : row.v[0].predicted)
+        if (p != exact)
+          row.error = "the cost model predicts " + std::to_string(p) +
+                      " fused bytes, not 2(W-1)BH*4 = " + std::to_string(exact);
+    }
+    if (!row.error.empty()) {
+      std::printf("  %s: FAILED: %s\n", c.label().c_str(), row.error.c_str());
+      run.failed = true;
+      rows.push_back(std::move(row));
+      continue;
+    }
+    // The same weights and inputs for every variant (they have the same
+    // arguments).
+    testkit::BlockData data = testkit::makeBlockData(c.spec(kVariants[0]), 7);
+    // Every row when the reference costs at most ~2^28 multiply-adds per
+    // rank, else rows {0, B/2, B-1} of every rank.
+    row.fullCheck = c.flopsPerRank() / 2 <= double(1 << 28);
+    Reference ref = makeReference(c.spec(kVariants[0]), data, row.fullCheck);
+    for (int round = 0; round < rounds && row.error.empty(); ++round)
+      for (int i = 0; i < kNumVariants; ++i) {
+        VariantResult &v = row.v[i];
+        measure(c, kVariants[i], programs[i], data, o.timing,
+                /*measureShare=*/round == 0, round == 0 ? &ref : nullptr, v);
+        if (!v.error.empty()) {
+          row.error = std::string(kVariants[i].name) + ": " + v.error;
+          break;
+        }
+      }
+    for (const VariantResult &v : row.v)
+      if (!v.bytesMatch || v.checkFailures)
+        run.failed = true;
+    if (!row.error.empty()) {
+      std::printf("  %s: FAILED: %s\n", c.label().c_str(), row.error.c_str());
+      run.failed = true;
+    }
+    rows.push_back(std::move(row));
+  }
+
+  // PyTorch DTensor, one launch per W.
+  std::string torchVersion, torchMessage;
+  if (!o.torch)
+    torchMessage = "skipped: --no-torch";
+  for (int w : o.blockWorldSizes) {
+    if (!torchMessage.empty())
+      break;
+    std::vector<BlockCase> mine;
+    for (const BlockCase &c : cases)
+      if (c.w == w)
+        mine.push_back(c);
+    if (mine.empty())
+      continue;
+    std::map<TorchKey, TorchBlock> t =
+        runTorchBlocks(o, w, mine, torchVersion, torchMessage);
+    for (Row &row : rows) {
+      auto it = t.find({int(row.c.kind), row.c.w, row.c.h, row.c.rows});
+      if (it != t.end()) {
+        row.torch = it->second;
+        row.haveTorch = true;
+      }
+    }
+  }
+
+  std::printf("%-8s %2s %5s %5s %5s | %10s %10s %10s | %7s %6s %6s | %10s "
+              "%10s %10s | %6s | %10s %7s\n",
+              "block", "W", "H", "F", "B", "fused ms", "unfused ms", "gw ms",
+              "fus/unf", "comm%u", "comm%f", "fused B/rk", "unfused", "gw",
+              "check", "DTensor ms", "fus/DT");
+  int metSpeed = 0, wantSpeed = 0, fasterThanTorch = 0, torchShapes = 0;
+  double logTorch = 0, torchError = 0;
+  for (const Row &row : rows) {
+    const BlockCase &c = row.c;
+    if (!row.error.empty() && row.v[0].medians.empty())
+      continue;
+    double t[kNumVariants];
+    for (int i = 0; i < kNumVariants; ++i)
+      t[i] = medianOf(row.v[i].medians);
+    const double ratio = t[1] > 0 ? t[0] / t[1] : 0;
+    const double commU =
+        row.v[1].commShare.empty() ? -1 : row.v[1].commShare[0];
+    const double commF =
+        row.v[0].commShare.empty() ? -1 : row.v[0].commShare[0];
+    std::string bytes[kNumVariants];
+    int64_t failures = 0;
+    for (int i = 0; i < kNumVariants; ++i) {
+      const VariantResult &v = row.v[i];
+      uint64_t mx = v.bytes.empty()
+                        ? 0
+                        : *std::max_element(v.bytes.begin(), v.bytes.end());
+      bytes[i] = humanBytes(double(mx)) + (v.bytesMatch ? "" : "!");
+      failures += v.checkFailures;
+    }
+    std::string check = failures ? "FAIL" : row.fullCheck ? "all" : "3 rows";
+    std::string torchMs = "-", torchRatio = "-";
+    if (row.haveTorch) {
+      torchMs = fmt("%.3f", 1e3 * row.torch.median);
+      const double r = t[0] / row.torch.median;
+      torchRatio = fmt("%.2fx", r);
+      ++torchShapes;
+      fasterThanTorch += r < 1.0;
+      logTorch += std::log(r);
+      torchError = std::max(torchError, row.torch.maxError);
+    }
+    if (commU >= 0.2) {
+      ++wantSpeed;
+      metSpeed += ratio <= 0.8;
+    }
+    std::printf("%-8s %2d %5lld %5lld %5lld | %10.3f %10.3f %10.3f | %6.2fx "
+                "%6s %6s | %10s %10s %10s | %6s | %10s %7s\n",
+                testkit::blockKindName(c.kind), c.w, (long long)c.h,
+                (long long)c.f, (long long)c.rows, 1e3 * t[0], 1e3 * t[1],
+                1e3 * t[2], ratio, pct(commU).c_str(), pct(commF).c_str(),
+                bytes[0].c_str(), bytes[1].c_str(), bytes[2].c_str(),
+                check.c_str(), torchMs.c_str(), torchRatio.c_str());
+    for (int i = 0; i < kNumVariants; ++i) {
+      const VariantResult &v = row.v[i];
+      if (!v.bytesMatch) {
+        std::printf("  MISMATCH %s %s: bytes per rank measured", c.label().c_str(),
+                    kVariants[i].name);
+        for (uint64_t b : v.bytes)
+          std::printf(" %llu", (unsigned long long)b);
+        std::printf(", predicted");
+        for (uint64_t b : v.predicted)
+          std::printf(" %llu", (unsigned long long)b);
+        std::printf("%s\n", v.consistent ? "" : " (inconsistent over trials)");
+      }
+      if (v.checkFailures)
+        std::printf("  WRONG OUTPUT %s %s: %lld elements\n%s",
+                    c.label().c_str(), kVariants[i].name,
+                    (long long)v.checkFailures, v.report.c_str());
+    }
+  }
+  std::printf("bytes: per rank and run, max over ranks, measured by the "
+              "communicator ('!' = differs from the cost model); fused = "
+              "2(W-1)*B*H*4 exactly. comm%%u / comm%%f: share of the unfused "
+              "/ fused time inside collectives. check: outputs against the "
+              "float64 reference (all rows, or rows 0, B/2, B-1 of every "
+              "rank).\n");
+  std::printf("target fused <= 0.8x unfused where comm >= 20%% of unfused: "
+              "met at %d of %d such shapes%s\n",
+              metSpeed, wantSpeed, quick ? " (smoke: not a measurement)" : "");
+  if (!torchMessage.empty())
+    std::printf("DTensor: %s\n", torchMessage.c_str());
+  else if (torchShapes)
+    std::printf("DTensor (torch %s, gloo, W processes x 1 thread): fused "
+                "shardlin faster at %d of %d shapes, geometric mean %.2fx; "
+                "DTensor's outputs within %.2g of the unsharded module's "
+                "(max |diff| / max |y|)\n",
+                torchVersion.c_str(), fasterThanTorch, torchShapes,
+                std::exp(logTorch / torchShapes), torchError);
+}
+
+} // namespace shardlin::bench

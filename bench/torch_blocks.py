@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Times PyTorch DTensor tensor-parallel blocks for shardlin-bench's blocks section.
+
+    bench/.venv/bin/python bench/torch_blocks.py --world-size=W \
+        --shapes="mlp,H,F,B;swiglu,H,F,B" \
+        [--warmup=2 --min-trials=3 --max-trials=15 --min-time=0.3 --trial-time=0.02]
+
+Starts W processes (torch.multiprocessing, spawn) that meet through a
+FileStore in a temporary directory and form a gloo process group, one
+thread each (torch.set_num_threads(1), OMP/MKL/OpenBLAS threads 1). Per
+shape, the block shardlin-bench measures, f32, biases on every linear:
+
+    mlp:    down(gelu_tanh(up(x)))            up: H -> F, down: F -> H
+    swiglu: down(silu(gate(x)) * up(x))       gate, up: H -> F
+
+parallelized the Megatron sequence-parallel way with
+torch.distributed.tensor.parallel: the block's input arrives as each rank's
+B rows (Shard(0)) and is gathered once (PrepareModuleInput to Replicate),
+gate/up are ColwiseParallel, down is RowwiseParallel with a Shard(0) output
+(a reduce_scatter), so each rank ends with its B rows, as in shardlin's
+fused form. Each rank's output is compared once with the unsharded module
+on its rows (the max error relative to max |y| is printed).
+
+The timing protocol is shardlin-bench's: warm-up runs (the slowest rank's
+last one sizes the trials), then trials of back-to-back runs, each trial
+after a barrier and timed from the earliest start to the latest end over
+ranks (time.monotonic: CLOCK_MONOTONIC, shared by the processes); the
+median over trials of the per-run time.
+
+Output on stdout, one line each (parsed by shardlin-bench):
+    torch VERSION
+    result KIND H F B MEDIAN_S MIN_S MAX_S MAX_REL_ERROR ITERS TRIALS
+or, if PyTorch (with torch.distributed.tensor) cannot be imported:
+    unavailable REASON           (exit status 3)
+"""
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--world-size", type=int, required=True)
+    p.add_argument("--shapes", required=True,
+                   help="semicolon-separated KIND,H,F,B (KIND: mlp | swiglu)")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--min-trials", type=int, default=3)
+    p.add_argument("--max-trials", type=int, default=15)
+    p.add_argument("--min-time", type=float, default=0.3)
+    p.add_argument("--trial-time", type=float, default=0.02)
+    p.add_argument("--max-iters", type=int, default=2000)
+    return p.parse_args()
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(";"):
+        if item.strip():
+            kind, h, f, b = item.split(",")
+            if kind not in ("mlp", "swiglu"):
+                raise ValueError("unknown block kind %r" % kind)
+            shapes.append((kind, int(h), int(f), int(b)))
+    return shapes
+
+
+def plan_trials(one, args):
+    """shardlin-bench's planTrials."""
+    one = max(one, 1e-7)
+    iters = int(min(max(round(args.trial_time / one), 1), args.max_iters))
+    trials = int(min(max(math.ceil(args.min_time / (one * iters)),
+                         args.min_trials),
+                     max(args.min_trials, args.max_trials)))
+    return iters, trials
+
+
+def worker(rank, args, store_path):
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel,
+                                                   PrepareModuleInput,
+                                                   RowwiseParallel,
+                                                   parallelize_module)
+
+    torch.set_num_threads(1)
+    w = args.world_size
+    dist.init_process_group("gloo", store=dist.FileStore(store_path, w),
+                            rank=rank, world_size=w)
+    mesh = init_device_mesh("cpu", (w,))
+
+    class Mlp(nn.Module):
+        def __init__(self, h, f):
+            super().__init__()
+            self.up = nn.Linear(h, f)
+            self.down = nn.Linear(f, h)
+
+        def forward(self, x):
+            return self.down(F.gelu(self.up(x), approximate="tanh"))
+
+    class SwiGlu(nn.Module):
+        def __init__(self, h, f):
+            super().__init__()
+            self.gate = nn.Linear(h, f)
+            self.up = nn.Linear(h, f)
+            self.down = nn.Linear(f, h)
+
+        def forward(self, x):
+            return self.down(F.silu(self.gate(x)) * self.up(x))
+
+    class Block(nn.Module):
+        def __init__(self, ffn):
+            super().__init__()
+            self.ffn = ffn
+
+        def forward(self, x):
+            return self.ffn(x)
+
+    def all_min_max(values, op):
+        t = torch.tensor(values, dtype=torch.float64)
+        dist.all_reduce(t, op=op)
+        return t.tolist()
+
+    for kind, h, f, b in parse_shapes(args.shapes):
+        torch.manual_seed(0)  # the same weights on every rank
+        ffn = Mlp(h, f) if kind == "mlp" else SwiGlu(h, f)
+        dense = Block(ffn)
+        torch.manual_seed(1 + rank)  # each rank its own rows
+        x = torch.rand(b, h, dtype=torch.float32) * 2 - 1
+        with torch.no_grad():
+            reference = dense(x)
+        model = Block(Mlp(h, f) if kind == "mlp" else SwiGlu(h, f))
+        model.load_state_dict(dense.state_dict())
+        plan = {
+            "ffn": PrepareModuleInput(input_layouts=(Shard(0),),
+                                      desired_input_layouts=(Replicate(),)),
+            "ffn.up": ColwiseParallel(),
+            "ffn.down": RowwiseParallel(output_layouts=Shard(0)),
+        }
+        if kind == "swiglu":
+            plan["ffn.gate"] = ColwiseParallel()
+        parallelize_module(model, mesh, plan)
+
+        def run():
+            # The output may be an AsyncCollectiveTensor whose
+            # reduce_scatter is still in flight: wait for it, so that a run
+            # ends when its result is there.
+            out = model(x)
+            return out.wait() if hasattr(out, "wait") else out
+
+        with torch.no_grad():
+            y = run()
+            if hasattr(y, "to_local"):
+                y = y.to_local()
+            err = ((y - reference).abs().max() /
+                   reference.abs().max().clamp_min(1e-30)).item()
+            (max_err,) = all_min_max([err], dist.ReduceOp.MAX)
+
+            warm = 0.0
+            for _ in range(max(1, args.warmup)):
+                dist.barrier()
+                t0 = time.monotonic()
+                run()
+                warm = time.monotonic() - t0
+            (slowest,) = all_min_max([warm], dist.ReduceOp.MAX)
+            iters, trials = plan_trials(slowest, args)
+            starts, ends = [], []
+            for _ in range(trials):
+                dist.barrier()
+                starts.append(time.monotonic())
+                for _ in range(iters):
+                    run()
+                ends.append(time.monotonic())
+            starts = all_min_max(starts, dist.ReduceOp.MIN)
+            ends = all_min_max(ends, dist.ReduceOp.MAX)
+        per_run = sorted((e - s) / iters for s, e in zip(starts, ends))
+        mid = len(per_run) // 2
+        median = (per_run[mid] if len(per_run) % 2 else
+                  0.5 * (per_run[mid - 1] + per_run[mid]))
+        if rank == 0:
+            print("result %s %d %d %d %.9g %.9g %.9g %.3g %d %d" %
+                  (kind, h, f, b, median, per_run[0], per_run[-1], max_err,
+                   iters, trials), flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main():
+    args = parse_args()
+    # One thread per process, set before torch (and its BLAS) is loaded; the
+    # spawned workers inherit the environment.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+    try:
+        import torch
+        import torch.distributed  # noqa: F401
+        import torch.distributed.tensor.parallel  # noqa: F401
+        import torch.multiprocessing as mp
+    except Exception as e:  # ImportError, or a broken install
+        print("unavailable cannot import torch.distributed.tensor with %s: %s"
+              % (sys.executable, e))
+        sys.exit(3)
+    if not torch.distributed.is_available() or \
+            not torch.distributed.is_gloo_available():
+        print("unavailable torch %s has no gloo backend" % torch.__version__)
+        sys.exit(3)
+    parse_shapes(args.shapes)  # fail here, not in W workers
+    print("torch %s" % torch.__version__, flush=True)
+    with tempfile.TemporaryDirectory(prefix="shardlin-dtensor-") as d:
+        mp.spawn(worker, args=(args, os.path.join(d, "store")),
+                 nprocs=args.world_size, join=True)
+
+
+if __name__ == "__main__":
+    main()
