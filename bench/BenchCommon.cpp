@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -353,6 +354,48 @@ double foreignShare(const CpuSnapshot &a, const CpuSnapshot &b) {
 bool fileExists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
+}
+
+PeerRun runTorchPeer(const std::string &python, const std::string &script,
+                     const std::string &args, const TimingOptions &timing,
+                     const std::string &shapes,
+                     const std::function<void(std::istream &)> &onResult) {
+  PeerRun peer;
+  for (const std::string &path : {python, script})
+    if (!fileExists(path)) {
+      peer.message = "skipped: " + path + " not found";
+      return peer;
+    }
+  std::string out;
+  int rc = capture(shellQuote(python) + " " + shellQuote(script) + args +
+                       timingFlags(timing) + " --shapes=" + shellQuote(shapes) +
+                       " 2>&1",
+                   out);
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tag;
+    ls >> tag;
+    if (tag == "torch") {
+      ls >> peer.version;
+      peer.available = true;
+    } else if (tag == "unavailable") {
+      std::getline(ls, peer.message);
+    } else if (tag == "result") {
+      onResult(ls);
+    }
+  }
+  if (rc != 0 || !peer.available) {
+    peer.available = false;
+    if (peer.message.empty()) {
+      std::string tail = out.size() > 800 ? out.substr(out.size() - 800) : out;
+      peer.message =
+          "helper failed (status " + std::to_string(rc) + "): " + tail;
+    }
+    peer.message = "skipped: " + peer.message;
+  }
+  return peer;
 }
 
 int capture(const std::string &cmd, std::string &out) {

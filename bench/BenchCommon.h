@@ -210,6 +210,23 @@ rt::Status launchMpi(const std::string &mpirun, int np,
 /// The timing options as worker command-line flags (leading space).
 std::string timingFlags(const TimingOptions &opt);
 
+/// What a PyTorch peer script (bench/torch_*.py) reported.
+struct PeerRun {
+  /// False when the script could not run or said "unavailable"; `message`
+  /// then starts with "skipped: " and says why.
+  bool available = false;
+  std::string version; // from its "torch VERSION" line
+  std::string message;
+};
+
+/// Runs `python script<args><timingFlags(timing)> --shapes=SHAPES` and hands
+/// the rest of each "result ..." line to `onResult`. The scripts print
+/// "torch VERSION" first, or "unavailable REASON" when torch is missing.
+PeerRun runTorchPeer(const std::string &python, const std::string &script,
+                     const std::string &args, const TimingOptions &timing,
+                     const std::string &shapes,
+                     const std::function<void(std::istream &)> &onResult);
+
 /// A fresh directory under $TMPDIR (or /tmp).
 std::string makeTempDir();
 std::string shellQuote(const std::string &s);

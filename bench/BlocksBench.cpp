@@ -398,60 +398,29 @@ std::map<TorchKey, TorchBlock> runTorchBlocks(const Options &o, int w,
                                               std::string &version,
                                               std::string &message) {
   std::map<TorchKey, TorchBlock> results;
-  const std::string script = o.scriptsDir + "/torch_blocks.py";
-  if (!fileExists(o.python)) {
-    message = "skipped: " + o.python + " not found";
-    return results;
-  }
-  if (!fileExists(script)) {
-    message = "skipped: " + script + " not found";
-    return results;
-  }
   std::string list;
   for (const BlockCase &c : cs)
     list += (list.empty() ? "" : ";") +
             std::string(testkit::blockKindName(c.kind)) + "," +
             std::to_string(c.h) + "," + std::to_string(c.f) + "," +
             std::to_string(c.rows);
-  char flags[256];
-  std::snprintf(flags, sizeof flags,
-                " --world-size=%d --warmup=%d --min-trials=%d --max-trials=%d "
-                "--min-time=%g --trial-time=%g",
-                w, o.timing.warmup, o.timing.minTrials, o.timing.maxTrials,
-                o.timing.minSeconds, o.timing.trialSeconds);
-  std::string out;
-  int rc = capture(shellQuote(o.python) + " " + shellQuote(script) + flags +
-                       " --shapes=" + shellQuote(list) + " 2>&1",
-                   out);
-  std::istringstream in(out);
-  std::string line;
-  bool available = false;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string tag;
-    ls >> tag;
-    if (tag == "torch") {
-      ls >> version;
-      available = true;
-    } else if (tag == "unavailable") {
-      std::getline(ls, message);
-    } else if (tag == "result") {
-      std::string kind;
-      int64_t h, f, b;
-      TorchBlock t;
-      ls >> kind >> h >> f >> b >> t.median >> t.min >> t.max >> t.maxError;
-      int k = kind == "swiglu" ? int(BlockKind::SwiGlu) : int(BlockKind::Mlp);
-      results[{k, w, h, b}] = t;
-    }
-  }
-  if (rc != 0 || !available) {
-    if (message.empty()) {
-      std::string tail = out.size() > 800 ? out.substr(out.size() - 800) : out;
-      message = "helper failed (status " + std::to_string(rc) + "): " + tail;
-    }
-    message = "skipped: " + message;
+  PeerRun peer = runTorchPeer(
+      o.python, o.scriptsDir + "/torch_blocks.py",
+      " --world-size=" + std::to_string(w), o.timing, list,
+      [&](std::istream &ls) {
+        std::string kind;
+        int64_t h, f, b;
+        TorchBlock t;
+        ls >> kind >> h >> f >> b >> t.median >> t.min >> t.max >>
+            t.maxError;
+        int k =
+            kind == "swiglu" ? int(BlockKind::SwiGlu) : int(BlockKind::Mlp);
+        results[{k, w, h, b}] = t;
+      });
+  version = peer.version;
+  message = peer.message;
+  if (!peer.available)
     results.clear();
-  }
   return results;
 }
 

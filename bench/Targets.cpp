@@ -181,56 +181,24 @@ void compareWithTorch(BenchRun &run) {
 
 TorchInfo runTorch(const Options &o, const std::set<DenseKey> &shapes) {
   TorchInfo info;
-  const std::string script = o.scriptsDir + "/torch_linear.py";
-  if (!fileExists(o.python)) {
-    info.message = "skipped: " + o.python + " not found";
-    return info;
-  }
-  if (!fileExists(script)) {
-    info.message = "skipped: " + script + " not found";
-    return info;
-  }
   std::string list;
   for (const DenseKey &s : shapes)
     list += (list.empty() ? "" : ";") + std::to_string(s.m) + "," +
             std::to_string(s.n) + "," + std::to_string(s.k);
   info.threads = cores();
-  char flags[256];
-  std::snprintf(flags, sizeof flags,
-                " --threads=%d --warmup=%d --min-trials=%d --max-trials=%d "
-                "--min-time=%g --trial-time=%g",
-                info.threads, o.timing.warmup, o.timing.minTrials,
-                o.timing.maxTrials, o.timing.minSeconds, o.timing.trialSeconds);
-  std::string out;
-  int rc = capture(shellQuote(o.python) + " " + shellQuote(script) + flags +
-                       " --shapes=" + shellQuote(list) + " 2>&1",
-                   out);
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string tag;
-    ls >> tag;
-    if (tag == "torch") {
-      ls >> info.version;
-      info.available = true;
-    } else if (tag == "unavailable") {
-      std::getline(ls, info.message);
-    } else if (tag == "result") {
-      DenseKey k;
-      TorchResult r;
-      ls >> k.m >> k.n >> k.k >> r.median >> r.min >> r.max >> r.iters >>
-          r.trials;
-      info.results[k] = r;
-    }
-  }
-  if (rc != 0 || !info.available) {
-    info.available = false;
-    if (info.message.empty())
-      info.message = "helper failed (status " + std::to_string(rc) +
-                     "): " + out.substr(0, 500);
-    info.message = "skipped: " + info.message;
-  }
+  PeerRun peer = runTorchPeer(
+      o.python, o.scriptsDir + "/torch_linear.py",
+      " --threads=" + std::to_string(info.threads), o.timing, list,
+      [&](std::istream &ls) {
+        DenseKey k;
+        TorchResult r;
+        ls >> k.m >> k.n >> k.k >> r.median >> r.min >> r.max >> r.iters >>
+            r.trials;
+        info.results[k] = r;
+      });
+  info.available = peer.available;
+  info.version = peer.version;
+  info.message = peer.message;
   return info;
 }
 

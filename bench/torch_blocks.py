@@ -35,11 +35,12 @@ or, if PyTorch (with torch.distributed.tensor) cannot be imported:
 """
 
 import argparse
-import math
 import os
 import sys
 import tempfile
 import time
+
+from torch_timing import add_timing_args, median, plan_trials
 
 
 def parse_args():
@@ -47,12 +48,7 @@ def parse_args():
     p.add_argument("--world-size", type=int, required=True)
     p.add_argument("--shapes", required=True,
                    help="semicolon-separated KIND,H,F,B (KIND: mlp | swiglu)")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--min-trials", type=int, default=3)
-    p.add_argument("--max-trials", type=int, default=15)
-    p.add_argument("--min-time", type=float, default=0.3)
-    p.add_argument("--trial-time", type=float, default=0.02)
-    p.add_argument("--max-iters", type=int, default=2000)
+    add_timing_args(p)
     return p.parse_args()
 
 
@@ -65,16 +61,6 @@ def parse_shapes(text):
                 raise ValueError("unknown block kind %r" % kind)
             shapes.append((kind, int(h), int(f), int(b)))
     return shapes
-
-
-def plan_trials(one, args):
-    """shardlin-bench's planTrials."""
-    one = max(one, 1e-7)
-    iters = int(min(max(round(args.trial_time / one), 1), args.max_iters))
-    trials = int(min(max(math.ceil(args.min_time / (one * iters)),
-                         args.min_trials),
-                     max(args.min_trials, args.max_trials)))
-    return iters, trials
 
 
 def worker(rank, args, store_path):
@@ -180,12 +166,10 @@ def worker(rank, args, store_path):
             starts = all_min_max(starts, dist.ReduceOp.MIN)
             ends = all_min_max(ends, dist.ReduceOp.MAX)
         per_run = sorted((e - s) / iters for s, e in zip(starts, ends))
-        mid = len(per_run) // 2
-        median = (per_run[mid] if len(per_run) % 2 else
-                  0.5 * (per_run[mid - 1] + per_run[mid]))
         if rank == 0:
             print("result %s %d %d %d %.9g %.9g %.9g %.3g %d %d" %
-                  (kind, h, f, b, median, per_run[0], per_run[-1], max_err,
+                  (kind, h, f, b, median(per_run), per_run[0], per_run[-1],
+                   max_err,
                    iters, trials), flush=True)
     dist.barrier()
     dist.destroy_process_group()

@@ -18,10 +18,11 @@ or, if PyTorch cannot be imported:
 """
 
 import argparse
-import math
 import os
 import sys
 import time
+
+from torch_timing import add_timing_args, median, plan_trials
 
 
 def parse_args():
@@ -29,12 +30,7 @@ def parse_args():
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--shapes", required=True,
                    help="semicolon-separated M,N,K triples")
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--min-trials", type=int, default=3)
-    p.add_argument("--max-trials", type=int, default=15)
-    p.add_argument("--min-time", type=float, default=0.3)
-    p.add_argument("--trial-time", type=float, default=0.02)
-    p.add_argument("--max-iters", type=int, default=2000)
+    add_timing_args(p)
     return p.parse_args()
 
 
@@ -75,12 +71,7 @@ def main():
                 t0 = time.perf_counter()
                 F.linear(x, a, b)
                 warm = time.perf_counter() - t0
-            one = max(warm, 1e-7)
-            iters = int(min(max(round(args.trial_time / one), 1),
-                            args.max_iters))
-            trials = int(min(max(math.ceil(args.min_time / (one * iters)),
-                                 args.min_trials),
-                             max(args.min_trials, args.max_trials)))
+            iters, trials = plan_trials(warm, args)
             per_run = []
             for _ in range(trials):
                 t0 = time.perf_counter()
@@ -88,11 +79,9 @@ def main():
                     F.linear(x, a, b)
                 per_run.append((time.perf_counter() - t0) / iters)
         per_run.sort()
-        mid = len(per_run) // 2
-        median = (per_run[mid] if len(per_run) % 2 else
-                  0.5 * (per_run[mid - 1] + per_run[mid]))
         print("result %d %d %d %.9g %.9g %.9g %d %d" %
-              (m, n, k, median, per_run[0], per_run[-1], iters, trials),
+              (m, n, k, median(per_run), per_run[0], per_run[-1], iters,
+               trials),
               flush=True)
 
 

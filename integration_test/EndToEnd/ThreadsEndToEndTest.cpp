@@ -26,12 +26,16 @@
 #include <cmath>
 #include <ostream>
 
+namespace shardlin::testkit {
+/// How gtest prints a configuration (in failure messages and ctest's
+/// listing); found by argument-dependent lookup, so it lives in the
+/// namespace of LinearSpec.
+void PrintTo(const LinearSpec &c, std::ostream *os) { *os << c.name(); }
+} // namespace shardlin::testkit
+
 namespace shardlin::e2e {
 
 namespace rt = ::shardlin::rt;
-
-/// How gtest prints a configuration (in failure messages).
-void PrintTo(const LinearConfig &c, std::ostream *os) { *os << c.name(); }
 
 namespace {
 

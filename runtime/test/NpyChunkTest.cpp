@@ -14,6 +14,8 @@
 
 #include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/Npy.h"
+
+#include "TempDirTest.h"
 #include "shardlin/runtime/Program.h"
 
 #include <gtest/gtest.h>
@@ -36,22 +38,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class NpyChunkTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "shardlin-npy-chunk-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string &name) const {
-    return (fs::path(dir_) / name).string();
-  }
-  std::string dir_;
-};
+class NpyChunkTest : public shardlin::rt::testutil::TempDirTest {};
 
 /// Random bytes (any bit pattern: the reader copies bytes, it never
 /// interprets them).

@@ -10,6 +10,8 @@
 
 #include "shardlin/runtime/Npy.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -36,22 +38,8 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 /// A fresh directory per test, removed afterwards.
-class NpyTest : public ::testing::Test {
+class NpyTest : public shardlin::rt::testutil::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "shardlin-npy-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  std::string path(const std::string &name) const {
-    return (fs::path(dir_) / name).string();
-  }
-
   /// The names in the test directory, sorted.
   std::vector<std::string> listing() const {
     std::vector<std::string> names;
@@ -60,8 +48,6 @@ protected:
     std::sort(names.begin(), names.end());
     return names;
   }
-
-  std::string dir_;
 };
 
 Bytes readFile(const std::string &p) {
