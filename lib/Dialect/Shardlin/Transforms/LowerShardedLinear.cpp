@@ -283,6 +283,48 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
   }
 };
 
+/// What both moving-activations lowerings start from: the decision, the
+/// input as rows, the weight's chunks along `SplitDim`, the rank-order row
+/// blocks of the stacked (W*B)-row tensor, the rank's size along the split
+/// dim and its weight chunk.
+struct ActivationsStart {
+  LoweringDecision decision;
+  FlatLinear f;
+  ChunkAttr chunks, rowBlocks;
+  int64_t stacked = 0, local = 0;
+  Value a;
+};
+
+template <int64_t SplitDim>
+struct ActivationsPattern
+    : StrategyPattern<::shardlin::Strategy::Activations> {
+  using StrategyPattern::StrategyPattern;
+
+  /// Fails to match unless the weight is split on SplitDim and activations
+  /// was chosen; else flattens the input and takes the weight's chunk.
+  FailureOr<ActivationsStart> start(LinearOp op,
+                                    PatternRewriter &rewriter) const {
+    ShardedType wType = op.getWeightType();
+    if (wType.getSharding().getDim() != SplitDim)
+      return rewriter.notifyMatchFailure(op, SplitDim == 1
+                                                 ? "not a row-wise split"
+                                                 : "not a col-wise split");
+    std::optional<LoweringDecision> decision = chosen(op);
+    if (!decision)
+      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
+    ActivationsStart s;
+    s.decision = *decision;
+    s.f = flattenInput(op, rewriter);
+    s.chunks = wType.getSharding();
+    s.rowBlocks = rankOrderRows(op.getContext(), s.f.worldSize);
+    s.stacked = s.f.worldSize * s.f.batch; // Checked by checkSizes.
+    s.local = s.chunks.getLocalSize(SplitDim == 1 ? s.f.k : s.f.n);
+    s.a = LocalShardOp::create(rewriter, op.getLoc(), wType.getLocalType(),
+                               op.getWeight());
+    return s;
+  }
+};
+
 /// Row-wise (dim 1, K split), moving activations:
 ///   all_to_all  x[:, K_c(s)] to rank s, stacked by source rank: (W*B) x k_s
 ///   gemm        P_s = X_s A_s^T                                 (W*B) x N
@@ -290,37 +332,26 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
 ///   bias_add    once, after the reduction
 /// For f16/bf16, P_s, the sum and the bias addition are f32, rounded once
 /// at the end (reduceRowBlocks).
-struct LowerRowWiseActivations
-    : StrategyPattern<::shardlin::Strategy::Activations> {
-  using StrategyPattern::StrategyPattern;
+struct LowerRowWiseActivations : ActivationsPattern<1> {
+  using ActivationsPattern::ActivationsPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    ShardedType wType = op.getWeightType();
-    if (wType.getSharding().getDim() != 1)
-      return rewriter.notifyMatchFailure(op, "not a row-wise split");
-    std::optional<LoweringDecision> decision = chosen(op);
-    if (!decision)
-      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
+    FailureOr<ActivationsStart> s = start(op, rewriter);
+    if (failed(s))
+      return failure();
     Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
-    FlatLinear f = flattenInput(op, rewriter);
-    ChunkAttr kChunks = wType.getSharding();
-    ChunkAttr rowBlocks = rankOrderRows(ctx, f.worldSize);
-    int64_t stacked = f.worldSize * f.batch; // Checked by checkSizes.
-    int64_t kLocal = kChunks.getLocalSize(f.k);
-
-    Value a = LocalShardOp::create(rewriter, loc, wType.getLocalType(),
-                                   op.getWeight());
+    const FlatLinear &f = s->f;
     Value xs = AllToAllOp::create(
-        rewriter, loc, tensorOf({stacked, kLocal}, f.elementType), f.rows,
-        /*split=*/ChunkAttr::get(ctx, 1, kChunks.getPlacements()),
-        /*concat=*/rowBlocks);
+        rewriter, loc, tensorOf({s->stacked, s->local}, f.elementType), f.rows,
+        /*split=*/ChunkAttr::get(op.getContext(), 1, s->chunks.getPlacements()),
+        /*concat=*/s->rowBlocks);
     auto p = GemmOp::create(
         rewriter, loc,
-        tensorOf({stacked, f.n}, support::partialSumType(f.elementType)), xs,
-        a, /*bias=*/Value(), /*transpose_lhs=*/false, /*transpose_rhs=*/true);
-    annotate(p, &*decision);
-    Value y = support::reduceRowBlocks(rewriter, loc, p, rowBlocks, f.batch,
+        tensorOf({s->stacked, f.n}, support::partialSumType(f.elementType)),
+        xs, s->a, /*bias=*/Value(), /*transpose_lhs=*/false,
+        /*transpose_rhs=*/true);
+    annotate(p, &s->decision);
+    Value y = support::reduceRowBlocks(rewriter, loc, p, s->rowBlocks, f.batch,
                                        f.n, f.elementType, op.getBias());
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
@@ -332,44 +363,33 @@ struct LowerRowWiseActivations
 ///   gemm        Q_s = X A_s^T + b[N_c(s)]                       (W*B) x n_s
 ///   all_to_all  row block r to rank r; the block from rank s lands at the
 ///               N offset of the chunk s holds                   B x N
-struct LowerColWiseActivations
-    : StrategyPattern<::shardlin::Strategy::Activations> {
-  using StrategyPattern::StrategyPattern;
+struct LowerColWiseActivations : ActivationsPattern<0> {
+  using ActivationsPattern::ActivationsPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    ShardedType wType = op.getWeightType();
-    if (wType.getSharding().getDim() != 0)
-      return rewriter.notifyMatchFailure(op, "not a col-wise split");
-    std::optional<LoweringDecision> decision = chosen(op);
-    if (!decision)
-      return rewriter.notifyMatchFailure(op, "another strategy was chosen");
+    FailureOr<ActivationsStart> s = start(op, rewriter);
+    if (failed(s))
+      return failure();
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    FlatLinear f = flattenInput(op, rewriter);
-    ChunkAttr nChunks = wType.getSharding();
-    ChunkAttr rowBlocks = rankOrderRows(ctx, f.worldSize);
-    int64_t stacked = f.worldSize * f.batch; // Checked by checkSizes.
-    int64_t nLocal = nChunks.getLocalSize(f.n);
-
-    Value a = LocalShardOp::create(rewriter, loc, wType.getLocalType(),
-                                   op.getWeight());
+    const FlatLinear &f = s->f;
     Value x = AllGatherOp::create(
-        rewriter, loc, tensorOf({stacked, f.k}, f.elementType), f.rows,
-        rowBlocks);
+        rewriter, loc, tensorOf({s->stacked, f.k}, f.elementType), f.rows,
+        s->rowBlocks);
     Value biasChunk;
     if (Value bias = op.getBias())
       biasChunk = LocalChunkOp::create(
-          rewriter, loc, tensorOf({nLocal}, f.elementType), bias,
-          ChunkAttr::get(ctx, 0, nChunks.getPlacements()));
+          rewriter, loc, tensorOf({s->local}, f.elementType), bias,
+          ChunkAttr::get(ctx, 0, s->chunks.getPlacements()));
     auto q = GemmOp::create(rewriter, loc,
-                            tensorOf({stacked, nLocal}, f.elementType), x, a,
-                            biasChunk, /*transpose_lhs=*/false,
+                            tensorOf({s->stacked, s->local}, f.elementType), x,
+                            s->a, biasChunk, /*transpose_lhs=*/false,
                             /*transpose_rhs=*/true);
-    annotate(q, &*decision);
+    annotate(q, &s->decision);
     Value y = AllToAllOp::create(
         rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), q,
-        /*split=*/rowBlocks,
-        /*concat=*/ChunkAttr::get(ctx, 1, nChunks.getPlacements()));
+        /*split=*/s->rowBlocks,
+        /*concat=*/ChunkAttr::get(ctx, 1, s->chunks.getPlacements()));
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
   }
