@@ -262,6 +262,20 @@ WaitResult waitWithDeadline(ProbeFn &&probe, double timeoutSeconds, NowFn &&now,
   }
 }
 
+/// A finished wait as a Status: ok, the probe's error (Internal), or
+/// DeadlineExceeded with the message `timedOut`.
+inline Status waitStatus(const WaitResult &w, const std::string &timedOut) {
+  switch (w.kind) {
+  case WaitResult::Done:
+    return Status::ok();
+  case WaitResult::Failed:
+    return Status::internal(w.error);
+  case WaitResult::TimedOut:
+    return Status::deadlineExceeded(timedOut);
+  }
+  return Status::internal("unknown wait result");
+}
+
 /// The real clock and sleep for waitWithDeadline.
 double steadySeconds();
 void sleepSeconds(double seconds);

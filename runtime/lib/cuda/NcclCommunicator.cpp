@@ -227,18 +227,10 @@ Status NcclCommunicator::waitComplete(double deadline) {
         return async == ProbeState::Failed ? async : ProbeState::Pending;
       },
       remaining(deadline), steadySeconds, sleepSeconds);
-  switch (w.kind) {
-  case WaitResult::Done:
-    return Status::ok();
-  case WaitResult::Failed:
-    return Status::internal(w.error);
-  case WaitResult::TimedOut:
-    return Status::deadlineExceeded(
-        "timed out after " + formatSeconds(timeout_) +
-        " s (a peer did not take part, called another collective or passed "
-        "other sizes)");
-  }
-  return Status::error("unknown wait result");
+  return waitStatus(
+      w, "timed out after " + formatSeconds(timeout_) +
+             " s (a peer did not take part, called another collective or "
+             "passed other sizes)");
 }
 
 void NcclCommunicator::abort(const std::string &reason) {

@@ -68,16 +68,7 @@ Status waitReady(ncclComm_t comm, int device, double deadline, double timeout) {
   WaitResult w = waitWithDeadline(
       [&](std::string &error) { return asyncState(comm, device, error); },
       remaining(deadline), steadySeconds, sleepSeconds);
-  switch (w.kind) {
-  case WaitResult::Done:
-    return Status::ok();
-  case WaitResult::Failed:
-    return Status::internal(w.error);
-  case WaitResult::TimedOut:
-    return Status::deadlineExceeded("timed out after " +
-                                    formatSeconds(timeout) + " s");
-  }
-  return Status::internal("unknown wait result");
+  return waitStatus(w, "timed out after " + formatSeconds(timeout) + " s");
 }
 
 } // namespace shardlin::rt::nccl
