@@ -12,9 +12,48 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+namespace {
+
+constexpr const char *kOverview = "shardlin optimizer driver\n";
+
+/// `--help`: shardlin's pass and its options first, in a page; MLIR's and
+/// LLVM's 500 other lines only with --help-all.
+void printShortHelp(const mlir::DialectRegistry &registry) {
+  llvm::raw_ostream &os = llvm::outs();
+  os << "OVERVIEW: " << kOverview << "\n"
+     << "USAGE: shardlin-opt [options] <input file>\n\n"
+     << "  shardlin-opt in.mlir '--lower-sharded-linear=strategy=auto "
+        "explain=true'\n"
+     << "  (a pass's options are separated by spaces, not commas)\n\n"
+     << "shardlin's pass:\n";
+  if (const mlir::PassInfo *info =
+          mlir::PassInfo::lookup("lower-sharded-linear"))
+    info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+  os << "\nAvailable Dialects: ";
+  llvm::interleaveComma(registry.getDialectNames(), os);
+  os << "\n\nCommon options:\n"
+     << "  -o <filename>                    Output filename (default: "
+        "stdout)\n"
+     << "  --pass-pipeline=<pipeline>       A textual pass pipeline, e.g. "
+        "'builtin.module(lower-sharded-linear,canonicalize)'\n"
+     << "  --canonicalize, --cse            Upstream cleanups after the "
+        "lowering\n"
+     << "  --verify-diagnostics             Check expected-error comments "
+        "(tests)\n"
+     << "  --version                        shardlin's and LLVM's version\n"
+     << "  --help-all                       Every option of MLIR and LLVM "
+        "(about 530 lines)\n";
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   // --version: shardlin's version after LLVM's.
@@ -28,6 +67,18 @@ int main(int argc, char **argv) {
   registry.insert<mlir::shardlin::ShardlinDialect, mlir::func::FuncDialect>();
   // The elementwise ops of blocks (arith, math, linalg) and tensor reshapes.
   mlir::shardlin::registerElementwiseDialects(registry);
+  // --help is the short page; --help-all is MlirOptMain's own --help.
+  std::vector<char *> args(argv, argv + argc);
+  static char fullHelp[] = "--help";
+  for (char *&a : args) {
+    llvm::StringRef arg(a);
+    if (arg == "--help" || arg == "-help" || arg == "-h") {
+      printShortHelp(registry);
+      return 0;
+    }
+    if (arg == "--help-all" || arg == "-help-all")
+      a = fullHelp;
+  }
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "shardlin optimizer driver\n", registry));
+      static_cast<int>(args.size()), args.data(), kOverview, registry));
 }

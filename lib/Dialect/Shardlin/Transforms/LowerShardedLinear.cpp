@@ -25,6 +25,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
@@ -520,13 +521,24 @@ namespace {
 /// them before it has a function to run the pass on.
 FailureOr<LoweringOptions>
 toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
-  if (!(o.latencyUs >= 0) || !(o.bandwidthGBps > 0) || !(o.gemmGflops > 0) ||
-      !(o.memoryCapMiB >= 0)) {
-    emitError(UnknownLoc::get(ctx))
-        << "lower-sharded-linear: latency-us must be >= 0, bandwidth-gbps "
-           "and gemm-gflops > 0, memory-cap-mib >= 0";
-    return failure();
-  }
+  // Each range names its option and the value given (NaN fails every one).
+  struct Range {
+    const char *name;
+    double value;
+    bool positive; // > 0, else >= 0
+  };
+  for (const Range &r : {Range{"latency-us", o.latencyUs, false},
+                         Range{"bandwidth-gbps", o.bandwidthGBps, true},
+                         Range{"gemm-gflops", o.gemmGflops, true},
+                         Range{"memory-cap-mib", o.memoryCapMiB, false}})
+    if (!(r.positive ? r.value > 0 : r.value >= 0)) {
+      char given[32];
+      std::snprintf(given, sizeof given, "%g", r.value);
+      emitError(UnknownLoc::get(ctx))
+          << "lower-sharded-linear: " << r.name << " must be "
+          << (r.positive ? "> 0" : ">= 0") << ", got " << given;
+      return failure();
+    }
   LoweringOptions options;
   options.forced = forcedStrategy(o.strategy);
   options.machine.latencyUs = o.latencyUs;
@@ -552,10 +564,91 @@ LowerShardedLinearOptions optionValues(const PassT &p) {
   return o;
 }
 
+/// Checks a pass-option string before llvm::cl parses it, so that a bad
+/// one gets a message naming the option and the value (llvm::cl's own would
+/// go to stderr, followed by an empty diagnostic). The options are the
+/// pass's own members, so their names come from the ODS; each is checked by
+/// its type: numbers, booleans as llvm::cl reads them, and the strategies.
+template <typename PassT>
+LogicalResult
+checkOptionString(PassT &pass, StringRef options,
+                  function_ref<LogicalResult(const Twine &)> errorHandler) {
+  // Quoted or braced values may hold spaces: those strings are left to
+  // llvm::cl alone.
+  if (options.find_first_of("\"'{") != StringRef::npos)
+    return success();
+  SmallVector<StringRef> tokens;
+  options.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef token : tokens) {
+    auto [key, value] = token.split('=');
+    bool hasValue = token.contains('=');
+    std::string expected; // What the option takes, if `value` is not it.
+    bool known = false;
+    std::string names;
+    auto check = [&](auto &option) {
+      names += (names.empty() ? "" : ", ") + option.ArgStr.str();
+      if (option.ArgStr != key)
+        return;
+      known = true;
+      using T = std::decay_t<decltype(option.getValue())>;
+      if constexpr (std::is_same_v<T, bool>) {
+        if (hasValue && !llvm::is_contained({"true", "false", "TRUE", "FALSE",
+                                             "True", "False", "1", "0"},
+                                            value))
+          expected = "true or false";
+      } else if constexpr (std::is_same_v<T, double>) {
+        double d;
+        if (!hasValue || value.getAsDouble(d))
+          expected = "a number";
+      } else {
+        if (!hasValue || !parseStrategyOption(value)) {
+          expected = "one of auto";
+          for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
+            expected += std::string(", ") + info.name;
+        }
+      }
+    };
+    check(pass.strategy);
+    check(pass.latencyUs);
+    check(pass.bandwidthGBps);
+    check(pass.gemmGflops);
+    check(pass.memoryCapMiB);
+    check(pass.explain);
+    check(pass.fuseBlocks);
+    if (!known)
+      return errorHandler("lower-sharded-linear has no option '" + key +
+                          "' (its options: " + names + ")");
+    if (expected.empty())
+      continue;
+    std::string hint;
+    if (value.contains(',') && value.contains('='))
+      hint = "; a pass's options are separated by spaces, not commas, as in "
+             "'--lower-sharded-linear=strategy=activations explain=true'";
+    if (!hasValue)
+      return errorHandler("lower-sharded-linear: option '" + key +
+                          "' needs a value: " + expected);
+    return errorHandler("lower-sharded-linear: invalid value '" + value +
+                        "' for option '" + key + "': expected " + expected +
+                        hint);
+  }
+  return success();
+}
+
 struct LowerShardedLinearPass
     : mlir::shardlin::impl::LowerShardedLinearBase<LowerShardedLinearPass> {
   using LowerShardedLinearBase::LowerShardedLinearBase;
   friend LowerShardedLinearOptions optionValues<>(const LowerShardedLinearPass &);
+  friend LogicalResult checkOptionString<>(
+      LowerShardedLinearPass &, StringRef,
+      function_ref<LogicalResult(const Twine &)>);
+
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(checkOptionString(*this, options, errorHandler)))
+      return failure();
+    return LowerShardedLinearBase::initializeOptions(options, errorHandler);
+  }
 
   LogicalResult initialize(MLIRContext *ctx) override {
     FailureOr<LoweringOptions> checked =
@@ -658,6 +751,18 @@ struct LowerShardedLinearOnFunctionsPass
   using LowerShardedLinearOnFunctionsBase::LowerShardedLinearOnFunctionsBase;
   friend LowerShardedLinearOptions
   optionValues<>(const LowerShardedLinearOnFunctionsPass &);
+  friend LogicalResult checkOptionString<>(
+      LowerShardedLinearOnFunctionsPass &, StringRef,
+      function_ref<LogicalResult(const Twine &)>);
+
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(checkOptionString(*this, options, errorHandler)))
+      return failure();
+    return LowerShardedLinearOnFunctionsBase::initializeOptions(options,
+                                                                errorHandler);
+  }
 
   LogicalResult initialize(MLIRContext *ctx) override {
     LowerShardedLinearOptions o = optionValues(*this);
