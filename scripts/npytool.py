@@ -4,6 +4,7 @@ Python standard library (no NumPy needed).
 
   npytool.py gen-linear --n N --k K --batch-shape 5 --world-size W \
       [--dtype f32] [--bias] [--seed S] --out-dir DIR
+      (--batch-shape may list one shape per rank: 2x3,0x3,1x3)
       writes DIR/x.{rank}.npy (distinct random inputs per rank), DIR/w.npy
       (the global N x K weight), DIR/b.npy, and DIR/ref.{rank}.npy, the dense
       float64 reference y_r = x_r A^T + b computed from the values as stored
@@ -98,12 +99,17 @@ def nonzero(rng):
     return rng.uniform(0.25, 1.0) * rng.choice((-1.0, 1.0))
 
 
+def parse_batch(shape):
+    return [int(d) for d in shape.split("x")] if shape else []
+
+
 def gen_linear(a):
     rng = random.Random(a.seed)
-    batch = [int(d) for d in a.batch_shape.split("x")] if a.batch_shape else []
-    rows = 1
-    for d in batch:
-        rows *= d
+    # One shape for every rank, or one per rank separated by commas (batch
+    # sizes that differ between ranks, for dynamic batch dims).
+    shapes = a.batch_shape.split(",") if "," in a.batch_shape else [a.batch_shape] * a.world_size
+    if len(shapes) != a.world_size:
+        raise SystemExit("--batch-shape: %d shapes for %d ranks" % (len(shapes), a.world_size))
     os.makedirs(a.out_dir, exist_ok=True)
     descr = DESCR[a.dtype]
     w = [round_to(a.dtype, nonzero(rng)) for _ in range(a.n * a.k)]
@@ -112,6 +118,10 @@ def gen_linear(a):
     if a.bias:
         write_npy(os.path.join(a.out_dir, "b.npy"), descr, (a.n,), b)
     for r in range(a.world_size):
+        batch = parse_batch(shapes[r])
+        rows = 1
+        for d in batch:
+            rows *= d
         x = [round_to(a.dtype, nonzero(rng)) for _ in range(rows * a.k)]
         ref, scale = [], []
         for i in range(rows):
@@ -175,7 +185,9 @@ def main():
     g = sub.add_parser("gen-linear")
     g.add_argument("--n", type=int, required=True)
     g.add_argument("--k", type=int, required=True)
-    g.add_argument("--batch-shape", default="5", help="e.g. 5, 2x3, or '' for a 1-D input")
+    g.add_argument("--batch-shape", default="5",
+                   help="e.g. 5, 2x3, or '' for a 1-D input; or one per rank, "
+                        "separated by commas (2x3,0x3,1x3)")
     g.add_argument("--world-size", type=int, required=True)
     g.add_argument("--dtype", default="f32", choices=sorted(DESCR))
     g.add_argument("--bias", action="store_true")

@@ -276,8 +276,10 @@ private:
     return map;
   }
 
-  /// One instruction from `op`, its attributes read by their ODS names.
-  LogicalResult emit(Operation &op, const rt::OpInfo &info) {
+  /// One instruction from `op`, its attributes read by their ODS names;
+  /// its operands are `operands` if given, else the op's.
+  LogicalResult emit(Operation &op, const rt::OpInfo &info,
+                     std::optional<ValueRange> operands = std::nullopt) {
     rt::Instr in;
     in.op = info.op;
     in.location = locationString(op.getLoc());
@@ -302,8 +304,14 @@ private:
     if (auto lowering = op.getAttrOfType<DictionaryAttr>("shardlin.lowering"))
       if (auto strategy = lowering.getAs<StringAttr>("strategy"))
         in.strategy = strategy.str();
-    for (Value v : op.getOperands())
-      in.operands.push_back(ids_.lookup(v));
+    for (Value v : operands.value_or(op.getOperands())) {
+      auto it = ids_.find(v);
+      if (it == ids_.end())
+        return op.emitError() << "the shardlin runtime cannot execute the "
+                                 "op that defines its operand of type "
+                              << v.getType();
+      in.operands.push_back(it->second);
+    }
     if (op.getNumResults() != 1)
       return op.emitError() << "internal: expected one result";
     FailureOr<int> r = define(op.getResult(0));
@@ -346,6 +354,43 @@ private:
     return success();
   }
 
+  /// tensor.expand_shape: a reshape whose dynamic output sizes come from
+  /// the tensor whose dims they are (`tensor.dim %t, i` for result dim i of
+  /// the same rank: the lowering restores a linear's batch dims from its
+  /// input that way), or, for one dynamic dim, from the element count.
+  LogicalResult emitExpandShape(tensor::ExpandShapeOp op,
+                                const rt::OpInfo &info) {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value like;
+    bool fromDims = true;
+    SmallVector<OpFoldResult> sizes = op.getMixedOutputShape();
+    for (auto [position, size] : llvm::enumerate(sizes)) {
+      auto v = dyn_cast<Value>(size);
+      if (!v)
+        continue;
+      auto dim = v.getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+      if (!dim || !index || *index != static_cast<int64_t>(position) ||
+          cast<RankedTensorType>(dim.getSource().getType()).getRank() !=
+              type.getRank() ||
+          (like && dim.getSource() != like)) {
+        fromDims = false;
+        break;
+      }
+      like = dim.getSource();
+    }
+    if (like && fromDims)
+      return emit(*op, info, ValueRange{op.getSrc(), like});
+    if (type.getNumDynamicDims() <= 1)
+      return emit(*op, info, ValueRange{op.getSrc()});
+    return op.emitError()
+           << "the shardlin runtime executes a tensor.expand_shape to "
+           << type
+           << " only when its dynamic sizes are the dims of one tensor of "
+              "the same rank at the same positions (tensor.dim %t, i for "
+              "dim i), or when it has one dynamic dim";
+  }
+
   LogicalResult translate(Operation &op) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (Value v : ret.getOperands()) {
@@ -361,10 +406,19 @@ private:
     if (isa<LinearOp>(op))
       return op.emitError() << "shardlin.linear must be lowered first "
                                "(run --lower-sharded-linear)";
+    // The sizes of dynamic shapes: read by the instructions that take them
+    // (an expand_shape's output sizes; a tensor.empty, whose shape the
+    // runtime takes from its linalg op's operands). Any other user has no
+    // runtime value to read and says so.
+    if (isa<tensor::DimOp>(op) ||
+        (isa<arith::ConstantOp>(op) && op.getResult(0).getType().isIndex()))
+      return success();
     auto it = opsByIrName().find(op.getName().getStringRef());
     if (it == opsByIrName().end())
       return op.emitError() << "the shardlin runtime cannot execute '"
                             << op.getName() << "'";
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+      return emitExpandShape(expand, *it->second);
     return emit(op, *it->second);
   }
 

@@ -157,42 +157,113 @@ RankResult runRank(const Program &program, Communicator &comm,
   // collective of the program: building the plan, binding (on a device, its
   // memory is allocated and filled here too, so that running out of it is
   // agreed on like a bad input).
-  std::unique_ptr<Plan> plan;
-  RankBuffers buffers;
   RankResult::Phases &seconds = result.seconds;
   Stopwatch clock;
   Status prepared = device.prepare(comm);
-  if (prepared)
-    prepared = Plan::build(program, result.rank, comm.worldSize(),
-                           device.allocator(), plan);
+
+  // Every agreement also checks that every rank runs the same program:
+  // ranks started with different programs (e.g. an MPMD mpirun) would
+  // otherwise issue different collectives, which MPI does not detect.
+  // `values` (summed over ranks) follow the flag and the fingerprint.
+  ProgramFingerprint print(program);
+  auto agreeAll = [&](const Status &ok, std::vector<double> &values,
+                      const char *stopped) -> Status {
+    std::vector<double> agreement = print.terms();
+    agreement.insert(agreement.begin(), ok ? 0.0 : 1.0);
+    const size_t head = agreement.size();
+    agreement.insert(agreement.end(), values.begin(), values.end());
+    SHARDLIN_RETURN_IF_ERROR(agreeOn.allReduce(
+        agreement.data(), agreement.data(),
+        static_cast<int64_t>(agreement.size()), DType::F64));
+    if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
+      return Status::invalidArgument(
+          "the ranks do not all run the same program (its fingerprint "
+          "differs between ranks); start every rank with the same program");
+    if (!ok)
+      return ok;
+    if (agreement[0] > 0)
+      return Status::aborted(stopped);
+    values.assign(agreement.begin() + head, agreement.end());
+    return Status::ok();
+  };
+
+  // Dynamic argument dims: every rank's sizes, exchanged before any plan is
+  // built (a collective that stacks rows needs every rank's), in the slots
+  // of one all_reduce (sizes are exact in a double up to 2^53).
+  DynamicSizes sizes;
+  const size_t numDynamic = dynamicArgDims(program).size();
+  if (numDynamic > 0) {
+    const int w = comm.worldSize();
+    std::vector<int64_t> mine;
+    if (prepared && !callbacks.argShapes)
+      prepared = Status::invalidArgument(
+          "the program '" + program.name +
+          "' has dynamic argument dims, but the caller gave no argument "
+          "shapes (RankCallbacks::argShapes)");
+    if (prepared) {
+      std::vector<std::vector<int64_t>> shapes;
+      std::vector<std::string> names;
+      prepared = callbacks.argShapes(result.rank, shapes, names);
+      if (prepared)
+        prepared = dynamicSizesOf(program, shapes, mine, names);
+    }
+    std::vector<double> slots(static_cast<size_t>(w) * numDynamic, 0.0);
+    for (size_t i = 0; prepared && i < numDynamic; ++i)
+      slots[result.rank * numDynamic + i] = static_cast<double>(mine[i]);
+    seconds.bind += clock.lap();
+    Status exchanged = agreeAll(prepared, slots,
+                                "stopped because another rank failed to "
+                                "give the shapes of its inputs");
+    seconds.agree += clock.lap();
+    if (!exchanged)
+      return fail(exchanged);
+    sizes.assign(w, std::vector<int64_t>(numDynamic));
+    for (int p = 0; p < w; ++p)
+      for (size_t i = 0; i < numDynamic; ++i)
+        sizes[p][i] = static_cast<int64_t>(slots[p * numDynamic + i]);
+  }
+
+  // The plan: from the cache when its sizes were seen before (host memory
+  // only: a device's memory does not outlive the run), given back at the
+  // end whatever the outcome.
+  std::unique_ptr<Plan> plan;
+  PlanCache *cache =
+      device.kind() == DeviceKind::Host ? callbacks.plans : nullptr;
+  PlanCache::Key key;
+  struct GiveBack {
+    PlanCache *cache;
+    PlanCache::Key &key;
+    std::unique_ptr<Plan> &plan;
+    ~GiveBack() {
+      if (cache && plan)
+        cache->put(std::move(key), std::move(plan));
+    }
+  } giveBack{cache, key, plan};
+  RankBuffers buffers;
+  if (prepared) {
+    if (cache) {
+      key = PlanCache::keyOf(program, result.rank, comm.worldSize(), sizes);
+      prepared = cache->take(program, key, device.allocator(), plan,
+                             result.planReused);
+    } else {
+      prepared = Plan::build(program, result.rank, comm.worldSize(),
+                             device.allocator(), plan, sizes);
+    }
+  }
   seconds.plan = clock.lap();
   if (prepared && callbacks.bind)
     prepared = callbacks.bind(*plan, device, buffers);
   if (prepared)
     prepared = checkBuffers(*plan, buffers);
-  seconds.bind = clock.lap();
+  seconds.bind += clock.lap();
 
-  // The agreement also checks that every rank runs the same program: ranks
-  // started with different programs (e.g. an MPMD mpirun) would otherwise
-  // issue different collectives, which MPI does not detect.
-  ProgramFingerprint print(program);
-  std::vector<double> agreement = print.terms();
-  agreement.insert(agreement.begin(), prepared ? 0.0 : 1.0);
-  Status agreed = agreeOn.allReduce(agreement.data(), agreement.data(),
-                                    static_cast<int64_t>(agreement.size()),
-                                    DType::F64);
-  seconds.agree = clock.lap();
+  std::vector<double> none;
+  Status agreed = agreeAll(prepared, none,
+                           "stopped because another rank failed to prepare "
+                           "its inputs");
+  seconds.agree += clock.lap();
   if (!agreed)
     return fail(agreed);
-  if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
-    return fail(Status::invalidArgument(
-        "the ranks do not all run the same program (its fingerprint "
-        "differs between ranks); start every rank with the same program"));
-  if (!prepared)
-    return fail(prepared);
-  if (agreement[0] > 0)
-    return fail(Status::aborted("stopped because another rank failed to "
-                                "prepare its inputs"));
 
   comm.resetStats();
   Status ran;
@@ -222,9 +293,10 @@ std::string describeRank(const RankResult &rank, const char *bindName,
   const RankResult::Phases &t = rank.seconds;
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "rank %d: plan %.3f ms, %s %.3f ms, agree %.3f ms, run %.3f "
+                "rank %d: plan %.3f ms%s, %s %.3f ms, agree %.3f ms, run %.3f "
                 "ms, %s %.3f ms; sent %llu bytes in %llu collectives",
-                rank.rank, t.plan * 1e3, bindName, t.bind * 1e3, t.agree * 1e3,
+                rank.rank, t.plan * 1e3, rank.planReused ? " (reused)" : "",
+                bindName, t.bind * 1e3, t.agree * 1e3,
                 t.run * 1e3, finishName, t.finish * 1e3,
                 static_cast<unsigned long long>(rank.stats.bytesSent),
                 static_cast<unsigned long long>(rank.stats.calls));

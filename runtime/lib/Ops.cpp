@@ -40,10 +40,6 @@ size_t rankOf(const Program &p, int value) {
   return p.values[value].shape.size();
 }
 
-Status noChecks(const Program &, const Instr &, const std::string &) {
-  return Status::ok();
-}
-
 /// An op whose result is a view of its first operand (nothing to run).
 Status executeNothing(OpExecuteContext &) { return Status::ok(); }
 
@@ -69,6 +65,55 @@ std::vector<Range> rankRanges(const ChunkLayout &layout, int worldSize) {
   for (int p = 0; p < worldSize; ++p)
     ranges.push_back(layout.ofRank(p));
   return ranges;
+}
+
+/// The ranges each rank holds of a dim made of blocks (`sizes`, by chunk;
+/// chunk c belongs to rank placements[c]), indexed by rank.
+std::vector<Range> blockRanges(const std::vector<int64_t> &sizes,
+                               const std::vector<int64_t> &placements) {
+  std::vector<Range> ranges(placements.size());
+  int64_t offset = 0;
+  for (size_t c = 0; c < placements.size(); ++c) {
+    ranges[placements[c]] = {offset, sizes[c]};
+    offset += sizes[c]; // The sum was checked when the blocks were made.
+  }
+  return ranges;
+}
+
+/// The blocks of a dynamic dim `d` concatenated from every rank's operand
+/// 0 (chunk c from rank placements[c]), and their sum. Fails if the sum
+/// overflows, or if the plan has no other ranks' sizes (a program without
+/// dynamic argument dims has no dynamic dim to stack).
+Status stackedBlocks(const OpResolveContext &ctx, int64_t d,
+                     const std::vector<int64_t> &placements, RowBlocks &out,
+                     int64_t &total) {
+  if (!ctx.peers)
+    return ctx.error("dim " + std::to_string(d) +
+                     " of the result is dynamic, but the program has no "
+                     "dynamic argument dims to take its size from");
+  out.dim = d;
+  out.sizes.clear();
+  total = 0;
+  for (int64_t p : placements) {
+    const int64_t size = ctx.peerOperandShape(static_cast<int>(p), 0)[d];
+    if (__builtin_add_overflow(total, size, &total))
+      return ctx.error("the blocks stacked along dim " + std::to_string(d) +
+                       " overflow a 64-bit size");
+    out.sizes.push_back(size);
+  }
+  return Status::ok();
+}
+
+/// The ranges, by rank, into which a collective splits operand 0 along
+/// `d` by `placements`: its blocks if that dim was stacked from them, else
+/// the chunk rule over its size.
+std::vector<Range> splitRanges(const OpResolveContext &ctx, int64_t d,
+                               const std::vector<int64_t> &placements) {
+  const RowBlocks &b = ctx.operandBlocks(0);
+  if (b.dim == d && b.sizes.size() == placements.size())
+    return blockRanges(b.sizes, placements);
+  return rankRanges(ChunkLayout(ctx.operandShape(0)[d], placements),
+                    ctx.plan.worldSize);
 }
 
 enum class Direction { Pack, Unpack };
@@ -168,17 +213,60 @@ Status resolveLocalShard(OpResolveContext &ctx) {
 // reshape: same elements, another shape (a view).
 //===----------------------------------------------------------------------===//
 
+Status verifyReshape(const Program &p, const Instr &in,
+                     const std::string &what) {
+  if (p.values[in.operands[0]].dtype != p.values[in.result].dtype)
+    return Status::invalidArgument(what + " changes the element type");
+  if (in.operands.size() == 2 && rankOf(p, in.operands[1]) != rankOf(p, in.result))
+    return Status::invalidArgument(
+        what + " takes its dynamic dims from a value of rank " +
+        std::to_string(rankOf(p, in.operands[1])) + ", not the result's " +
+        std::to_string(rankOf(p, in.result)));
+  return Status::ok();
+}
+
 Status resolveReshape(OpResolveContext &ctx) {
   ctx.result = ctx.resultType();
-  for (int64_t d : ctx.result)
-    if (d == kDynamic)
-      return ctx.error("a reshape to a rank-dependent shape is not supported");
+  // Dynamic dims come from the second operand's same dims, if there is one
+  // (an expand_shape's output sizes); one left is inferred from the count.
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t d = 0; d < ctx.result.size(); ++d) {
+    if (ctx.result[d] == kDynamic && ctx.in.operands.size() == 2)
+      ctx.result[d] = ctx.operandShape(1)[d];
+    if (ctx.result[d] != kDynamic) {
+      if (__builtin_mul_overflow(known, ctx.result[d], &known))
+        return ctx.error("reshape to " + formatShape(ctx.resultType()) +
+                         " overflows a 64-bit size");
+      continue;
+    }
+    if (inferred >= 0)
+      return ctx.error("a reshape to " + formatShape(ctx.resultType()) +
+                       " has more than one dynamic dim and no value to take "
+                       "them from");
+    inferred = static_cast<int>(d);
+  }
+  const int64_t count = ctx.plan.numElements(ctx.in.operands[0]);
+  if (inferred >= 0) {
+    if (known == 0)
+      return ctx.error("cannot infer dim " + std::to_string(inferred) +
+                       " of a reshape from " +
+                       formatShape(ctx.operandShape(0)) + " to " +
+                       formatShape(ctx.resultType()) +
+                       ": its other dims hold no elements");
+    if (count % known != 0)
+      return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
+                       " to " + formatShape(ctx.resultType()) +
+                       ": the element count " + std::to_string(count) +
+                       " is not a multiple of " + std::to_string(known));
+    ctx.result[inferred] = count / known;
+  }
   int64_t n = 0;
   Status sized =
       checkedNumElements(ctx.result, n, ctx.plan.eltSize(ctx.in.result));
   if (!sized)
     return ctx.error(sized.message());
-  if (n != ctx.plan.numElements(ctx.in.operands[0]))
+  if (n != count)
     return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
                      " to " + formatShape(ctx.result) +
                      " changes the element count");
@@ -225,13 +313,20 @@ Status executeLocalChunk(OpExecuteContext &ctx) {
 Status resolveAllGather(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t d = ctx.in.along.dim;
-  const int64_t gathered = ctx.resultType()[d];
-  if (gathered == kDynamic)
-    return ctx.error("the gathered dim must be static");
+  const std::vector<int64_t> &placements = ctx.in.along.placements;
+  int64_t gathered = ctx.resultType()[d];
+  std::vector<Range> ranges;
+  if (gathered == kDynamic) {
+    // Rows of run-time sizes: chunk c is rank placements[c]'s block.
+    SHARDLIN_RETURN_IF_ERROR(
+        stackedBlocks(ctx, d, placements, ctx.resultBlocks, gathered));
+    ranges = blockRanges(ctx.resultBlocks.sizes, placements);
+  } else {
+    ranges = rankRanges(ChunkLayout(gathered, placements), ctx.plan.worldSize);
+  }
   ctx.result = src;
   ctx.result[d] = gathered;
-  ChunkLayout layout(gathered, ctx.in.along.placements);
-  const int64_t own = layout.ofRank(ctx.rank).size;
+  const int64_t own = ranges[ctx.rank].size;
   if (src[d] != own)
     return ctx.error("rank " + std::to_string(ctx.rank) + " contributes " +
                      std::to_string(src[d]) + " along dim " +
@@ -239,8 +334,7 @@ Status resolveAllGather(OpResolveContext &ctx) {
                      std::to_string(gathered) + " has " + std::to_string(own));
   // The gathered shape is new: check its size before any product of it.
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
-  ctx.step.recv = makeExchange(splitAround(ctx.result, d),
-                               rankRanges(layout, ctx.plan.worldSize));
+  ctx.step.recv = makeExchange(splitAround(ctx.result, d), std::move(ranges));
   ctx.step.sendCount = ctx.step.recv.counts[ctx.rank];
   return Status::ok();
 }
@@ -275,25 +369,33 @@ Status verifyAllToAll(const Program &p, const Instr &in,
 Status resolveAllToAll(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t sd = ctx.in.split.dim, cd = ctx.in.concat.dim;
-  const int64_t concatenated = ctx.resultType()[cd];
-  if (concatenated == kDynamic)
-    return ctx.error("the concatenated dim must be static");
-  ChunkLayout splitLayout(src[sd], ctx.in.split.placements);
-  ChunkLayout concatLayout(concatenated, ctx.in.concat.placements);
-  const int64_t own = concatLayout.ofRank(ctx.rank).size;
+  const std::vector<int64_t> &concatPlacements = ctx.in.concat.placements;
+  int64_t concatenated = ctx.resultType()[cd];
+  std::vector<Range> concatRanges;
+  if (concatenated == kDynamic) {
+    // Rows of run-time sizes: piece c' comes from rank placements[c'] with
+    // that rank's rows.
+    SHARDLIN_RETURN_IF_ERROR(stackedBlocks(ctx, cd, concatPlacements,
+                                           ctx.resultBlocks, concatenated));
+    concatRanges = blockRanges(ctx.resultBlocks.sizes, concatPlacements);
+  } else {
+    concatRanges = rankRanges(ChunkLayout(concatenated, concatPlacements),
+                              ctx.plan.worldSize);
+  }
+  const int64_t own = concatRanges[ctx.rank].size;
   if (src[cd] != own)
     return ctx.error(
         "input dim " + std::to_string(cd) + " is " + std::to_string(src[cd]) +
         " but rank " + std::to_string(ctx.rank) + "'s chunk of " +
         std::to_string(concatenated) + " has " + std::to_string(own));
+  std::vector<Range> splitPieces = splitRanges(ctx, sd, ctx.in.split.placements);
   ctx.result = src;
-  ctx.result[sd] = splitLayout.ofRank(ctx.rank).size;
+  ctx.result[sd] = splitPieces[ctx.rank].size;
   ctx.result[cd] = concatenated;
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
-  ctx.step.send = makeExchange(splitAround(src, sd),
-                               rankRanges(splitLayout, ctx.plan.worldSize));
-  ctx.step.recv = makeExchange(splitAround(ctx.result, cd),
-                               rankRanges(concatLayout, ctx.plan.worldSize));
+  ctx.step.send = makeExchange(splitAround(src, sd), std::move(splitPieces));
+  ctx.step.recv =
+      makeExchange(splitAround(ctx.result, cd), std::move(concatRanges));
   return Status::ok();
 }
 
@@ -314,11 +416,10 @@ Status executeAllToAll(OpExecuteContext &ctx) {
 Status resolveReduceScatter(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t d = ctx.in.along.dim;
-  ChunkLayout layout(src[d], ctx.in.along.placements);
+  std::vector<Range> pieces = splitRanges(ctx, d, ctx.in.along.placements);
   ctx.result = src;
-  ctx.result[d] = layout.ofRank(ctx.rank).size;
-  ctx.step.send =
-      makeExchange(splitAround(src, d), rankRanges(layout, ctx.plan.worldSize));
+  ctx.result[d] = pieces[ctx.rank].size;
+  ctx.step.send = makeExchange(splitAround(src, d), std::move(pieces));
   return Status::ok();
 }
 
@@ -381,6 +482,10 @@ Status resolveGemm(OpResolveContext &ctx) {
                      " elements but the result has " + std::to_string(st.n) +
                      " columns on rank " + std::to_string(ctx.rank));
   ctx.result = {st.m, st.n};
+  // The result's rows are op(lhs)'s rows, blocks and all.
+  const RowBlocks &lhsBlocks = ctx.operandBlocks(0);
+  if (lhsBlocks.dim == (ctx.in.transposeLhs ? 1 : 0))
+    ctx.resultBlocks = {0, lhsBlocks.sizes};
   return Status::ok();
 }
 
@@ -423,6 +528,7 @@ Status resolveBiasAdd(OpResolveContext &ctx) {
     return ctx.error("bias of " + std::to_string(biasSize) +
                      " elements for an input of shape " +
                      formatShape(ctx.result));
+  ctx.resultBlocks = ctx.operandBlocks(0);
   ctx.step.inPlace = mayOverwrite(ctx, 0);
   if (ctx.step.inPlace)
     ctx.viewOperand(0, 0);
@@ -513,6 +619,14 @@ Status resolveElementwise(OpResolveContext &ctx) {
                        std::to_string(k) + " is " + formatShape(shape) +
                        " but operand " + std::to_string(first) + " is " +
                        formatShape(ctx.result));
+    } else if (const RowBlocks &b = ctx.operandBlocks(k); b.dim >= 0) {
+      // Full operands stacked from different blocks would pair rows of
+      // different ranks.
+      if (ctx.resultBlocks.dim >= 0 && !(ctx.resultBlocks == b))
+        return ctx.error("operands " + std::to_string(first) + " and " +
+                         std::to_string(k) +
+                         " are stacked from different blocks of rows");
+      ctx.resultBlocks = b;
     }
   }
   st.cols = rank == 0 ? 1 : ctx.result.back();
@@ -554,6 +668,7 @@ Status verifyConvert(const Program &p, const Instr &in,
 
 Status resolveConvert(OpResolveContext &ctx) {
   ctx.result = ctx.operandShape(0);
+  ctx.resultBlocks = ctx.operandBlocks(0);
   return Status::ok();
 }
 
@@ -652,16 +767,19 @@ std::vector<OpInfo> makeTable() {
        resolveBiasAdd,
        executeBiasAdd,
        false},
+      // Operand 1, if any: the value whose dims of the same index give the
+      // result's dynamic dims (an expand_shape's output sizes, read from
+      // tensor.dim ops by the translator).
       {OpCode::Reshape,
        "reshape",
        {"tensor.collapse_shape", "tensor.expand_shape"},
        1,
-       1,
+       2,
        {},
-       noChecks,
+       verifyReshape,
        resolveReshape,
        executeNothing,
-       false},
+       true},
       // Built by the translator from chains of arith/math/linalg ops, not
       // from one IR op: no irOps.
       {OpCode::Elementwise,

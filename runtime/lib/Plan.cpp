@@ -15,9 +15,67 @@
 
 namespace shardlin::rt {
 
-Status Plan::Impl::resolve(int rank, Allocator &allocator) {
+std::vector<DynamicDim> dynamicArgDims(const Program &program) {
+  std::vector<DynamicDim> dims;
+  for (size_t i = 0; i < program.args.size(); ++i) {
+    const Argument &a = program.args[i];
+    if (a.sharded)
+      continue;
+    for (size_t d = 0; d < a.type.shape.size(); ++d)
+      if (a.type.shape[d] == kDynamic)
+        dims.push_back({i, d});
+  }
+  return dims;
+}
+
+Status dynamicSizesOf(const Program &program,
+                      const std::vector<std::vector<int64_t>> &argShapes,
+                      std::vector<int64_t> &sizes,
+                      const std::vector<std::string> &what) {
+  sizes.clear();
+  const std::vector<DynamicDim> dims = dynamicArgDims(program);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const size_t i = dims[k].arg;
+    if (k > 0 && dims[k - 1].arg == i)
+      continue; // Its argument was checked with its first dynamic dim.
+    const std::vector<int64_t> &type = program.args[i].type.shape;
+    const std::string name =
+        "argument " + std::to_string(i) +
+        (i < what.size() && !what[i].empty() ? " (" + what[i] + ")" : "");
+    if (i >= argShapes.size())
+      return Status::invalidArgument(name + " has dynamic dims " +
+                                     formatShape(type) +
+                                     " but no shape was given for it");
+    const std::vector<int64_t> &shape = argShapes[i];
+    if (shape.size() != type.size())
+      return Status::invalidArgument(
+          name + ": shape " + formatShape(shape) + " has rank " +
+          std::to_string(shape.size()) + " but the entry signature's " +
+          formatShape(type) + " has rank " + std::to_string(type.size()));
+    for (size_t d = 0; d < type.size(); ++d) {
+      if (type[d] != kDynamic && shape[d] != type[d])
+        return Status::invalidArgument(
+            name + ": shape " + formatShape(shape) +
+            " does not match the entry signature's " + formatShape(type) +
+            " (dim " + std::to_string(d) + " is " +
+            std::to_string(shape[d]) + ", not " + std::to_string(type[d]) +
+            ")");
+      // The sizes travel between ranks as doubles: keep them exact.
+      if (type[d] == kDynamic && (shape[d] < 0 || shape[d] > (int64_t(1) << 53)))
+        return Status::invalidArgument(name + ": dim " + std::to_string(d) +
+                                       " of shape " + formatShape(shape) +
+                                       " is out of range");
+    }
+  }
+  for (const DynamicDim &d : dims)
+    sizes.push_back(argShapes[d.arg][d.dim]);
+  return Status::ok();
+}
+
+Status Plan::Impl::resolveArguments(int rank) {
   const size_t numValues = program.values.size();
   shapes.assign(numValues, {});
+  blocks.assign(numValues, {});
   root.resize(numValues);
   std::iota(root.begin(), root.end(), 0);
   byteOffset.assign(numValues, 0);
@@ -27,15 +85,23 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
   rootPtr.assign(numValues, nullptr);
   steps.resize(program.instrs.size());
 
+  size_t nextDynamic = 0;
   for (size_t i = 0; i < program.args.size(); ++i) {
     const Argument &a = program.args[i];
     isArgRoot[i] = true;
     if (!a.sharded) {
       shapes[i] = a.type.shape;
-      for (int64_t d : shapes[i])
-        if (d == kDynamic)
-          return Status::invalidArgument("argument " + std::to_string(i) +
-                               " has a dynamic shape, which is not supported");
+      for (int64_t &d : shapes[i]) {
+        if (d != kDynamic)
+          continue;
+        // Plan::build checked that every rank has one size per dim.
+        if (dynamicSizes.empty())
+          return Status::invalidArgument(
+              "argument " + std::to_string(i) + " has the dynamic shape " +
+              formatShape(a.type.shape) +
+              ", but the plan was given no sizes for its dynamic dims");
+        d = dynamicSizes[rank][nextDynamic++];
+      }
       continue;
     }
     if (a.globalShape.size() != a.type.shape.size())
@@ -57,7 +123,10 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     Status sized = checkedNumElements(shapes[i], count,
                                       dtypeSize(program.values[i].dtype));
     if (!sized)
-      return sized.withContext("argument " + std::to_string(i));
+      return sized.withContext("argument " + std::to_string(i) +
+                               (dynamicSizes.empty()
+                                    ? std::string()
+                                    : " on rank " + std::to_string(rank)));
   }
 
   // Uses per storage root: a bias_add may update its input in place only if
@@ -68,32 +137,40 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
       ++uses[v];
   for (int v : program.results)
     ++uses[v];
+  return Status::ok();
+}
 
-  for (size_t s = 0; s < program.instrs.size(); ++s) {
-    const Instr &in = program.instrs[s];
-    const int r = in.result;
-    const std::vector<int64_t> &outType = program.values[r].shape;
-    OpResolveContext ctx{*this, in, steps[s], rank, {}};
-    SHARDLIN_RETURN_IF_ERROR(opInfo(in.op).resolve(ctx));
-    const std::vector<int64_t> &out = ctx.result;
+Status Plan::Impl::resolveInstr(size_t s, int rank,
+                                const std::vector<Impl *> *peers) {
+  const Instr &in = program.instrs[s];
+  const int r = in.result;
+  const std::vector<int64_t> &outType = program.values[r].shape;
+  OpResolveContext ctx{*this, in, steps[s], rank, peers, {}, {}};
+  SHARDLIN_RETURN_IF_ERROR(opInfo(in.op).resolve(ctx));
+  const std::vector<int64_t> &out = ctx.result;
 
-    // The rank-resolved shape must agree with every static dim of the type.
-    if (out.size() != outType.size())
-      return ctx.error("result rank " + std::to_string(out.size()) +
-                           " differs from its type's " +
-                           std::to_string(outType.size()));
-    for (size_t d = 0; d < out.size(); ++d)
-      if (outType[d] != kDynamic && outType[d] != out[d])
-        return ctx.error("on rank " + std::to_string(rank) + " the result is " +
-                             formatShape(out) + " but its type says " +
-                             formatShape(outType));
-    int64_t count = 0;
-    Status sized = checkedNumElements(out, count, dtypeSize(program.values[r].dtype));
-    if (!sized)
-      return ctx.error(sized.message());
-    shapes[r] = out;
-  }
+  // The rank-resolved shape must agree with every static dim of the type.
+  if (out.size() != outType.size())
+    return ctx.error("result rank " + std::to_string(out.size()) +
+                     " differs from its type's " +
+                     std::to_string(outType.size()));
+  for (size_t d = 0; d < out.size(); ++d)
+    if (outType[d] != kDynamic && outType[d] != out[d])
+      return ctx.error("on rank " + std::to_string(rank) + " the result is " +
+                       formatShape(out) + " but its type says " +
+                       formatShape(outType));
+  int64_t count = 0;
+  Status sized =
+      checkedNumElements(out, count, dtypeSize(program.values[r].dtype));
+  if (!sized)
+    return ctx.error(sized.message());
+  shapes[r] = out;
+  blocks[r] = std::move(ctx.resultBlocks);
+  return Status::ok();
+}
 
+Status Plan::Impl::allocate(Allocator &allocator) {
+  const size_t numValues = program.values.size();
   // Storage: every root that is not an argument gets a buffer, unless it is
   // a program result, which is written into the caller's output directly.
   for (size_t i = 0; i < program.results.size(); ++i) {
@@ -147,7 +224,8 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
 Plan::~Plan() = default;
 
 Status Plan::build(const Program &program, int rank, int worldSize,
-                   Allocator &allocator, std::unique_ptr<Plan> &out) {
+                   Allocator &allocator, std::unique_ptr<Plan> &out,
+                   const DynamicSizes &sizes) {
   SHARDLIN_RETURN_IF_ERROR(program.validate());
   if (worldSize < 1)
     return Status::invalidArgument("world size must be >= 1, got " +
@@ -161,14 +239,77 @@ Status Plan::build(const Program &program, int rank, int worldSize,
     return Status::invalidArgument("rank " + std::to_string(rank) +
                          " is out of range for world size " +
                          std::to_string(worldSize));
+  const size_t numDynamic = dynamicArgDims(program).size();
+  if (numDynamic == 0 && !sizes.empty())
+    return Status::invalidArgument(
+        "the program '" + program.name +
+        "' has no dynamic argument dims, but the plan was given sizes");
+  if (numDynamic != 0) {
+    if (sizes.size() != static_cast<size_t>(worldSize))
+      return Status::invalidArgument(
+          "the program '" + program.name + "' has " +
+          std::to_string(numDynamic) +
+          " dynamic argument dim(s): the plan needs the sizes of every "
+          "rank's (" +
+          std::to_string(worldSize) + "), got " +
+          std::to_string(sizes.size()));
+    for (size_t p = 0; p < sizes.size(); ++p) {
+      if (sizes[p].size() != numDynamic)
+        return Status::invalidArgument(
+            "rank " + std::to_string(p) + " has " +
+            std::to_string(sizes[p].size()) + " dynamic sizes, expected " +
+            std::to_string(numDynamic));
+      for (int64_t d : sizes[p])
+        if (d < 0)
+          return Status::invalidArgument("rank " + std::to_string(p) +
+                                         " has a negative dynamic size " +
+                                         std::to_string(d));
+    }
+  }
+  auto shared = std::make_shared<const Program>(program);
   std::unique_ptr<Plan> plan(new Plan());
   plan->rank_ = rank;
-  plan->impl_ = std::make_unique<Impl>();
-  plan->impl_->program = program;
-  plan->impl_->worldSize = worldSize;
-  SHARDLIN_RETURN_IF_ERROR(plan->impl_->resolve(rank, allocator));
+  plan->impl_ = std::make_unique<Impl>(shared);
+  Impl &self = *plan->impl_;
+  self.worldSize = worldSize;
+  self.dynamicSizes = sizes;
+  SHARDLIN_RETURN_IF_ERROR(self.resolveArguments(rank));
+  if (numDynamic == 0) {
+    for (size_t s = 0; s < program.instrs.size(); ++s)
+      SHARDLIN_RETURN_IF_ERROR(self.resolveInstr(s, rank, nullptr));
+  } else {
+    // Every rank's sizes, resolved in lockstep: a collective along a
+    // dynamic dim reads the other ranks' operand sizes. Every rank computes
+    // the same shapes, so a size that fails fails on every rank alike.
+    std::vector<std::unique_ptr<Impl>> others(worldSize);
+    std::vector<Impl *> all(worldSize);
+    for (int p = 0; p < worldSize; ++p) {
+      if (p == rank) {
+        all[p] = &self;
+        continue;
+      }
+      others[p] = std::make_unique<Impl>(shared);
+      others[p]->worldSize = worldSize;
+      others[p]->dynamicSizes = sizes;
+      all[p] = others[p].get();
+      SHARDLIN_RETURN_IF_ERROR(all[p]->resolveArguments(p));
+    }
+    for (size_t s = 0; s < program.instrs.size(); ++s) {
+      for (int p = 0; p < worldSize; ++p)
+        SHARDLIN_RETURN_IF_ERROR(all[p]->resolveInstr(s, p, &all));
+      // Only the shapes and blocks of the other ranks are read later.
+      for (int p = 0; p < worldSize; ++p)
+        if (p != rank)
+          all[p]->steps[s] = PlanStep();
+    }
+  }
+  SHARDLIN_RETURN_IF_ERROR(self.allocate(allocator));
   out = std::move(plan);
   return Status::ok();
+}
+
+const DynamicSizes &Plan::dynamicSizes() const {
+  return impl_->dynamicSizes;
 }
 
 size_t Plan::numArgs() const { return impl_->program.args.size(); }

@@ -6,6 +6,13 @@
 // and execute functions (Ops.cpp, listed in the op table) fill in and read
 // one PlanStep through the contexts below.
 //
+// A program whose plain arguments have dynamic dims (run-time batch sizes,
+// which may differ between ranks) is resolved for every rank in lockstep,
+// instruction by instruction: a collective along a dynamic dim reads the
+// other ranks' sizes of its operand (OpResolveContext::peerOperandShape),
+// and a value stacked from per-rank blocks remembers them (RowBlocks), so
+// that a later reduce_scatter or all_to_all splits it into the same blocks.
+//
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_LIB_PLANSTATE_H
 #define SHARDLIN_RUNTIME_LIB_PLANSTATE_H
@@ -50,6 +57,19 @@ struct Exchange {
   int64_t totalCount() const;
 };
 
+/// The blocks a dynamic dim of a value was assembled from, by chunk: an
+/// all_gather (or an all_to_all's concat) along a dynamic dim makes chunk c
+/// the block of rank placements[c]; gemm (its rows), elementwise, bias_add
+/// and convert keep their operand's blocks. A reduce_scatter or all_to_all
+/// that splits a dynamic dim splits it into these blocks. dim < 0: none.
+struct RowBlocks {
+  int64_t dim = -1;
+  std::vector<int64_t> sizes;
+  bool operator==(const RowBlocks &o) const {
+    return dim == o.dim && sizes == o.sizes;
+  }
+};
+
 /// What one instruction needs at run time, resolved for one rank.
 struct PlanStep {
   Exchange send, recv; // The collectives' tables (recv: gather, all-to-all).
@@ -66,9 +86,19 @@ struct PlanStep {
 };
 
 struct Plan::Impl {
-  Program program;
+  explicit Impl(std::shared_ptr<const Program> owned)
+      : ownedProgram(std::move(owned)), program(*ownedProgram) {}
+
+  /// Shared by the plans of every rank resolved in lockstep.
+  std::shared_ptr<const Program> ownedProgram;
+  const Program &program;
   int worldSize = 1;
+  /// Every rank's sizes of the program's dynamic argument dims (empty for a
+  /// program without them).
+  DynamicSizes dynamicSizes;
   std::vector<std::vector<int64_t>> shapes;
+  /// value -> the blocks of its dynamic dim, if it was stacked from them.
+  std::vector<RowBlocks> blocks;
   std::vector<int> root;          // value -> storage root value
   std::vector<size_t> byteOffset; // value -> offset within its root
   std::vector<Buffer> buffers;    // root value -> owned buffer
@@ -89,7 +119,14 @@ struct Plan::Impl {
     return product(shapes[v], 0, shapes[v].size());
   }
 
-  Status resolve(int rank, Allocator &allocator);
+  /// Sizes the tables and resolves the arguments' shapes on `rank`.
+  Status resolveArguments(int rank);
+  /// Resolves instruction `s` on `rank`; `peers` (indexed by rank, this
+  /// plan included) are the plans of every rank, resolved up to `s`, or
+  /// null for a program without dynamic argument dims.
+  Status resolveInstr(size_t s, int rank, const std::vector<Impl *> *peers);
+  /// Allocates the storage of every resolved value.
+  Status allocate(Allocator &allocator);
   Status execute(Communicator &comm, GemmBackend &gemm, LocalOps &ops);
 };
 
@@ -98,11 +135,22 @@ struct OpResolveContext {
   const Instr &in;
   PlanStep &step;
   int rank;
+  /// Every rank's plan (see Plan::Impl::resolveInstr), or null.
+  const std::vector<Plan::Impl *> *peers;
   /// To fill in: the result's shape on this rank.
   std::vector<int64_t> result;
+  /// To fill in, if the result has them: its row blocks.
+  RowBlocks resultBlocks;
 
   const std::vector<int64_t> &operandShape(size_t i) const {
     return plan.shapes[in.operands[i]];
+  }
+  const RowBlocks &operandBlocks(size_t i) const {
+    return plan.blocks[in.operands[i]];
+  }
+  /// Operand i's shape on rank `p`; only with peers.
+  const std::vector<int64_t> &peerOperandShape(int p, size_t i) const {
+    return (*peers)[p]->shapes[in.operands[i]];
   }
   /// The result's type's shape (kDynamic where it depends on the rank).
   const std::vector<int64_t> &resultType() const {

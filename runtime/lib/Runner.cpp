@@ -418,6 +418,23 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
     return states[rank];
   };
   RankCallbacks callbacks;
+  // Dynamic dims (run-time batch sizes) come from the .npy headers of each
+  // rank's files; the plan then checks every dim again when it binds them.
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &names) {
+    shapes.assign(program.args.size(), {});
+    names.assign(program.args.size(), {});
+    for (const DynamicDim &d : dynamicArgDims(program)) {
+      if (!shapes[d.arg].empty())
+        continue;
+      names[d.arg] = substituteRank(config.argPaths[d.arg], rank);
+      std::shared_ptr<const NpyArray> file;
+      SHARDLIN_RETURN_IF_ERROR(cache.get(names[d.arg], file).withContext(
+          "argument " + std::to_string(d.arg)));
+      shapes[d.arg] = file->shape;
+    }
+    return Status::ok();
+  };
   callbacks.bind = [&](const Plan &plan, RankDevice &device,
                        RankBuffers &buffers) {
     return bindFromFiles(program, config, cache, plan, device,

@@ -106,6 +106,11 @@ cl::opt<double> memoryCapMiB(
     cl::desc("Cap on the extra memory per rank a strategy may use, in MiB "
              "(0: none)"),
     cl::init(kPassDefaults.memoryCapMiB), cl::cat(category));
+cl::opt<int64_t> assumedRows(
+    "assumed-rows",
+    cl::desc("Cost model: the rows per rank assumed for a linear whose batch "
+             "dims are dynamic (their sizes come from the input files)"),
+    cl::init(kPassDefaults.assumedRows), cl::cat(category));
 cl::opt<std::string> emitProgram(
     "emit-program",
     cl::desc("Write the compiled program (text form, for shardlin-exec) to "
@@ -149,6 +154,9 @@ int main(int argc, char **argv) {
     return fail("--gemm-gflops must be > 0, got " + number(gemmGflops));
   if (!(memoryCapMiB >= 0))
     return fail("--memory-cap-mib must be >= 0, got " + number(memoryCapMiB));
+  if (assumedRows < 1)
+    return fail("--assumed-rows must be >= 1, got " +
+                std::to_string(assumedRows));
   if (worldSize < 0)
     return fail("--world-size must be positive (or 0: take it from the "
                 "program or from MPI), got " +
@@ -216,6 +224,7 @@ int main(int argc, char **argv) {
   lowering.bandwidthGBps = bandwidthGBps;
   lowering.gemmGflops = gemmGflops;
   lowering.memoryCapMiB = memoryCapMiB;
+  lowering.assumedRows = assumedRows;
   lowering.explain = verbose;
   FailureOr<rt::Program> program =
       mlir::shardlin::buildProgram(*module, entry, lowering);

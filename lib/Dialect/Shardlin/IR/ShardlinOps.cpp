@@ -58,13 +58,20 @@ LogicalResult checkChunkDim(Operation *op, ChunkAttr chunk, int64_t rank,
                            << " is out of range for rank " << rank;
 }
 
-/// Checks that `full` and `local` agree on every dim except `dim`, where
-/// `local` must be the local chunk size of `full[dim]` (static: must be
-/// static). `fullName`/`localName` say which operand is which.
+/// Checks that `local[dim]` is the local chunk size of `full[dim]` under
+/// `chunk`. For a collective (`collective`), a dynamic `full[dim]` is
+/// accepted with any `local[dim]`: rows of run-time sizes, stacked from
+/// every rank's block, are split into those blocks (or, if they were not
+/// stacked, by the chunk rule over the run-time size); the runtime checks
+/// a static `local[dim]`. Otherwise `full[dim]` must be static.
+/// `fullName`/`localName` say which operand is which.
 LogicalResult checkChunkedShapes(Operation *op, ChunkAttr chunk,
                                  ArrayRef<int64_t> full,
                                  ArrayRef<int64_t> local, StringRef fullName,
-                                 StringRef localName, int64_t dim) {
+                                 StringRef localName, int64_t dim,
+                                 bool collective = true) {
+  if (ShapedType::isDynamic(full[dim]) && collective)
+    return success();
   if (ShapedType::isDynamic(full[dim]))
     return op->emitOpError()
            << fullName << " dim " << dim << " must be static (it is split by "
@@ -106,8 +113,12 @@ LogicalResult LinearOp::verify() {
 
   if (inType.getRank() < 1)
     return emitOpError() << "expects an input of rank >= 1, got " << inType;
-  if (!inType.hasStaticShape())
-    return emitOpError() << "expects an input with a static shape, got "
+  // Batch dims may be dynamic (sizes known at run time, possibly different
+  // on each rank); K is the contraction dim and must be static.
+  if (ShapedType::isDynamic(inType.getShape().back()))
+    return emitOpError() << "expects the input's last dim (K) to be static "
+                            "(only the leading batch dims may be dynamic), "
+                            "got "
                          << inType;
   if (inType.getShape().back() != k)
     return emitOpError() << "input's last dim (" << inType.getShape().back()
@@ -175,7 +186,8 @@ LogicalResult LocalChunkOp::verify() {
                            << ") differs from source dim " << i << " ("
                            << formatDim(src.getShape()[i]) << ")";
   return checkChunkedShapes(*this, getAlong(), src.getShape(),
-                            res.getShape(), "source", "result", d);
+                            res.getShape(), "source", "result", d,
+                            /*collective=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -190,14 +190,24 @@ std::string fusionProblem(Candidate &b) {
   return {};
 }
 
-::shardlin::BlockShape blockShape(Candidate &b) {
+/// The rows per rank the block's cost assumes: 0 if its batch dims are
+/// static, else `assumedRows`.
+int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
+  auto xType = cast<RankedTensorType>(b.cols.front().getInput().getType());
+  return xType.hasStaticShape() ? 0 : assumedRows;
+}
+
+::shardlin::BlockShape blockShape(Candidate &b, int64_t assumedRows) {
   LinearOp col = b.cols.front();
   auto xType = cast<RankedTensorType>(col.getInput().getType());
   ShardedType w2 = b.row.getWeightType();
   ::shardlin::BlockShape s;
   s.rows = 1;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-    s.rows *= xType.getShape()[i]; // Checked by the pass before fusing.
+  if (int64_t assumed = assumedRowsOf(b, assumedRows))
+    s.rows = assumed; // Dynamic batch dims.
+  else
+    for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
+      s.rows *= xType.getShape()[i]; // Checked by the pass before fusing.
   s.k = col.getWeightType().getShape()[1];
   s.f = w2.getShape()[1];
   s.n = w2.getShape()[0];
@@ -233,7 +243,7 @@ struct Choice {
 
 Choice choose(Candidate &b, const LoweringOptions &options) {
   Choice c;
-  ::shardlin::BlockShape shape = blockShape(b);
+  ::shardlin::BlockShape shape = blockShape(b, options.assumedRows);
   c.fused = ::shardlin::estimateFusedBlockCost(shape, options.machine);
   ::shardlin::LinearShape colShape{shape.rows, shape.f, shape.k, 0,
                                    shape.placements, shape.elementBytes};
@@ -316,7 +326,8 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
   return generic.getResult(0);
 }
 
-void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost) {
+void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
+                int64_t assumedRows) {
   LinearOp row = b.row;
   MLIRContext *ctx = row.getContext();
   IRRewriter rewriter(ctx);
@@ -335,7 +346,8 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost) {
 
   int64_t batch = 0;
   Value rows = flattenToRows(rewriter, first.getLoc(), x, batch);
-  const int64_t stacked = w * batch; // Checked by the pass before fusing.
+  // Checked by the pass before fusing; dynamic if B is.
+  const int64_t stacked = stackedRows(w, batch);
   Value gathered = AllGatherOp::create(rewriter, first.getLoc(),
                                        tensorOf({stacked, k}, elt), rows,
                                        rowBlocks);
@@ -355,7 +367,7 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost) {
                             tensorOf({stacked, fLocal}, elt), gathered, a,
                             biasChunk, /*transpose_lhs=*/false,
                             /*transpose_rhs=*/true);
-    annotateLowering(h, "fused", &cost);
+    annotateLowering(h, "fused", &cost, assumedRows);
     mapped.push_back(h);
   }
   Value e = rebuildChain(rewriter, loc, b.chain, b.result, mapped);
@@ -365,11 +377,11 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost) {
                           tensorOf({stacked, n}, partialSumType(elt)), e, a2,
                           /*bias=*/Value(), /*transpose_lhs=*/false,
                           /*transpose_rhs=*/true);
-  annotateLowering(p, "fused", &cost);
+  annotateLowering(p, "fused", &cost, assumedRows);
   Value y = reduceRowBlocks(rewriter, loc, p, rowBlocks, batch, n, elt,
                             row.getBias());
   y = restoreFromRows(rewriter, loc, y,
-                      cast<RankedTensorType>(row.getResult().getType()));
+                      cast<RankedTensorType>(row.getResult().getType()), x);
   rewriter.replaceOp(row, y);
   // The chain and the col-wise linears now feed nothing: erase them, users
   // first. Shared constants stay while something else reads them.
@@ -424,7 +436,7 @@ void mlir::shardlin::detail::fuseBlocks(Operation *root,
     }
     if (!c.fuse)
       continue;
-    lowerBlock(b, c.fused);
+    lowerBlock(b, c.fused, assumedRowsOf(b, options.assumedRows));
     ++numFused;
   }
 }

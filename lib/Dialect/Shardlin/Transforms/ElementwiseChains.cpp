@@ -140,6 +140,11 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
       return unsupported("");
     Type type = op.getResult(0).getType();
     auto tensor = dyn_cast<RankedTensorType>(type);
+    if (isa<arith::ConstantOp>(op) && type.isIndex()) {
+      // An index (a dim number of tensor.dim, for the sizes of dynamic
+      // shapes): not part of a chain; its users say whether they run.
+      return success();
+    }
     if (isa<arith::ConstantOp>(op)) {
       // Float scalars feed linalg bodies and fills; splat tensors feed
       // elementwise ops.

@@ -76,16 +76,27 @@ FlatLinear flattenInput(LinearOp op, PatternRewriter &rewriter) {
 Value restoreShape(LinearOp op, Value rows, PatternRewriter &rewriter) {
   return support::restoreFromRows(
       rewriter, op.getLoc(), rows,
-      cast<RankedTensorType>(op.getResult().getType()));
+      cast<RankedTensorType>(op.getResult().getType()), op.getInput());
 }
 
-::shardlin::LinearShape linearShape(LinearOp op) {
+/// Whether the input's batch dims include a dynamic one (B is then known
+/// only at run time).
+bool hasDynamicBatch(LinearOp op) {
+  return !cast<RankedTensorType>(op.getInput().getType()).hasStaticShape();
+}
+
+/// The shape the cost model sees: B is the product of the batch dims, or
+/// `assumedRows` when one of them is dynamic.
+::shardlin::LinearShape linearShape(LinearOp op, int64_t assumedRows) {
   auto xType = cast<RankedTensorType>(op.getInput().getType());
   ShardedType w = op.getWeightType();
   ::shardlin::LinearShape shape;
   shape.rows = 1;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-    shape.rows *= xType.getShape()[i]; // Checked by checkSizes.
+  if (hasDynamicBatch(op))
+    shape.rows = assumedRows;
+  else
+    for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
+      shape.rows *= xType.getShape()[i]; // Checked by checkSizes.
   shape.n = w.getShape()[0];
   shape.k = w.getShape()[1];
   shape.dim = w.getSharding().getDim();
@@ -97,11 +108,15 @@ Value restoreShape(LinearOp op, Value rows, PatternRewriter &rewriter) {
 
 /// Fails if the sizes of `op` overflow 64-bit arithmetic once flattened and
 /// stacked over ranks (with a diagnostic when `emitErrors`). Every other
-/// size computation of the lowering relies on this check.
-LogicalResult checkSizes(LinearOp op, bool emitErrors) {
+/// size computation of the lowering relies on this check. With dynamic
+/// batch dims, the static ones are checked, and the cost model's sizes
+/// with `assumedRows` rows.
+LogicalResult checkSizes(LinearOp op, bool emitErrors, int64_t assumedRows) {
   auto xType = cast<RankedTensorType>(op.getInput().getType());
   int64_t batch = 1;
   for (int64_t i = 0; i + 1 < xType.getRank(); ++i) {
+    if (xType.isDynamicDim(i))
+      continue;
     std::optional<int64_t> prod = llvm::checkedMul(batch, xType.getShape()[i]);
     if (!prod) {
       if (!emitErrors)
@@ -111,6 +126,8 @@ LogicalResult checkSizes(LinearOp op, bool emitErrors) {
     }
     batch = *prod;
   }
+  if (hasDynamicBatch(op))
+    batch = assumedRows;
   int64_t w = op.getWeightType().getNumRanks();
   ShardedType wType = op.getWeightType();
   int64_t n = wType.getShape()[0], k = wType.getShape()[1];
@@ -149,9 +166,11 @@ struct Outcome {
 };
 
 Outcome decide(LinearOp op, const LoweringOptions &options) {
-  ::shardlin::LinearShape shape = linearShape(op);
+  ::shardlin::LinearShape shape = linearShape(op, options.assumedRows);
   Outcome out;
   LoweringDecision &d = out.decision;
+  if (hasDynamicBatch(op))
+    d.assumedRows = options.assumedRows;
   for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
     d.candidates.push_back(
         ::shardlin::estimateCost(shape, info.strategy, options.machine));
@@ -209,7 +228,7 @@ public:
     if (it != entries.end())
       return it->second;
     Entry e;
-    if (succeeded(checkSizes(op, /*emitErrors=*/false)))
+    if (succeeded(checkSizes(op, /*emitErrors=*/false, options.assumedRows)))
       e = decide(op, options);
     entries.try_emplace(key, e);
     return e;
@@ -256,7 +275,7 @@ void annotate(Operation *gemm, const LoweringDecision *d) {
   if (!d)
     return support::annotateLowering(gemm, "local", nullptr);
   support::annotateLowering(gemm, ::shardlin::strategyName(d->strategy),
-                           &d->cost);
+                            &d->cost, d->assumedRows);
 }
 
 /// W = 1: the whole weight is local; one GEMM with the bias fused.
@@ -266,8 +285,9 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getWeightType().getNumRanks() != 1)
       return rewriter.notifyMatchFailure(op, "more than one rank");
-    // As in StrategyPattern::chosen: sizes are checked before use.
-    if (failed(checkSizes(op, /*emitErrors=*/false)))
+    // As in StrategyPattern::chosen: sizes are checked before use (W = 1
+    // has no cost model, hence no assumed rows).
+    if (failed(checkSizes(op, /*emitErrors=*/false, /*assumedRows=*/1)))
       return rewriter.notifyMatchFailure(op, "sizes overflow");
     Location loc = op.getLoc();
     FlatLinear f = flattenInput(op, rewriter);
@@ -318,7 +338,8 @@ struct ActivationsPattern
     s.f = flattenInput(op, rewriter);
     s.chunks = wType.getSharding();
     s.rowBlocks = rankOrderRows(op.getContext(), s.f.worldSize);
-    s.stacked = s.f.worldSize * s.f.batch; // Checked by checkSizes.
+    // Checked by checkSizes; dynamic if B is.
+    s.stacked = support::stackedRows(s.f.worldSize, s.f.batch);
     s.local = s.chunks.getLocalSize(SplitDim == 1 ? s.f.k : s.f.n);
     s.a = LocalShardOp::create(rewriter, op.getLoc(), wType.getLocalType(),
                                op.getWeight());
@@ -475,7 +496,7 @@ mlir::shardlin::decideLowering(LinearOp op, const LoweringOptions &options) {
 
 LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
                                              const LoweringOptions &options) {
-  if (failed(checkSizes(op, /*emitErrors=*/true)))
+  if (failed(checkSizes(op, /*emitErrors=*/true, options.assumedRows)))
     return failure();
   if (op.getWeightType().getNumRanks() > 1 &&
       failed(decideLowering(op, options)))
@@ -539,7 +560,14 @@ toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
           << (r.positive ? "> 0" : ">= 0") << ", got " << given;
       return failure();
     }
+  if (o.assumedRows < 1) {
+    emitError(UnknownLoc::get(ctx))
+        << "lower-sharded-linear: assumed-rows must be >= 1, got "
+        << o.assumedRows;
+    return failure();
+  }
   LoweringOptions options;
+  options.assumedRows = o.assumedRows;
   options.forced = forcedStrategy(o.strategy);
   options.machine.latencyUs = o.latencyUs;
   options.machine.bandwidthGBps = o.bandwidthGBps;
@@ -559,6 +587,7 @@ LowerShardedLinearOptions optionValues(const PassT &p) {
   o.bandwidthGBps = p.bandwidthGBps;
   o.gemmGflops = p.gemmGflops;
   o.memoryCapMiB = p.memoryCapMiB;
+  o.assumedRows = p.assumedRows;
   o.explain = p.explain;
   o.fuseBlocks = p.fuseBlocks;
   return o;
@@ -600,6 +629,10 @@ checkOptionString(PassT &pass, StringRef options,
         double d;
         if (!hasValue || value.getAsDouble(d))
           expected = "a number";
+      } else if constexpr (std::is_same_v<T, int64_t>) {
+        int64_t i;
+        if (!hasValue || value.getAsInteger(10, i))
+          expected = "an integer";
       } else {
         if (!hasValue || !parseStrategyOption(value)) {
           expected = "one of auto";
@@ -613,6 +646,7 @@ checkOptionString(PassT &pass, StringRef options,
     check(pass.bandwidthGBps);
     check(pass.gemmGflops);
     check(pass.memoryCapMiB);
+    check(pass.assumedRows);
     check(pass.explain);
     check(pass.fuseBlocks);
     if (!known)
@@ -670,6 +704,9 @@ struct LowerShardedLinearPass
                             : "col-wise")
       << " with " << ::shardlin::strategyName(d.strategy) << " ("
       << (options.forced ? "forced" : "cheapest estimate") << ")";
+    if (d.assumedRows > 0)
+      r << " for " << d.assumedRows
+        << " rows per rank (the batch dims are dynamic; option assumed-rows)";
     for (const ::shardlin::StrategyCost &c : d.candidates)
       r << "; " << ::shardlin::strategyName(c.strategy) << ": est. "
         << llvm::formatv("{0:F3}", c.estimatedUs).str() << " us, max "
@@ -682,7 +719,7 @@ struct LowerShardedLinearPass
     // Every linear's sizes first: the block fusion and the decisions below
     // compute with them.
     getOperation()->walk([&](LinearOp op) {
-      if (failed(checkSizes(op, /*emitErrors=*/true)))
+      if (failed(checkSizes(op, /*emitErrors=*/true, options.assumedRows)))
         ok = false;
     });
     if (!ok)

@@ -25,10 +25,14 @@ Value sd::flattenToRows(OpBuilder &b, Location loc, Value x,
     return tensor::ExpandShapeOp::create(b, loc, tensorOf({1, k}, elt), x,
                                          ArrayRef<ReassociationIndices>{{0, 1}});
   }
+  // Any dynamic batch dim makes the row count dynamic.
   batch = 1;
   ReassociationIndices batchDims;
   for (int64_t i = 0; i + 1 < rank; ++i) {
-    batch *= xType.getShape()[i];
+    const int64_t d = xType.getShape()[i];
+    batch = ShapedType::isDynamic(d) || ShapedType::isDynamic(batch)
+                ? ShapedType::kDynamic
+                : batch * d;
     batchDims.push_back(i);
   }
   return tensor::CollapseShapeOp::create(
@@ -37,7 +41,7 @@ Value sd::flattenToRows(OpBuilder &b, Location loc, Value x,
 }
 
 Value sd::restoreFromRows(OpBuilder &b, Location loc, Value rows,
-                              RankedTensorType type) {
+                          RankedTensorType type, Value input) {
   const int64_t rank = type.getRank();
   if (rank == 2)
     return rows;
@@ -47,8 +51,25 @@ Value sd::restoreFromRows(OpBuilder &b, Location loc, Value rows,
   ReassociationIndices batchDims;
   for (int64_t i = 0; i + 1 < rank; ++i)
     batchDims.push_back(i);
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, rows, ArrayRef<ReassociationIndices>{batchDims, {rank - 1}});
+  SmallVector<ReassociationIndices> groups{batchDims, {rank - 1}};
+  if (type.hasStaticShape())
+    return tensor::ExpandShapeOp::create(b, loc, type, rows, groups);
+  // The batch dims are the input's (the result has its shape but for the
+  // last dim): its dynamic ones are read from it with tensor.dim.
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = type.getShape()[i];
+    if (ShapedType::isDynamic(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, input, i).getResult());
+    else
+      sizes.push_back(b.getIndexAttr(d));
+  }
+  return tensor::ExpandShapeOp::create(b, loc, type, rows, groups, sizes);
+}
+
+int64_t sd::stackedRows(int64_t worldSize, int64_t batch) {
+  return ShapedType::isDynamic(batch) ? ShapedType::kDynamic
+                                      : worldSize * batch;
 }
 
 mlir::shardlin::ChunkAttr sd::rankOrderRows(MLIRContext *ctx, int64_t worldSize) {
@@ -81,7 +102,8 @@ Value sd::reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
 }
 
 void sd::annotateLowering(Operation *gemm, StringRef strategy,
-                              const ::shardlin::StrategyCost *cost) {
+                          const ::shardlin::StrategyCost *cost,
+                          int64_t assumedRows) {
   Builder b(gemm->getContext());
   SmallVector<NamedAttribute> fields;
   auto i64s = [&](const std::vector<uint64_t> &v) {
@@ -97,6 +119,10 @@ void sd::annotateLowering(Operation *gemm, StringRef strategy,
         b.getNamedAttr("peak_extra_bytes", i64s(cost->peakExtraBytes)));
     fields.push_back(
         b.getNamedAttr("estimated_us", b.getF64FloatAttr(cost->estimatedUs)));
+    // The batch dims were dynamic: the figures are for this many rows.
+    if (assumedRows > 0)
+      fields.push_back(
+          b.getNamedAttr("assumed_rows", b.getI64IntegerAttr(assumedRows)));
   }
   gemm->setAttr("shardlin.lowering", b.getDictionaryAttr(fields));
 }

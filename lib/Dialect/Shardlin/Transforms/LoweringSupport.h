@@ -19,12 +19,17 @@
 namespace mlir::shardlin::detail {
 
 /// `x` (batch..., K) as a B x K matrix (a 1-D x is one row); `batch`
-/// receives B. The batch dims' product must have been checked.
+/// receives B, dynamic if any batch dim is. The batch dims' product must
+/// have been checked.
 Value flattenToRows(OpBuilder &b, Location loc, Value x, int64_t &batch);
 
-/// `rows` (B x N) reshaped to `type` (batch..., N).
+/// `rows` (B x N) reshaped to `type` (batch..., N); its dynamic batch dims
+/// are those of `input` (batch..., K), read with tensor.dim.
 Value restoreFromRows(OpBuilder &b, Location loc, Value rows,
-                      RankedTensorType type);
+                      RankedTensorType type, Value input);
+
+/// The W*B rows of every rank's B rows stacked (dynamic if B is).
+int64_t stackedRows(int64_t worldSize, int64_t batch);
 
 /// Equal blocks of rows per rank, in rank order: the layout of stacked
 /// per-rank activations.
@@ -50,9 +55,11 @@ Value reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
                       Value bias);
 
 /// Records on `gemm` (a `shardlin.lowering` dictionary) the strategy that
-/// produced it and, if given, what it was predicted to cost.
+/// produced it and, if given, what it was predicted to cost, and for
+/// dynamic batch dims (`assumedRows` > 0) the rows that cost assumed.
 void annotateLowering(Operation *gemm, StringRef strategy,
-                      const ::shardlin::StrategyCost *cost);
+                      const ::shardlin::StrategyCost *cost,
+                      int64_t assumedRows = 0);
 
 } // namespace mlir::shardlin::detail
 

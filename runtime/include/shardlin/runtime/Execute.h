@@ -26,6 +26,13 @@
 // RankCallbacks::run: it then gets the bound plan (RankRun) in place of the
 // single execution and executes it as often as it likes.
 //
+// A program whose plain arguments have dynamic dims (`?`, batch sizes known
+// only at run time) needs RankCallbacks::argShapes: each rank gives its
+// arguments' shapes, the ranks exchange their sizes in one more all_reduce
+// before the plans are built (every rank's plan needs every rank's sizes),
+// and a bad shape on one rank fails every rank there. RankCallbacks::plans
+// keeps the plans of each distinct set of sizes for later runs.
+//
 // The file-based runner (Runner.h) is a layer on top: its bind reads .npy
 // files, its finish writes them.
 //
@@ -36,6 +43,7 @@
 #include "shardlin/runtime/Backend.h"
 #include "shardlin/runtime/Communicator.h"
 #include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/PlanCache.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Status.h"
 
@@ -122,6 +130,20 @@ private:
 };
 
 struct RankCallbacks {
+  /// Required for a program whose plain arguments have dynamic dims, unused
+  /// otherwise: called on the rank's thread before its plan is built, fills
+  /// shapes[i] with the shape argument i has on `rank` (every dim; it may
+  /// be left empty for an argument without dynamic dims). The static dims
+  /// are checked against the program (dynamicSizesOf, naming `names[i]`,
+  /// e.g. the file, when given). A failure here fails every rank, the
+  /// others with Aborted.
+  std::function<Status(int rank, std::vector<std::vector<int64_t>> &shapes,
+                       std::vector<std::string> &names)>
+      argShapes;
+  /// Optional: where the ranks' plans are kept between runs (PlanCache.h),
+  /// for ranks on host memory; a rank whose sizes were seen before reuses
+  /// its plan. Without it each run builds its plans.
+  PlanCache *plans = nullptr;
   /// Called on the rank's thread once its plan is built, before the ranks
   /// agree that they are ready: fills `buffers` (the device's copyFromHost
   /// and allocator serve callers whose data is on the host). A failure here
@@ -167,10 +189,14 @@ struct RankResult {
   struct Phases {
     double plan = 0, bind = 0, agree = 0, run = 0, finish = 0;
   } seconds;
+  /// Whether the plan came from RankCallbacks::plans rather than being
+  /// built for this run.
+  bool planReused = false;
 };
 
 /// One line for --verbose: "rank R: plan 0.01 ms, bind ..., sent N bytes in
-/// C collectives", and the error if the rank failed. The file runners name
+/// C collectives", and the error if the rank failed; "plan 0.00 ms
+/// (reused)" when the plan came from the cache. The file runners name
 /// bind and finish "load" and "write".
 std::string describeRank(const RankResult &rank, const char *bindName = "bind",
                          const char *finishName = "finish");
@@ -183,9 +209,10 @@ Status runProgram(const Program &program, const RunOptions &options,
                   std::vector<RankResult> *ranks = nullptr);
 
 /// One rank on a communicator the caller created: builds the plan on
-/// `device`, binds, agrees with the other ranks through `agree` (host
-/// memory; default `comm`), runs with comm's stats reset right before (once,
-/// or through callbacks.run), then finishes. The backends' runners are made
+/// `device` (for dynamic argument dims, after exchanging every rank's sizes
+/// through `agree`), binds, agrees with the other ranks through `agree`
+/// (host memory; default `comm`), runs with comm's stats reset right before
+/// (once, or through callbacks.run), then finishes. The backends' runners are made
 /// of this.
 RankResult runRank(const Program &program, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,

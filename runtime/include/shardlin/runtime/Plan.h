@@ -5,6 +5,12 @@
 // and displacements from the chunk tables. run() then only moves data and
 // calls GEMMs, and can be replayed any number of times.
 //
+// A program may have plain arguments with dynamic dims (`?`: batch sizes
+// known only at run time, possibly different on each rank). Its plan is
+// built for one set of sizes, every rank's (DynamicSizes): a collective
+// that stacks per-rank rows needs all of them. A new set of sizes needs a
+// new plan (PlanCache keeps them).
+//
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_PLAN_H
 #define SHARDLIN_RUNTIME_PLAN_H
@@ -20,16 +26,45 @@
 
 namespace shardlin::rt {
 
+/// One dynamic dim of a plain argument.
+struct DynamicDim {
+  size_t arg = 0;
+  size_t dim = 0;
+};
+
+/// The dynamic (`?`) dims of the program's plain arguments, argument by
+/// argument, each argument's in dim order. (Sharded arguments are static.)
+std::vector<DynamicDim> dynamicArgDims(const Program &program);
+
+/// The sizes of those dims on every rank: sizes[r][i] is rank r's size of
+/// dynamicArgDims(program)[i].
+using DynamicSizes = std::vector<std::vector<int64_t>>;
+
+/// This rank's sizes of the dynamic argument dims, from the shapes of its
+/// arguments (argShapes[i]: argument i's shape; ignored for arguments
+/// without dynamic dims, which may be left empty). Fails if a shape has
+/// another rank or differs from the program's static dims, naming the
+/// argument (and `what[i]`, e.g. its file, if given) and both shapes.
+Status dynamicSizesOf(const Program &program,
+                      const std::vector<std::vector<int64_t>> &argShapes,
+                      std::vector<int64_t> &sizes,
+                      const std::vector<std::string> &what = {});
+
 class Plan {
 public:
   /// Resolves `program` for `rank` of `worldSize` ranks. Fails if worldSize
   /// differs from the program's, or if a rank-dependent size contradicts a
   /// static one.
+  /// A program with dynamic argument dims needs `sizes`, every rank's
+  /// (sizes.size() == worldSize); the others take none.
   static Status build(const Program &program, int rank, int worldSize,
-                      Allocator &allocator, std::unique_ptr<Plan> &out);
+                      Allocator &allocator, std::unique_ptr<Plan> &out,
+                      const DynamicSizes &sizes = {});
   ~Plan();
 
   int rank() const { return rank_; }
+  /// The dynamic sizes the plan was built for (empty if none).
+  const DynamicSizes &dynamicSizes() const;
   /// Concrete (local) shapes of the arguments and results for this rank.
   const std::vector<int64_t> &argShape(size_t i) const;
   const std::vector<int64_t> &resultShape(size_t i) const;

@@ -21,8 +21,11 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
     features.
 
     The leading dims of `x` are batch dims (flattened to B rows); a 1-D `x`
-    is one row. The weight may be split along dim 1 (K, "row-wise") or dim 0
-    (N, "col-wise") in any placement order, with uneven or empty chunks.
+    is one row. Batch dims may be dynamic (`?`): their sizes come with the
+    input at run time, may differ between ranks and may be 0; the result has
+    the same dynamic dims. The weight may be split along dim 1 (K,
+    "row-wise") or dim 0 (N, "col-wise") in any placement order, with uneven
+    or empty chunks.
 
     ```mlir
     %y = shardlin.linear %x, %w, %b : (tensor<5x19xf32>,
@@ -31,10 +34,17 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
         tensor<11xf32>) -> tensor<5x11xf32>
     ```
 
+    ```mlir
+    %y = shardlin.linear %x, %w : (tensor<?x?x19xf32>, !shardlin.sharded<
+        tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>)
+        -> tensor<?x?x11xf32>
+    ```
+
     Verified: the weight has rank 2; `dim` is 0 or 1; the input has rank >= 1
-    and a static shape; its last dim equals K; the bias has rank 1 and size
-    N; the result shape is the input shape with the last dim replaced by N;
-    one element type (f16, bf16, f32 or f64) throughout.
+    and a static last dim (K; only the batch dims may be dynamic); its last
+    dim equals K; the bias has rank 1 and size N; the result shape is the
+    input shape with the last dim replaced by N (dynamic where the input's
+    is); one element type (f16, bf16, f32 or f64) throughout.
 
     `--lower-sharded-linear` rewrites it into explicit collectives and GEMMs.
   }];
@@ -118,6 +128,16 @@ class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
     send/recv); the chunk attributes give every rank's counts and offsets, so
     each size and offset table is derived from one chunk-to-rank map. The
     input and the result have the same element type and rank.
+
+    A dynamic dim (rows of run-time batch sizes, which may differ between
+    ranks) has no chunk rule. Gathered or concatenated along a dynamic dim,
+    chunk `c` is the whole block of rank `placements[c]`, whatever its size.
+    Split along a dynamic dim (reduce_scatter, or all_to_all's `split`), a
+    tensor whose rows were stacked that way, and carried since through
+    gemm rows, bias_add, convert or elementwise ops, is split into the same
+    blocks; one that was not is split by the chunk rule over its run-time
+    size. The verifier accepts any size for the chunk of a dynamic dim; the
+    runtime checks a static one.
   }];
 }
 

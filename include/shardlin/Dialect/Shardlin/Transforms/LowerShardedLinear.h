@@ -40,6 +40,9 @@ struct LoweringOptions {
   ::shardlin::MachineModel machine;
   /// Cap on a strategy's peak extra memory per rank, bytes (0: none).
   uint64_t memoryCapBytes = 0;
+  /// The rows per rank the cost model assumes for a linear whose batch
+  /// dims are dynamic (their product is known only at run time).
+  int64_t assumedRows = 1024;
 };
 
 /// The strategy for one linear and what it costs (W >= 2).
@@ -48,6 +51,9 @@ struct LoweringDecision {
   ::shardlin::StrategyCost cost;
   /// Every strategy's cost, chosen or not.
   std::vector<::shardlin::StrategyCost> candidates;
+  /// For dynamic batch dims: the rows per rank the costs assume
+  /// (LoweringOptions::assumedRows); 0 otherwise.
+  int64_t assumedRows = 0;
 };
 
 /// Decides how `op` (with W >= 2) is lowered under `options`. Fails, with a

@@ -27,6 +27,8 @@ defvar LowerShardedLinearOptionList = [
            "Machine model: GEMM rate per rank, in GFLOP/s (default 100)">,
     Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
            "Cap on the extra memory per rank a strategy may use, in MiB (default 0: none)">,
+    Option<"assumedRows", "assumed-rows", "int64_t", /*default=*/"1024",
+           "Cost model: the rows per rank (product of the batch dims) assumed for a linear whose batch dims are dynamic (default 1024)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per linear with every strategy's cost and the choice (default false)">,
     Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",

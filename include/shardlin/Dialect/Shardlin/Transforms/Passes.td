@@ -45,6 +45,15 @@ def LowerShardedLinear : InterfacePass<"lower-sharded-linear", "mlir::FunctionOp
     are flattened to rows with `tensor.collapse_shape` and the result
     restored with `tensor.expand_shape`.
 
+    Dynamic batch dims (`tensor<?x?x19xf32>`) stay dynamic: the rows, the
+    stacked W*B rows and every value computed from them are `?`, the result
+    is restored with `tensor.expand_shape` whose output sizes are
+    `tensor.dim`s of the input, and the runtime takes the sizes from each
+    rank's input (they may differ between ranks, under every strategy). The
+    cost model, which needs a row count, assumes `assumed-rows` rows per rank
+    for such a linear; the `shardlin.lowering` attribute then records
+    `assumed_rows`, and `explain=true` says so.
+
     Blocks: a row-wise linear whose input is computed, through rank-local
     elementwise ops only (arith/math on tensors, linalg ops with parallel
     iterators), from col-wise linears on one input whose weights' chunks
