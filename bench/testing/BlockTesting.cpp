@@ -15,6 +15,7 @@
 #include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/Runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -51,15 +52,25 @@ const char *opFormName(OpForm f) {
   return "?";
 }
 
-int64_t BlockSpec::rows() const {
+bool BlockSpec::dynamicBatch() const {
+  return std::find(batch.begin(), batch.end(), rt::kDynamic) != batch.end();
+}
+
+int64_t BlockSpec::rowsOf(int rank) const {
   int64_t b = 1;
-  for (int64_t d : batch)
+  for (int64_t d : rankBatch.empty() ? batch : rankBatch[rank])
     b *= d;
   return b;
 }
 
 std::vector<int64_t> BlockSpec::inputShape() const {
   std::vector<int64_t> s = batch;
+  s.push_back(h);
+  return s;
+}
+
+std::vector<int64_t> BlockSpec::inputShapeOf(int rank) const {
+  std::vector<int64_t> s = rankBatch.empty() ? batch : rankBatch[rank];
   s.push_back(h);
   return s;
 }
@@ -74,7 +85,9 @@ std::string BlockSpec::name() const {
   if (!rowPlacements.empty())
     s += "_rp" + joinDims(rowPlacements, sep);
   s += "_H" + std::to_string(h) + "F" + std::to_string(f);
-  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
+  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x", "q"));
+  for (const std::vector<int64_t> &b : rankBatch)
+    s += "_" + joinDims(b, "x");
   s += colBias ? "_cb" : "";
   s += rowBias ? "_rb" : "";
   s += residual ? "_res" : "";
@@ -352,10 +365,20 @@ public:
     return tensorType(shape, spec_.dtype);
   }
   std::string boolTensor(const std::vector<int64_t> &shape) const {
-    std::string s = "tensor<";
-    for (int64_t d : shape)
-      s += std::to_string(d) + "x";
-    return s + "i1>";
+    return "tensor<" + joinDims(shape, "x") + "xi1>";
+  }
+  /// `tensor.empty` of `shape`, its dynamic dims (batch dims) sized by the
+  /// values set with setBatchSizes.
+  std::string empty(const std::vector<int64_t> &shape) const {
+    std::string sizes;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] == rt::kDynamic)
+        sizes += (sizes.empty() ? "" : ", ") + batchSizes_[i];
+    return "tensor.empty(" + sizes + ") : " + tensor(shape);
+  }
+  /// The SSA values of the batch dims' sizes, by dim (dynamic dims only).
+  void setBatchSizes(std::vector<std::string> sizes) {
+    batchSizes_ = std::move(sizes);
   }
 
   /// The steps on tensors of `shape`; `inputs[i]` is input i's SSA name
@@ -386,7 +409,15 @@ private:
         names.push_back(inputs[s.input]);
         continue;
       }
-      if (s.op == "const") {
+      if (s.op == "const" && spec_.dynamicBatch()) {
+        // A splat of a dynamic shape: a scalar filled in.
+        std::string scalar = fresh(), init = fresh();
+        line(scalar + " = arith.constant " + floatLiteral(s.value) + " : " +
+             elt());
+        line(init + " = " + empty(shape));
+        line(r + " = linalg.fill ins(" + scalar + " : " + elt() + ") outs(" +
+             init + " : " + t + ") -> " + t);
+      } else if (s.op == "const") {
         line(r + " = arith.constant dense<" + floatLiteral(s.value) +
              "> : " + t);
       } else if (s.op == "cmpf") {
@@ -413,7 +444,7 @@ private:
           if (s.op == op)
             kind = k;
         std::string init = fresh();
-        line(init + " = tensor.empty() : " + t);
+        line(init + " = " + empty(shape));
         std::string ins = names[s.a], types = s.op == "select"
                                                   ? boolTensor(shape)
                                                   : t;
@@ -452,7 +483,7 @@ private:
     for (size_t d = 0; d < rank; ++d)
       iterators += std::string(d ? ", " : "") + "\"parallel\"";
     std::string init = fresh();
-    line(init + " = tensor.empty() : " + t);
+    line(init + " = " + empty(shape));
     std::string r = fresh();
     line(r + " = linalg.generic {indexing_maps = [" + maps +
          "], iterator_types = [" + iterators + "]} ins(" + ins + " : " +
@@ -496,6 +527,7 @@ private:
   const BlockSpec &spec_;
   std::string body_;
   int next_ = 0;
+  std::vector<std::string> batchSizes_;
 };
 
 std::string shardedType(const BlockArgument &a, rt::DType dtype) {
@@ -536,6 +568,17 @@ std::string blockMlir(const BlockSpec &spec) {
   };
 
   Writer w(spec);
+  // Dynamic batch dims: every tensor.empty takes their sizes from the input.
+  std::vector<std::string> sizes(spec.batch.size());
+  for (size_t i = 0; i < spec.batch.size(); ++i) {
+    if (spec.batch[i] != rt::kDynamic)
+      continue;
+    std::string c = w.fresh();
+    sizes[i] = w.fresh();
+    w.line(c + " = arith.constant " + std::to_string(i) + " : index");
+    w.line(sizes[i] + " = tensor.dim " + argNames[0] + ", " + c + " : " + tx);
+  }
+  w.setBatchSizes(sizes);
   const bool inside = biasInsideGeneric(spec);
   std::string x = argNames[0];
   for (int b = 0; b < spec.blocks; ++b) {
@@ -604,8 +647,8 @@ BlockData makeBlockData(const BlockSpec &spec, uint64_t seed) {
     fill(data.args[i], count(a.shape), scale);
   }
   data.inputs.resize(spec.worldSize());
-  for (auto &in : data.inputs)
-    fill(in, count(spec.inputShape()), 1.0);
+  for (int r = 0; r < spec.worldSize(); ++r)
+    fill(data.inputs[r], count(spec.inputShapeOf(r)), 1.0);
   return data;
 }
 
@@ -619,7 +662,7 @@ BlockReference blockReference(const BlockSpec &spec, const BlockData &data,
         return static_cast<int>(i);
     return -1;
   };
-  const int64_t rows = spec.rows(), h = spec.h, f = spec.f;
+  const int64_t rows = spec.rowsOf(rank), h = spec.h, f = spec.f;
   // y = x W^T (+ b), with magnitudes: the absolute products and bias, plus
   // the input magnitudes carried through |W|.
   auto linear = [&](const std::vector<double> &x, const std::vector<double> &xm,
@@ -723,12 +766,18 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,
                     std::vector<rt::RankResult> &ranks,
-                    const std::function<rt::Status(rt::RankRun &)> &run) {
+                    const std::function<rt::Status(rt::RankRun &)> &run,
+                    rt::PlanCache *plans) {
   const int w = spec.worldSize();
   outputs.assign(w, {});
   // Device buffers of each rank (freed by release, on the rank's thread).
   std::vector<std::vector<rt::Buffer>> buffers(w);
   rt::RankCallbacks callbacks;
+  callbacks.plans = plans;
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &) {
+    return dynamicArgShapes(program, 0, spec.inputShapeOf(rank), shapes);
+  };
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &device,
                        rt::RankBuffers &bound) -> rt::Status {
     const int r = plan.rank();

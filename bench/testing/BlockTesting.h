@@ -54,8 +54,13 @@ struct BlockSpec {
   OpForm form = OpForm::Arith;
   int64_t h = 8;
   int64_t f = 20;
-  /// The input's leading dims; empty = a 1-D input (one row).
+  /// The input's leading dims; empty = a 1-D input (one row). rt::kDynamic
+  /// marks a dynamic dim (`?`), whose size on each rank is in rankBatch;
+  /// the elementwise ops' tensor.empty inits then take their sizes from
+  /// tensor.dim of the input, and splat constants become linalg.fill.
   std::vector<int64_t> batch = {5};
+  /// With dynamic batch dims: rank r's batch dims, one entry per rank.
+  std::vector<std::vector<int64_t>> rankBatch;
   /// The col-wise weights' placements; their size is W.
   std::vector<int64_t> placements = {0};
   /// The row-wise weight's placements; empty = the same as `placements`.
@@ -78,8 +83,13 @@ struct BlockSpec {
   const std::vector<int64_t> &rowWeightPlacements() const {
     return rowPlacements.empty() ? placements : rowPlacements;
   }
-  int64_t rows() const;
+  int64_t rows() const { return rowsOf(0); }
+  /// The input's type (rt::kDynamic for dynamic dims).
   std::vector<int64_t> inputShape() const;
+  bool dynamicBatch() const;
+  /// Rank r's rows and input shape.
+  int64_t rowsOf(int rank) const;
+  std::vector<int64_t> inputShapeOf(int rank) const;
   /// Col-wise weights per block (1 for an MLP, 2 for a SwiGLU).
   int colLinears() const { return kind == BlockKind::SwiGlu ? 2 : 1; }
   /// A readable, unique gtest-safe name.
@@ -141,12 +151,15 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
 /// starting from NaN so that unwritten elements fail the check. `ranks`
 /// receives every rank's outcome and traffic. `run`, if set, becomes the
 /// ranks' RankCallbacks::run (the bench times the bound plan with it); the
-/// outputs then hold the result of its last execution.
+/// outputs then hold the result of its last execution. With dynamic batch
+/// dims each rank's input has spec.inputShapeOf(r); `plans`, if given,
+/// keeps the plans for later runs (RankCallbacks::plans).
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,
                     std::vector<rt::RankResult> &ranks,
-                    const std::function<rt::Status(rt::RankRun &)> &run = {});
+                    const std::function<rt::Status(rt::RankRun &)> &run = {},
+                    rt::PlanCache *plans = nullptr);
 
 } // namespace shardlin::testkit
 

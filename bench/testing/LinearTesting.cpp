@@ -19,9 +19,20 @@ namespace shardlin::testkit {
 // LinearSpec
 //===----------------------------------------------------------------------===//
 
-int64_t LinearSpec::rows() const {
-  int64_t b = 1;
+bool LinearSpec::dynamicBatch() const {
   for (int64_t d : batch)
+    if (d == rt::kDynamic)
+      return true;
+  return false;
+}
+
+const std::vector<int64_t> &LinearSpec::batchOf(int rank) const {
+  return rankBatch.empty() ? batch : rankBatch[rank];
+}
+
+int64_t LinearSpec::rowsOf(int rank) const {
+  int64_t b = 1;
+  for (int64_t d : batchOf(rank))
     b *= d;
   return b;
 }
@@ -38,6 +49,18 @@ std::vector<int64_t> LinearSpec::outputShape() const {
   return s;
 }
 
+std::vector<int64_t> LinearSpec::inputShapeOf(int rank) const {
+  std::vector<int64_t> s = batchOf(rank);
+  s.push_back(k);
+  return s;
+}
+
+std::vector<int64_t> LinearSpec::outputShapeOf(int rank) const {
+  std::vector<int64_t> s = batchOf(rank);
+  s.push_back(n);
+  return s;
+}
+
 std::string LinearSpec::name() const {
   // Placements are single digits up to W = 10; beyond, separate them.
   const char *sep = worldSize() > 10 ? "x" : "";
@@ -45,7 +68,9 @@ std::string LinearSpec::name() const {
   s += "_W" + std::to_string(worldSize());
   s += "_p" + joinDims(placements, sep);
   s += "_N" + std::to_string(n) + "K" + std::to_string(k);
-  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x"));
+  s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x", "q"));
+  for (const std::vector<int64_t> &b : rankBatch)
+    s += "_" + joinDims(b, "x");
   s += bias ? "_bias_" : "_nobias_";
   s += rt::dtypeName(dtype);
   if (strategy == "gather-weight")
@@ -59,18 +84,41 @@ std::string LinearSpec::name() const {
 // Compiling
 //===----------------------------------------------------------------------===//
 
-std::string joinDims(const std::vector<int64_t> &dims, const char *sep) {
+std::string joinDims(const std::vector<int64_t> &dims, const char *sep,
+                     const char *dynamic) {
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? sep : "") + std::to_string(dims[i]);
+    s += (i ? sep : "") +
+         (dims[i] == rt::kDynamic ? std::string(dynamic)
+                                  : std::to_string(dims[i]));
   return s;
 }
 
 std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype) {
   std::string s = "tensor<";
   for (int64_t d : shape)
-    s += std::to_string(d) + "x";
+    s += (d == rt::kDynamic ? std::string("?") : std::to_string(d)) + "x";
   return s + rt::dtypeName(dtype) + ">";
+}
+
+rt::Status dynamicArgShapes(const rt::Program &program, size_t input,
+                            const std::vector<int64_t> &shape,
+                            std::vector<std::vector<int64_t>> &shapes) {
+  shapes.assign(program.args.size(), {});
+  for (size_t i = 0; i < program.args.size(); ++i) {
+    if (program.args[i].sharded)
+      continue;
+    for (int64_t d : program.args[i].type.shape)
+      if (d == rt::kDynamic) {
+        if (i != input)
+          return rt::Status::invalidArgument(
+              "argument " + std::to_string(i) +
+              " has dynamic dims but only the input's are known");
+        shapes[i] = shape;
+        break;
+      }
+  }
+  return rt::Status::ok();
 }
 
 std::string linearMlir(const LinearSpec &c) {

@@ -36,7 +36,13 @@ struct LinearSpec {
   int64_t n = 11;
   int64_t k = 19;
   /// The input's leading (batch) dims; empty = a 1-D input (one row).
+  /// rt::kDynamic marks a dynamic dim (`?` in the MLIR), whose size on each
+  /// rank is given by rankBatch.
   std::vector<int64_t> batch = {5};
+  /// With dynamic batch dims: rank r's batch dims (all static), one entry
+  /// per rank; they may differ between ranks. Empty: every rank's are
+  /// `batch`.
+  std::vector<std::vector<int64_t>> rankBatch;
   /// placements[c] = the rank that holds chunk c; its size is W.
   std::vector<int64_t> placements = {0};
   bool bias = true;
@@ -46,10 +52,19 @@ struct LinearSpec {
   std::string strategy = "activations";
 
   int worldSize() const { return static_cast<int>(placements.size()); }
-  /// B: the number of rows the batch dims flatten to (1 for a 1-D input).
-  int64_t rows() const;
+  /// B: the number of rows the batch dims flatten to (1 for a 1-D input);
+  /// with dynamic batch dims, rank 0's.
+  int64_t rows() const { return rowsOf(0); }
+  /// The input's and output's types (rt::kDynamic for dynamic dims).
   std::vector<int64_t> inputShape() const;
   std::vector<int64_t> outputShape() const;
+  /// Whether a batch dim is dynamic.
+  bool dynamicBatch() const;
+  /// Rank r's batch dims, rows and input and output shapes.
+  const std::vector<int64_t> &batchOf(int rank) const;
+  int64_t rowsOf(int rank) const;
+  std::vector<int64_t> inputShapeOf(int rank) const;
+  std::vector<int64_t> outputShapeOf(int rank) const;
   /// A readable, unique gtest-safe name, e.g. row_W4_p2301_N11K19_B5_bias_f32.
   std::string name() const;
 };
@@ -102,10 +117,19 @@ int64_t compareWithReference(const std::string &who, rt::DType dtype,
                              const std::vector<double> &scale, double bound,
                              std::string &report);
 
-/// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>").
+/// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>", "?" for
+/// rt::kDynamic).
 std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype);
-/// "5x19" with sep "x".
-std::string joinDims(const std::vector<int64_t> &dims, const char *sep);
+/// "5x19" with sep "x"; `dynamic` spells rt::kDynamic.
+std::string joinDims(const std::vector<int64_t> &dims, const char *sep,
+                     const char *dynamic = "?");
+
+/// A rank's shape of each argument with dynamic dims (the rest left empty),
+/// as RankCallbacks::argShapes gives them: `shape` for argument `input`,
+/// the only one that may have dynamic dims.
+rt::Status dynamicArgShapes(const rt::Program &program, size_t input,
+                            const std::vector<int64_t> &shape,
+                            std::vector<std::vector<int64_t>> &shapes);
 
 rt::Status
 compileLinear(const LinearSpec &spec, rt::Program &out,

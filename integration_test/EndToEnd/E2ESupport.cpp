@@ -91,13 +91,13 @@ LinearData makeLinearData(const LinearConfig &c, uint64_t salt) {
     d.bias = randomTensor(c.dtype, c.n, seedFor(c, "b", 0, salt));
   for (int r = 0; r < c.worldSize(); ++r)
     d.inputs.push_back(
-        randomTensor(c.dtype, c.rows() * c.k, seedFor(c, "x", r, salt)));
+        randomTensor(c.dtype, c.rowsOf(r) * c.k, seedFor(c, "x", r, salt)));
   return d;
 }
 
 Reference referenceOutput(const LinearConfig &c, const LinearData &data,
                           int rank) {
-  const int64_t rows = c.rows();
+  const int64_t rows = c.rowsOf(rank);
   const std::vector<double> &x = data.inputs[rank].values;
   const std::vector<double> &a = data.weight.values;
   Reference ref;
@@ -164,7 +164,12 @@ int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
 }
 
 uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
-  const int64_t w = c.worldSize(), b = c.rows();
+  // b: this rank's rows; others: every other rank's (W-1)*B when every rank
+  // has B rows).
+  const int64_t w = c.worldSize(), b = c.rowsOf(rank);
+  int64_t others = 0;
+  for (int r = 0; r < w; ++r)
+    others += r == rank ? 0 : c.rowsOf(r);
   const int64_t elt = static_cast<int64_t>(rt::dtypeSize(c.dtype));
   int64_t bytes;
   if (c.strategy == "gather-weight") {
@@ -177,10 +182,10 @@ uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
         c.dtype == rt::DType::F16 || c.dtype == rt::DType::BF16 ? 4 : elt;
     rt::ChunkLayout kLayout(c.k, c.placements);
     bytes = b * (c.k - kLayout.ofRank(rank).size) * elt +
-            (w - 1) * b * c.n * partial;
+            others * c.n * partial;
   } else {
     rt::ChunkLayout nLayout(c.n, c.placements);
-    bytes = ((w - 1) * b * c.k + (w - 1) * b * nLayout.ofRank(rank).size) * elt;
+    bytes = ((w - 1) * b * c.k + others * nLayout.ofRank(rank).size) * elt;
   }
   return static_cast<uint64_t>(bytes);
 }
@@ -206,14 +211,15 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
   if (program.args[0].sharded || !program.args[1].sharded ||
       (c.bias && program.args[2].sharded))
     return rt::Status::error(who + "expected only argument 1 to be sharded");
-  if (plan.argShape(0) != c.inputShape())
+  if (plan.argShape(0) != c.inputShapeOf(rank))
     return rt::Status::error(who + "input shape " +
                              rt::formatShape(plan.argShape(0)) + ", expected " +
-                             rt::formatShape(c.inputShape()));
-  if (plan.resultShape(0) != c.outputShape())
+                             rt::formatShape(c.inputShapeOf(rank)));
+  if (plan.resultShape(0) != c.outputShapeOf(rank))
     return rt::Status::error(who + "result shape " +
                              rt::formatShape(plan.resultShape(0)) +
-                             ", expected " + rt::formatShape(c.outputShape()));
+                             ", expected " +
+                             rt::formatShape(c.outputShapeOf(rank)));
   for (size_t i = 0; i < expectedArgs; ++i)
     if (plan.argType(i) != c.dtype)
       return rt::Status::error(who + "argument " + std::to_string(i) +
@@ -245,11 +251,22 @@ std::vector<uint8_t> poisonedOutput(const rt::Plan &plan) {
   return std::vector<uint8_t>(bytes, 0xFF);
 }
 
+namespace {
+/// The input's shape on each rank, for a program with dynamic batch dims.
+rt::Status linearArgShapes(const rt::Program &program,
+                           const LinearConfig &config, int rank,
+                           std::vector<std::vector<int64_t>> &shapes) {
+  return testkit::dynamicArgShapes(program, 0, config.inputShapeOf(rank),
+                                   shapes);
+}
+} // namespace
+
 rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
                      const std::vector<const LinearData *> &runs,
                      const rt::RunOptions &options,
                      std::vector<std::vector<std::vector<uint8_t>>> &outputs,
-                     std::vector<rt::RankResult> &ranks) {
+                     std::vector<rt::RankResult> &ranks,
+                     rt::PlanCache *plans) {
   const int w = config.worldSize();
   if (runs.empty())
     return rt::Status::invalidArgument("runLinear needs at least one run");
@@ -260,6 +277,11 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
   std::vector<std::vector<std::vector<const void *>>> args(
       w, std::vector<std::vector<const void *>>(runs.size()));
   rt::RankCallbacks callbacks;
+  callbacks.plans = plans;
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &) {
+    return linearArgShapes(program, config, rank, shapes);
+  };
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     const int r = plan.rank();
@@ -290,11 +312,17 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
 
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
-                   std::vector<uint8_t> &output) {
+                   std::vector<uint8_t> &output, rt::PlanCache *plans,
+                   bool *planReused) {
   // The runtime's own one-rank run (plan, bind, agreement, run), on host
   // memory; only the binding is the test's.
   std::vector<uint8_t> chunk;
   rt::RankCallbacks callbacks;
+  callbacks.plans = plans;
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &) {
+    return linearArgShapes(program, config, rank, shapes);
+  };
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, data,
@@ -304,7 +332,10 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
     return rt::Status::ok();
   };
   std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
-  return rt::runRank(program, comm, *device, callbacks).status;
+  rt::RankResult result = rt::runRank(program, comm, *device, callbacks);
+  if (planReused)
+    *planReused = result.planReused;
+  return result.status;
 }
 
 //===----------------------------------------------------------------------===//

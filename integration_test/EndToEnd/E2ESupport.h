@@ -90,11 +90,14 @@ std::vector<uint8_t> poisonedOutput(const rt::Plan &plan);
 /// pointers or state from an earlier run). outputs[i][r] receives rank r's
 /// output of run i, from a NaN-filled buffer so that unwritten elements fail
 /// the check; ranks[r] is rank r's status and traffic (over all runs).
+/// With dynamic batch dims each rank's input has config.inputShapeOf(r);
+/// `plans`, if given, keeps the plans for later runs (RankCallbacks::plans).
 rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
                      const std::vector<const LinearData *> &runs,
                      const rt::RunOptions &options,
                      std::vector<std::vector<std::vector<uint8_t>>> &outputs,
-                     std::vector<rt::RankResult> &ranks);
+                     std::vector<rt::RankResult> &ranks,
+                     rt::PlanCache *plans = nullptr);
 
 /// One rank's whole run through the runtime's rt::runRank (Execute.h), on
 /// host memory with OpenBLAS: builds the plan for comm.rank(), binds the
@@ -102,13 +105,17 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
 /// every rank is ready so that a failure on one rank does not leave the
 /// others waiting in a collective, then runs once. comm's stats are reset
 /// right before the program runs. A rank stopped by another's failure gets
-/// StatusCode::Aborted.
+/// StatusCode::Aborted. `plans` and `planReused` as RankCallbacks::plans and
+/// RankResult::planReused.
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
-                   std::vector<uint8_t> &output);
+                   std::vector<uint8_t> &output,
+                   rt::PlanCache *plans = nullptr,
+                   bool *planReused = nullptr);
 
 /// The bytes rank `rank` sends when it runs `config` (CommStats::bytesSent of
-/// its communicator), derived from the chunk tables:
+/// its communicator), derived from the chunk tables (B: the rank's rows;
+/// (W-1)*B below is every other rank's rows summed when they differ):
 ///  - row-wise: the all_to_all sends x_r[:, K_c(s)] to every other rank s,
 ///    B * (K - |K_c(r)|) elements; the reduce_scatter sends the W - 1 other
 ///    ranks' B x N blocks of partial sums, (W - 1) * B * N (f32 for f16 and

@@ -128,9 +128,27 @@ func.func @linear_input_rank0(%x: tensor<f32>, %w: !shardlin.sharded<tensor<11x1
 
 // -----
 
-func.func @linear_input_dynamic(%x: tensor<?x19xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
-  // expected-error@+1 {{'shardlin.linear' op expects an input with a static shape, got 'tensor<?x19xf32>'}}
-  %y = shardlin.linear %x, %w : (tensor<?x19xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<?x11xf32>
+// Batch dims may be dynamic (dynamic-batch.mlir); K may not.
+func.func @linear_input_dynamic_k(%x: tensor<?x?xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op expects the input's last dim (K) to be static (only the leading batch dims may be dynamic), got 'tensor<?x?xf32>'}}
+  %y = shardlin.linear %x, %w : (tensor<?x?xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<?x11xf32>
+  return
+}
+
+// -----
+
+func.func @linear_input_dynamic_k_1d(%x: tensor<?xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op expects the input's last dim (K) to be static (only the leading batch dims may be dynamic), got 'tensor<?xf32>'}}
+  %y = shardlin.linear %x, %w : (tensor<?xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<11xf32>
+  return
+}
+
+// -----
+
+// The result keeps the input's dynamic dims: a static one is rejected.
+func.func @linear_result_static_batch(%x: tensor<?x3x19xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) {
+  // expected-error@+1 {{'shardlin.linear' op result shape [4, 3, 11] does not match the expected [?, 3, 11] (input shape with the last dim replaced by N = 11)}}
+  %y = shardlin.linear %x, %w : (tensor<?x3x19xf32>, !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<4x3x11xf32>
   return
 }
 
@@ -430,14 +448,6 @@ func.func @all_gather_wrong_size(%x: tensor<4x19xf32>) {
 
 // -----
 
-func.func @all_gather_dynamic_result(%x: tensor<5x19xf32>) {
-  // expected-error@+1 {{'shardlin.all_gather' op result dim 0 must be static (it is split by #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>)}}
-  %0 = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<?x19xf32>
-  return
-}
-
-// -----
-
 func.func @all_gather_other_dim(%x: tensor<5x19xf32>) {
   // expected-error@+1 {{'shardlin.all_gather' op input dim 1 (19) and result dim 1 (18) must be equal}}
   %0 = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x18xf32>
@@ -530,22 +540,6 @@ func.func @all_to_all_concat_static_uneven(%q: tensor<12x6xf32>) {
 
 // -----
 
-func.func @all_to_all_dynamic_split(%x: tensor<5x?xf32>) {
-  // expected-error@+1 {{'shardlin.all_to_all' op input dim 1 must be static (it is split by #shardlin.chunk<dim = 1, placements = [1, 0]>)}}
-  %0 = shardlin.all_to_all %x split <dim = 1, placements = [1, 0]> concat <dim = 0, placements = [0, 1]> : tensor<5x?xf32> -> tensor<10x?xf32>
-  return
-}
-
-// -----
-
-func.func @all_to_all_dynamic_concat(%q: tensor<12x?xf32>) {
-  // expected-error@+1 {{'shardlin.all_to_all' op result dim 1 must be static (it is split by #shardlin.chunk<dim = 1, placements = [1, 0]>)}}
-  %0 = shardlin.all_to_all %q split <dim = 0, placements = [0, 1]> concat <dim = 1, placements = [1, 0]> : tensor<12x?xf32> -> tensor<6x?xf32>
-  return
-}
-
-// -----
-
 func.func @all_to_all_other_dim(%x: tensor<3x5x16xf32>) {
   // expected-error@+1 {{'shardlin.all_to_all' op input dim 0 (3) and result dim 0 (2) must be equal}}
   %0 = shardlin.all_to_all %x split <dim = 2, placements = [0, 1]> concat <dim = 1, placements = [0, 1]> : tensor<3x5x16xf32> -> tensor<2x10x8xf32>
@@ -585,14 +579,6 @@ func.func @reduce_scatter_static_uneven(%p: tensor<19x11xf32>) {
 func.func @reduce_scatter_wrong_size(%p: tensor<20x11xf32>) {
   // expected-error@+1 {{'shardlin.reduce_scatter' op result dim 0 is 4 but the local chunk of 20 over 4 ranks is 5}}
   %0 = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<4x11xf32>
-  return
-}
-
-// -----
-
-func.func @reduce_scatter_dynamic_input(%p: tensor<?x11xf32>) {
-  // expected-error@+1 {{'shardlin.reduce_scatter' op input dim 0 must be static (it is split by #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>)}}
-  %0 = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x11xf32> -> tensor<?x11xf32>
   return
 }
 

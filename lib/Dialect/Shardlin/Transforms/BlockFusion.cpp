@@ -171,6 +171,20 @@ std::string fusionProblem(Candidate &b) {
           work.push_back(def);
     });
   }
+  // A tensor.dim of a block value that only sizes the block's own
+  // tensor.empty inits (dynamic batch dims) goes with the block: the fused
+  // chain needs no init sizes.
+  SmallVector<Value> blockValues;
+  for (LinearOp col : b.cols)
+    blockValues.push_back(col.getResult());
+  for (Operation *op : b.ops)
+    llvm::append_range(blockValues, op->getResults());
+  for (Value v : blockValues)
+    for (Operation *user : v.getUsers())
+      if (isa<tensor::DimOp>(user) && !user->use_empty() &&
+          llvm::all_of(user->getUsers(),
+                       [&](Operation *u) { return b.ops.contains(u); }))
+        b.ops.insert(user);
   // Everything but the constants (which may be shared) and the linalg inits
   // must feed only the block, or its value would still be needed unfused.
   auto onlyFeedsBlock = [&](Operation *op) {
@@ -427,7 +441,12 @@ void mlir::shardlin::detail::fuseBlocks(Operation *root,
       InFlightDiagnostic r = row.emitRemark();
       r << (c.fuse ? "block fused with " : "block not fused with ")
         << b.cols.size() << " col-wise linear" << (b.cols.size() > 1 ? "s" : "")
-        << " (" << c.why << "): fused est. "
+        << " (" << c.why << ")";
+      if (int64_t assumed = assumedRowsOf(b, options.assumedRows))
+        r << " for " << assumed
+          << " rows per rank (the batch dims are dynamic; option "
+             "assumed-rows)";
+      r << ": fused est. "
         << llvm::formatv("{0:F3}", c.fused.estimatedUs).str() << " us, max "
         << c.fused.maxBytesSent() << " bytes sent, max "
         << c.fused.maxPeakExtraBytes() << " extra bytes per rank; separate est. "
