@@ -41,23 +41,9 @@ struct DynamicCase {
 
 void PrintTo(const DynamicCase &c, std::ostream *os) { *os << c.base.name(); }
 
-/// The batch sizes the runs go through for W ranks, for batch dims `batch`
-/// of which the first is dynamic (the others keep their static size):
-/// uneven with an empty rank, one row each, no rows at all, a larger
-/// uneven set, and the first set again (which the plan cache must serve).
 std::vector<std::vector<std::vector<int64_t>>>
 rowSets(int w, const std::vector<int64_t> &batch) {
-  std::vector<std::vector<std::vector<int64_t>>> sets(4);
-  for (int r = 0; r < w; ++r) {
-    const int64_t firsts[4] = {r % 3 == 1 ? 0 : 2 + 3 * r, 1, 0, 7 - r};
-    for (int i = 0; i < 4; ++i) {
-      std::vector<int64_t> dims = batch;
-      dims[0] = firsts[i];
-      sets[i].push_back(dims);
-    }
-  }
-  sets.push_back(sets[0]);
-  return sets;
+  return batchSizeRuns(w, batch);
 }
 
 /// The same for two dynamic dims (batch x sequence).

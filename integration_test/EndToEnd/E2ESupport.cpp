@@ -342,6 +342,21 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
 // Configuration lists
 //===----------------------------------------------------------------------===//
 
+std::vector<std::vector<std::vector<int64_t>>>
+batchSizeRuns(int w, const std::vector<int64_t> &batch) {
+  std::vector<std::vector<std::vector<int64_t>>> runs(4);
+  for (int r = 0; r < w; ++r) {
+    const int64_t firsts[4] = {r % 3 == 1 ? 0 : 2 + 3 * r, 1, 0, 7 - r};
+    for (int i = 0; i < 4; ++i) {
+      std::vector<int64_t> dims = batch;
+      dims[0] = firsts[i];
+      runs[i].push_back(dims);
+    }
+  }
+  runs.push_back(runs[0]);
+  return runs;
+}
+
 namespace {
 
 std::vector<int64_t> identityPerm(int w) {

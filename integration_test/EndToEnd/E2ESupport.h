@@ -127,6 +127,14 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
 ///    others.
 uint64_t expectedBytesSent(const LinearConfig &config, int rank);
 
+/// The batch sizes a run of dynamic batch dims goes through on W ranks:
+/// rank r's dims of each run, `batch` with its first (dynamic) dim set and
+/// its static dims kept. In order: uneven with an empty rank, one row each,
+/// no rows at all, a larger uneven set, and the first set again (which a
+/// plan cache must serve).
+std::vector<std::vector<std::vector<int64_t>>>
+batchSizeRuns(int worldSize, const std::vector<int64_t> &batch);
+
 /// The threads-backend suite: every configuration the brief lists, in a
 /// fixed order, without duplicates.
 std::vector<LinearConfig> threadsConfigs();
