@@ -78,6 +78,19 @@ std::vector<int> ranksToCheck(int w) {
   return {0, 1, w / 2, w - 1};
 }
 
+/// Small sizes for the dynamic argument dims (0 included), different on
+/// each rank, so that the lockstep planning of per-rank rows is fuzzed too.
+rt::DynamicSizes fuzzSizes(const rt::Program &program, int w) {
+  const size_t n = rt::dynamicArgDims(program).size();
+  if (n == 0)
+    return {};
+  rt::DynamicSizes sizes(w, std::vector<int64_t>(n));
+  for (int p = 0; p < w; ++p)
+    for (size_t i = 0; i < n; ++i)
+      sizes[p][i] = static_cast<int64_t>((p + i) % 3);
+  return sizes;
+}
+
 bool bytesOf(const std::vector<int64_t> &shape, rt::DType dt, size_t &out) {
   int64_t n = 0;
   if (!rt::checkedNumElements(shape, n, rt::dtypeSize(dt)))
@@ -94,7 +107,20 @@ void runOnThreads(const rt::Program &program, int w) {
   // Input and output buffers, sized from each rank's plan; a rank whose
   // buffers would exceed the budget fails its bind, and so every rank.
   std::vector<std::vector<std::vector<uint8_t>>> args(w), results(w);
+  const rt::DynamicSizes sizes = fuzzSizes(program, w);
+  const std::vector<rt::DynamicDim> dims = rt::dynamicArgDims(program);
   rt::RankCallbacks callbacks;
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
+                            std::vector<std::string> &) {
+    shapes.assign(program.args.size(), {});
+    for (size_t i = 0; i < dims.size(); ++i) {
+      std::vector<int64_t> &shape = shapes[dims[i].arg];
+      if (shape.empty())
+        shape = program.args[dims[i].arg].type.shape;
+      shape[dims[i].dim] = sizes[rank][i];
+    }
+    return rt::Status::ok();
+  };
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     const int r = plan.rank();
@@ -139,11 +165,13 @@ void runOnThreads(const rt::Program &program, int w) {
 void checkWorld(const rt::Program &program, int w) {
   std::vector<std::unique_ptr<rt::Plan>> plans;
   std::vector<std::unique_ptr<BudgetAllocator>> allocators;
+  const rt::DynamicSizes sizes = fuzzSizes(program, w);
   bool all = true;
   for (int r : ranksToCheck(w)) {
     allocators.push_back(std::make_unique<BudgetAllocator>(kPlanBudget));
     std::unique_ptr<rt::Plan> plan;
-    rt::Status s = rt::Plan::build(program, r, w, *allocators.back(), plan);
+    rt::Status s =
+        rt::Plan::build(program, r, w, *allocators.back(), plan, sizes);
     if (!s) {
       if (s.message().empty())
         fail("Plan::build failed without a message");

@@ -223,6 +223,12 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
 
 Plan::~Plan() = default;
 
+namespace {
+/// The limits of planning a program with dynamic argument dims (Plan::build).
+constexpr uint64_t kMaxLockstepValues = uint64_t(1) << 20;
+constexpr uint64_t kMaxLockstepWork = uint64_t(1) << 25;
+} // namespace
+
 Status Plan::build(const Program &program, int rank, int worldSize,
                    Allocator &allocator, std::unique_ptr<Plan> &out,
                    const DynamicSizes &sizes) {
@@ -265,6 +271,28 @@ Status Plan::build(const Program &program, int rank, int worldSize,
                                          " has a negative dynamic size " +
                                          std::to_string(d));
     }
+  }
+  if (numDynamic != 0) {
+    // Every rank resolves every rank's sizes: W plans' tables, and each
+    // collective's tables W times. Bounded, so that a hostile program file
+    // cannot make planning allocate or compute without end.
+    const uint64_t w = static_cast<uint64_t>(worldSize);
+    uint64_t collectives = 0;
+    for (const Instr &in : program.instrs)
+      collectives += in.op == OpCode::AllGather || in.op == OpCode::AllToAll ||
+                     in.op == OpCode::ReduceScatter;
+    if (w * program.values.size() > kMaxLockstepValues ||
+        w * w * collectives > kMaxLockstepWork)
+      return Status::invalidArgument(
+          "the program '" + program.name +
+          "' has dynamic argument dims, so each rank resolves every rank's "
+          "sizes: " +
+          std::to_string(worldSize) + " ranks x " +
+          std::to_string(program.values.size()) + " values and " +
+          std::to_string(collectives) +
+          " collectives is more than this runtime plans (W x values <= " +
+          std::to_string(kMaxLockstepValues) + ", W^2 x collectives <= " +
+          std::to_string(kMaxLockstepWork) + ")");
   }
   auto shared = std::make_shared<const Program>(program);
   std::unique_ptr<Plan> plan(new Plan());
