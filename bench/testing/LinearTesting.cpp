@@ -84,6 +84,13 @@ std::string LinearSpec::name() const {
 // Compiling
 //===----------------------------------------------------------------------===//
 
+std::vector<int64_t> rotatedPlacements(int w, int by) {
+  std::vector<int64_t> p(w);
+  for (int i = 0; i < w; ++i)
+    p[i] = (i + by) % w;
+  return p;
+}
+
 std::string joinDims(const std::vector<int64_t> &dims, const char *sep,
                      const char *dynamic) {
   std::string s;

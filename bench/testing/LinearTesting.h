@@ -117,6 +117,10 @@ int64_t compareWithReference(const std::string &who, rt::DType dtype,
                              const std::vector<double> &scale, double bound,
                              std::string &report);
 
+/// The placements 0..w-1 rotated by `by`: placements[i] = (i + by) % w
+/// (identity for w = 1).
+std::vector<int64_t> rotatedPlacements(int w, int by = 1);
+
 /// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>", "?" for
 /// rt::kDynamic).
 std::string tensorType(const std::vector<int64_t> &shape, rt::DType dtype);

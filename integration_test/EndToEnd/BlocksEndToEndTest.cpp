@@ -45,13 +45,6 @@ std::vector<int64_t> identity(int w) {
   return p;
 }
 
-std::vector<int64_t> rotated(int w, int by) {
-  std::vector<int64_t> p(w);
-  for (int i = 0; i < w; ++i)
-    p[i] = (i + by) % w;
-  return p;
-}
-
 /// A fixed scramble of 0..w-1 (not a rotation for w >= 4).
 std::vector<int64_t> scrambled(int w) {
   std::vector<int64_t> p = identity(w);
@@ -91,7 +84,7 @@ std::vector<BlockSpec> configs() {
   for (int w = 1; w <= 8; ++w) {
     std::vector<std::vector<int64_t>> orders = {identity(w)};
     if (w > 1)
-      orders.push_back(rotated(w, w - 1));
+      orders.push_back(rotatedPlacements(w, w - 1));
     if (w > 2)
       orders.push_back(scrambled(w));
     for (size_t o = 0; o < orders.size(); ++o) {
@@ -113,7 +106,7 @@ std::vector<BlockSpec> configs() {
     BlockSpec glu;
     glu.kind = BlockKind::SwiGlu;
     glu.f = 11;
-    glu.placements = rotated(w, 1 % w);
+    glu.placements = rotatedPlacements(w, 1 % w);
     glu.form = forms[w % 3];
     all.push_back(glu);
   }

@@ -25,14 +25,6 @@ using namespace shardlin::testkit;
 
 namespace {
 
-/// Rank order rotated by one (identity for W = 1).
-std::vector<int64_t> rotated(int w) {
-  std::vector<int64_t> p(w);
-  for (int i = 0; i < w; ++i)
-    p[i] = (i + 1) % w;
-  return p;
-}
-
 std::vector<int64_t> reversed(int w) {
   std::vector<int64_t> p(w);
   for (int i = 0; i < w; ++i)
@@ -43,7 +35,7 @@ std::vector<int64_t> reversed(int w) {
 std::vector<BlockSpec> blockConfigs(int w) {
   std::vector<BlockSpec> all;
   BlockSpec base;
-  base.placements = rotated(w);
+  base.placements = rotatedPlacements(w);
   base.f = 13; // uneven for W = 2..4
   base.h = 9;
   {

@@ -23,18 +23,11 @@
 namespace rt = ::shardlin::rt;
 using namespace shardlin::e2e;
 using shardlin::testkit::BlockSpec;
+using shardlin::testkit::rotatedPlacements;
 
 namespace {
 
 constexpr int64_t kDyn = rt::kDynamic;
-
-/// Rank order rotated by one (identity for W = 1).
-std::vector<int64_t> rotated(int w) {
-  std::vector<int64_t> p(w);
-  for (int i = 0; i < w; ++i)
-    p[i] = (i + 1) % w;
-  return p;
-}
 
 std::vector<LinearConfig> linearConfigs(int w) {
   std::vector<LinearConfig> all;
@@ -43,7 +36,7 @@ std::vector<LinearConfig> linearConfigs(int w) {
       LinearConfig c;
       c.dim = dim;
       c.strategy = strategy;
-      c.placements = rotated(w);
+      c.placements = rotatedPlacements(w);
       c.batch = {kDyn, 3};
       all.push_back(c);
     }
@@ -115,7 +108,7 @@ int main(int argc, char **argv) {
     }
     BlockSpec base; // A fused MLP on dynamic rows.
     base.batch = {kDyn};
-    base.placements = rotated(w);
+    base.placements = rotatedPlacements(w);
     base.f = 13;
     base.h = 9;
     base.form = shardlin::testkit::OpForm::LinalgElementwise;

@@ -216,7 +216,7 @@ Status resolveLocalShard(OpResolveContext &ctx) {
 Status verifyReshape(const Program &p, const Instr &in,
                      const std::string &what) {
   if (p.values[in.operands[0]].dtype != p.values[in.result].dtype)
-    return Status::invalidArgument(what + " changes the element type");
+    return Status::invalidArgument(what + " mixes element types");
   if (in.operands.size() == 2 && rankOf(p, in.operands[1]) != rankOf(p, in.result))
     return Status::invalidArgument(
         what + " takes its dynamic dims from a value of rank " +
@@ -230,16 +230,11 @@ Status resolveReshape(OpResolveContext &ctx) {
   // Dynamic dims come from the second operand's same dims, if there is one
   // (an expand_shape's output sizes); one left is inferred from the count.
   int inferred = -1;
-  int64_t known = 1;
   for (size_t d = 0; d < ctx.result.size(); ++d) {
     if (ctx.result[d] == kDynamic && ctx.in.operands.size() == 2)
       ctx.result[d] = ctx.operandShape(1)[d];
-    if (ctx.result[d] != kDynamic) {
-      if (__builtin_mul_overflow(known, ctx.result[d], &known))
-        return ctx.error("reshape to " + formatShape(ctx.resultType()) +
-                         " overflows a 64-bit size");
+    if (ctx.result[d] != kDynamic)
       continue;
-    }
     if (inferred >= 0)
       return ctx.error("a reshape to " + formatShape(ctx.resultType()) +
                        " has more than one dynamic dim and no value to take "
@@ -248,6 +243,14 @@ Status resolveReshape(OpResolveContext &ctx) {
   }
   const int64_t count = ctx.plan.numElements(ctx.in.operands[0]);
   if (inferred >= 0) {
+    // The product of the other dims (checked like any shape).
+    std::vector<int64_t> others = ctx.result;
+    others[inferred] = 1;
+    int64_t known = 0;
+    Status sized =
+        checkedNumElements(others, known, ctx.plan.eltSize(ctx.in.result));
+    if (!sized)
+      return ctx.error(sized.message());
     if (known == 0)
       return ctx.error("cannot infer dim " + std::to_string(inferred) +
                        " of a reshape from " +

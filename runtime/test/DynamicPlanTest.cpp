@@ -15,6 +15,8 @@
 #include "shardlin/runtime/PlanCache.h"
 #include "shardlin/runtime/Runner.h"
 
+#include "RandomValues.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +25,7 @@
 #include <vector>
 
 namespace rt = shardlin::rt;
+using shardlin::rt::test::randomValues;
 
 namespace {
 
@@ -52,15 +55,6 @@ end
 )";
 
 const std::vector<int64_t> kRows = {2, 0, 3};
-
-std::vector<float> randomValues(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mag(0.25f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = (rng() & 1 ? -1.0f : 1.0f) * mag(rng);
-  return v;
-}
 
 rt::DynamicSizes sizesOf(const std::vector<int64_t> &rows) {
   rt::DynamicSizes sizes;

@@ -14,6 +14,8 @@
 #include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Runner.h"
 
+#include "RandomValues.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <vector>
 
 namespace rt = shardlin::rt;
+using shardlin::rt::test::randomValues;
 
 namespace {
 
@@ -51,16 +54,6 @@ instr reduce_scatter result 5 operands 1 4 chunk 0 2 0 1
 results 1 5
 end
 )";
-
-/// Values uniform in +-[0.25, 1]: never zero.
-std::vector<float> randomValues(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mag(0.25f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = (rng() & 1 ? -1.0f : 1.0f) * mag(rng);
-  return v;
-}
 
 std::vector<float> inputOf(int rank, int replay) {
   return randomValues(kRows * kK, 100 + 10 * rank + replay);
