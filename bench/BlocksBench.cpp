@@ -125,37 +125,6 @@ struct VariantResult {
   std::string report, error;
 };
 
-/// The predicted bytes per rank of one variant, from the cost model the
-/// pass uses (the fused block's, or each linear's under the forced
-/// strategy).
-std::vector<uint64_t> predictedBytes(const BlockCase &c, const Variant &v) {
-  const int64_t e = 4; // f32
-  const std::vector<int64_t> placements = c.spec(v).placements;
-  const int lin = c.kind == BlockKind::SwiGlu ? 2 : 1;
-  if (v.fuse && std::string(v.strategy) == "activations") {
-    ::shardlin::BlockShape shape;
-    shape.rows = c.rows;
-    shape.k = c.h;
-    shape.f = c.f;
-    shape.n = c.h;
-    shape.colLinears = lin;
-    shape.placements = placements;
-    shape.elementBytes = e;
-    return estimateFusedBlockCost(shape, MachineModel()).bytesSent;
-  }
-  const Strategy s = *parseStrategy(v.strategy);
-  LinearShape col{c.rows, c.f, c.h, 0, placements, e};
-  LinearShape row{c.rows, c.h, c.f, 1, placements, e};
-  std::vector<uint64_t> colBytes =
-      estimateCost(col, s, MachineModel()).bytesSent;
-  std::vector<uint64_t> rowBytes =
-      estimateCost(row, s, MachineModel()).bytesSent;
-  std::vector<uint64_t> out(c.w);
-  for (int r = 0; r < c.w; ++r)
-    out[r] = lin * colBytes[r] + rowBytes[r];
-  return out;
-}
-
 /// Whether `program` has the form `v` asks for: fused, no all_to_all and
 /// every GEMM marked "fused"; otherwise no fused GEMM. Empty if it does,
 /// else what is wrong.
@@ -485,7 +454,7 @@ void runBlocksSection(BenchRun &run) {
                     (s ? form : s.message().substr(0, 400));
         break;
       }
-      row.v[i].predicted = predictedBytes(c, kVariants[i]);
+      row.v[i].predicted = expectedBlockBytes(c.spec(kVariants[i]));
     }
     if (row.error.empty()) {
       // The fused form's bytes, as the issue states them.
