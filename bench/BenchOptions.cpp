@@ -164,6 +164,7 @@ TextOpt trialTimeOpt("trial-time", cl::desc("Target length of one trial"),
 TextOpt mpiWorkerOpt("mpi-worker", cl::Hidden, cl::cat(category));
 TextOpt mpiCollectivesWorkerOpt("mpi-collectives-worker", cl::Hidden,
                                 cl::cat(category));
+TextOpt mpiBlocksWorkerOpt("mpi-blocks-worker", cl::Hidden, cl::cat(category));
 TextOpt mpiOutOpt("mpi-out", cl::Hidden, cl::cat(category));
 
 bool given(const cl::Option &opt) { return opt.getNumOccurrences() > 0; }
@@ -276,6 +277,7 @@ static bool applyFlags(Options &o) {
   applyText(mpiWorkerOpt, o.mpiWorker);
   applyText(mpiCollectivesWorkerOpt, o.mpiCollectivesWorker);
   applyText(mpiOutOpt, o.mpiOut);
+  applyText(mpiBlocksWorkerOpt, o.mpiBlocksWorker);
   return true;
 }
 

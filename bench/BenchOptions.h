@@ -51,7 +51,7 @@ struct Options {
   double maxMemGiB = 8.0;
   TimingOptions timing;
   // Worker modes (internal).
-  std::string mpiWorker, mpiCollectivesWorker, mpiOut;
+  std::string mpiWorker, mpiCollectivesWorker, mpiBlocksWorker, mpiOut;
 };
 
 /// Parses a comma-separated list of numbers; sizes may carry K/M/G suffixes

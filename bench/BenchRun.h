@@ -175,6 +175,10 @@ void runElementwiseSection(BenchRun &run);
 /// Transformer blocks: fused / unfused / gather-weight and PyTorch DTensor
 /// (BlocksBench.cpp).
 void runBlocksSection(BenchRun &run);
+/// The blocks section's MPI worker: `mpirun ... shardlin-bench
+/// --mpi-blocks-worker=CASES --mpi-out=OUT` (each rank writes OUT.<rank>).
+int blocksMpiWorkerMain(int argc, char **argv, const std::string &casesPath,
+                        const std::string &outPath, const TimingOptions &opt);
 
 /// The summary, the JSON and the plot (Report.cpp). Returns the exit status.
 int reportSummary(BenchRun &run);

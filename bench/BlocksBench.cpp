@@ -23,6 +23,12 @@
 // checked once against the float64 reference (BlockTesting.h), on every row
 // for small shapes and on rows {0, B/2, B-1} of every rank for large ones.
 //
+// Backends: threads (W ranks as threads of this process) and mpi (W
+// processes under mpirun: one launch per W runs every shape's rounds in the
+// worker mode, --mpi-blocks-worker, each rank writing its figures to a file
+// of its own), with the same data, protocol and checks; the two backends'
+// rounds are not interleaved with each other.
+//
 // PyTorch: bench/torch_blocks.py runs the same blocks with DTensor's
 // ColwiseParallel / RowwiseParallel and sequence-parallel (Shard(0)) inputs
 // on gloo, W processes with one thread each, with the same protocol; one
@@ -39,10 +45,13 @@
 
 #include "shardlin/Analysis/CostModel.h"
 #include "shardlin/runtime/Execute.h"
+#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/MpiCommunicator.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -124,37 +133,6 @@ struct VariantResult {
   int64_t checkFailures = 0;
   std::string report, error;
 };
-
-/// The predicted bytes per rank of one variant, from the cost model the
-/// pass uses (the fused block's, or each linear's under the forced
-/// strategy).
-std::vector<uint64_t> predictedBytes(const BlockCase &c, const Variant &v) {
-  const int64_t e = 4; // f32
-  const std::vector<int64_t> placements = c.spec(v).placements;
-  const int lin = c.kind == BlockKind::SwiGlu ? 2 : 1;
-  if (v.fuse && std::string(v.strategy) == "activations") {
-    ::shardlin::BlockShape shape;
-    shape.rows = c.rows;
-    shape.k = c.h;
-    shape.f = c.f;
-    shape.n = c.h;
-    shape.colLinears = lin;
-    shape.placements = placements;
-    shape.elementBytes = e;
-    return estimateFusedBlockCost(shape, MachineModel()).bytesSent;
-  }
-  const Strategy s = *parseStrategy(v.strategy);
-  LinearShape col{c.rows, c.f, c.h, 0, placements, e};
-  LinearShape row{c.rows, c.h, c.f, 1, placements, e};
-  std::vector<uint64_t> colBytes =
-      estimateCost(col, s, MachineModel()).bytesSent;
-  std::vector<uint64_t> rowBytes =
-      estimateCost(row, s, MachineModel()).bytesSent;
-  std::vector<uint64_t> out(c.w);
-  for (int r = 0; r < c.w; ++r)
-    out[r] = lin * colBytes[r] + rowBytes[r];
-  return out;
-}
 
 /// Whether `program` has the form `v` asks for: fused, no all_to_all and
 /// every GEMM marked "fused"; otherwise no fused GEMM. Empty if it does,
@@ -321,14 +299,18 @@ Reference makeReference(const BlockSpec &spec, testkit::BlockData &data,
   return ref;
 }
 
-/// Compares each rank's output (f32 bytes, B x H) on the reference's rows.
+/// Compares the outputs (f32 bytes, B x H) of the ranks in `which` (every
+/// rank if empty) on the reference's rows.
 int64_t checkOutputs(const Reference &ref,
                      const std::vector<std::vector<uint8_t>> &outputs,
-                     std::string &report) {
+                     const std::vector<int> &which, std::string &report) {
   const int64_t h = ref.spec.h;
   const size_t rowBytes = static_cast<size_t>(h) * sizeof(float);
   int64_t failures = 0;
   for (size_t r = 0; r < ref.ranks.size(); ++r) {
+    if (!which.empty() &&
+        std::find(which.begin(), which.end(), int(r)) == which.end())
+      continue;
     std::vector<uint8_t> picked;
     for (int64_t i : ref.rowsOf[r]) {
       if ((i + 1) * rowBytes > outputs[r].size())
@@ -345,14 +327,17 @@ int64_t checkOutputs(const Reference &ref,
 }
 
 /// One measurement of one variant (a run of the program through runBlock
-/// with the hook); fills `out` and, if `ref`, checks the outputs.
+/// with the hook) on `backend`: threads (all W ranks here) or mpi (this
+/// process's rank under mpirun; `out.bytes` then holds its own figure).
+/// Fills `out` and, if `ref`, checks the outputs of the ranks run here.
 void measure(const BlockCase &c, const Variant &v, const rt::Program &program,
              const testkit::BlockData &data, const TimingOptions &opt,
-             bool measureShare, const Reference *ref, VariantResult &out) {
+             bool measureShare, const Reference *ref,
+             const std::string &backend, VariantResult &out) {
   const BlockSpec spec = c.spec(v);
   std::vector<RankFigures> figures(c.w);
   rt::RunOptions options;
-  options.backend = "threads";
+  options.backend = backend;
   options.blasThreads = 1; // W threads in all, as DTensor's W processes
   options.wrapCommunicator = [](std::unique_ptr<rt::Communicator> inner)
       -> std::unique_ptr<rt::Communicator> {
@@ -370,17 +355,28 @@ void measure(const BlockCase &c, const Variant &v, const rt::Program &program,
     out.error = s.message();
     return;
   }
-  out.medians.push_back(figures[0].timing.median());
+  // The ranks run here: all of them, or this process's.
+  std::vector<int> here;
+  for (const rt::RankResult &r : ranks)
+    here.push_back(r.rank);
+  if (here.empty())
+    here.push_back(0);
+  // Timings and shares are gathered: every rank has the same.
+  const RankFigures &first = figures[size_t(here[0])];
+  out.medians.push_back(first.timing.median());
   if (measureShare)
-    out.commShare.push_back(figures[0].commShare);
+    out.commShare.push_back(first.commShare);
   out.bytes.clear();
-  for (int r = 0; r < c.w; ++r) {
-    out.bytes.push_back(figures[r].bytes);
-    out.consistent &= figures[r].consistent;
+  for (int r : here) {
+    out.bytes.push_back(figures[size_t(r)].bytes);
+    out.consistent &= figures[size_t(r)].consistent;
   }
-  out.bytesMatch &= out.bytes == out.predicted && out.consistent;
+  if (int(here.size()) == c.w)
+    out.bytesMatch &= out.bytes == out.predicted && out.consistent;
   if (ref)
-    out.checkFailures += checkOutputs(*ref, outputs, out.report);
+    out.checkFailures += checkOutputs(
+        *ref, outputs, int(here.size()) == c.w ? std::vector<int>() : here,
+        out.report);
 }
 
 /// PyTorch's figures of one shape, seconds per run.
@@ -450,6 +446,220 @@ std::string pct(double v) { return v < 0 ? "-" : fmt("%.0f%%", 100 * v); }
 
 } // namespace
 
+namespace {
+
+/// One shape on one backend: its variants' results.
+struct BlockRow {
+  BlockCase c;
+  std::string backend = "threads";
+  VariantResult v[kNumVariants];
+  std::string error;
+  bool fullCheck = false;
+  TorchBlock torch;
+  bool haveTorch = false;
+};
+
+/// Compiles the variants of row.c, checks their form and predicts their
+/// bytes; row.error says what failed.
+void prepareRow(BlockRow &row, rt::Program (&programs)[kNumVariants]) {
+  const BlockCase &c = row.c;
+  // The outputs are checked on every row when the reference costs at most
+  // ~2^28 multiply-adds per rank, else on rows {0, B/2, B-1} of every rank.
+  row.fullCheck = c.flopsPerRank() / 2 <= double(1 << 28);
+  for (int i = 0; i < kNumVariants; ++i) {
+    rt::Status s = testkit::compileBlock(c.spec(kVariants[i]), programs[i]);
+    std::string form = s ? checkForm(programs[i], c, kVariants[i]) : "";
+    if (!s || !form.empty()) {
+      row.error = std::string(kVariants[i].name) + ": " +
+                  (s ? form : s.message().substr(0, 400));
+      return;
+    }
+    row.v[i].predicted = expectedBlockBytes(c.spec(kVariants[i]));
+  }
+  // The fused form's bytes, as the issue states them.
+  const uint64_t exact = 2ull * (c.w - 1) * c.rows * c.h * 4;
+  for (uint64_t p : row.v[0].predicted)
+    if (p != exact)
+      row.error = "the cost model predicts " + std::to_string(p) +
+                  " fused bytes, not 2(W-1)BH*4 = " + std::to_string(exact);
+}
+
+/// The rounds of row.c's variants on row.backend (threads: every rank here;
+/// mpi: this process's rank), interleaved, the outputs checked in the
+/// first round.
+void measureRow(BlockRow &row, const rt::Program (&programs)[kNumVariants],
+                int rounds, const TimingOptions &timing) {
+  const BlockCase &c = row.c;
+  // The same weights and inputs for every variant (they have the same
+  // arguments) and on every backend.
+  testkit::BlockData data = testkit::makeBlockData(c.spec(kVariants[0]), 7);
+  Reference ref = makeReference(c.spec(kVariants[0]), data, row.fullCheck);
+  for (int round = 0; round < rounds && row.error.empty(); ++round)
+    for (int i = 0; i < kNumVariants; ++i) {
+      VariantResult &v = row.v[i];
+      measure(c, kVariants[i], programs[i], data, timing,
+              /*measureShare=*/round == 0, round == 0 ? &ref : nullptr,
+              row.backend, v);
+      if (!v.error.empty()) {
+        row.error = std::string(kVariants[i].name) + ": " + v.error;
+        break;
+      }
+    }
+}
+
+std::string escapeLine(std::string s) {
+  for (size_t p = 0; (p = s.find('\n', p)) != std::string::npos;)
+    s.replace(p, 1, "\\n");
+  return s;
+}
+
+std::string unescapeLine(std::string s) {
+  for (size_t p = 0; (p = s.find("\\n", p)) != std::string::npos; ++p)
+    s.replace(p, 2, "\n");
+  return s;
+}
+
+/// Runs the rows (all of one W) under mpirun, one process per rank
+/// (blocksMpiWorkerMain), and fills their results: timings and shares as
+/// every rank has them, bytes per rank, check failures summed.
+rt::Status runBlocksMpi(const Options &o, int w, int rounds,
+                        std::vector<BlockRow *> &rows) {
+  const std::string dir = makeTempDir();
+  const std::string casesPath = dir + "/blocks.txt", outPath = dir + "/out";
+  {
+    std::ofstream out(casesPath);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const BlockCase &c = rows[i]->c;
+      out << i << " " << int(c.kind) << " " << c.w << " " << c.h << " " << c.f
+          << " " << c.rows << " " << rounds << "\n";
+    }
+  }
+  rt::Status launched = launchMpi(
+      o.mpirun, w,
+      " --mpi-blocks-worker=" + shellQuote(casesPath) +
+          " --mpi-out=" + shellQuote(outPath) + timingFlags(o.timing),
+      dir + "/log.txt");
+  // Read what every rank wrote, even after a failure.
+  std::vector<std::vector<bool>> seen(rows.size(),
+                                      std::vector<bool>(kNumVariants));
+  for (int r = 0; r < w; ++r) {
+    std::ifstream in(outPath + "." + std::to_string(r));
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      size_t id;
+      int vi, nMedians, nShares, consistent;
+      uint64_t bytes;
+      int64_t failures;
+      if (!(ls >> id >> vi) || id >= rows.size() || vi < 0 ||
+          vi >= kNumVariants)
+        continue;
+      VariantResult &v = rows[id]->v[vi];
+      ls >> nMedians;
+      std::vector<double> medians(size_t(std::max(0, nMedians)));
+      for (double &m : medians)
+        ls >> m;
+      ls >> nShares;
+      std::vector<double> shares(size_t(std::max(0, nShares)));
+      for (double &x : shares)
+        ls >> x;
+      ls >> bytes >> consistent >> failures;
+      std::string rest;
+      std::getline(ls, rest);
+      if (!rest.empty() && rest[0] == ' ')
+        rest.erase(0, 1);
+      if (r == 0) {
+        v.medians = medians;
+        v.commShare = shares;
+        v.bytes.assign(size_t(w), 0);
+        seen[id][size_t(vi)] = true;
+      }
+      if (v.bytes.size() == size_t(w))
+        v.bytes[size_t(r)] = bytes;
+      v.consistent &= consistent != 0;
+      v.checkFailures += failures;
+      if (rest.rfind("error ", 0) == 0) {
+        v.error = "rank " + std::to_string(r) + ": " + unescapeLine(rest.substr(6));
+      } else if (!rest.empty()) {
+        v.report += unescapeLine(rest);
+      }
+    }
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int vi = 0; vi < kNumVariants; ++vi) {
+      VariantResult &v = rows[i]->v[vi];
+      if (!seen[i][size_t(vi)] && v.error.empty())
+        v.error = launched ? "no result from the MPI worker"
+                           : launched.message().substr(0, 600);
+      v.bytesMatch = v.bytes == v.predicted && v.consistent;
+      if (!v.error.empty() && rows[i]->error.empty())
+        rows[i]->error = std::string(kVariants[vi].name) + ": " + v.error;
+    }
+  std::string rm = "rm -rf " + shellQuote(dir);
+  (void)std::system(rm.c_str());
+  return launched;
+}
+
+} // namespace
+
+int blocksMpiWorkerMain(int argc, char **argv, const std::string &casesPath,
+                        const std::string &outPath, const TimingOptions &opt) {
+  std::unique_ptr<rt::MpiSession> session;
+  rt::Status s = rt::MpiSession::create(&argc, &argv, session);
+  std::unique_ptr<rt::Communicator> comm;
+  if (s)
+    s = rt::createMpiCommunicator(rt::CommOptions(), comm);
+  if (!s) {
+    std::fprintf(stderr, "shardlin-bench blocks worker: %s\n",
+                 s.message().c_str());
+    return 1;
+  }
+  const int rank = comm->rank();
+  rt::setBlasThreads(1); // W processes x 1 thread, as the threads rows
+  std::ifstream in(casesPath);
+  std::ofstream out(outPath + "." + std::to_string(rank));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    size_t id;
+    int kind, rounds;
+    BlockRow row;
+    row.backend = "mpi";
+    ls >> id >> kind >> row.c.w >> row.c.h >> row.c.f >> row.c.rows >> rounds;
+    row.c.kind = BlockKind(kind);
+    rt::Program programs[kNumVariants];
+    prepareRow(row, programs);
+    if (row.error.empty() && row.c.w != comm->worldSize())
+      row.error = "a case for W = " + std::to_string(row.c.w) + " under " +
+                  std::to_string(comm->worldSize()) + " processes";
+    if (row.error.empty())
+      measureRow(row, programs, rounds, opt);
+    for (int i = 0; i < kNumVariants; ++i) {
+      const VariantResult &v = row.v[i];
+      out << id << " " << i << " " << v.medians.size();
+      char buf[64];
+      for (double m : v.medians) {
+        std::snprintf(buf, sizeof buf, " %.9g", m);
+        out << buf;
+      }
+      out << " " << v.commShare.size();
+      for (double x : v.commShare) {
+        std::snprintf(buf, sizeof buf, " %.6g", x);
+        out << buf;
+      }
+      out << " " << (v.bytes.empty() ? 0 : v.bytes[0]) << " "
+          << (v.consistent ? 1 : 0) << " " << v.checkFailures << " ";
+      if (!row.error.empty())
+        out << "error " << escapeLine(row.error);
+      else
+        out << escapeLine(v.report);
+      out << "\n";
+      out.flush();
+    }
+  }
+  return 0;
+}
+
 void runBlocksSection(BenchRun &run) {
   run.beginSection("blocks");
   const Options &o = run.opts;
@@ -458,74 +668,52 @@ void runBlocksSection(BenchRun &run) {
   const bool quick = o.mode == "quick";
   const int rounds = quick ? 1 : o.mode == "full" ? 5 : 3;
   const std::vector<BlockCase> cases = blockCases(o);
+  const bool threads = std::find(o.backends.begin(), o.backends.end(),
+                                 "threads") != o.backends.end();
+  const bool mpi =
+      std::find(o.backends.begin(), o.backends.end(), "mpi") != o.backends.end();
   std::printf("\n== blocks: MLP (GELU-tanh, F = 4H) and SwiGLU (F = 8H/3 up "
-              "to a multiple of 64), f32, threads backend, 1 BLAS thread per "
-              "rank; fused / unfused / gather-weight in %d interleaved "
-              "round(s); load %.2f ==\n",
-              rounds, run.sectionLoad["blocks"]);
+              "to a multiple of 64), f32, %s%s%s, 1 BLAS thread per rank; "
+              "fused / unfused / gather-weight in %d interleaved round(s); "
+              "load %.2f ==\n",
+              threads ? "threads" : "", threads && mpi ? " and " : "",
+              mpi ? "mpi (W processes)" : "", rounds,
+              run.sectionLoad["blocks"]);
 
-  struct Row {
-    BlockCase c;
-    VariantResult v[kNumVariants];
-    std::string error;
-    bool fullCheck = false;
-    TorchBlock torch;
-    bool haveTorch = false;
-  };
-  std::vector<Row> rows;
-  for (const BlockCase &c : cases) {
-    Row row;
-    row.c = c;
-    rt::Program programs[kNumVariants];
-    for (int i = 0; i < kNumVariants; ++i) {
-      rt::Status s = testkit::compileBlock(c.spec(kVariants[i]), programs[i]);
-      std::string form = s ? checkForm(programs[i], c, kVariants[i]) : "";
-      if (!s || !form.empty()) {
-        row.error = std::string(kVariants[i].name) + ": " +
-                    (s ? form : s.message().substr(0, 400));
-        break;
-      }
-      row.v[i].predicted = predictedBytes(c, kVariants[i]);
-    }
-    if (row.error.empty()) {
-      // The fused form's bytes, as the issue states them.
-      const uint64_t exact = 2ull * (c.w - 1) * c.rows * c.h * 4;
-      for (uint64_t p : row.v[0].predicted)
-        if (p != exact)
-          row.error = "the cost model predicts " + std::to_string(p) +
-                      " fused bytes, not 2(W-1)BH*4 = " + std::to_string(exact);
-    }
-    if (!row.error.empty()) {
-      std::printf("  %s: FAILED: %s\n", c.label().c_str(), row.error.c_str());
-      run.failed = true;
-      rows.push_back(std::move(row));
+  std::vector<BlockRow> rows;
+  rows.reserve(cases.size() * 2);
+  for (const std::string &backend : {"threads", "mpi"}) {
+    if (backend == "threads" ? !threads : !mpi)
       continue;
+    for (const BlockCase &c : cases) {
+      BlockRow row;
+      row.c = c;
+      row.backend = backend;
+      rt::Program programs[kNumVariants];
+      prepareRow(row, programs);
+      if (row.error.empty() && backend == "threads")
+        measureRow(row, programs, rounds, o.timing);
+      rows.push_back(std::move(row));
     }
-    // The same weights and inputs for every variant (they have the same
-    // arguments).
-    testkit::BlockData data = testkit::makeBlockData(c.spec(kVariants[0]), 7);
-    // Every row when the reference costs at most ~2^28 multiply-adds per
-    // rank, else rows {0, B/2, B-1} of every rank.
-    row.fullCheck = c.flopsPerRank() / 2 <= double(1 << 28);
-    Reference ref = makeReference(c.spec(kVariants[0]), data, row.fullCheck);
-    for (int round = 0; round < rounds && row.error.empty(); ++round)
-      for (int i = 0; i < kNumVariants; ++i) {
-        VariantResult &v = row.v[i];
-        measure(c, kVariants[i], programs[i], data, o.timing,
-                /*measureShare=*/round == 0, round == 0 ? &ref : nullptr, v);
-        if (!v.error.empty()) {
-          row.error = std::string(kVariants[i].name) + ": " + v.error;
-          break;
-        }
-      }
+  }
+  if (mpi)
+    for (int w : o.blockWorldSizes) {
+      std::vector<BlockRow *> mine;
+      for (BlockRow &row : rows)
+        if (row.backend == "mpi" && row.c.w == w && row.error.empty())
+          mine.push_back(&row);
+      if (!mine.empty())
+        (void)runBlocksMpi(o, w, rounds, mine); // errors land in the rows
+    }
+  for (BlockRow &row : rows) {
     for (const VariantResult &v : row.v)
       if (!v.bytesMatch || v.checkFailures)
         run.failed = true;
     if (!row.error.empty()) {
-      std::printf("  %s: FAILED: %s\n", c.label().c_str(), row.error.c_str());
+      std::printf("  %s %s: FAILED: %s\n", row.c.label().c_str(),
+                  row.backend.c_str(), row.error.c_str());
       run.failed = true;
     }
-    rows.push_back(std::move(row));
   }
 
   // PyTorch DTensor, one launch per W.
@@ -543,7 +731,7 @@ void runBlocksSection(BenchRun &run) {
       continue;
     std::map<TorchKey, TorchBlock> t =
         runTorchBlocks(o, w, mine, torchVersion, torchMessage);
-    for (Row &row : rows) {
+    for (BlockRow &row : rows) {
       auto it = t.find({int(row.c.kind), row.c.w, row.c.h, row.c.rows});
       if (it != t.end()) {
         row.torch = it->second;
@@ -552,14 +740,14 @@ void runBlocksSection(BenchRun &run) {
     }
   }
 
-  std::printf("%-8s %2s %5s %5s %5s | %10s %10s %10s | %7s %6s %6s | %10s "
-              "%10s %10s | %6s | %10s %7s\n",
-              "block", "W", "H", "F", "B", "fused ms", "unfused ms", "gw ms",
+  std::printf("%-8s %-7s %2s %5s %5s %5s | %10s %10s %10s | %7s %6s %6s | "
+              "%10s %10s %10s | %6s | %10s %7s\n",
+              "block", "backend", "W", "H", "F", "B", "fused ms", "unfused ms", "gw ms",
               "fus/unf", "comm%u", "comm%f", "fused B/rk", "unfused", "gw",
               "check", "DTensor ms", "fus/DT");
   int metSpeed = 0, wantSpeed = 0, fasterThanTorch = 0, torchShapes = 0;
   double logTorch = 0, torchError = 0;
-  for (const Row &row : rows) {
+  for (const BlockRow &row : rows) {
     const BlockCase &c = row.c;
     if (!row.error.empty() && row.v[0].medians.empty())
       continue;
@@ -596,9 +784,10 @@ void runBlocksSection(BenchRun &run) {
       ++wantSpeed;
       metSpeed += ratio <= 0.8;
     }
-    std::printf("%-8s %2d %5lld %5lld %5lld | %10.3f %10.3f %10.3f | %6.2fx "
-                "%6s %6s | %10s %10s %10s | %6s | %10s %7s\n",
-                testkit::blockKindName(c.kind), c.w, (long long)c.h,
+    std::printf("%-8s %-7s %2d %5lld %5lld %5lld | %10.3f %10.3f %10.3f | "
+                "%6.2fx %6s %6s | %10s %10s %10s | %6s | %10s %7s\n",
+                testkit::blockKindName(c.kind), row.backend.c_str(), c.w,
+                (long long)c.h,
                 (long long)c.f, (long long)c.rows, 1e3 * t[0], 1e3 * t[1],
                 1e3 * t[2], ratio, pct(commU).c_str(), pct(commF).c_str(),
                 bytes[0].c_str(), bytes[1].c_str(), bytes[2].c_str(),
@@ -606,8 +795,8 @@ void runBlocksSection(BenchRun &run) {
     for (int i = 0; i < kNumVariants; ++i) {
       const VariantResult &v = row.v[i];
       if (!v.bytesMatch) {
-        std::printf("  MISMATCH %s %s: bytes per rank measured", c.label().c_str(),
-                    kVariants[i].name);
+        std::printf("  MISMATCH %s %s %s: bytes per rank measured",
+                    c.label().c_str(), row.backend.c_str(), kVariants[i].name);
         for (uint64_t b : v.bytes)
           std::printf(" %llu", (unsigned long long)b);
         std::printf(", predicted");
@@ -616,8 +805,8 @@ void runBlocksSection(BenchRun &run) {
         std::printf("%s\n", v.consistent ? "" : " (inconsistent over trials)");
       }
       if (v.checkFailures)
-        std::printf("  WRONG OUTPUT %s %s: %lld elements\n%s",
-                    c.label().c_str(), kVariants[i].name,
+        std::printf("  WRONG OUTPUT %s %s %s: %lld elements\n%s",
+                    c.label().c_str(), row.backend.c_str(), kVariants[i].name,
                     (long long)v.checkFailures, v.report.c_str());
     }
   }

@@ -106,6 +106,9 @@ int main(int argc, char **argv) {
   }
   if (!o.mpiWorker.empty())
     return mpiWorkerMain(argc, argv, o.mpiWorker, o.mpiOut, o.timing);
+  if (!o.mpiBlocksWorker.empty())
+    return blocksMpiWorkerMain(argc, argv, o.mpiBlocksWorker, o.mpiOut,
+                               o.timing);
   if (!o.mpiCollectivesWorker.empty()) {
     std::vector<uint64_t> sizes;
     parseList(o.mpiCollectivesWorker, sizes);

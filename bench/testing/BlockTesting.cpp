@@ -11,12 +11,14 @@
 
 #include "LinearTesting.h"
 
+#include "shardlin/Analysis/CostModel.h"
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/ChunkLayout.h"
 #include "shardlin/runtime/Runner.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <random>
 
@@ -836,5 +838,83 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
   opts.worldSize = w;
   return rt::runProgram(program, opts, callbacks, &ranks);
 }
+
+namespace {
+
+/// The bytes rank `rank` sends for one linear of the block under the
+/// strategy the pass applies to it.
+uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
+                     const std::vector<int64_t> &placements, int rank) {
+  if (placements.size() < 2)
+    return 0;
+  LinearShape shape;
+  shape.rows = spec.rows();
+  shape.n = n;
+  shape.k = k;
+  shape.dim = dim;
+  shape.placements = placements;
+  shape.elementBytes = static_cast<int64_t>(rt::dtypeSize(spec.dtype));
+  std::optional<Strategy> strategy = parseStrategy(spec.strategy);
+  if (!strategy)
+    strategy = chooseStrategy(shape, MachineModel(), 0);
+  if (!strategy)
+    return ~uint64_t(0);
+  return estimateCost(shape, *strategy, MachineModel()).bytesSent[rank];
+}
+
+::shardlin::BlockShape blockShape(const BlockSpec &spec) {
+  ::shardlin::BlockShape shape;
+  shape.rows = spec.rows();
+  shape.k = spec.h;
+  shape.f = spec.f;
+  shape.n = spec.h;
+  shape.colLinears = spec.colLinears();
+  shape.placements = spec.placements;
+  shape.elementBytes = static_cast<int64_t>(rt::dtypeSize(spec.dtype));
+  return shape;
+}
+
+} // namespace
+
+bool blockIsFused(const BlockSpec &spec) {
+  if (!spec.fuse || spec.worldSize() < 2 ||
+      spec.rowWeightPlacements() != spec.placements ||
+      (spec.form == OpForm::LinalgGeneric && spec.colBias) ||
+      spec.strategy == "gather-weight")
+    return false;
+  if (spec.strategy == "activations")
+    return true;
+  MachineModel m;
+  double fused = estimateFusedBlockCost(blockShape(spec), m).estimatedUs;
+  LinearShape col{spec.rows(), spec.f, spec.h, 0, spec.placements,
+                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
+  LinearShape row{spec.rows(), spec.h, spec.f, 1, spec.placements,
+                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
+  double separate =
+      spec.colLinears() *
+          estimateCost(col, *chooseStrategy(col, m, 0), m).estimatedUs +
+      estimateCost(row, *chooseStrategy(row, m, 0), m).estimatedUs;
+  return !(separate < fused);
+}
+
+std::vector<uint64_t> expectedBlockBytes(const BlockSpec &spec) {
+  const int w = spec.worldSize();
+  std::vector<uint64_t> out(size_t(w), 0);
+  if (blockIsFused(spec)) {
+    std::vector<uint64_t> fused =
+        estimateFusedBlockCost(blockShape(spec), MachineModel()).bytesSent;
+    for (int r = 0; r < w; ++r)
+      out[size_t(r)] = fused[size_t(r)] * uint64_t(spec.blocks);
+    return out;
+  }
+  for (int r = 0; r < w; ++r)
+    out[size_t(r)] =
+        (spec.colLinears() *
+             linearBytes(spec, spec.f, spec.h, 0, spec.placements, r) +
+         linearBytes(spec, spec.h, spec.f, 1, spec.rowWeightPlacements(), r)) *
+        uint64_t(spec.blocks);
+  return out;
+}
+
 
 } // namespace shardlin::testkit

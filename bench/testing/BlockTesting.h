@@ -144,6 +144,19 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
                          int rank, const std::vector<uint8_t> &output,
                          std::string &report);
 
+/// Whether --lower-sharded-linear fuses each block of `spec`
+/// (docs/lowering.md, "Blocks"): its weights' chunks match (the row-wise
+/// weight's placements, given or not, equal the col-wise ones), its chain reads
+/// no broadcast vector (the generic form adds the first bias by broadcast),
+/// W > 1, and moving activations is forced or estimated cheaper than the
+/// separate lowerings.
+bool blockIsFused(const BlockSpec &spec);
+
+/// The bytes each rank sends in one run of `spec`'s program, from the cost
+/// model the pass decides with: the fused block's figure, or each linear's
+/// under its forced or chosen strategy; times the number of blocks.
+std::vector<uint64_t> expectedBlockBytes(const BlockSpec &spec);
+
 /// Runs the compiled block through rt::runProgram with `options` (its
 /// backend and W): each rank's arguments are its input and its chunks of
 /// the weights, copied to the rank's device; outputs[r] receives rank r's

@@ -178,82 +178,21 @@ std::vector<BlockSpec> configs() {
   return all;
 }
 
-/// The bytes rank `rank` sends for one linear of the block under the
-/// strategy the pass applies to it.
-uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
-                     const std::vector<int64_t> &placements, int rank) {
-  if (placements.size() < 2)
-    return 0;
-  LinearShape shape;
-  shape.rows = spec.rows();
-  shape.n = n;
-  shape.k = k;
-  shape.dim = dim;
-  shape.placements = placements;
-  shape.elementBytes = static_cast<int64_t>(rt::dtypeSize(spec.dtype));
-  std::optional<Strategy> strategy = parseStrategy(spec.strategy);
-  if (!strategy)
-    strategy = chooseStrategy(shape, MachineModel(), 0);
-  if (!strategy)
-    return ~uint64_t(0);
-  return estimateCost(shape, *strategy, MachineModel()).bytesSent[rank];
-}
-
-::shardlin::BlockShape blockShape(const BlockSpec &spec) {
-  ::shardlin::BlockShape shape;
-  shape.rows = spec.rows();
-  shape.k = spec.h;
-  shape.f = spec.f;
-  shape.n = spec.h;
-  shape.colLinears = spec.colLinears();
-  shape.placements = spec.placements;
-  shape.elementBytes = static_cast<int64_t>(rt::dtypeSize(spec.dtype));
-  return shape;
-}
-
-/// Whether the pass must fuse each block (docs/lowering.md, "Blocks"): its
-/// weights' chunks match, its chain reads no broadcast vector (the generic
-/// form adds the first bias by broadcast), W > 1, and moving activations is
-/// forced or estimated cheaper than the separate lowerings.
-bool expectFused(const BlockSpec &spec) {
-  if (!spec.fuse || spec.worldSize() < 2 || !spec.rowPlacements.empty() ||
-      (spec.form == OpForm::LinalgGeneric && spec.colBias) ||
-      spec.strategy == "gather-weight")
-    return false;
-  if (spec.strategy == "activations")
-    return true;
-  MachineModel m;
-  double fused = estimateFusedBlockCost(blockShape(spec), m).estimatedUs;
-  LinearShape col{spec.rows(), spec.f, spec.h, 0, spec.placements,
-                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
-  LinearShape row{spec.rows(), spec.h, spec.f, 1, spec.placements,
-                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
-  double separate =
-      spec.colLinears() *
-          estimateCost(col, *chooseStrategy(col, m, 0), m).estimatedUs +
-      estimateCost(row, *chooseStrategy(row, m, 0), m).estimatedUs;
-  return !(separate < fused);
-}
-
-uint64_t expectedBytes(const BlockSpec &spec, int rank) {
-  uint64_t perBlock;
-  if (expectFused(spec)) {
-    // all_gather of B x H and reduce_scatter of B x H: (W-1) B H elements
-    // each, the reduce_scatter's partial sums in f32 for f16 and bf16.
+/// What the pass must do with `spec` and what each rank then sends
+/// (BlockTesting: blockIsFused, expectedBlockBytes); a fused block's
+/// figure is also the formula, (W-1) B H elements for the
+/// all_gather and as many for the reduce_scatter, whose partial sums are
+/// f32 for f16 and bf16.
+std::vector<uint64_t> expectedBytes(const BlockSpec &spec) {
+  std::vector<uint64_t> bytes = expectedBlockBytes(spec);
+  if (blockIsFused(spec)) {
     const uint64_t elt = rt::dtypeSize(spec.dtype);
     const uint64_t partial = elt == 2 ? 4 : elt;
-    perBlock = uint64_t(spec.worldSize() - 1) * spec.rows() * spec.h *
-               (elt + partial);
-    EXPECT_EQ(perBlock,
-              estimateFusedBlockCost(blockShape(spec), MachineModel())
-                  .bytesSent[rank]);
-  } else {
-    perBlock =
-        spec.colLinears() *
-            linearBytes(spec, spec.f, spec.h, 0, spec.placements, rank) +
-        linearBytes(spec, spec.h, spec.f, 1, spec.rowWeightPlacements(), rank);
+    for (uint64_t b : bytes)
+      EXPECT_EQ(b, uint64_t(spec.worldSize() - 1) * spec.rows() * spec.h *
+                       (elt + partial) * spec.blocks);
   }
-  return perBlock * spec.blocks;
+  return bytes;
 }
 
 /// A fused program has no all_to_all and its GEMMs say "fused"; an
@@ -264,7 +203,7 @@ void checkFusion(const BlockSpec &spec, const rt::Program &program) {
     allToAll += in.op == rt::OpCode::AllToAll;
     fusedGemms += in.op == rt::OpCode::Gemm && in.strategy == "fused";
   }
-  if (expectFused(spec)) {
+  if (blockIsFused(spec)) {
     EXPECT_EQ(allToAll, 0);
     EXPECT_EQ(fusedGemms, spec.blocks * (spec.colLinears() + 1));
   } else {
@@ -294,9 +233,9 @@ TEST_P(Blocks, EveryRankMatchesTheReference) {
     failures += checkBlockOutput(spec, data, r, outputs[r], report);
   EXPECT_EQ(failures, 0) << report << blockMlir(spec);
   ASSERT_EQ(ranks.size(), static_cast<size_t>(spec.worldSize()));
+  const std::vector<uint64_t> bytes = expectedBytes(spec);
   for (int r = 0; r < spec.worldSize(); ++r)
-    EXPECT_EQ(ranks[r].stats.bytesSent, expectedBytes(spec, r))
-        << "rank " << r;
+    EXPECT_EQ(ranks[r].stats.bytesSent, bytes[r]) << "rank " << r;
 }
 
 INSTANTIATE_TEST_SUITE_P(

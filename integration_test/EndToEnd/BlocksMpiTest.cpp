@@ -6,7 +6,8 @@
 // inputs, uneven and empty chunks, permuted and mismatched placements,
 // forced and chosen strategies), runs its own rank through rt::runProgram
 // on the mpi backend and checks its output against the float64 reference
-// (every process regenerates every tensor from the configuration's seed).
+// (every process regenerates every tensor from the configuration's seed)
+// and its bytes sent against the cost model (expectedBlockBytes).
 // MpiSuite.h sums the failures and prints the summary.
 //
 //===----------------------------------------------------------------------===//
@@ -123,6 +124,17 @@ int main(int argc, char **argv) {
     std::string report;
     if (checkBlockOutput(spec, data, rank, outputs[rank], report) != 0) {
       std::fprintf(stderr, "FAIL %s", report.c_str());
+      return false;
+    }
+    // The traffic the cost model predicts for this rank, to the byte.
+    const uint64_t expected = expectedBlockBytes(spec)[size_t(rank)];
+    if (ranks.size() != 1 || ranks[0].stats.bytesSent != expected) {
+      std::fprintf(stderr, "FAIL %s rank %d: sent %llu bytes, the cost model "
+                           "says %llu\n",
+                   spec.name().c_str(), rank,
+                   ranks.empty() ? 0ull
+                                 : (unsigned long long)ranks[0].stats.bytesSent,
+                   (unsigned long long)expected);
       return false;
     }
     return true;

@@ -22,11 +22,14 @@ namespace shardlin::rt::detail {
 /// Runs rank r of `comms` on thread r, each with the device `makeDevice`
 /// creates; `agree`, if not empty, carries the agreements (one host
 /// communicator per rank). Fills `ranks` by rank; returns the root cause.
+/// With options.abandonLateRanks, once a rank has failed, ranks that are
+/// still running min(timeout, 2 s) later are given up on (RunOptions).
 Status runRanksOnThreads(
-    const Program &program, const RankCallbacks &callbacks,
-    std::vector<std::unique_ptr<Communicator>> &comms,
-    std::vector<std::unique_ptr<Communicator>> &agree,
-    const std::function<std::unique_ptr<RankDevice>()> &makeDevice,
+    const Program &program, const RunOptions &options,
+    const RankCallbacks &callbacks,
+    std::vector<std::unique_ptr<Communicator>> comms,
+    std::vector<std::unique_ptr<Communicator>> agree,
+    std::function<std::unique_ptr<RankDevice>()> makeDevice,
     std::vector<RankResult> &ranks);
 
 /// OpenBLAS threads for `ranksPerHost` ranks sharing this host's cores.

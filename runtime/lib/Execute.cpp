@@ -172,9 +172,13 @@ RankResult runRank(const Program &program, Communicator &comm,
     agreement.insert(agreement.begin(), ok ? 0.0 : 1.0);
     const size_t head = agreement.size();
     agreement.insert(agreement.end(), values.begin(), values.end());
-    SHARDLIN_RETURN_IF_ERROR(agreeOn.allReduce(
-        agreement.data(), agreement.data(),
-        static_cast<int64_t>(agreement.size()), DType::F64));
+    Status reduced = agreeOn.allReduce(agreement.data(), agreement.data(),
+                                       static_cast<int64_t>(agreement.size()),
+                                       DType::F64);
+    // A rank that could not prepare reports that, even if the agreement
+    // then failed too (the others gave up waiting for it).
+    if (!reduced)
+      return ok ? reduced : ok;
     if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
       return Status::invalidArgument(
           "the ranks do not all run the same program (its fingerprint "
@@ -307,9 +311,14 @@ std::string describeRank(const RankResult &rank, const char *bindName,
 }
 
 Status rootCause(const std::vector<RankResult> &ranks) {
-  for (const RankResult &r : ranks)
-    if (!r.status && r.status.code() != StatusCode::Aborted)
-      return r.status;
+  // A rank's own error first; a timeout is most often another rank's
+  // fault seen from outside ("timed out ... waiting for rank 1"); then
+  // the ranks that stopped because of others.
+  for (StatusCode skip : {StatusCode::DeadlineExceeded, StatusCode::Ok})
+    for (const RankResult &r : ranks)
+      if (!r.status && r.status.code() != StatusCode::Aborted &&
+          r.status.code() != skip)
+        return r.status;
   for (const RankResult &r : ranks)
     if (!r.status)
       return r.status;

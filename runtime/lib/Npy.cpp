@@ -21,11 +21,13 @@
 #include "OutputFile.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -545,13 +547,122 @@ Status stageNpyImpl(const std::string &path, DType dtype,
   return tmp.close();
 }
 
+/// Reads from a FIFO or pipe `fd` (opened O_NONBLOCK) until `out` holds
+/// `want` bytes, the writer closes it, or `deadline` passes. Returns the
+/// bytes appended; `ended` says whether the stream ended (every writer
+/// closed it after at least one opened it).
+using Clock = std::chrono::steady_clock;
+Status readStream(int fd, size_t want, Clock::time_point deadline,
+                  double timeoutSeconds, std::vector<uint8_t> &out,
+                  bool &ended) {
+  ended = false;
+  uint8_t chunk[1 << 16];
+  while (out.size() < want) {
+    const ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, want - out.size()));
+    if (n > 0) {
+      out.insert(out.end(), chunk, chunk + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno != EAGAIN)
+      return Status::ioError("read error: " + errnoMessage(errno));
+    // n == 0 is the end of the stream once a writer has come and gone;
+    // before any writer opened the FIFO it only means "no writer yet", so
+    // wait for data or a hang-up either way (Linux reports POLLHUP only
+    // for a writer that closed after this reader opened).
+    const Clock::duration left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", timeoutSeconds);
+      // An input that did not arrive: the rank's own I/O failure (the
+      // other ranks' timeouts waiting for it are DeadlineExceeded).
+      return Status::ioError(
+          std::string("no complete .npy arrived on this FIFO within ") +
+          limit + " s (the timeout): " + std::to_string(out.size()) +
+          " bytes came" + (n == 0 && out.empty() ? ", no writer opened it"
+                                                 : ""));
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    // Whole milliseconds, rounded up: the deadline is never cut short.
+    const int64_t ms =
+        std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    const int ready = ::poll(&p, 1, int(std::min<int64_t>(ms, 1000)));
+    if (ready < 0 && errno != EINTR)
+      return Status::ioError("poll error: " + errnoMessage(errno));
+    if (ready > 0 && (p.revents & POLLHUP) && !(p.revents & POLLIN)) {
+      ended = true;
+      return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+/// The stream form of openNpyImpl: reads a whole .npy from a FIFO or pipe
+/// (`fd`, O_NONBLOCK) within `timeoutSeconds`, checks it as a file is
+/// checked, and returns its data in `data`.
+Status readNpyStream(int fd, double timeoutSeconds, Header &header,
+                     std::vector<uint8_t> &data) {
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeoutSeconds));
+  std::vector<uint8_t> bytes;
+  bool ended = false;
+  SHARDLIN_RETURN_IF_ERROR(
+      readStream(fd, maxPreambleLen, deadline, timeoutSeconds, bytes, ended));
+  // Until the stream ends its size is unknown: the preamble's checks
+  // against the file size see "at least this much".
+  constexpr uint64_t unknown = std::numeric_limits<uint64_t>::max() / 2;
+  Preamble pre;
+  SHARDLIN_RETURN_IF_ERROR(parsePreamble(bytes.data(), bytes.size(),
+                                         ended ? bytes.size() : unknown, pre));
+  // NumPy's reader refuses headers over 10000 bytes by default; a stream
+  // has no size to bound the allocation, so bound it here.
+  constexpr size_t maxStreamHeader = size_t(1) << 20;
+  if (pre.headerLen > maxStreamHeader)
+    return Status::invalidArgument(
+        "header length " + std::to_string(pre.headerLen) +
+        " is over the 1 MiB a stream's header may have");
+  const size_t headerEnd = pre.headerStart + pre.headerLen;
+  SHARDLIN_RETURN_IF_ERROR(
+      readStream(fd, headerEnd, deadline, timeoutSeconds, bytes, ended));
+  if (bytes.size() < headerEnd)
+    return Status::invalidArgument(
+        "the stream ended inside the header (" + std::to_string(bytes.size()) +
+        " of " + std::to_string(headerEnd) + " bytes)");
+  SHARDLIN_RETURN_IF_ERROR(
+      HeaderParser(reinterpret_cast<const char *>(bytes.data()) +
+                       pre.headerStart,
+                   pre.headerLen)
+          .parse(header));
+  uint64_t dataBytes = 0;
+  SHARDLIN_RETURN_IF_ERROR(checkHeader(header, dataBytes));
+  // One byte more than the data, to see a writer that sends too much; then
+  // the end of the stream.
+  const size_t end = headerEnd + size_t(dataBytes);
+  SHARDLIN_RETURN_IF_ERROR(
+      readStream(fd, end + 1, deadline, timeoutSeconds, bytes, ended));
+  if (bytes.size() == end && !ended)
+    SHARDLIN_RETURN_IF_ERROR(
+        readStream(fd, end + 1, deadline, timeoutSeconds, bytes, ended));
+  SHARDLIN_RETURN_IF_ERROR(
+      checkDataSize(dataBytes, std::min(bytes.size(), end + 1) - headerEnd));
+  data.assign(bytes.begin() + headerEnd, bytes.end());
+  return Status::ok();
+}
+
 /// Opens `path` and checks its header; the data is left for NpyFile's
-/// reads. Messages do not name the file (the caller adds it).
-Status openNpyImpl(const std::string &path, int &fdOut, Header &header,
-                   uint64_t &dataStart, uint64_t &dataBytes) {
+/// reads, except from a FIFO or pipe (accepted if `streamTimeoutSeconds` >
+/// 0), which is read whole into `streamed`. Messages do not name the file
+/// (the caller adds it).
+Status openNpyImpl(const std::string &path, double streamTimeoutSeconds,
+                   int &fdOut, Header &header, uint64_t &dataStart,
+                   uint64_t &dataBytes, std::vector<uint8_t> &streamed,
+                   bool &isStream) {
   // O_NONBLOCK: opening a FIFO that nobody writes would otherwise block
-  // this rank forever, out of reach of any timeout; it is refused below
-  // like every file that is not regular.
+  // this rank forever, out of reach of any timeout; a FIFO is then read
+  // with a deadline (readStream) or refused like every file that is not
+  // regular.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return Status::ioError("cannot open: " + errnoMessage(errno));
@@ -561,8 +672,18 @@ Status openNpyImpl(const std::string &path, int &fdOut, Header &header,
     return Status::ioError("cannot stat: " + errnoMessage(errno));
   if (S_ISDIR(st.st_mode))
     return Status::ioError("is a directory");
+  isStream = S_ISFIFO(st.st_mode);
+  if (isStream && streamTimeoutSeconds > 0) {
+    dataStart = 0;
+    SHARDLIN_RETURN_IF_ERROR(
+        readNpyStream(fd, streamTimeoutSeconds, header, streamed));
+    dataBytes = streamed.size();
+    return Status::ok();
+  }
   if (!S_ISREG(st.st_mode))
-    return Status::ioError("not a regular file");
+    return Status::ioError(isStream ? "a FIFO or pipe, which this reader "
+                                      "does not wait on"
+                                    : "not a regular file");
   const uint64_t fileSize = uint64_t(st.st_size);
 
   uint8_t prefix[maxPreambleLen];
@@ -625,12 +746,14 @@ const char *npyDescr(DType t) {
   return "<invalid>";
 }
 
-Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out) {
+Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out,
+                     double streamTimeoutSeconds) {
   std::unique_ptr<NpyFile> f(new NpyFile());
   f->path_ = path;
   Header header;
   SHARDLIN_RETURN_IF_ERROR(
-      openNpyImpl(path, f->fd_, header, f->dataStart_, f->dataBytes_)
+      openNpyImpl(path, streamTimeoutSeconds, f->fd_, header, f->dataStart_,
+                  f->dataBytes_, f->streamed_, f->isStream_)
           .withContext(quotedName(path)));
   f->descr_ = std::move(header.descr);
   f->shape_ = std::move(header.shape);
@@ -645,6 +768,13 @@ NpyFile::~NpyFile() {
 }
 
 Status NpyFile::preadAll(void *dst, size_t len, uint64_t offset) {
+  if (isStream_) {
+    // Read whole when opened; the offsets were checked against its size.
+    if (len)
+      std::memcpy(dst, streamed_.data() + offset, len);
+    bytesRead_ += len;
+    return Status::ok();
+  }
   SHARDLIN_RETURN_IF_ERROR(
       preadExactly(fd_, dst, len, dataStart_ + offset, "the data")
           .withContext(quotedName(path_)));
@@ -655,6 +785,8 @@ Status NpyFile::preadAll(void *dst, size_t len, uint64_t offset) {
 Status NpyFile::readAll(std::vector<uint8_t> &out) {
   out.resize(size_t(dataBytes_));
   SHARDLIN_RETURN_IF_ERROR(preadAll(out.data(), out.size(), 0));
+  if (isStream_)
+    return Status::ok(); // Its end was checked when it was read.
   uint8_t extra;
   const ssize_t n = ::pread(fd_, &extra, 1, off_t(dataStart_ + dataBytes_));
   if (n != 0)
@@ -717,9 +849,10 @@ Status NpyFile::readSlice(int64_t dim, Range range,
   return Status::ok();
 }
 
-Status readNpy(const std::string &path, NpyArray &out) {
+Status readNpy(const std::string &path, NpyArray &out,
+               double streamTimeoutSeconds) {
   std::unique_ptr<NpyFile> file;
-  SHARDLIN_RETURN_IF_ERROR(NpyFile::open(path, file));
+  SHARDLIN_RETURN_IF_ERROR(NpyFile::open(path, file, streamTimeoutSeconds));
   NpyArray result;
   SHARDLIN_RETURN_IF_ERROR(file->readAll(result.data));
   result.descr = file->descr();

@@ -62,32 +62,45 @@ void extractLocalChunk(const void *global,
 namespace {
 
 /// Files of plain (not sharded) arguments, read once per process and shared
-/// by the ranks that name them.
+/// by the ranks that name them. Each file is read by the first rank that
+/// asks, without holding up the ranks that read other files (one of them
+/// may be a FIFO whose writer is slow).
 class FileCache {
 public:
+  /// A FIFO among the files must deliver within `streamTimeoutSeconds`.
+  explicit FileCache(double streamTimeoutSeconds)
+      : streamTimeoutSeconds_(streamTimeoutSeconds) {}
+  double streamTimeoutSeconds() const { return streamTimeoutSeconds_; }
+
   Status get(const std::string &path, std::shared_ptr<const NpyArray> &out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = files_.find(path);
-    if (it == files_.end()) {
-      Entry e;
-      auto array = std::make_shared<NpyArray>();
-      e.status = readNpy(path, *array);
-      e.array = std::move(array);
-      it = files_.emplace(path, std::move(e)).first;
+    std::shared_ptr<Entry> e;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::shared_ptr<Entry> &slot = files_[path];
+      if (!slot)
+        slot = std::make_shared<Entry>();
+      e = slot;
     }
-    if (!it->second.status)
-      return it->second.status;
-    out = it->second.array;
+    std::call_once(e->once, [&] {
+      auto array = std::make_shared<NpyArray>();
+      e->status = readNpy(path, *array, streamTimeoutSeconds_);
+      e->array = std::move(array);
+    });
+    if (!e->status)
+      return e->status;
+    out = e->array;
     return Status::ok();
   }
 
 private:
   struct Entry {
+    std::once_flag once;
     Status status;
     std::shared_ptr<const NpyArray> array;
   };
+  const double streamTimeoutSeconds_;
   std::mutex mutex_;
-  std::map<std::string, Entry> files_;
+  std::map<std::string, std::shared_ptr<Entry>> files_;
 };
 
 /// One argument as the plan wants it: either the file's data as is, or this
@@ -108,14 +121,15 @@ struct BoundArg {
 /// is the whole dim the two shapes agree, and so do the bytes.)
 Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
                            const std::string &path, bool perRankPath,
-                           BoundArg &out) {
+                           double streamTimeoutSeconds, BoundArg &out) {
   const Argument &arg = program.args[i];
   const DType dt = plan.argType(i);
   const std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::unique_ptr<NpyFile> file;
   // The reader's messages name the file already.
   SHARDLIN_RETURN_IF_ERROR(
-      NpyFile::open(path, file).withContext("argument " + std::to_string(i)));
+      NpyFile::open(path, file, streamTimeoutSeconds)
+          .withContext("argument " + std::to_string(i)));
   if (file->descr() != npyDescr(dt))
     return Status::error(what + ": element type '" + file->descr() +
                          "' does not match the entry signature's " +
@@ -159,7 +173,7 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
   if (arg.sharded)
     return bindShardedArgument(program, plan, i, path,
                                pattern.find("{rank}") != std::string::npos,
-                               out);
+                               cache.streamTimeoutSeconds(), out);
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::shared_ptr<const NpyArray> file;
@@ -410,46 +424,64 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
         std::to_string(program.results.size()) + " result(s) but " +
         std::to_string(config.outPaths.size()) + " --out were given");
   SHARDLIN_RETURN_IF_ERROR(checkOutputPaths(program, config));
-  FileCache cache;
-  std::mutex mutex;
-  std::map<int, FileRank> states; // Nodes stay put while other ranks insert.
-  auto stateOf = [&](int rank) -> FileRank & {
-    std::lock_guard<std::mutex> lock(mutex);
-    return states[rank];
+  // What the callbacks use, owned by them: a rank that is given up on
+  // (abandonLateRanks, below) may still be in bind after this returns.
+  struct FileRun {
+    FileRun(const Program &program, const RunConfig &config)
+        : program(program), config(config),
+          cache(config.comm.timeoutSeconds) {}
+    const Program program;
+    const RunConfig config;
+    FileCache cache;
+    std::mutex mutex;
+    std::map<int, FileRank> states; // Nodes stay put while ranks insert.
+    FileRank &stateOf(int rank) {
+      std::lock_guard<std::mutex> lock(mutex);
+      return states[rank];
+    }
   };
+  auto run = std::make_shared<FileRun>(program, config);
   RankCallbacks callbacks;
   // Dynamic dims (run-time batch sizes) come from the .npy headers of each
   // rank's files; the plan then checks every dim again when it binds them.
-  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
-                            std::vector<std::string> &names) {
+  callbacks.argShapes = [run](int rank,
+                              std::vector<std::vector<int64_t>> &shapes,
+                              std::vector<std::string> &names) {
+    const Program &program = run->program;
     shapes.assign(program.args.size(), {});
     names.assign(program.args.size(), {});
     for (const DynamicDim &d : dynamicArgDims(program)) {
       if (!shapes[d.arg].empty())
         continue;
-      names[d.arg] = substituteRank(config.argPaths[d.arg], rank);
+      names[d.arg] = substituteRank(run->config.argPaths[d.arg], rank);
       std::shared_ptr<const NpyArray> file;
-      SHARDLIN_RETURN_IF_ERROR(cache.get(names[d.arg], file).withContext(
+      SHARDLIN_RETURN_IF_ERROR(run->cache.get(names[d.arg], file).withContext(
           "argument " + std::to_string(d.arg)));
       shapes[d.arg] = file->shape;
     }
     return Status::ok();
   };
-  callbacks.bind = [&](const Plan &plan, RankDevice &device,
-                       RankBuffers &buffers) {
-    return bindFromFiles(program, config, cache, plan, device,
-                         stateOf(plan.rank()), buffers);
+  callbacks.bind = [run](const Plan &plan, RankDevice &device,
+                         RankBuffers &buffers) {
+    return bindFromFiles(run->program, run->config, run->cache, plan, device,
+                         run->stateOf(plan.rank()), buffers);
   };
-  callbacks.finish = [&](const Plan &plan, RankDevice &device,
-                         const RankBuffers &, Communicator &agree) {
-    return writeOutputs(config, plan, device, stateOf(plan.rank()), agree);
+  callbacks.finish = [run](const Plan &plan, RankDevice &device,
+                           const RankBuffers &, Communicator &agree) {
+    return writeOutputs(run->config, plan, device, run->stateOf(plan.rank()),
+                        agree);
   };
-  callbacks.release = [&](int rank) {
-    FileRank &state = stateOf(rank);
+  callbacks.release = [run](int rank) {
+    FileRank &state = run->stateOf(rank);
     state.deviceArgs.clear();
     state.deviceResults.clear();
   };
-  return runProgram(program, config, callbacks, ranks);
+  // Every wait on another rank is bounded by the timeout: a rank stuck in
+  // reading its inputs or writing its outputs (outside any collective) is
+  // given up on once the others have failed waiting for it.
+  RunOptions options = config;
+  options.abandonLateRanks = true;
+  return runProgram(run->program, options, callbacks, ranks);
 }
 
 } // namespace shardlin::rt

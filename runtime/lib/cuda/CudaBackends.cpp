@@ -88,8 +88,8 @@ Status runGpuThreads(const Program &program, const RunOptions &options,
                      std::vector<RankResult> &ranks) {
   std::vector<std::unique_ptr<Communicator>> agree =
       createThreadsGroup(static_cast<int>(comms.size()), options.comm);
-  return runRanksOnThreads(program, callbacks, comms, agree, makeCudaDevice,
-                           ranks);
+  return runRanksOnThreads(program, options, callbacks, std::move(comms),
+                           std::move(agree), makeCudaDevice, ranks);
 }
 
 /// nccl without mpirun: this process drives W GPUs, rank r on device

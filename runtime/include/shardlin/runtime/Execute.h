@@ -71,6 +71,17 @@ struct RunOptions {
   CommOptions comm;
   /// OpenBLAS threads per rank; 0 picks cores / ranks-per-process-host.
   int blasThreads = 0;
+  /// Backends whose ranks are threads of this process (threads,
+  /// cuda-local, nccl without mpirun): once a rank has failed, give up on
+  /// the ranks still in argShapes, bind or finish min(timeout, 2 s) later,
+  /// instead of waiting for them (ranks in the runtime itself are waited for: its
+  /// waits are collectives with the timeout). A rank stuck outside the
+  /// runtime's timed waits (e.g. reading an input that never arrives) would
+  /// otherwise hold runProgram forever. Those ranks get DeadlineExceeded,
+  /// naming the callback, and their threads are detached: they keep a copy of the program
+  /// and the callbacks, but whatever the callbacks reference must stay valid
+  /// until the process ends (the file runner's does; the tools then exit).
+  bool abandonLateRanks = false;
   /// A test seam: if set, each rank's communicator of the threads and mpi
   /// backends is passed through it before the run (the fault tests wrap it
   /// in one that injects faults).
@@ -142,7 +153,9 @@ struct RankCallbacks {
       argShapes;
   /// Optional: where the ranks' plans are kept between runs (PlanCache.h),
   /// for ranks on host memory; a rank whose sizes were seen before reuses
-  /// its plan. Without it each run builds its plans.
+  /// its plan. Without it each run builds its plans. (With
+  /// RunOptions::abandonLateRanks a rank given up on may still give its plan
+  /// back later: the cache must then live as long as the process.)
   PlanCache *plans = nullptr;
   /// Called on the rank's thread once its plan is built, before the ranks
   /// agree that they are ready: fills `buffers` (the device's copyFromHost
@@ -229,8 +242,10 @@ Status resolveWorldSize(const Program &program, int requested, int launched,
 /// the one the program was compiled for (0: any).
 Status checkWorldSize(const Program &program, int requested);
 
-/// The root cause among ranks' outcomes: the first error that is not
-/// Aborted, else the first error, else ok.
+/// The root cause among ranks' outcomes: the first error that is neither
+/// Aborted nor DeadlineExceeded (a rank's own failure), else the first
+/// that is not Aborted (a timeout, which names the rank waited for), else
+/// the first error, else ok.
 Status rootCause(const std::vector<RankResult> &ranks);
 
 } // namespace shardlin::rt

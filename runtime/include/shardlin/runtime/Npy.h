@@ -36,8 +36,14 @@ struct NpyArray {
 /// layout that needs the whole file). Not safe to share between threads.
 class NpyFile {
 public:
-  /// Opens and checks `path`; messages name it.
-  static Status open(const std::string &path, std::unique_ptr<NpyFile> &out);
+  /// Opens and checks `path`; messages name it. A FIFO or pipe (a named
+  /// FIFO, or a shell's `<(...)`) is refused unless `streamTimeoutSeconds`
+  /// > 0: it is then read whole, into memory, and must deliver a complete
+  /// .npy and close within that many seconds (else
+  /// an IoError saying how many bytes came), so that a writer that never comes cannot
+  /// hold the reader past a run's timeout.
+  static Status open(const std::string &path, std::unique_ptr<NpyFile> &out,
+                     double streamTimeoutSeconds = 0);
   ~NpyFile();
   NpyFile(const NpyFile &) = delete;
   NpyFile &operator=(const NpyFile &) = delete;
@@ -73,15 +79,20 @@ private:
   size_t itemSize_ = 0;
   uint64_t dataStart_ = 0, dataBytes_ = 0;
   uint64_t bytesRead_ = 0;
+  /// A FIFO's data, read when it was opened.
+  bool isStream_ = false;
+  std::vector<uint8_t> streamed_;
 };
 
-/// Parses a .npy file (NpyFile::open, then readAll). Rejects (with a message naming the file and the
-/// problem): missing files, files that are not regular (a FIFO, a device:
-/// refused at once, without waiting for a writer), bad magic, unsupported versions, malformed or
-/// oversized headers, Fortran order, big-endian or non-float descrs other
-/// than '<u2', shapes whose byte size overflows, and truncated or overlong
-/// data.
-Status readNpy(const std::string &path, NpyArray &out);
+/// Parses a .npy file (NpyFile::open, then readAll). Rejects (with a
+/// message naming the file and the problem): missing files, files that are
+/// not regular (a device; a FIFO unless `streamTimeoutSeconds` > 0, see
+/// NpyFile::open: refused at once, without waiting for a writer), bad
+/// magic, unsupported versions, malformed or oversized headers, Fortran
+/// order, big-endian or non-float descrs other than '<u2', shapes whose
+/// byte size overflows, and truncated or overlong data.
+Status readNpy(const std::string &path, NpyArray &out,
+               double streamTimeoutSeconds = 0);
 /// The same, from bytes in memory (used by the fuzzer). `name` appears in
 /// messages.
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,

@@ -1,0 +1,238 @@
+/*===- shardlin-c/Runtime.h - The runtime's C ABI -------------------*- C -*-===*\
+|*                                                                            *|
+|* The shardlin runtime for C callers and for compiled code: a context per    *|
+|* rank (its communicator, its GEMM and its local ops), the collectives of    *|
+|* the lowered SPMD IR with their chunk specs, the GEMM, bias_add and         *|
+|* convert, over strided views in the layout of MLIR's memref descriptors.    *|
+|*                                                                            *|
+|* It is what `convert-shardlin-to-llvm` lowers shardlin's ops to (one call   *|
+|* per op), and what a C program links to use the runtime directly. Plain C:  *|
+|* no C++ types, no exceptions across it; the C++ runtime is the              *|
+|* implementation and this layer is thin (runtime/lib/CApi.cpp).              *|
+|*                                                                            *|
+|* Errors. Every function returns a shardlin_status. A context is sticky:     *|
+|* after a call on it fails, every later call on it returns the same status   *|
+|* without doing anything, and shardlin_context_status/_message report the    *|
+|* first failure. Compiled code can therefore ignore the returned statuses    *|
+|* and let whoever called its entry check the context afterwards; results     *|
+|* computed after a failure are not valid.                                    *|
+|*                                                                            *|
+|* Threads. A context belongs to one rank and is used by one thread at a     *|
+|* time. Several contexts (ranks) may live in one process.                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef SHARDLIN_C_RUNTIME_H
+#define SHARDLIN_C_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Statuses and element types ----------------------------------------===*/
+
+/* The codes of the C++ runtime's Status (shardlin/runtime/Status.h). */
+typedef enum shardlin_status {
+  SHARDLIN_OK = 0,
+  SHARDLIN_INVALID_ARGUMENT = 1,
+  SHARDLIN_DEADLINE_EXCEEDED = 2,
+  SHARDLIN_ABORTED = 3,
+  SHARDLIN_IO_ERROR = 4,
+  SHARDLIN_UNAVAILABLE = 5,
+  SHARDLIN_INTERNAL = 6
+} shardlin_status;
+
+/* "ok", "invalid argument", ... (a static string). */
+const char *shardlin_status_name(shardlin_status status);
+
+/* Element types; the values are part of the ABI (compiled code passes them
+ * as i32 constants). */
+typedef enum shardlin_dtype {
+  SHARDLIN_F16 = 0,
+  SHARDLIN_BF16 = 1,
+  SHARDLIN_F32 = 2,
+  SHARDLIN_F64 = 3
+} shardlin_dtype;
+
+/*===-- Strided views ------------------------------------------------------===*/
+
+/* A strided view: MLIR's unranked memref descriptor, the C interface of
+ * `memref<*xT>` (what `llvm.emit_c_interface` passes for an unranked memref
+ * and what mlir/ExecutionEngine/CRunnerUtils.h calls UnrankedMemRefType).
+ * `descriptor` points at the ranked descriptor
+ *   { void *allocated; void *aligned; int64_t offset;
+ *     int64_t sizes[rank]; int64_t strides[rank]; }
+ * Element (i0, .., in) is at aligned + offset + sum(ik * strides[k]), in
+ * elements. A C caller may fill one with shardlin_view_init. */
+typedef struct shardlin_memref {
+  int64_t rank;
+  void *descriptor;
+} shardlin_memref;
+
+/* Room for a ranked descriptor of rank <= SHARDLIN_MAX_VIEW_RANK, for C
+ * callers that build views by hand. */
+#define SHARDLIN_MAX_VIEW_RANK 8
+typedef struct shardlin_view_storage {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes_and_strides[2 * SHARDLIN_MAX_VIEW_RANK];
+} shardlin_view_storage;
+
+/* Fills `storage` and `view` with a row-major (contiguous) view of `data`
+ * with the given sizes. INVALID_ARGUMENT if rank is not in
+ * [0, SHARDLIN_MAX_VIEW_RANK] or a size is negative. */
+shardlin_status shardlin_view_init(shardlin_memref *view,
+                                   shardlin_view_storage *storage, void *data,
+                                   int64_t rank, const int64_t *sizes);
+
+/*===-- Contexts: one per rank -------------------------------------------===*/
+
+typedef struct shardlin_context shardlin_context;
+
+typedef struct shardlin_options {
+  /* A collective that has not completed after this many seconds fails on
+   * every rank instead of hanging (the C++ CommOptions::timeoutSeconds);
+   * <= 0 means the default, 300. */
+  double timeout_seconds;
+  /* OpenBLAS threads (a process-wide setting); 0: cores / ranks per host. */
+  int blas_threads;
+} shardlin_options;
+
+/* The defaults: timeout 300 s, BLAS threads 0. */
+shardlin_options shardlin_default_options(void);
+
+/* W ranks as threads of this process: fills contexts[0..W-1], one per rank
+ * (rank r in contexts[r]), sharing one in-process group. Each context is
+ * then driven by its own thread. */
+shardlin_status shardlin_threads_group_create(int world_size,
+                                              const shardlin_options *options,
+                                              shardlin_context **contexts);
+
+/* This process as one rank of an MPI job (MPI is initialized if the caller
+ * has not, and finalized at exit by the runtime). UNAVAILABLE if the runtime
+ * was built without MPI. */
+shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
+                                            shardlin_context **context);
+
+/* A backend by its registry name ("threads" with world_size ranks in this
+ * process, "mpi"; the GPU backends are not available through the C ABI in
+ * this version): the launcher's choice, as shardlin-run's --backend. For
+ * "threads", contexts must have room for world_size contexts; for "mpi",
+ * world_size must be 0 or the MPI world size and one context is filled. */
+shardlin_status shardlin_context_create(const char *backend, int world_size,
+                                        const shardlin_options *options,
+                                        shardlin_context **contexts);
+
+/* Frees a context (NULL is allowed). The contexts of one threads group may be
+ * destroyed in any order once no thread uses them. */
+void shardlin_context_destroy(shardlin_context *context);
+
+int shardlin_context_rank(const shardlin_context *context);
+int shardlin_context_world_size(const shardlin_context *context);
+
+/* The first failure on this context (SHARDLIN_OK if none) and its message
+ * ("" if none). The message stays valid until the context is destroyed. */
+shardlin_status shardlin_context_status(const shardlin_context *context);
+const char *shardlin_context_message(const shardlin_context *context);
+
+/* Payload bytes this rank sent to other ranks, and collective calls, since
+ * the context was created (the C++ CommStats). */
+uint64_t shardlin_context_bytes_sent(const shardlin_context *context);
+uint64_t shardlin_context_collective_calls(const shardlin_context *context);
+
+/* The context of the calling thread, for compiled code: a launcher (shardlin-run
+ * --jit, an AOT main) sets it on each rank's thread before calling the entry,
+ * and the code that convert-shardlin-to-llvm emits reads it once per call of
+ * the entry. NULL if none was set. */
+void shardlin_set_thread_context(shardlin_context *context);
+shardlin_context *shardlin_thread_context(void);
+
+/*===-- Chunks (PyTorch's ChunkShardingSpec) ------------------------------===*/
+
+/* A chunk spec is passed as two arguments: the dim, and `placements`, where
+ * placements[i] is the rank that holds chunk i, a permutation of
+ * 0..world_size-1 (world_size entries, the context's world size). No struct
+ * is passed by value anywhere in this ABI, so that compiled code calls it
+ * with plain integers and pointers. */
+
+/* The [offset, offset + size) range that `rank` holds of a dim of size n
+ * under `placements` (world_size entries): split = ceil(n / W), chunk i =
+ * [i * split, min(n, (i + 1) * split)). No context: it is pure. */
+shardlin_status shardlin_chunk_range(int64_t n, int64_t world_size,
+                                     const int64_t *placements, int64_t rank,
+                                     int64_t *offset, int64_t *size);
+
+/*===-- The ops of the lowered IR -----------------------------------------===*/
+/* Each is the op of the same name in the shardlin dialect
+ * (docs/generated/ShardlinDialect.md), on this rank, with the views' sizes
+ * already resolved for the rank. Every op is collective where the dialect's
+ * op is: each rank of the context's group must make the same sequence of
+ * calls. Views may be strided; the runtime packs what a collective or BLAS
+ * needs contiguous. An output view must not overlap an input view. */
+
+/* out = the ranks' `in` blocks concatenated along `along_dim` in chunk order:
+ * rank along_placements[i]'s block at chunk i's offset. in's size along the dim is
+ * the rank's chunk of out's. */
+shardlin_status shardlin_all_gather(shardlin_context *context,
+                                    shardlin_dtype dtype,
+                                    const shardlin_memref *in,
+                                    const shardlin_memref *out,
+                                    int64_t along_dim,
+                                    const int64_t *along_placements);
+
+/* `in` is split along `split_dim` into the ranks' chunks (chunk i goes to
+ * rank split_placements[i]); what arrives from each rank is concatenated
+ * along `concat_dim` at the offset of that rank's chunk under
+ * concat_placements. */
+shardlin_status shardlin_all_to_all(shardlin_context *context,
+                                    shardlin_dtype dtype,
+                                    const shardlin_memref *in,
+                                    const shardlin_memref *out,
+                                    int64_t split_dim,
+                                    const int64_t *split_placements,
+                                    int64_t concat_dim,
+                                    const int64_t *concat_placements);
+
+/* out = this rank's chunk, along `along_dim`, of the sum over ranks of `in`
+ * (f16/bf16 summed in f32 and rounded once). `dtype` is in's and out's (f32
+ * for a K split's f32 partial sums of f16/bf16). */
+shardlin_status shardlin_reduce_scatter(shardlin_context *context,
+                                        shardlin_dtype dtype,
+                                        const shardlin_memref *in,
+                                        const shardlin_memref *out,
+                                        int64_t along_dim,
+                                        const int64_t *along_placements);
+
+/* out[m x n] = op(lhs) op(rhs) (+ bias[n] on every row, bias may be NULL):
+ * 2-D views, lhs m x k (k x m if transpose_lhs), rhs k x n (n x k if
+ * transpose_rhs). `dtype` is lhs's, rhs's and bias's; out_dtype is dtype, or
+ * f32 for f16/bf16 operands without a bias (the unrounded f32 accumulation;
+ * shardlin.gemm with an f32 result). */
+shardlin_status shardlin_gemm(shardlin_context *context, shardlin_dtype dtype,
+                              const shardlin_memref *lhs,
+                              const shardlin_memref *rhs,
+                              const shardlin_memref *bias,
+                              shardlin_dtype out_dtype,
+                              const shardlin_memref *out, int transpose_lhs,
+                              int transpose_rhs);
+
+/* out[i, j] = in[i, j] + bias[j] for 2-D in/out (rows x cols) and a 1-D
+ * bias (cols); out may be in (in place). f16/bf16 added in f32, rounded once. */
+shardlin_status shardlin_bias_add(shardlin_context *context,
+                                  shardlin_dtype dtype,
+                                  const shardlin_memref *in,
+                                  const shardlin_memref *bias,
+                                  const shardlin_memref *out);
+
+/* out = in converted from `from` to `to` (f32 <-> f16/bf16), same shape. */
+shardlin_status shardlin_convert(shardlin_context *context,
+                                 const shardlin_memref *in, shardlin_dtype from,
+                                 const shardlin_memref *out, shardlin_dtype to);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARDLIN_C_RUNTIME_H */
