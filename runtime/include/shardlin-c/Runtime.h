@@ -46,6 +46,12 @@ typedef enum shardlin_status {
 /* "ok", "invalid argument", ... (a static string). */
 const char *shardlin_status_name(shardlin_status status);
 
+/* The message of the last call on this thread that returned an error ("" if
+ * none): the only message of a call without a context (creating one,
+ * shardlin_view_init, shardlin_chunk_range, an op given a NULL context).
+ * Valid until the next failing call on this thread. */
+const char *shardlin_last_error_message(void);
+
 /* Element types; the values are part of the ABI (compiled code passes them
  * as i32 constants). */
 typedef enum shardlin_dtype {
