@@ -482,55 +482,98 @@ Status sendBuffer(shardlin_context *ctx, const View &in, const rt::Exchange &ex,
   return Status::ok();
 }
 
+/// Where a collective receives `out`'s elements: `buffer`, which is `dense`
+/// (out itself, or scratch when out is not dense) or, for a staged
+/// exchange, a staging buffer of rank blocks.
+struct RecvBuffer {
+  char *dense = nullptr, *buffer = nullptr;
+};
+
+Status recvBuffer(shardlin_context *ctx, const View &out,
+                  const rt::Exchange &ex, RecvBuffer &rb) {
+  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, rb.dense));
+  rb.buffer = rb.dense;
+  if (!ex.staged)
+    return Status::ok();
+  return ctx->scratch.get(Slot::RecvStage,
+                          ex.totalCount() * static_cast<int64_t>(out.elt),
+                          rb.buffer);
+}
+
+/// Moves what a collective received into `out`.
+Status finishRecv(shardlin_context *ctx, const View &out,
+                  const rt::Exchange &ex, const RecvBuffer &rb) {
+  if (ex.staged)
+    SHARDLIN_RETURN_IF_ERROR(rt::movePieces(ctx->device->localOps(), ex,
+                                            rt::Direction::Unpack, rb.buffer,
+                                            rb.dense, out.elt));
+  finishOutput(out, rb.dense);
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The ops
 //===----------------------------------------------------------------------===//
+
+/// The arguments of a collective along one dim (all_gather, reduce_scatter),
+/// read and checked: `in` and `out` have the same shape but along `dim`,
+/// where the whole one (all_gather's out, reduce_scatter's in) has n and
+/// the other this rank's chunk of n.
+struct AlongArgs {
+  rt::DType t = rt::DType::F32;
+  View in, out;
+  /// The ranges ranks 0..W-1 hold of the dim.
+  std::vector<rt::Range> ranges;
+};
+
+Status readAlong(shardlin_context *ctx, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 int64_t dim, const int64_t *placementsPtr, bool outIsWhole,
+                 AlongArgs &a) {
+  const int w = ctx->comm->worldSize(), r = ctx->comm->rank();
+  SHARDLIN_RETURN_IF_ERROR(readDType(dtypeValue, "dtype", a.t));
+  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(inRef, "in", a.t, -1, a.in));
+  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(outRef, "out", a.t, -1, a.out));
+  SHARDLIN_RETURN_IF_ERROR(checkSameRank(a.in, a.out));
+  SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", a.in));
+  SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, dim, dim));
+  std::vector<int64_t> placements;
+  SHARDLIN_RETURN_IF_ERROR(
+      readPlacements(placementsPtr, "along_placements", w, placements));
+  const View &whole = outIsWhole ? a.out : a.in;
+  const View &part = outIsWhole ? a.in : a.out;
+  const int64_t n = whole.sizes[dim];
+  const rt::ChunkLayout layout(n, placements);
+  if (part.sizes[dim] != layout.ofRank(r).size)
+    return invalid(part.name + " " + part.shape() + " has " +
+                   str(part.sizes[dim]) + " along dim " + str(dim) + " but " +
+                   chunkText(n, placements, r) + " (" + whole.name + " is " +
+                   whole.shape() + ")");
+  SHARDLIN_RETURN_IF_ERROR(checkOutput(a.out, {&a.in}));
+  a.ranges = rt::rankRanges(layout, w);
+  return Status::ok();
+}
 
 Status allGather(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
                  int64_t dim, const int64_t *placementsPtr, bool &joined) {
   rt::Communicator &comm = *ctx->comm;
-  const int w = comm.worldSize(), r = comm.rank();
-  rt::DType t;
-  SHARDLIN_RETURN_IF_ERROR(readDType(dtypeValue, "dtype", t));
-  View in, out;
-  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(inRef, "in", t, -1, in));
-  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(outRef, "out", t, -1, out));
-  SHARDLIN_RETURN_IF_ERROR(checkSameRank(in, out));
-  SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", in));
-  SHARDLIN_RETURN_IF_ERROR(checkSameDims(in, out, dim, dim));
-  std::vector<int64_t> placements;
+  AlongArgs a;
   SHARDLIN_RETURN_IF_ERROR(
-      readPlacements(placementsPtr, "along_placements", w, placements));
-  const int64_t n = out.sizes[dim];
-  const rt::ChunkLayout layout(n, placements);
-  if (in.sizes[dim] != layout.ofRank(r).size)
-    return invalid("in " + in.shape() + " has " + str(in.sizes[dim]) +
-                   " along dim " + str(dim) + " but " +
-                   chunkText(n, placements, r) + " (out is " + out.shape() +
-                   ")");
-  SHARDLIN_RETURN_IF_ERROR(checkOutput(out, {&in}));
-
-  const rt::Exchange ex = rt::makeExchange(rt::splitAround(out.sizes, dim),
-                                           rt::rankRanges(layout, w));
+      readAlong(ctx, dtypeValue, inRef, outRef, dim, placementsPtr, true, a));
+  const View &in = a.in, &out = a.out;
+  const rt::DType t = a.t;
+  const int r = comm.rank();
+  const rt::Exchange ex =
+      rt::makeExchange(rt::splitAround(out.sizes, dim), std::move(a.ranges));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, in, Slot::InDense, send));
-  char *dense = nullptr, *recv = nullptr;
-  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, dense));
-  recv = dense;
-  if (ex.staged)
-    SHARDLIN_RETURN_IF_ERROR(ctx->scratch.get(
-        Slot::RecvStage, ex.totalCount() * static_cast<int64_t>(out.elt),
-        recv));
+  RecvBuffer recv;
+  SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, out, ex, recv));
   joined = true;
-  SHARDLIN_RETURN_IF_ERROR(
-      comm.allGatherV(send, ex.counts[r], recv, ex.counts, ex.displs, t));
-  if (ex.staged)
-    SHARDLIN_RETURN_IF_ERROR(rt::movePieces(ctx->device->localOps(), ex,
-                                            rt::Direction::Unpack, recv, dense,
-                                            out.elt));
-  finishOutput(out, dense);
-  return Status::ok();
+  SHARDLIN_RETURN_IF_ERROR(comm.allGatherV(send, ex.counts[r], recv.buffer,
+                                           ex.counts, ex.displs, t));
+  return finishRecv(ctx, out, ex, recv);
 }
 
 Status allToAll(shardlin_context *ctx, int dtypeValue,
@@ -576,23 +619,13 @@ Status allToAll(shardlin_context *ctx, int dtypeValue,
       rt::splitAround(out.sizes, concatDim), rt::rankRanges(concatLayout, w));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, in, sendEx, send));
-  char *dense = nullptr, *recv = nullptr;
-  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, dense));
-  recv = dense;
-  if (recvEx.staged)
-    SHARDLIN_RETURN_IF_ERROR(ctx->scratch.get(
-        Slot::RecvStage, recvEx.totalCount() * static_cast<int64_t>(out.elt),
-        recv));
+  RecvBuffer recv;
+  SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, out, recvEx, recv));
   joined = true;
   SHARDLIN_RETURN_IF_ERROR(comm.allToAllV(send, sendEx.counts, sendEx.displs,
-                                          recv, recvEx.counts, recvEx.displs,
-                                          t));
-  if (recvEx.staged)
-    SHARDLIN_RETURN_IF_ERROR(rt::movePieces(ctx->device->localOps(), recvEx,
-                                            rt::Direction::Unpack, recv, dense,
-                                            out.elt));
-  finishOutput(out, dense);
-  return Status::ok();
+                                          recv.buffer, recvEx.counts,
+                                          recvEx.displs, t));
+  return finishRecv(ctx, out, recvEx, recv);
 }
 
 Status reduceScatter(shardlin_context *ctx, int dtypeValue,
@@ -600,28 +633,13 @@ Status reduceScatter(shardlin_context *ctx, int dtypeValue,
                      const shardlin_memref *outRef, int64_t dim,
                      const int64_t *placementsPtr, bool &joined) {
   rt::Communicator &comm = *ctx->comm;
-  const int w = comm.worldSize(), r = comm.rank();
-  rt::DType t;
-  SHARDLIN_RETURN_IF_ERROR(readDType(dtypeValue, "dtype", t));
-  View in, out;
-  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(inRef, "in", t, -1, in));
-  SHARDLIN_RETURN_IF_ERROR(rt::capi::readView(outRef, "out", t, -1, out));
-  SHARDLIN_RETURN_IF_ERROR(checkSameRank(in, out));
-  SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", in));
-  SHARDLIN_RETURN_IF_ERROR(checkSameDims(in, out, dim, dim));
-  std::vector<int64_t> placements;
+  AlongArgs a;
   SHARDLIN_RETURN_IF_ERROR(
-      readPlacements(placementsPtr, "along_placements", w, placements));
-  const int64_t n = in.sizes[dim];
-  const rt::ChunkLayout layout(n, placements);
-  if (out.sizes[dim] != layout.ofRank(r).size)
-    return invalid("out " + out.shape() + " has " + str(out.sizes[dim]) +
-                   " along dim " + str(dim) + " but " +
-                   chunkText(n, placements, r) + " (in is " + in.shape() + ")");
-  SHARDLIN_RETURN_IF_ERROR(checkOutput(out, {&in}));
-
-  const rt::Exchange ex = rt::makeExchange(rt::splitAround(in.sizes, dim),
-                                           rt::rankRanges(layout, w));
+      readAlong(ctx, dtypeValue, inRef, outRef, dim, placementsPtr, false, a));
+  const View &in = a.in, &out = a.out;
+  const rt::DType t = a.t;
+  const rt::Exchange ex =
+      rt::makeExchange(rt::splitAround(in.sizes, dim), std::move(a.ranges));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, in, ex, send));
   char *recv = nullptr;

@@ -490,6 +490,20 @@ static void test_all_gather(rank_state *s, coll_case *c, int rank, int dim) {
   tensor_free(&out);
 }
 
+/* The bytes this rank sends to the others when rank d's piece is `per`
+ * elements times d's chunk of n (all_to_all's and reduce_scatter's rule in
+ * Communicator.h: the counts of the other ranks' pieces). */
+static uint64_t bytes_to_others(const rank_state *s, const coll_case *c,
+                                int64_t per) {
+  uint64_t bytes = 0;
+  int d;
+  for (d = 0; d < s->w; ++d)
+    if (d != s->rank)
+      bytes += (uint64_t)(per * chunk_of(c->n, s->w, c->p, d).size) *
+               dtype_size(c->t);
+  return bytes;
+}
+
 /* all_to_all of 2-D tensors: split along sd (size n, placements p),
  * concatenated along cd (size m, placements q). Rank s's input element li
  * is value(tag, s, li). */
@@ -497,11 +511,10 @@ static void test_all_to_all(rank_state *s, coll_case *c, int sd, int cd) {
   const int64_t m = 3;
   const uint64_t tag = 200 + (uint64_t)sd;
   int64_t isizes[2], osizes[2], idx[2], li;
-  uint64_t b0, c0, es = dtype_size(c->t), expected = 0;
+  uint64_t b0, c0, expected;
   range own_split = chunk_of(c->n, s->w, c->p, s->rank);
   range own_concat = chunk_of(m, s->w, c->q, s->rank);
   tensor in, out;
-  int d;
   describe(c, s, sd == 0 ? "all_to_all 0->1" : "all_to_all 1->0");
   isizes[sd] = c->n;
   isizes[cd] = own_concat.size;
@@ -511,10 +524,7 @@ static void test_all_to_all(rank_state *s, coll_case *c, int sd, int cd) {
   tensor_make(&out, c->t, 2, osizes, c->out_layout);
   for (li = 0; li < in.elements; ++li)
     set(&in, li, value(tag, s->rank, li));
-  for (d = 0; d < s->w; ++d)
-    if (d != s->rank)
-      expected +=
-          (uint64_t)(own_concat.size * chunk_of(c->n, s->w, c->p, d).size) * es;
+  expected = bytes_to_others(s, c, own_concat.size);
   b0 = shardlin_context_bytes_sent(s->ctx);
   c0 = shardlin_context_collective_calls(s->ctx);
   if (check_ok(s, c->name,
@@ -552,10 +562,9 @@ static void test_all_to_all(rank_state *s, coll_case *c, int sd, int cd) {
 static void test_reduce_scatter(rank_state *s, coll_case *c, int dim) {
   const uint64_t tag = 300 + (uint64_t)dim;
   int64_t isizes[2] = {c->n, 3}, osizes[2], idx[2], li;
-  uint64_t b0, c0, es = dtype_size(c->t), expected = 0;
+  uint64_t b0, c0, expected;
   range own = chunk_of(c->n, s->w, c->p, s->rank);
   tensor in, out;
-  int d;
   if (dim == 1) {
     isizes[0] = 4;
     isizes[1] = c->n;
@@ -568,10 +577,7 @@ static void test_reduce_scatter(rank_state *s, coll_case *c, int dim) {
   tensor_make(&out, c->t, 2, osizes, c->out_layout);
   for (li = 0; li < in.elements; ++li)
     set(&in, li, value(tag, s->rank, li));
-  for (d = 0; d < s->w; ++d)
-    if (d != s->rank)
-      expected +=
-          (uint64_t)(isizes[1 - dim] * chunk_of(c->n, s->w, c->p, d).size) * es;
+  expected = bytes_to_others(s, c, isizes[1 - dim]);
   b0 = shardlin_context_bytes_sent(s->ctx);
   c0 = shardlin_context_collective_calls(s->ctx);
   if (check_ok(s, c->name,
