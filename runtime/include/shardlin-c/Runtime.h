@@ -41,8 +41,18 @@ extern "C" {
 
 /*===-- Statuses and element types ----------------------------------------===*/
 
+/* In C++ the enums below have int as their fixed underlying type, so that
+ * every int a caller passes (compiled code passes i32 constants) is a value
+ * of the type, which the functions check; without it a C++ compiler may
+ * assume an out-of-range value never occurs. Either way they are ints. */
+#ifdef __cplusplus
+#define SHARDLIN_ENUM_BASE : int
+#else
+#define SHARDLIN_ENUM_BASE
+#endif
+
 /* The codes of the C++ runtime's Status (shardlin/runtime/Status.h). */
-typedef enum shardlin_status {
+typedef enum shardlin_status SHARDLIN_ENUM_BASE {
   SHARDLIN_OK = 0,
   SHARDLIN_INVALID_ARGUMENT = 1,
   SHARDLIN_DEADLINE_EXCEEDED = 2,
@@ -63,12 +73,14 @@ const char *shardlin_last_error_message(void);
 
 /* Element types; the values are part of the ABI (compiled code passes them
  * as i32 constants). */
-typedef enum shardlin_dtype {
+typedef enum shardlin_dtype SHARDLIN_ENUM_BASE {
   SHARDLIN_F16 = 0,
   SHARDLIN_BF16 = 1,
   SHARDLIN_F32 = 2,
   SHARDLIN_F64 = 3
 } shardlin_dtype;
+
+#undef SHARDLIN_ENUM_BASE
 
 /*===-- Strided views ------------------------------------------------------===*/
 
