@@ -352,8 +352,15 @@ shardlin_status runOp(shardlin_context *ctx, const char *fn,
       }
     }
   } catch (...) {
-    st = fromException(fn);
-    why = "rank " + str(ctx->comm->rank()) + " failed: " + st.message();
+    try {
+      st = fromException(fn);
+      why = "rank " + str(ctx->comm->rank()) + " failed: " + st.message();
+    } catch (...) {
+      // Not even the message fits in memory: the code alone.
+      if (ctx->status == SHARDLIN_OK)
+        ctx->status = SHARDLIN_INTERNAL;
+      return ctx->status;
+    }
   }
   if (kind && !joined && !why.empty()) {
     try {
