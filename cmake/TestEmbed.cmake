@@ -1,5 +1,7 @@
 # ctest driver for the example.embed test: install, configure and build
-# examples/embed against the installed package, run it, FileCheck the output.
+# examples/embed against the installed package, run it, FileCheck the output;
+# then the same for the C ABI's example (examples/c-api, a C program linking
+# Shardlin::Runtime), run on 3 threads.
 file(REMOVE_RECURSE ${SCRATCH})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -18,3 +20,10 @@ file(WRITE ${SCRATCH}/output.mlir "${LAST_OUTPUT}")
 run(${FILECHECK} ${SHARDLIN_SOURCE_DIR}/examples/embed/main.cpp
     --input-file=${SCRATCH}/output.mlir)
 message(STATUS "examples/embed built against the installed package and passed")
+
+run(${CMAKE_COMMAND} -S ${SHARDLIN_SOURCE_DIR}/examples/c-api
+    -B ${SCRATCH}/build-c-api -G Ninja -DCMAKE_PREFIX_PATH=${SCRATCH}/prefix)
+run(${CMAKE_COMMAND} --build ${SCRATCH}/build-c-api -j 2)
+run(${SCRATCH}/build-c-api/shardlin-c-linear threads 3)
+message(STATUS "examples/c-api built against the installed package and "
+               "passed:\n${LAST_OUTPUT}")

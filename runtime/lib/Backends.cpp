@@ -177,6 +177,19 @@ Status runRanksOnThreads(
   return rootCause(ranks);
 }
 
+Status checkThreadsLaunch(const std::string &useMpi) {
+  // Every process of an mpirun job would run all W ranks and write the same
+  // outputs: a mistake, not a way to scale out.
+  const LaunchEnvironment env = launchEnvironment();
+  if (env.worldSize > 1)
+    return Status::invalidArgument(
+        "the threads backend runs all ranks as threads of one process, but "
+        "the launcher started " +
+        std::to_string(env.worldSize) + " processes; under mpirun use " +
+        useMpi + " (one process per rank)");
+  return Status::ok();
+}
+
 int autoBlasThreads(int ranksPerHost) {
   unsigned cores = std::thread::hardware_concurrency();
   if (cores == 0)
@@ -196,15 +209,7 @@ bool launched() { return detail::launchEnvironment().launched; }
 Status runThreads(const Program &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> &ranks) {
-  // Every process of an mpirun job would run all W ranks and write the same
-  // outputs: a mistake, not a way to scale out.
-  const detail::LaunchEnvironment env = detail::launchEnvironment();
-  if (env.worldSize > 1)
-    return Status::invalidArgument(
-        "the threads backend runs all ranks as threads of one process, but "
-        "the launcher started " +
-        std::to_string(env.worldSize) +
-        " processes; under mpirun use --backend=mpi (one process per rank)");
+  SHARDLIN_RETURN_IF_ERROR(detail::checkThreadsLaunch("--backend=mpi"));
   int w = 0;
   SHARDLIN_RETURN_IF_ERROR(
       resolveWorldSize(program, options.worldSize, 0, w));

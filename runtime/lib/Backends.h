@@ -32,6 +32,11 @@ Status runRanksOnThreads(
     std::function<std::unique_ptr<RankDevice>()> makeDevice,
     std::vector<RankResult> &ranks);
 
+/// The threads backend's launch rule: InvalidArgument if a launcher started
+/// several processes (each would run all the ranks). `useMpi` is how the
+/// caller selects the mpi backend instead ("--backend=mpi").
+Status checkThreadsLaunch(const std::string &useMpi);
+
 /// OpenBLAS threads for `ranksPerHost` ranks sharing this host's cores.
 int autoBlasThreads(int ranksPerHost);
 

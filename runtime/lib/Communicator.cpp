@@ -129,12 +129,16 @@ Status Communicator::rejectInvalid(const CollectiveCall &call) {
                                  ": invalid arguments: " + call.invalid);
 }
 
+std::string Communicator::where(CollectiveKind kind) const {
+  const Device dev = device();
+  return std::string(backendName()) + " " + collectiveName(kind) + " (rank " +
+         std::to_string(rank()) + " of " + std::to_string(worldSize()) +
+         (dev.isHost() ? std::string() : ", " + deviceName(dev)) + ")";
+}
+
 void Communicator::prepare(CollectiveCall &c) const {
   const int w = worldSize(), r = rank();
-  const Device dev = device();
-  c.where = std::string(backendName()) + " " + collectiveName(c.kind) +
-            " (rank " + std::to_string(r) + " of " + std::to_string(w) +
-            (dev.isHost() ? std::string() : ", " + deviceName(dev)) + ")";
+  c.where = where(c.kind);
   if (c.kind == CollectiveKind::Barrier)
     return;
   if (!validDType(c.dtype)) {
@@ -304,6 +308,44 @@ Status Communicator::barrier() {
   c.kind = CollectiveKind::Barrier;
   prepare(c);
   return finish(c, doBarrier(c));
+}
+
+Status Communicator::failCollective(CollectiveKind kind, DType dtype,
+                                    const std::string &why) {
+  // Well-formed tables (W zeros) and no buffers: the verdict in `invalid`
+  // tells the hook not to move anything, and a hook that forwards the call
+  // to another communicator (a test's wrapper) still reads valid tables.
+  const std::vector<int64_t> zeros(static_cast<size_t>(std::max(0, worldSize())),
+                                   0);
+  CollectiveCall c;
+  c.kind = kind;
+  c.dtype = validDType(dtype) ? dtype : DType::F32;
+  c.sendCounts = c.sendDispls = c.recvCounts = c.recvDispls = &zeros;
+  c.where = where(kind);
+  c.invalid = why.empty() ? std::string("no reason given") : why;
+  Status st;
+  switch (kind) {
+  case CollectiveKind::AllGatherV:
+    st = doAllGatherV(c);
+    break;
+  case CollectiveKind::AllToAllV:
+    st = doAllToAllV(c);
+    break;
+  case CollectiveKind::ReduceScatterV:
+    st = doReduceScatterV(c);
+    break;
+  case CollectiveKind::AllReduce:
+    st = doAllReduce(c);
+    break;
+  case CollectiveKind::Broadcast:
+    st = doBroadcast(c);
+    break;
+  case CollectiveKind::Barrier:
+    // No arguments to be wrong: nothing to take part in.
+    break;
+  }
+  // Not counted in stats(), and never a success, whatever the hook said.
+  return st.isOk() ? rejectInvalid(c) : st;
 }
 
 } // namespace shardlin::rt

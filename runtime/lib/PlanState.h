@@ -17,6 +17,7 @@
 #ifndef SHARDLIN_RUNTIME_LIB_PLANSTATE_H
 #define SHARDLIN_RUNTIME_LIB_PLANSTATE_H
 
+#include "Exchange.h"
 #include "shardlin/runtime/OpTable.h"
 #include "shardlin/runtime/Plan.h"
 
@@ -25,37 +26,6 @@
 #include <vector>
 
 namespace shardlin::rt {
-
-inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
-                       size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i)
-    p *= shape[i];
-  return p;
-}
-
-/// A tensor viewed as [outer, n, inner] around one dim.
-struct DimSplit {
-  int64_t outer, n, inner;
-};
-
-inline DimSplit splitAround(const std::vector<int64_t> &shape, int64_t dim) {
-  return {product(shape, 0, dim), shape[dim],
-          product(shape, dim + 1, shape.size())};
-}
-
-/// For one collective: per-rank element counts and displacements in the
-/// buffer handed to the communicator, plus, when the data is not contiguous
-/// per rank, how to pack into / unpack from a staging buffer.
-struct Exchange {
-  std::vector<int64_t> counts, displs;
-  bool staged = false;
-  // For staging: per-rank range along the dim of the [outer, n, inner] view.
-  std::vector<Range> ranges;
-  DimSplit view{1, 0, 1};
-
-  int64_t totalCount() const;
-};
 
 /// The blocks a dynamic dim of a value was assembled from, by chunk: an
 /// all_gather (or an all_to_all's concat) along a dynamic dim makes chunk c

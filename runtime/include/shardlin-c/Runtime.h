@@ -15,7 +15,16 @@
 |* without doing anything, and shardlin_context_status/_message report the    *|
 |* first failure. Compiled code can therefore ignore the returned statuses    *|
 |* and let whoever called its entry check the context afterwards; results     *|
-|* computed after a failure are not valid.                                    *|
+|* computed after a failure are not valid. A call given a NULL context fails  *|
+|* with INVALID_ARGUMENT and records nothing; shardlin_last_error_message has *|
+|* the message of every failing call.                                         *|
+|*                                                                            *|
+|* Failing collectives. A rank whose collective fails before it starts (its   *|
+|* views are wrong, or its context failed earlier) still enters it on the     *|
+|* threads backend, so that every rank's call fails at once with a message    *|
+|* naming that rank. The mpi backend cannot tell the other ranks: they fail   *|
+|* when the context's timeout passes, as on every backend when a rank stops   *|
+|* calling.                                                                   *|
 |*                                                                            *|
 |* Threads. A context belongs to one rank and is used by one thread at a     *|
 |* time. Several contexts (ranks) may live in one process.                    *|
@@ -32,8 +41,18 @@ extern "C" {
 
 /*===-- Statuses and element types ----------------------------------------===*/
 
+/* In C++ the enums below have int as their fixed underlying type, so that
+ * every int a caller passes (compiled code passes i32 constants) is a value
+ * of the type, which the functions check; without it a C++ compiler may
+ * assume an out-of-range value never occurs. Either way they are ints. */
+#ifdef __cplusplus
+#define SHARDLIN_ENUM_BASE : int
+#else
+#define SHARDLIN_ENUM_BASE
+#endif
+
 /* The codes of the C++ runtime's Status (shardlin/runtime/Status.h). */
-typedef enum shardlin_status {
+typedef enum shardlin_status SHARDLIN_ENUM_BASE {
   SHARDLIN_OK = 0,
   SHARDLIN_INVALID_ARGUMENT = 1,
   SHARDLIN_DEADLINE_EXCEEDED = 2,
@@ -46,14 +65,22 @@ typedef enum shardlin_status {
 /* "ok", "invalid argument", ... (a static string). */
 const char *shardlin_status_name(shardlin_status status);
 
+/* The message of the last call on this thread that returned an error ("" if
+ * none): the only message of a call without a context (creating one,
+ * shardlin_view_init, shardlin_chunk_range, an op given a NULL context).
+ * Valid until the next failing call on this thread. */
+const char *shardlin_last_error_message(void);
+
 /* Element types; the values are part of the ABI (compiled code passes them
  * as i32 constants). */
-typedef enum shardlin_dtype {
+typedef enum shardlin_dtype SHARDLIN_ENUM_BASE {
   SHARDLIN_F16 = 0,
   SHARDLIN_BF16 = 1,
   SHARDLIN_F32 = 2,
   SHARDLIN_F64 = 3
 } shardlin_dtype;
+
+#undef SHARDLIN_ENUM_BASE
 
 /*===-- Strided views ------------------------------------------------------===*/
 
@@ -100,7 +127,9 @@ typedef struct shardlin_options {
   int blas_threads;
 } shardlin_options;
 
-/* The defaults: timeout 300 s, BLAS threads 0. */
+/* The defaults: timeout 300 s, BLAS threads 0. Where a function takes
+ * options, NULL means these. A NaN timeout or negative BLAS threads are
+ * INVALID_ARGUMENT. */
 shardlin_options shardlin_default_options(void);
 
 /* W ranks as threads of this process: fills contexts[0..W-1], one per rank
@@ -112,15 +141,20 @@ shardlin_status shardlin_threads_group_create(int world_size,
 
 /* This process as one rank of an MPI job (MPI is initialized if the caller
  * has not, and finalized at exit by the runtime). UNAVAILABLE if the runtime
- * was built without MPI. */
+ * was built without MPI. MPI is initialized with MPI_THREAD_FUNNELED: call
+ * the context's collectives from the thread that initialized MPI. Creating
+ * one is collective (a duplicate of MPI_COMM_WORLD). */
 shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
                                             shardlin_context **context);
 
 /* A backend by its registry name ("threads" with world_size ranks in this
  * process, "mpi"; the GPU backends are not available through the C ABI in
- * this version): the launcher's choice, as shardlin-run's --backend. For
- * "threads", contexts must have room for world_size contexts; for "mpi",
- * world_size must be 0 or the MPI world size and one context is filled. */
+ * this version: UNAVAILABLE): the launcher's choice, as shardlin-run's
+ * --backend, with its rules. For "threads", contexts must have room for
+ * world_size contexts, and a process that mpirun started with others is
+ * refused (each would run every rank); for "mpi", world_size must be 0 or
+ * the MPI world size and one context is filled. An unknown name is
+ * INVALID_ARGUMENT. On failure no context is returned. */
 shardlin_status shardlin_context_create(const char *backend, int world_size,
                                         const shardlin_options *options,
                                         shardlin_context **contexts);
@@ -129,6 +163,7 @@ shardlin_status shardlin_context_create(const char *backend, int world_size,
  * destroyed in any order once no thread uses them. */
 void shardlin_context_destroy(shardlin_context *context);
 
+/* -1 for a NULL context. */
 int shardlin_context_rank(const shardlin_context *context);
 int shardlin_context_world_size(const shardlin_context *context);
 
@@ -169,8 +204,13 @@ shardlin_status shardlin_chunk_range(int64_t n, int64_t world_size,
  * (docs/generated/ShardlinDialect.md), on this rank, with the views' sizes
  * already resolved for the rank. Every op is collective where the dialect's
  * op is: each rank of the context's group must make the same sequence of
- * calls. Views may be strided; the runtime packs what a collective or BLAS
- * needs contiguous. An output view must not overlap an input view. */
+ * calls. Views may be strided (strides >= 0; the stride of a dim of size 1
+ * is not used); the runtime packs what a collective or BLAS needs
+ * contiguous. An output view must not overlap an input view and must have
+ * one address per element. Each view is checked against the op's rules
+ * (ranks, sizes against the chunk rule with the context's rank and world
+ * size, dtype values, null pointers, overlap): INVALID_ARGUMENT, with a
+ * message naming the argument, and nothing written. */
 
 /* out = the ranks' `in` blocks concatenated along `along_dim` in chunk order:
  * rank along_placements[i]'s block at chunk i's offset. in's size along the dim is
@@ -219,7 +259,9 @@ shardlin_status shardlin_gemm(shardlin_context *context, shardlin_dtype dtype,
                               int transpose_rhs);
 
 /* out[i, j] = in[i, j] + bias[j] for 2-D in/out (rows x cols) and a 1-D
- * bias (cols); out may be in (in place). f16/bf16 added in f32, rounded once. */
+ * bias (cols); out may be in (in place: the same view). f16/bf16 added in
+ * f32, rounded once. in/out may also have any rank >= 1 of the same shape:
+ * the bias runs along the last dim (as shardlin.bias_add). */
 shardlin_status shardlin_bias_add(shardlin_context *context,
                                   shardlin_dtype dtype,
                                   const shardlin_memref *in,

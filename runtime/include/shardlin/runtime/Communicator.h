@@ -125,6 +125,19 @@ public:
 
   Status barrier();
 
+  /// Takes part in a collective of kind `kind` as a rank whose arguments
+  /// are invalid for the reason `why`, without reading or writing any
+  /// buffer. Where the group checks its ranks' arguments together (threads,
+  /// cuda-local) every rank's call then fails at once, naming this rank and
+  /// `why`, instead of the others waiting for this rank until the timeout;
+  /// elsewhere (mpi, nccl) only this rank's call fails. A Barrier, which
+  /// has no arguments to be wrong, just fails here. For callers that
+  /// find their own arguments wrong before they can make the call (the C
+  /// ABI's views). Returns the failure (InvalidArgument, or the group's
+  /// error); nothing is counted in stats().
+  Status failCollective(CollectiveKind kind, DType dtype,
+                        const std::string &why);
+
   const CommStats &stats() const { return stats_; }
   void resetStats() { stats_ = CommStats(); }
 
@@ -159,6 +172,8 @@ protected:
   static Status rejectInvalid(const CollectiveCall &call);
 
 private:
+  /// "threads allGatherV (rank 0 of 2)": the prefix of every message.
+  std::string where(CollectiveKind kind) const;
   /// Fills call.where, checks the arguments (call.invalid) and computes
   /// call.bytesSent.
   void prepare(CollectiveCall &call) const;
