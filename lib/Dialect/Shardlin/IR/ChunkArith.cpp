@@ -45,19 +45,23 @@ ChunkRangeValues mlir::shardlin::buildChunkRange(OpBuilder &b, Location loc,
   auto cst = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  // offset = min(c * split, n); end = min(offset + split, n). c <= W, so
-  // c * split <= W * ceil(n / W) < n + W: no overflow.
   Value c = buildChunkOfRank(b, loc, chunk, rank);
-  Value begin = b.createOrFold<arith::MinSIOp>(
-      loc, b.createOrFold<arith::MulIOp>(loc, c, cst(split)), cst(n));
+  Value start = b.createOrFold<arith::MulIOp>(loc, c, cst(split));
   ChunkRangeValues range;
-  range.offset = begin;
   if (::shardlin::rt::chunksUniform(n, w)) {
-    range.size = b.getIndexAttr(n / w);
+    // Every chunk has split = n / W elements, a static size; offset =
+    // c * split, clamped to n - split so that even a rank outside the group
+    // (which the entry's world-size assertion keeps out) stays in bounds.
+    range.offset = b.createOrFold<arith::MinSIOp>(loc, start, cst(n - split));
+    range.size = b.getIndexAttr(split);
     return range;
   }
+  // offset = min(c * split, n); end = min(offset + split, n). c <= W, so
+  // c * split <= W * ceil(n / W) < n + W: no overflow.
+  Value begin = b.createOrFold<arith::MinSIOp>(loc, start, cst(n));
   Value end = b.createOrFold<arith::MinSIOp>(
       loc, b.createOrFold<arith::AddIOp>(loc, begin, cst(split)), cst(n));
+  range.offset = begin;
   range.size = b.createOrFold<arith::SubIOp>(loc, end, begin);
   return range;
 }

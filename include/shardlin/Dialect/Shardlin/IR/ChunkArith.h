@@ -34,7 +34,9 @@ Value buildChunkOfRank(OpBuilder &b, Location loc, ChunkAttr chunk,
 
 /// The range `rank` (an index value) holds of a dim of static size `n` >= 0
 /// under `chunk`. Ops are folded as they are built (constants for a constant
-/// rank).
+/// rank). A rank outside [0, W) (which the entry's world-size assertion
+/// keeps out at run time) gets an in-bounds range: empty when the chunks are
+/// uneven, the last chunk when they are even (the size is static then).
 ChunkRangeValues buildChunkRange(OpBuilder &b, Location loc, ChunkAttr chunk,
                                  int64_t n, Value rank);
 
