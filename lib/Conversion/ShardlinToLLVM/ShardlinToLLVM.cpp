@@ -310,21 +310,26 @@ protected:
 // Each pattern builds the scalar arguments first (element types, dims,
 // placements), then the views, in the order of the call's parameters.
 
-struct AllGatherLowering : RuntimeCallPattern<BufferAllGatherOp> {
-  using RuntimeCallPattern::RuntimeCallPattern;
+/// all_gather and reduce_scatter: one chunk spec, `along`; `fn` is the call.
+template <typename OpTy>
+struct AlongCollectiveLowering : RuntimeCallPattern<OpTy> {
+  AlongCollectiveLowering(const LLVMTypeConverter &converter,
+                          const ConversionState &state, const AbiFunction &fn)
+      : RuntimeCallPattern<OpTy>(converter, state), fn(fn) {}
   LogicalResult
-  matchAndRewrite(BufferAllGatherOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &b) const override {
     Location loc = op.getLoc();
-    return callAndErase(op, b, kAllGather, [&](SmallVector<Value> &args) {
-      Value dt = dtype(b, loc, op.getInput());
-      Value dim = i64(b, loc, op.getAlong().getDim());
-      Value along = placements(b, loc, op.getAlong());
-      Value in = view(b, loc, op.getInput(), adaptor.getInput());
-      Value out = view(b, loc, op.getOutput(), adaptor.getOutput());
+    return this->callAndErase(op, b, fn, [&](SmallVector<Value> &args) {
+      Value dt = this->dtype(b, loc, op.getInput());
+      Value dim = this->i64(b, loc, op.getAlong().getDim());
+      Value along = this->placements(b, loc, op.getAlong());
+      Value in = this->view(b, loc, op.getInput(), adaptor.getInput());
+      Value out = this->view(b, loc, op.getOutput(), adaptor.getOutput());
       args.append({dt, in, out, dim, along});
     });
   }
+  const AbiFunction &fn;
 };
 
 struct AllToAllLowering : RuntimeCallPattern<BufferAllToAllOp> {
@@ -342,23 +347,6 @@ struct AllToAllLowering : RuntimeCallPattern<BufferAllToAllOp> {
       Value in = view(b, loc, op.getInput(), adaptor.getInput());
       Value out = view(b, loc, op.getOutput(), adaptor.getOutput());
       args.append({dt, in, out, splitDim, split, concatDim, concat});
-    });
-  }
-};
-
-struct ReduceScatterLowering : RuntimeCallPattern<BufferReduceScatterOp> {
-  using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult
-  matchAndRewrite(BufferReduceScatterOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &b) const override {
-    Location loc = op.getLoc();
-    return callAndErase(op, b, kReduceScatter, [&](SmallVector<Value> &args) {
-      Value dt = dtype(b, loc, op.getInput());
-      Value dim = i64(b, loc, op.getAlong().getDim());
-      Value along = placements(b, loc, op.getAlong());
-      Value in = view(b, loc, op.getInput(), adaptor.getInput());
-      Value out = view(b, loc, op.getOutput(), adaptor.getOutput());
-      args.append({dt, in, out, dim, along});
     });
   }
 };
@@ -522,9 +510,12 @@ struct ConvertShardlinToLLVMPass
 
     LLVMTypeConverter converter(module.getContext());
     RewritePatternSet patterns(module.getContext());
-    patterns.add<AllGatherLowering, AllToAllLowering, ReduceScatterLowering,
-                 GemmLowering, BiasAddLowering, ConvertLowering, RankLowering>(
-        converter, state);
+    patterns.add<AllToAllLowering, GemmLowering, BiasAddLowering,
+                 ConvertLowering, RankLowering>(converter, state);
+    patterns.add<AlongCollectiveLowering<BufferAllGatherOp>>(converter, state,
+                                                             kAllGather);
+    patterns.add<AlongCollectiveLowering<BufferReduceScatterOp>>(
+        converter, state, kReduceScatter);
     ConversionTarget target(getContext());
     target.addLegalDialect<LLVM::LLVMDialect>();
     target.addIllegalDialect<ShardlinDialect>();

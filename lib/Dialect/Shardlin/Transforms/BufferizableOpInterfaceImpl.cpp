@@ -59,11 +59,11 @@ FailureOr<BufferLikeType> newBufferType(Value value,
 ///     the result's `?` sizes, given the operands' buffers in order;
 ///   void build(OpTy, OpBuilder &, ArrayRef<Value> buffers, Value output)
 ///     the op's buffer form writing into `output`.
+/// The analysis queries of an op that reads its tensor operands, writes none
+/// of them and whose results alias none of them.
 template <typename Derived, typename OpTy>
-struct WritesNewBufferModel
+struct ReadsOperandsModel
     : public BufferizableOpInterface::ExternalModel<Derived, OpTy> {
-  bool bufferizesToAllocation(Operation *, Value) const { return true; }
-
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -78,6 +78,11 @@ struct WritesNewBufferModel
                                       const AnalysisState &) const {
     return {};
   }
+};
+
+template <typename Derived, typename OpTy>
+struct WritesNewBufferModel : public ReadsOperandsModel<Derived, OpTy> {
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
 
   FailureOr<BufferLikeType>
   getBufferType(Operation *, Value value, const BufferizationOptions &options,
@@ -387,23 +392,7 @@ struct LocalChunkModel
 /// the error.
 template <typename OpTy>
 struct NotBufferizableModel
-    : public BufferizableOpInterface::ExternalModel<NotBufferizableModel<OpTy>,
-                                                    OpTy> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
-
+    : public ReadsOperandsModel<NotBufferizableModel<OpTy>, OpTy> {
   LogicalResult bufferize(Operation *op, RewriterBase &,
                           const BufferizationOptions &,
                           BufferizationState &) const {
