@@ -1,4 +1,5 @@
 // RUN: shardlin-opt %s --prepare-native | FileCheck %s
+// RUN: shardlin-opt %s --prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
 
 // Public function definitions become entries (C interface, read-only
 // arguments unless marked otherwise); linalg.softmax is decomposed into the
@@ -30,3 +31,19 @@ func.func private @helper(%x: tensor<4xf32>) {
 // CHECK-LABEL: func.func private @external
 // CHECK-SAME: (tensor<4xf32>){{$}}
 func.func private @external(%x: tensor<4xf32>)
+
+// An entry's arguments are the caller's buffers: an in-place bias_add on
+// one works on a copy (without prepare-native it would write the caller's
+// array).
+// CHECK-LABEL: func.func @entry_bias_add
+// CHECK-SAME: (%{{.*}}: tensor<4x3xf32> {bufferization.writable = false}, %{{.*}}: tensor<3xf32> {bufferization.writable = false})
+// BUF-LABEL: func.func @entry_bias_add
+// BUF-SAME: (%[[Y:.*]]: memref<4x3xf32>, %[[B:.*]]: memref<3xf32>)
+// BUF-NEXT: %[[COPY:.*]] = memref.alloc()
+// BUF-NEXT: memref.copy %[[Y]], %[[COPY]]
+// BUF-NEXT: shardlin.buffer.bias_add %[[COPY]], %[[B]] into %[[COPY]]
+// BUF-NEXT: return %[[COPY]]
+func.func @entry_bias_add(%y: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %z = shardlin.bias_add %y, %b : tensor<4x3xf32>, tensor<3xf32>
+  return %z : tensor<4x3xf32>
+}
