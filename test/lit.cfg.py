@@ -13,7 +13,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "SHARDLIN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.shardlin_obj_root, "test")
 
@@ -25,7 +25,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.shardlin_tools_dir, config.llvm_tools_dir]
-tools = ["shardlin-opt", "shardlin-run", "shardlin-exec", "mlir-opt"]
+tools = ["shardlin-opt", "shardlin-run", "shardlin-exec", "mlir-opt", "mlir-translate"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 llvm_config.with_environment("PATH", config.shardlin_tools_dir, append_path=True)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
@@ -37,6 +38,16 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
   if (const mlir::PassInfo *info =
           mlir::PassInfo::lookup("lower-sharded-linear"))
     info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+  os << "\nThe native path (docs/native.md): to the LLVM dialect, shardlin's "
+        "ops as calls of\nthe runtime's C ABI:\n";
+  for (const char *name : {"shardlin-lower-to-llvm", "localize-sharded",
+                           "prepare-native", "convert-shardlin-to-llvm"}) {
+    if (const mlir::PassInfo *info = mlir::PassInfo::lookup(name))
+      info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+    else if (const mlir::PassPipelineInfo *pipeline =
+                 mlir::PassPipelineInfo::lookup(name))
+      pipeline->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+  }
   os << "\nAvailable Dialects: ";
   llvm::interleaveComma(registry.getDialectNames(), os);
   os << "\n\nCommon options:\n"
@@ -62,11 +73,17 @@ int main(int argc, char **argv) {
   });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
+  // The native path: its pipeline and the passes it is made of
+  // (one-shot-bufferize, convert-shardlin-to-llvm, ...), to run its steps
+  // one by one.
+  mlir::shardlin::registerShardlinPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::shardlin::ShardlinDialect, mlir::func::FuncDialect>();
   // The elementwise ops of blocks (arith, math, linalg) and tensor reshapes.
   mlir::shardlin::registerElementwiseDialects(registry);
+  // What --shardlin-lower-to-llvm works on, with their bufferization models.
+  mlir::shardlin::registerLowerToLLVMDialects(registry);
   // --help is the short page; --help-all is MlirOptMain's own --help.
   std::vector<char *> args(argv, argv + argc);
   static char fullHelp[] = "--help";

@@ -5,6 +5,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinTypes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -23,4 +24,10 @@ void ShardlinDialect::initialize() {
 #define GET_OP_LIST
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.cpp.inc"
       >();
+}
+
+Operation *ShardlinDialect::materializeConstant(OpBuilder &builder,
+                                                Attribute value, Type type,
+                                                Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
 }

@@ -194,155 +194,237 @@ LogicalResult LocalChunkOp::verify() {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-/// All dims except `skip` (one or two of them) must be equal.
+/// All dims except `skip` (one or two of them) must be equal. `out` names
+/// the output: "result" for the tensor ops, "output" for their buffer forms.
 static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
-                                         ArrayRef<int64_t> out,
-                                         ArrayRef<int64_t> skip) {
+                                         ArrayRef<int64_t> outShape,
+                                         ArrayRef<int64_t> skip,
+                                         StringRef out) {
   for (int64_t i = 0, e = in.size(); i < e; ++i) {
     if (llvm::is_contained(skip, i))
       continue;
-    if (in[i] != out[i])
+    if (in[i] != outShape[i])
       return op->emitOpError()
-             << "input dim " << i << " (" << formatDim(in[i])
-             << ") and result dim " << i << " (" << formatDim(out[i])
+             << "input dim " << i << " (" << formatDim(in[i]) << ") and "
+             << out << " dim " << i << " (" << formatDim(outShape[i])
              << ") must be equal";
   }
   return success();
 }
 
-/// all_gather (`gathers`: the input is the rank's chunk of the result along
-/// `along`) and reduce_scatter (the result is the rank's chunk of the
+/// all_gather (`gathers`: the input is the rank's chunk of the output along
+/// `along`) and reduce_scatter (the output is the rank's chunk of the
 /// input): every other dim is equal.
 static LogicalResult verifyAlongCollective(Operation *op, ChunkAttr along,
-                                           ShapedType in, ShapedType out,
-                                           bool gathers) {
+                                           ShapedType in, ShapedType outType,
+                                           bool gathers, StringRef out) {
   if (failed(checkChunkDim(op, along, in.getRank(), "along")))
     return failure();
   int64_t d = along.getDim();
-  if (failed(checkOtherDimsEqual(op, in.getShape(), out.getShape(), {d})))
+  if (failed(checkOtherDimsEqual(op, in.getShape(), outType.getShape(), {d},
+                                 out)))
     return failure();
   if (gathers)
-    return checkChunkedShapes(op, along, out.getShape(), in.getShape(),
-                              "result", "input", d);
-  return checkChunkedShapes(op, along, in.getShape(), out.getShape(), "input",
-                            "result", d);
+    return checkChunkedShapes(op, along, outType.getShape(), in.getShape(),
+                              out, "input", d);
+  return checkChunkedShapes(op, along, in.getShape(), outType.getShape(),
+                            "input", out, d);
+}
+
+static LogicalResult verifyAllToAll(Operation *op, ChunkAttr split,
+                                    ChunkAttr concat, ShapedType in,
+                                    ShapedType outType, StringRef out) {
+  if (failed(checkChunkDim(op, split, in.getRank(), "split")) ||
+      failed(checkChunkDim(op, concat, in.getRank(), "concat")))
+    return failure();
+  int64_t sd = split.getDim(), cd = concat.getDim();
+  if (sd == cd)
+    return op->emitOpError()
+           << "split and concat dims must differ, both are " << sd;
+  if (split.getNumChunks() != concat.getNumChunks())
+    return op->emitOpError()
+           << "split has " << split.getNumChunks()
+           << " chunks but concat has " << concat.getNumChunks();
+  if (failed(checkOtherDimsEqual(op, in.getShape(), outType.getShape(),
+                                 {sd, cd}, out)))
+    return failure();
+  if (failed(checkChunkedShapes(op, split, in.getShape(), outType.getShape(),
+                                "input", out, sd)))
+    return failure();
+  return checkChunkedShapes(op, concat, outType.getShape(), in.getShape(), out,
+                            "input", cd);
 }
 
 LogicalResult AllGatherOp::verify() {
   return verifyAlongCollective(*this, getAlong(), getInput().getType(),
-                               getResult().getType(), /*gathers=*/true);
+                               getResult().getType(), /*gathers=*/true,
+                               "result");
 }
 
 LogicalResult AllToAllOp::verify() {
-  auto in = getInput().getType(), out = getResult().getType();
-  if (failed(checkChunkDim(*this, getSplit(), in.getRank(), "split")) ||
-      failed(checkChunkDim(*this, getConcat(), in.getRank(), "concat")))
-    return failure();
-  int64_t sd = getSplit().getDim(), cd = getConcat().getDim();
-  if (sd == cd)
-    return emitOpError() << "split and concat dims must differ, both are "
-                         << sd;
-  if (getSplit().getNumChunks() != getConcat().getNumChunks())
-    return emitOpError() << "split has " << getSplit().getNumChunks()
-                         << " chunks but concat has "
-                         << getConcat().getNumChunks();
-  if (failed(
-          checkOtherDimsEqual(*this, in.getShape(), out.getShape(), {sd, cd})))
-    return failure();
-  if (failed(checkChunkedShapes(*this, getSplit(), in.getShape(),
-                                out.getShape(), "input", "result", sd)))
-    return failure();
-  return checkChunkedShapes(*this, getConcat(), out.getShape(), in.getShape(),
-                            "result", "input", cd);
+  return verifyAllToAll(*this, getSplit(), getConcat(), getInput().getType(),
+                        getResult().getType(), "result");
 }
 
 LogicalResult ReduceScatterOp::verify() {
   return verifyAlongCollective(*this, getAlong(), getInput().getType(),
-                               getResult().getType(), /*gathers=*/false);
+                               getResult().getType(), /*gathers=*/false,
+                               "result");
 }
 
 //===----------------------------------------------------------------------===//
 // GemmOp / BiasAddOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult GemmOp::verify() {
-  auto lhs = getLhs().getType(), rhs = getRhs().getType();
-  auto res = getResult().getType();
+/// The rules of a gemm on the types of its operands (`bias` null if none);
+/// `out` names the output.
+static LogicalResult verifyGemm(Operation *op, ShapedType lhs, ShapedType rhs,
+                                ShapedType bias, ShapedType res, bool tl,
+                                bool tr, StringRef out) {
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || res.getRank() != 2)
-    return emitOpError() << "expects rank-2 lhs, rhs and result, got ranks "
-                         << lhs.getRank() << ", " << rhs.getRank() << " and "
-                         << res.getRank();
+    return op->emitOpError()
+           << "expects rank-2 lhs, rhs and " << out << ", got ranks "
+           << lhs.getRank() << ", " << rhs.getRank() << " and "
+           << res.getRank();
   Type elt = lhs.getElementType();
   Type resElt = res.getElementType();
   // The f32 result of f16/bf16 operands: a K split's partial products.
   const bool f32Result = resElt != elt && resElt.isF32() &&
                          (elt.isF16() || elt.isBF16());
   if (rhs.getElementType() != elt || (resElt != elt && !f32Result))
-    return emitOpError() << "lhs and rhs must share one element type and the "
-                            "result must have it too, or be f32 when it is "
-                            "f16 or bf16; got "
-                         << elt << ", " << rhs.getElementType() << " and "
-                         << resElt;
-  if (f32Result && getBias())
-    return emitOpError() << "an f32 result of " << elt
-                         << " operands takes no bias (the bias of a K split "
-                            "is added once, after the reduction)";
-  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+    return op->emitOpError()
+           << "lhs and rhs must share one element type and the " << out
+           << " must have it too, or be f32 when it is f16 or bf16; got "
+           << elt << ", " << rhs.getElementType() << " and " << resElt;
+  if (f32Result && bias)
+    return op->emitOpError() << "an f32 " << out << " of " << elt
+                             << " operands takes no bias (the bias of a K "
+                                "split is added once, after the reduction)";
   int64_t m = lhs.getShape()[tl ? 1 : 0], kl = lhs.getShape()[tl ? 0 : 1];
   int64_t kr = rhs.getShape()[tr ? 1 : 0], n = rhs.getShape()[tr ? 0 : 1];
   if (!compatible(kl, kr))
-    return emitOpError() << "contraction dims differ: lhs has "
-                         << formatDim(kl) << ", rhs has " << formatDim(kr);
+    return op->emitOpError() << "contraction dims differ: lhs has "
+                             << formatDim(kl) << ", rhs has " << formatDim(kr);
   if (!compatible(res.getShape()[0], m) || !compatible(res.getShape()[1], n))
-    return emitOpError() << "result shape " << formatShape(res.getShape())
-                         << " does not match [" << formatDim(m) << ", "
-                         << formatDim(n) << "]";
-  if (Value bias = getBias()) {
-    auto b = cast<RankedTensorType>(bias.getType());
-    if (b.getRank() != 1)
-      return emitOpError() << "expects a rank-1 bias, got " << b;
-    if (b.getElementType() != elt)
-      return emitOpError() << "bias element type " << b.getElementType()
-                           << " differs from " << elt;
-    if (!compatible(b.getShape()[0], res.getShape()[1]))
-      return emitOpError() << "bias size " << formatDim(b.getShape()[0])
-                           << " does not match the result's "
-                           << formatDim(res.getShape()[1]) << " columns";
+    return op->emitOpError()
+           << out << " shape " << formatShape(res.getShape())
+           << " does not match [" << formatDim(m) << ", " << formatDim(n)
+           << "]";
+  if (bias) {
+    if (bias.getRank() != 1)
+      return op->emitOpError() << "expects a rank-1 bias, got " << bias;
+    if (bias.getElementType() != elt)
+      return op->emitOpError() << "bias element type "
+                               << bias.getElementType() << " differs from "
+                               << elt;
+    if (!compatible(bias.getShape()[0], res.getShape()[1]))
+      return op->emitOpError()
+             << "bias size " << formatDim(bias.getShape()[0])
+             << " does not match the " << out << "'s "
+             << formatDim(res.getShape()[1]) << " columns";
   }
   return success();
 }
 
-LogicalResult BiasAddOp::verify() {
-  auto in = getInput().getType();
-  auto b = getBias().getType();
+LogicalResult GemmOp::verify() {
+  Value bias = getBias();
+  return verifyGemm(*this, getLhs().getType(), getRhs().getType(),
+                    bias ? cast<ShapedType>(bias.getType()) : ShapedType(),
+                    getResult().getType(), getTransposeLhs(),
+                    getTransposeRhs(), "result");
+}
+
+static LogicalResult verifyBiasAdd(Operation *op, ShapedType in,
+                                   ShapedType b) {
   if (in.getRank() < 1)
-    return emitOpError() << "expects an input of rank >= 1, got " << in;
+    return op->emitOpError() << "expects an input of rank >= 1, got " << in;
   if (b.getRank() != 1)
-    return emitOpError() << "expects a rank-1 bias, got " << b;
+    return op->emitOpError() << "expects a rank-1 bias, got " << b;
   if (b.getElementType() != in.getElementType())
-    return emitOpError() << "bias element type " << b.getElementType()
-                         << " differs from input element type "
-                         << in.getElementType();
+    return op->emitOpError()
+           << "bias element type " << b.getElementType()
+           << " differs from input element type " << in.getElementType();
   if (!compatible(b.getShape()[0], in.getShape().back()))
-    return emitOpError() << "bias size " << formatDim(b.getShape()[0])
-                         << " does not match the input's last dim "
-                         << formatDim(in.getShape().back());
+    return op->emitOpError()
+           << "bias size " << formatDim(b.getShape()[0])
+           << " does not match the input's last dim "
+           << formatDim(in.getShape().back());
   return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  return verifyBiasAdd(*this, getInput().getType(), getBias().getType());
 }
 
 //===----------------------------------------------------------------------===//
 // ConvertOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConvertOp::verify() {
-  Type from = getInput().getType().getElementType();
-  Type to = getResult().getType().getElementType();
+static LogicalResult verifyConvert(Operation *op, Type from, Type to) {
   auto narrow = [](Type t) { return t.isF16() || t.isBF16(); };
   if (!(from.isF32() && narrow(to)) && !(narrow(from) && to.isF32()))
-    return emitOpError() << "converts f32 to f16 or bf16, or f16 or bf16 to "
-                            "f32; got "
-                         << from << " to " << to;
+    return op->emitOpError() << "converts f32 to f16 or bf16, or f16 or bf16 "
+                                "to f32; got "
+                             << from << " to " << to;
   return success();
+}
+
+LogicalResult ConvertOp::verify() {
+  return verifyConvert(*this, getInput().getType().getElementType(),
+                       getResult().getType().getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// RankOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult RankOp::fold(FoldAdaptor) {
+  // The only rank of a group of one.
+  if (getWorldSize() == 1)
+    return IntegerAttr::get(IndexType::get(getContext()), 0);
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer forms: the verifiers of the tensor ops, on the output buffer.
+//===----------------------------------------------------------------------===//
+
+LogicalResult BufferAllGatherOp::verify() {
+  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+                               getOutput().getType(), /*gathers=*/true,
+                               "output");
+}
+
+LogicalResult BufferAllToAllOp::verify() {
+  return verifyAllToAll(*this, getSplit(), getConcat(), getInput().getType(),
+                        getOutput().getType(), "output");
+}
+
+LogicalResult BufferReduceScatterOp::verify() {
+  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+                               getOutput().getType(), /*gathers=*/false,
+                               "output");
+}
+
+LogicalResult BufferGemmOp::verify() {
+  Value bias = getBias();
+  return verifyGemm(*this, getLhs().getType(), getRhs().getType(),
+                    bias ? cast<ShapedType>(bias.getType()) : ShapedType(),
+                    getOutput().getType(), getTransposeLhs(),
+                    getTransposeRhs(), "output");
+}
+
+LogicalResult BufferBiasAddOp::verify() {
+  // The C ABI's bias_add takes rows x cols; the bufferization reshapes.
+  if (getInput().getType().getRank() != 2)
+    return emitOpError() << "expects a rank-2 input and output, got "
+                         << getInput().getType();
+  return verifyBiasAdd(*this, getInput().getType(), getBias().getType());
+}
+
+LogicalResult BufferConvertOp::verify() {
+  return verifyConvert(*this, getInput().getType().getElementType(),
+                       getOutput().getType().getElementType());
 }
 
 #define GET_OP_CLASSES

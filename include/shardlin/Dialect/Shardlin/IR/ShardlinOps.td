@@ -107,6 +107,28 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
   let hasVerifier = 1;
 }
 
+def Shardlin_RankOp : Shardlin_Op<"rank", [Pure]> {
+  let summary = "The calling rank in a group of `world_size` ranks";
+  let description = [{
+    Returns the rank, in `[0, world_size)`, of the process or thread that runs
+    the program. Sizes and offsets that differ by rank (`?` in types) are
+    computed from it and a `#shardlin.chunk` spec: the bufferization of the
+    shardlin ops emits it with `arith` ops for the chunk rule.
+
+    `convert-shardlin-to-llvm` turns it into `shardlin_context_rank` on the
+    calling thread's context, which the function's prologue has checked to
+    have `world_size` ranks. With `world_size = 1` it folds to 0.
+
+    ```mlir
+    %r = shardlin.rank world_size = 4
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Index:$rank);
+  let assemblyFormat = "`world_size` `=` $world_size attr-dict";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives.
 //===----------------------------------------------------------------------===//
@@ -294,5 +316,7 @@ def Shardlin_ConvertOp : Shardlin_Op<"convert", [Pure,
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
+
+include "shardlin/Dialect/Shardlin/IR/ShardlinBufferOps.td"
 
 #endif // SHARDLIN_OPS_TD

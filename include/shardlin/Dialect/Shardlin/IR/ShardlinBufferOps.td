@@ -1,0 +1,175 @@
+//===- ShardlinBufferOps.td - shardlin ops on buffers ------*- tablegen -*-===//
+//
+// The bufferized forms of the collectives and the local compute ops: what
+// One-Shot Bufferize turns the tensor ops into (BufferizableOpInterfaceImpl),
+// and what convert-shardlin-to-llvm turns into calls of the runtime's C ABI
+// (shardlin-c/Runtime.h), one call per op. Destination-passing style, in the
+// manner of the mpi dialect's ops: the inputs are read, `output` is written,
+// nothing is returned. Included by ShardlinOps.td (one generated op list).
+//
+// local_shard and local_chunk have no buffer form: a rank's shard is the
+// memref its function receives (localize-sharded), and a chunk is a
+// memref.subview.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_BUFFER_OPS_TD
+#define SHARDLIN_BUFFER_OPS_TD
+
+// A strided memref of a supported element type: what the C ABI's views
+// describe (any strides, any offset).
+def Shardlin_MemRef : StridedMemRefOf<[Shardlin_ElementType]>;
+
+class Shardlin_BufferOp<string mnemonic, list<Trait> traits = []>
+    : Shardlin_Op<"buffer." # mnemonic, traits> {
+  // The paragraph every buffer op's description ends with.
+  code bufferDescription = [{
+
+    The buffers may have any strided layout. `output` must not overlap an
+    input (`bias_add` may write into its input). The op has the verifier of
+    its tensor form, with `output` in the place of the result.
+    `convert-shardlin-to-llvm` lowers it to one call of the runtime's C ABI
+    (`shardlin-c/Runtime.h`); see docs/native.md.
+  }];
+}
+
+// The collectives: one input, one output of the same element type and rank.
+class Shardlin_BufferCollectiveOp<string mnemonic>
+    : Shardlin_BufferOp<mnemonic, [AllElementTypesMatch<["input", "output"]>,
+                                   AllRanksMatch<["input", "output"]>]> {
+  dag commonArgs = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$input,
+                        Arg<Shardlin_MemRef, "", [MemWrite]>:$output);
+  let hasVerifier = 1;
+}
+
+def Shardlin_BufferAllGatherOp : Shardlin_BufferCollectiveOp<"all_gather"> {
+  let summary = "`shardlin.all_gather` into a buffer";
+  let description = [{
+    Writes into `output` the blocks of every rank's `input` along `along.dim`,
+    chunk `c` from rank `along.placements[c]`, as `shardlin.all_gather`
+    returns them. Calls `shardlin_all_gather`.
+
+    ```mlir
+    shardlin.buffer.all_gather %x into %g along <dim = 0,
+        placements = [0, 1, 2, 3]> : memref<5x19xf32> into memref<20x19xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let assemblyFormat = [{
+    $input `into` $output `along` $along attr-dict
+    `:` type($input) `into` type($output)
+  }];
+}
+
+def Shardlin_BufferAllToAllOp : Shardlin_BufferCollectiveOp<"all_to_all"> {
+  let summary = "`shardlin.all_to_all` into a buffer";
+  let description = [{
+    Splits `input` along `split.dim`, exchanges the chunks and writes what
+    arrives into `output` along `concat.dim`, as `shardlin.all_to_all`
+    returns it. Calls `shardlin_all_to_all`.
+
+    ```mlir
+    shardlin.buffer.all_to_all %x into %xs
+        split <dim = 1, placements = [2, 3, 0, 1]>
+        concat <dim = 0, placements = [0, 1, 2, 3]>
+        : memref<5x19xf32> into memref<20x?xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$split,
+                                        Shardlin_ChunkAttr:$concat));
+  let assemblyFormat = [{
+    $input `into` $output `split` $split `concat` $concat attr-dict
+    `:` type($input) `into` type($output)
+  }];
+}
+
+def Shardlin_BufferReduceScatterOp
+    : Shardlin_BufferCollectiveOp<"reduce_scatter"> {
+  let summary = "`shardlin.reduce_scatter` into a buffer";
+  let description = [{
+    Writes into `output` the calling rank's chunk along `along.dim` of the sum
+    over ranks of `input`, as `shardlin.reduce_scatter` returns it (f16 and
+    bf16 summed in f32). Calls `shardlin_reduce_scatter`.
+
+    ```mlir
+    shardlin.buffer.reduce_scatter %p into %y along <dim = 0,
+        placements = [0, 1, 2, 3]> : memref<20x11xf32> into memref<5x11xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let assemblyFormat = [{
+    $input `into` $output `along` $along attr-dict
+    `:` type($input) `into` type($output)
+  }];
+}
+
+def Shardlin_BufferGemmOp : Shardlin_BufferOp<"gemm"> {
+  let summary = "`shardlin.gemm` into a buffer";
+  let description = [{
+    `output = op(lhs) * op(rhs) (+ bias)`, with the element types and shapes
+    of `shardlin.gemm` (an f32 `output` for f16 or bf16 operands without a
+    bias keeps the f32 accumulation). Calls `shardlin_gemm`.
+
+    ```mlir
+    shardlin.buffer.gemm %g, %a bias %b transpose_rhs into %q
+        : memref<20x19xf32>, memref<?x19xf32>,
+          memref<?xf32, strided<[1], offset: ?>> into memref<20x?xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$lhs,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$rhs,
+                       Arg<Optional<Shardlin_MemRef>, "", [MemRead]>:$bias,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`bias` $bias^)? (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? `into` $output attr-dict
+    `:` type($lhs) `,` type($rhs) (`,` type($bias)^)? `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_BufferBiasAddOp : Shardlin_BufferOp<"bias_add",
+    [AllShapesMatch<["input", "output"]>,
+     AllElementTypesMatch<["input", "output"]>]> {
+  let summary = "`shardlin.bias_add` into a buffer";
+  let description = [{
+    `output[i, j] = input[i, j] + bias[j]` on rank-2 buffers (the
+    bufferization reshapes other ranks to rows); `output` may be `input`
+    itself, which is how a lowered linear adds its bias in place. Calls
+    `shardlin_bias_add`.
+
+    ```mlir
+    shardlin.buffer.bias_add %y, %b into %y
+        : memref<5x11xf32>, memref<11xf32> into memref<5x11xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$input,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$bias,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $input `,` $bias `into` $output attr-dict
+    `:` type($input) `,` type($bias) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_BufferConvertOp : Shardlin_BufferOp<"convert",
+    [AllShapesMatch<["input", "output"]>]> {
+  let summary = "`shardlin.convert` into a buffer";
+  let description = [{
+    Writes `input` converted to `output`'s element type (f32 to f16 or bf16,
+    rounding to nearest even, or back, exactly). Calls `shardlin_convert`.
+
+    ```mlir
+    shardlin.buffer.convert %s into %y : memref<5x11xf32> into memref<5x11xf16>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$input,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $input `into` $output attr-dict `:` type($input) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // SHARDLIN_BUFFER_OPS_TD

@@ -1,0 +1,61 @@
+//===- NativePasses.td - Passes of the native path ---------*- tablegen -*-===//
+//
+// The shardlin passes of the native path (docs/native.md): what prepares a
+// module of lowered shardlin ops and upstream tensor ops for One-Shot
+// Bufferize and the conversion to LLVM. Registered by
+// registerShardlinNativePasses() (NativePasses.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_NATIVEPASSES_TD
+#define SHARDLIN_NATIVEPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LocalizeSharded : Pass<"localize-sharded", "::mlir::ModuleOp"> {
+  let summary = "Replace sharded values by the calling rank's local tensors";
+  let description = [{
+    Function-boundary bufferization knows tensors only. This pass rewrites
+    every `!shardlin.sharded<T, #spec>` in function signatures, calls,
+    returns and branches into the rank's local chunk type (the type of its
+    `shardlin.local_shard`: `T` with the sharded dim replaced by the local
+    chunk size, `?` when chunks are uneven), and replaces each
+    `shardlin.local_shard` by its operand, which is now that local tensor.
+    A launcher passes each rank its own chunk, as `shardlin-run` does.
+
+    For each `?` dim of such an argument of a public function it adds a
+    check at the function's entry: `tensor.dim` of the argument must equal
+    the calling rank's chunk size (computed from `shardlin.rank` and the
+    spec), else a `cf.assert` fails with a message naming the argument.
+
+    Fails with a diagnostic on a `shardlin.linear` (run
+    `--lower-sharded-linear` first) and on any other op that takes or
+    yields a sharded value.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
+  let summary = "Prepare a module for One-Shot Bufferize and lowering to LLVM";
+  let description = [{
+    Two rewrites that `--shardlin-lower-to-llvm` needs before bufferizing:
+
+    - Linalg ops that are aggregates of simpler ones (those implementing
+      `AggregatedOpInterface`, such as `linalg.softmax`) are decomposed into
+      them: upstream lowers the parts to loops, not the aggregate.
+    - Public function definitions are the entries a launcher calls: they get
+      `llvm.emit_c_interface` (so `convert-func-to-llvm` emits
+      `_mlir_ciface_<name>`, taking memref descriptors by pointer, which
+      MLIR's ExecutionEngine calls), and their tensor arguments
+      `bufferization.writable = false` unless already marked (the caller's
+      buffers are read, never written: bufferization copies before an
+      in-place write instead).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // SHARDLIN_NATIVEPASSES_TD

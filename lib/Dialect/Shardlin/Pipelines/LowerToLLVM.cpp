@@ -1,0 +1,141 @@
+//===- LowerToLLVM.cpp - The --shardlin-lower-to-llvm pipeline ------------===//
+//
+// In the manner of upstream's buildSparsifier: shardlin's passes around
+// upstream's bufferization and to-LLVM conversions, in the one order that
+// works (docs/native.md says why each step is where it is).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
+#include "shardlin/Conversion/Passes.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+
+void mlir::shardlin::buildLowerToLLVMPipeline(
+    OpPassManager &pm, const LowerToLLVMOptions &options) {
+  // 1. shardlin.linear -> SPMD ops on tensors (a no-op on lowered IR).
+  pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options.lowering));
+  // 2. Sharded values -> the rank's local tensors; entries marked; linalg
+  //    aggregates (softmax) decomposed; elementwise arith/math on tensors ->
+  //    linalg.generic: all of it bufferizable.
+  pm.addPass(createLocalizeSharded());
+  pm.addPass(createPrepareNative());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // 3. Tensors -> buffers, function boundaries included, identity layouts
+  //    at the boundaries (what a launcher's plain row-major arrays are).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Folds the chunk arithmetic (and shardlin.rank for one rank).
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // 4. Loops, the runtime calls, then upstream's conversions to LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertShardlinToLLVM());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::shardlin::registerLowerToLLVMDialects(DialectRegistry &registry) {
+  registry.insert<ShardlinDialect, affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, ub::UBDialect>();
+  mlir::shardlin::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  arith::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  cf::registerBufferizableOpInterfaceExternalModels(registry);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerSubsetOpInterfaceExternalModels(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  memref::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerSubsetOpInterfaceExternalModels(registry);
+}
+
+void mlir::shardlin::registerShardlinPipelines() {
+  registerShardlinNativePasses();
+  registerShardlinConversionPasses();
+  // The upstream passes of the pipeline, so that its steps can be run (and
+  // named in --mlir-print-ir-after) one by one.
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
+  registerConvertElementwiseToLinalgPass();
+  registerConvertLinalgToLoopsPass();
+  memref::registerExpandStridedMetadataPass();
+  registerLowerAffinePass();
+  registerSCFToControlFlowPass();
+  registerConvertMathToLLVMPass();
+  registerConvertMathToLibmPass();
+  registerArithToLLVMConversionPass();
+  registerConvertIndexToLLVMPass();
+  registerFinalizeMemRefToLLVMConversionPass();
+  registerConvertControlFlowToLLVMPass();
+  registerConvertFuncToLLVMPass();
+  registerUBToLLVMConversionPass();
+  registerReconcileUnrealizedCastsPass();
+  registerConvertBufferizationToMemRefPass();
+  PassPipelineRegistration<>(
+      "shardlin-lower-to-llvm",
+      "Lower shardlin linears (or their SPMD ops) and upstream tensor ops to "
+      "the LLVM dialect, shardlin's ops as calls of the runtime's C ABI "
+      "(docs/native.md)",
+      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+}

@@ -1,0 +1,425 @@
+//===- BufferizableOpInterfaceImpl.cpp - Bufferizing the shardlin ops -----===//
+//
+// One-Shot Bufferize models of the shardlin tensor ops (docs/native.md):
+//
+// - all_gather, all_to_all, reduce_scatter, gemm and convert write a new
+//   buffer: bufferize allocates it (identity layout, its `?` sizes from the
+//   input buffers' dims and, for a rank's chunk, from shardlin.rank and the
+//   chunk spec) and emits the op's `shardlin.buffer.*` form writing into it.
+//   The collective or GEMM writes its result there directly: no copy.
+// - bias_add writes into its input's buffer (the runtime's bias_add may work
+//   in place), so a lowered linear adds its bias into the reduce_scatter's
+//   buffer; the analysis copies first only where the input is read later or
+//   not writable.
+// - local_chunk is a memref.subview of its source: no data moves.
+// - local_shard and linear cannot be bufferized: localize-sharded and
+//   --lower-sharded-linear remove them first, and bufferizing one says so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/IR/ChunkArith.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::shardlin;
+
+namespace {
+
+/// The size of dim `d` of `buffer` as an index value.
+Value dimValue(OpBuilder &b, Location loc, Value buffer, int64_t d) {
+  return getValueOrCreateConstantIndexOp(
+      b, loc, memref::getMixedSize(b, loc, buffer, d));
+}
+
+/// The identity-layout type of a new buffer for `value` (a tensor result).
+FailureOr<BufferLikeType> newBufferType(Value value,
+                                        const BufferizationOptions &options) {
+  auto tensorType = cast<RankedTensorType>(value.getType());
+  std::optional<Attribute> memorySpace =
+      options.defaultMemorySpaceFn(tensorType);
+  if (!memorySpace)
+    return getOwnerOfValue(value)->emitError(
+        "could not infer the memory space of its result buffer");
+  return cast<BufferLikeType>(
+      getMemRefTypeWithStaticIdentityLayout(tensorType, *memorySpace));
+}
+
+/// The model of an op that reads its tensor operands and writes its one
+/// result into a new buffer. `Derived` provides
+///   SmallVector<Value> dynamicSizes(OpTy, OpBuilder &, ArrayRef<Value>)
+///     the result's `?` sizes, given the operands' buffers in order;
+///   void build(OpTy, OpBuilder &, ArrayRef<Value> buffers, Value output)
+///     the op's buffer form writing into `output`.
+/// The analysis queries of an op that reads its tensor operands, writes none
+/// of them and whose results alias none of them.
+template <typename Derived, typename OpTy>
+struct ReadsOperandsModel
+    : public BufferizableOpInterface::ExternalModel<Derived, OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+};
+
+template <typename Derived, typename OpTy>
+struct WritesNewBufferModel : public ReadsOperandsModel<Derived, OpTy> {
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *, Value value, const BufferizationOptions &options,
+                const BufferizationState &, SmallVector<Value> &) const {
+    return newBufferType(value, options);
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto concrete = cast<OpTy>(op);
+    Location loc = op->getLoc();
+    SmallVector<Value> buffers;
+    for (Value operand : op->getOperands()) {
+      FailureOr<Value> buffer = getBuffer(rewriter, operand, options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    FailureOr<BufferLikeType> type =
+        newBufferType(op->getResult(0), options);
+    if (failed(type))
+      return failure();
+    SmallVector<Value> sizes =
+        Derived::dynamicSizes(concrete, rewriter, buffers);
+    FailureOr<Value> output =
+        options.createAlloc(rewriter, loc, cast<MemRefType>(*type), sizes);
+    if (failed(output))
+      return failure();
+    Derived::build(concrete, rewriter, buffers, *output);
+    replaceOpWithBufferizedValues(rewriter, op, *output);
+    return success();
+  }
+};
+
+/// The `?` dims of `result`: the rank's chunk of input dim `chunked` under
+/// `chunk` where `chunked` >= 0, the input buffer's own dim elsewhere
+/// (collectives keep every other dim). A dim gathered whole is static.
+SmallVector<Value> collectiveSizes(OpBuilder &b, Location loc, Value input,
+                                   RankedTensorType result, int64_t chunked,
+                                   ChunkAttr chunk) {
+  auto inType = cast<MemRefType>(input.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, e = result.getRank(); d < e; ++d) {
+    if (!result.isDynamicDim(d))
+      continue;
+    if (d == chunked) {
+      ChunkRangeValues range =
+          buildLocalChunkRange(b, loc, chunk, inType.getDimSize(d));
+      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+      continue;
+    }
+    sizes.push_back(dimValue(b, loc, input, d));
+  }
+  return sizes;
+}
+
+struct AllGatherModel : WritesNewBufferModel<AllGatherModel, AllGatherOp> {
+  static SmallVector<Value> dynamicSizes(AllGatherOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    // The gathered dim is whole (static); the others are the input's.
+    return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
+                           /*chunked=*/-1, op.getAlong());
+  }
+  static void build(AllGatherOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAllGatherOp::create(b, op.getLoc(), buffers[0], output,
+                              op.getAlong());
+  }
+};
+
+struct AllToAllModel : WritesNewBufferModel<AllToAllModel, AllToAllOp> {
+  static SmallVector<Value> dynamicSizes(AllToAllOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    // The split dim is the rank's chunk of the input's; the concat dim is
+    // whole.
+    return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
+                           op.getSplit().getDim(), op.getSplit());
+  }
+  static void build(AllToAllOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAllToAllOp::create(b, op.getLoc(), buffers[0], output,
+                             op.getSplit(), op.getConcat());
+  }
+};
+
+struct ReduceScatterModel
+    : WritesNewBufferModel<ReduceScatterModel, ReduceScatterOp> {
+  static SmallVector<Value> dynamicSizes(ReduceScatterOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
+                           op.getAlong().getDim(), op.getAlong());
+  }
+  static void build(ReduceScatterOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferReduceScatterOp::create(b, op.getLoc(), buffers[0], output,
+                                  op.getAlong());
+  }
+};
+
+struct GemmModel : WritesNewBufferModel<GemmModel, GemmOp> {
+  static SmallVector<Value> dynamicSizes(GemmOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    // m from lhs, n from rhs, each through its transpose flag.
+    RankedTensorType result = op.getType();
+    SmallVector<Value> sizes;
+    if (result.isDynamicDim(0))
+      sizes.push_back(
+          dimValue(b, op.getLoc(), buffers[0], op.getTransposeLhs() ? 1 : 0));
+    if (result.isDynamicDim(1))
+      sizes.push_back(
+          dimValue(b, op.getLoc(), buffers[1], op.getTransposeRhs() ? 0 : 1));
+    return sizes;
+  }
+  static void build(GemmOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    Value bias = op.getBias() ? buffers[2] : Value();
+    BufferGemmOp::create(b, op.getLoc(), buffers[0], buffers[1], bias, output,
+                         op.getTransposeLhs(), op.getTransposeRhs());
+  }
+};
+
+struct ConvertModel : WritesNewBufferModel<ConvertModel, ConvertOp> {
+  static SmallVector<Value> dynamicSizes(ConvertOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    SmallVector<Value> sizes;
+    for (int64_t d = 0, e = op.getType().getRank(); d < e; ++d)
+      if (op.getType().isDynamicDim(d))
+        sizes.push_back(dimValue(b, op.getLoc(), buffers[0], d));
+    return sizes;
+  }
+  static void build(ConvertOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferConvertOp::create(b, op.getLoc(), buffers[0], output);
+  }
+};
+
+/// bias_add: in place, into its input's buffer.
+struct BiasAddModel
+    : public BufferizableOpInterface::ExternalModel<BiasAddModel, BiasAddOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
+                               const AnalysisState &) const {
+    return operand.get() == cast<BiasAddOp>(op).getInput();
+  }
+
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    if (operand.get() != cast<BiasAddOp>(op).getInput())
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto biasAdd = cast<BiasAddOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> input =
+        getBuffer(rewriter, biasAdd.getInput(), options, state);
+    FailureOr<Value> bias =
+        getBuffer(rewriter, biasAdd.getBias(), options, state);
+    if (failed(input) || failed(bias))
+      return failure();
+    FailureOr<RowsView> rows = rowsView(rewriter, loc, *input, options);
+    if (failed(rows))
+      return failure();
+    BufferBiasAddOp::create(rewriter, loc, rows->rows, *bias, rows->rows);
+    if (rows->copy)
+      memref::CopyOp::create(rewriter, loc, rows->copy, *input);
+    replaceOpWithBufferizedValues(rewriter, op, *input);
+    return success();
+  }
+
+private:
+  struct RowsView {
+    Value rows;
+    /// The contiguous copy `rows` views, to copy back; null if `rows` views
+    /// the buffer itself.
+    Value copy;
+  };
+
+  /// `buffer` as rows x cols (the C ABI's bias_add is 2-D): itself when
+  /// 2-D, 1 x n for a vector, leading dims collapsed for N-D. A strided N-D
+  /// buffer whose leading dims cannot be collapsed into one is copied into a
+  /// new buffer, which bufferize copies back after the add.
+  static FailureOr<RowsView> rowsView(OpBuilder &b, Location loc,
+                                      Value buffer,
+                                      const BufferizationOptions &options) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t rank = type.getRank();
+    if (rank == 2)
+      return RowsView{buffer, Value()};
+    if (rank == 1) {
+      SmallVector<int64_t> shape = {1, type.getDimSize(0)};
+      FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+          type, shape, {ReassociationIndices{0, 1}});
+      if (failed(expanded))
+        return failure();
+      SmallVector<OpFoldResult> outputShape = {
+          b.getIndexAttr(1), memref::getMixedSize(b, loc, buffer, 0)};
+      Value rows = memref::ExpandShapeOp::create(
+          b, loc, *expanded, buffer, {ReassociationIndices{0, 1}}, outputShape);
+      return RowsView{rows, Value()};
+    }
+    ReassociationIndices leading;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      leading.push_back(d);
+    SmallVector<ReassociationIndices> groups = {leading, {rank - 1}};
+    Value source = buffer, copy;
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups)) {
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < rank; ++d)
+        if (type.isDynamicDim(d))
+          sizes.push_back(dimValue(b, loc, buffer, d));
+      auto contiguous = MemRefType::get(type.getShape(), type.getElementType(),
+                                        MemRefLayoutAttrInterface(),
+                                        type.getMemorySpace());
+      FailureOr<Value> alloc = options.createAlloc(b, loc, contiguous, sizes);
+      if (failed(alloc))
+        return failure();
+      memref::CopyOp::create(b, loc, buffer, *alloc);
+      source = copy = *alloc;
+    }
+    Value rows = memref::CollapseShapeOp::create(b, loc, source, groups);
+    return RowsView{rows, copy};
+  }
+};
+
+/// local_chunk: a subview of its source at the rank's chunk.
+struct LocalChunkModel
+    : public BufferizableOpInterface::ExternalModel<LocalChunkModel,
+                                                    LocalChunkOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return false;
+  }
+
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    // Part of the source, as tensor.extract_slice.
+    return {{op->getResult(0), BufferRelation::Unknown}};
+  }
+
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *op, Value, const BufferizationOptions &options,
+                const BufferizationState &state,
+                SmallVector<Value> &invocationStack) const {
+    auto chunkOp = cast<LocalChunkOp>(op);
+    FailureOr<BufferLikeType> source = bufferization::getBufferType(
+        chunkOp.getSource(), options, state, invocationStack);
+    if (failed(source))
+      return failure();
+    auto sourceType = dyn_cast<MemRefType>(*source);
+    if (!sourceType)
+      return op->emitError("expected a ranked memref source");
+    // The same static pattern as bufferize builds: a dynamic offset on the
+    // chunked dim, the result's sizes.
+    int64_t rank = sourceType.getRank();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    offsets[chunkOp.getAlong().getDim()] = ShapedType::kDynamic;
+    return cast<BufferLikeType>(memref::SubViewOp::inferResultType(
+        sourceType, offsets, chunkOp.getType().getShape(), strides));
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto chunkOp = cast<LocalChunkOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> source =
+        getBuffer(rewriter, chunkOp.getSource(), options, state);
+    if (failed(source))
+      return failure();
+    auto sourceType = cast<MemRefType>(source->getType());
+    int64_t rank = sourceType.getRank();
+    int64_t dim = chunkOp.getAlong().getDim();
+    ChunkRangeValues range = buildLocalChunkRange(
+        rewriter, loc, chunkOp.getAlong(), sourceType.getDimSize(dim));
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(d == dim ? range.size
+                               : memref::getMixedSize(rewriter, loc, *source,
+                                                      d));
+    offsets[dim] = range.offset;
+    auto type =
+        memref::SubViewOp::inferResultType(sourceType, offsets, sizes, strides);
+    Value view = memref::SubViewOp::create(rewriter, loc, type, *source,
+                                           offsets, sizes, strides);
+    replaceOpWithBufferizedValues(rewriter, op, view);
+    return success();
+  }
+};
+
+/// local_shard and linear: removed before bufferization by the pass named in
+/// the error.
+template <typename OpTy>
+struct NotBufferizableModel
+    : public ReadsOperandsModel<NotBufferizableModel<OpTy>, OpTy> {
+  LogicalResult bufferize(Operation *op, RewriterBase &,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    if (isa<LinearOp>(op))
+      return op->emitOpError(
+          "cannot be bufferized: lower it first (run --lower-sharded-linear)");
+    return op->emitOpError("cannot be bufferized: its sharded operand must "
+                           "first become the rank's local tensor (run "
+                           "--localize-sharded)");
+  }
+};
+
+} // namespace
+
+void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, ShardlinDialect *) {
+    AllGatherOp::attachInterface<AllGatherModel>(*ctx);
+    AllToAllOp::attachInterface<AllToAllModel>(*ctx);
+    ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
+    GemmOp::attachInterface<GemmModel>(*ctx);
+    ConvertOp::attachInterface<ConvertModel>(*ctx);
+    BiasAddOp::attachInterface<BiasAddModel>(*ctx);
+    LocalChunkOp::attachInterface<LocalChunkModel>(*ctx);
+    LocalShardOp::attachInterface<NotBufferizableModel<LocalShardOp>>(*ctx);
+    LinearOp::attachInterface<NotBufferizableModel<LinearOp>>(*ctx);
+    // The ops the bufferization creates.
+    ctx->loadDialect<memref::MemRefDialect, arith::ArithDialect>();
+  });
+}

@@ -1,0 +1,90 @@
+// RUN: shardlin-opt %s -split-input-file -verify-diagnostics
+
+// The buffer forms share their tensor forms' verifiers (with "output" for
+// the result), plus the C ABI's rank-2 bias_add.
+
+func.func @rank_zero() {
+  // expected-error@+1 {{attribute 'world_size' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %r = shardlin.rank world_size = 0
+  return
+}
+
+// -----
+
+func.func @all_gather_wrong_chunk(%x: memref<5x3xf32>, %g: memref<5x7xf32>) {
+  // expected-error@+1 {{input dim 1 is 3 but the local chunk of 7 over 3 ranks is ? (chunks are uneven)}}
+  shardlin.buffer.all_gather %x into %g along <dim = 1, placements = [2, 0, 1]> : memref<5x3xf32> into memref<5x7xf32>
+  return
+}
+
+// -----
+
+func.func @all_to_all_same_dims(%x: memref<6x6xf32>, %y: memref<6x6xf32>) {
+  // expected-error@+1 {{split and concat dims must differ, both are 0}}
+  shardlin.buffer.all_to_all %x into %y split <dim = 0, placements = [0, 1]> concat <dim = 0, placements = [0, 1]> : memref<6x6xf32> into memref<6x6xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_other_dim(%p: memref<8x4xf32>, %y: memref<4x5xf32>) {
+  // expected-error@+1 {{input dim 1 (4) and output dim 1 (5) must be equal}}
+  shardlin.buffer.reduce_scatter %p into %y along <dim = 0, placements = [0, 1]> : memref<8x4xf32> into memref<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @collective_element_types(%x: memref<4x4xf32>, %y: memref<8x4xf16>) {
+  // expected-error@+1 {{failed to verify that all of {input, output} have same element type}}
+  shardlin.buffer.all_gather %x into %y along <dim = 0, placements = [0, 1]> : memref<4x4xf32> into memref<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @gemm_shape(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x6xf32>) {
+  // expected-error@+1 {{output shape [4, 6] does not match [4, 5]}}
+  shardlin.buffer.gemm %a, %b into %c : memref<4x3xf32>, memref<3x5xf32> into memref<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_f32_output_bias(%a: memref<4x3xf16>, %b: memref<3x5xf16>, %bias: memref<5xf16>, %c: memref<4x5xf32>) {
+  // expected-error@+1 {{an f32 output of 'f16' operands takes no bias}}
+  shardlin.buffer.gemm %a, %b bias %bias into %c : memref<4x3xf16>, memref<3x5xf16>, memref<5xf16> into memref<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @bias_add_rank(%y: memref<2x3x4xf32>, %b: memref<4xf32>) {
+  // expected-error@+1 {{expects a rank-2 input and output, got 'memref<2x3x4xf32>'}}
+  shardlin.buffer.bias_add %y, %b into %y : memref<2x3x4xf32>, memref<4xf32> into memref<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @bias_add_size(%y: memref<3x4xf32>, %b: memref<5xf32>) {
+  // expected-error@+1 {{bias size 5 does not match the input's last dim 4}}
+  shardlin.buffer.bias_add %y, %b into %y : memref<3x4xf32>, memref<5xf32> into memref<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @convert_pair(%x: memref<3x4xf32>, %y: memref<3x4xf64>) {
+  // expected-error@+1 {{converts f32 to f16 or bf16, or f16 or bf16 to f32; got 'f32' to 'f64'}}
+  shardlin.buffer.convert %x into %y : memref<3x4xf32> into memref<3x4xf64>
+  return
+}
+
+// -----
+
+func.func @not_strided(%x: memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>, %y: memref<8x4xf32>) {
+  // expected-error@+1 {{operand #0 must be strided memref of f16, bf16, f32 or f64 values}}
+  shardlin.buffer.all_gather %x into %y along <dim = 0, placements = [0, 1]> : memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>> into memref<8x4xf32>
+  return
+}

@@ -1,0 +1,54 @@
+// RUN: shardlin-opt %s | shardlin-opt | FileCheck %s
+// RUN: shardlin-opt %s --verify-roundtrip | FileCheck %s
+// RUN: shardlin-opt %s --canonicalize | FileCheck %s --check-prefix=FOLD
+
+// Round trip of shardlin.rank and the shardlin.buffer.* ops (the bufferized
+// forms of the collectives and local compute ops), with strided views.
+
+// CHECK-LABEL: func.func @rank
+// CHECK: %[[R:.*]] = shardlin.rank world_size = 4
+// CHECK: shardlin.rank world_size = 1
+// The only rank of a group of one is 0.
+// FOLD-LABEL: func.func @rank
+// FOLD: %[[Z:.*]] = arith.constant 0 : index
+// FOLD: %[[R:.*]] = shardlin.rank world_size = 4
+// FOLD: return %[[R]], %[[Z]]
+func.func @rank() -> (index, index) {
+  %r = shardlin.rank world_size = 4
+  %r1 = shardlin.rank world_size = 1
+  return %r, %r1 : index, index
+}
+
+// CHECK-LABEL: func.func @collectives
+// CHECK: shardlin.buffer.all_gather %{{.*}} into %{{.*}} along <dim = 1, placements = [2, 0, 1]> : memref<5x?xf32> into memref<5x7xf32>
+// CHECK: shardlin.buffer.all_to_all %{{.*}} into %{{.*}} split <dim = 1, placements = [2, 0, 1]> concat <dim = 0, placements = [0, 1, 2]> : memref<5x7xf32, strided<[?, ?], offset: ?>> into memref<15x?xf32>
+// CHECK: shardlin.buffer.reduce_scatter %{{.*}} into %{{.*}} along <dim = 0, placements = [0, 1, 2]> : memref<15x4xbf16> into memref<5x4xbf16>
+// Canonicalization keeps the ops: they write their output.
+// FOLD-LABEL: func.func @collectives
+// FOLD-COUNT-3: shardlin.buffer.
+func.func @collectives(%x: memref<5x?xf32>, %g: memref<5x7xf32>,
+                       %s: memref<5x7xf32, strided<[?, ?], offset: ?>>, %xs: memref<15x?xf32>,
+                       %p: memref<15x4xbf16>, %y: memref<5x4xbf16>) {
+  shardlin.buffer.all_gather %x into %g along <dim = 1, placements = [2, 0, 1]> : memref<5x?xf32> into memref<5x7xf32>
+  shardlin.buffer.all_to_all %s into %xs split <dim = 1, placements = [2, 0, 1]> concat <dim = 0, placements = [0, 1, 2]> : memref<5x7xf32, strided<[?, ?], offset: ?>> into memref<15x?xf32>
+  shardlin.buffer.reduce_scatter %p into %y along <dim = 0, placements = [0, 1, 2]> : memref<15x4xbf16> into memref<5x4xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @local_compute
+// CHECK: shardlin.buffer.gemm %{{.*}}, %{{.*}} bias %{{.*}} transpose_rhs into %{{.*}} : memref<20x19xf32>, memref<?x19xf32>, memref<?xf32, strided<[1], offset: ?>> into memref<20x?xf32>
+// CHECK: shardlin.buffer.gemm %{{.*}}, %{{.*}} transpose_lhs into %{{.*}} : memref<19x20xf16>, memref<19x3xf16> into memref<20x3xf32>
+// CHECK: shardlin.buffer.bias_add %[[Y:.*]], %{{.*}} into %[[Y]] : memref<5x11xf32>, memref<11xf32> into memref<5x11xf32>
+// CHECK: shardlin.buffer.convert %{{.*}} into %{{.*}} : memref<5x11xf32> into memref<5x11xf16>
+// FOLD-LABEL: func.func @local_compute
+// FOLD-COUNT-4: shardlin.buffer.
+func.func @local_compute(%g: memref<20x19xf32>, %a: memref<?x19xf32>,
+                         %b: memref<?xf32, strided<[1], offset: ?>>, %q: memref<20x?xf32>,
+                         %l: memref<19x20xf16>, %r: memref<19x3xf16>, %p: memref<20x3xf32>,
+                         %y: memref<5x11xf32>, %bb: memref<11xf32>, %h: memref<5x11xf16>) {
+  shardlin.buffer.gemm %g, %a bias %b transpose_rhs into %q : memref<20x19xf32>, memref<?x19xf32>, memref<?xf32, strided<[1], offset: ?>> into memref<20x?xf32>
+  shardlin.buffer.gemm %l, %r transpose_lhs into %p : memref<19x20xf16>, memref<19x3xf16> into memref<20x3xf32>
+  shardlin.buffer.bias_add %y, %bb into %y : memref<5x11xf32>, memref<11xf32> into memref<5x11xf32>
+  shardlin.buffer.convert %y into %h : memref<5x11xf32> into memref<5x11xf16>
+  return
+}
