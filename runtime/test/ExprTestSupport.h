@@ -84,6 +84,13 @@ inline ExprProgram silu() {
   return b.p;
 }
 
+/// maximum(x, +0).
+inline ExprProgram relu() {
+  Builder b;
+  b.op(ExprOp::Maximum, b.input(0), b.constant(0));
+  return b.p;
+}
+
 } // namespace shardlin::rt::testing
 
 #endif // SHARDLIN_RUNTIME_TEST_EXPRTESTSUPPORT_H
