@@ -73,7 +73,7 @@ Status Plan::Impl::resolve(int rank, Allocator &allocator) {
     const Instr &in = program.instrs[s];
     const int r = in.result;
     const std::vector<int64_t> &outType = program.values[r].shape;
-    OpResolveContext ctx{*this, in, steps[s], rank, {}};
+    OpResolveContext ctx{*this, in, steps[s], s, rank, {}};
     SHARDLIN_RETURN_IF_ERROR(opInfo(in.op).resolve(ctx));
     const std::vector<int64_t> &out = ctx.result;
 
@@ -147,7 +147,8 @@ Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
 Plan::~Plan() = default;
 
 Status Plan::build(const Program &program, int rank, int worldSize,
-                   Allocator &allocator, std::unique_ptr<Plan> &out) {
+                   Allocator &allocator, std::unique_ptr<Plan> &out,
+                   const PlanOptions &options) {
   SHARDLIN_RETURN_IF_ERROR(program.validate());
   if (worldSize < 1)
     return Status::invalidArgument("world size must be >= 1, got " +
@@ -166,6 +167,7 @@ Status Plan::build(const Program &program, int rank, int worldSize,
   plan->impl_ = std::make_unique<Impl>();
   plan->impl_->program = program;
   plan->impl_->worldSize = worldSize;
+  plan->impl_->options = options;
   SHARDLIN_RETURN_IF_ERROR(plan->impl_->resolve(rank, allocator));
   out = std::move(plan);
   return Status::ok();

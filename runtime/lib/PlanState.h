@@ -63,11 +63,16 @@ struct PlanStep {
   /// run) and the result as rows x cols (cols: the last dim).
   std::vector<ExprOperand> exprOperands;
   int64_t rows = 0, cols = 0;
+  /// gemm: the index of the elementwise instruction it runs as its
+  /// epilogue, or -1. elementwise: whether the gemm before it runs it.
+  int epilogue = -1;
+  bool inGemmEpilogue = false;
 };
 
 struct Plan::Impl {
   Program program;
   int worldSize = 1;
+  PlanOptions options;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<int> root;          // value -> storage root value
   std::vector<size_t> byteOffset; // value -> offset within its root
@@ -97,6 +102,8 @@ struct OpResolveContext {
   Plan::Impl &plan;
   const Instr &in;
   PlanStep &step;
+  /// The instruction's index in the program.
+  size_t index;
   int rank;
   /// To fill in: the result's shape on this rank.
   std::vector<int64_t> result;

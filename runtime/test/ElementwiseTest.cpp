@@ -60,86 +60,15 @@ namespace {
 
 const DType kAllTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64};
 
-/// The float64 reference of one op, written independently of the kernels.
-double refMaximum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == 0 && b == 0)
-    return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-double refMinimum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == 0 && b == 0)
-    return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-bool refCmp(CmpPredicate p, double a, double b) {
-  const bool uno = std::isnan(a) || std::isnan(b);
-  switch (p) {
-  case CmpPredicate::False: return false;
-  case CmpPredicate::OEQ: return !uno && a == b;
-  case CmpPredicate::OGT: return !uno && a > b;
-  case CmpPredicate::OGE: return !uno && a >= b;
-  case CmpPredicate::OLT: return !uno && a < b;
-  case CmpPredicate::OLE: return !uno && a <= b;
-  case CmpPredicate::ONE: return !uno && a != b;
-  case CmpPredicate::ORD: return !uno;
-  case CmpPredicate::UEQ: return uno || a == b;
-  case CmpPredicate::UGT: return uno || a > b;
-  case CmpPredicate::UGE: return uno || a >= b;
-  case CmpPredicate::ULT: return uno || a < b;
-  case CmpPredicate::ULE: return uno || a <= b;
-  case CmpPredicate::UNE: return uno || a != b;
-  case CmpPredicate::UNO: return uno;
-  case CmpPredicate::True: return true;
-  }
-  return false;
-}
-
 /// Evaluates `e` in float64 at element (i, j) of rows x cols.
 double reference(const rt::ExprProgram &e,
                  const std::vector<std::vector<double>> &in,
                  const std::vector<bool> &rowVector, int64_t i, int64_t j,
                  int64_t cols) {
-  std::vector<double> v(e.nodes.size());
-  for (size_t n = 0; n < e.nodes.size(); ++n) {
-    const rt::ExprNode &node = e.nodes[n];
-    const double a = node.args[0] >= 0 ? v[node.args[0]] : 0;
-    const double b = node.args[1] >= 0 ? v[node.args[1]] : 0;
-    double r = 0;
-    switch (node.op) {
-    case ExprOp::Input:
-      r = in[node.input][rowVector[node.input] ? j : i * cols + j];
-      break;
-    case ExprOp::Const: r = node.value; break;
-    case ExprOp::Neg: r = -a; break;
-    case ExprOp::Abs: r = std::fabs(a); break;
-    case ExprOp::Exp: r = std::exp(a); break;
-    case ExprOp::Log: r = std::log(a); break;
-    case ExprOp::Sqrt: r = std::sqrt(a); break;
-    case ExprOp::Rsqrt: r = 1 / std::sqrt(a); break;
-    case ExprOp::Tanh: r = std::tanh(a); break;
-    case ExprOp::Erf: r = std::erf(a); break;
-    case ExprOp::Add: r = a + b; break;
-    case ExprOp::Sub: r = a - b; break;
-    case ExprOp::Mul: r = a * b; break;
-    case ExprOp::Div: r = a / b; break;
-    case ExprOp::Maximum: r = refMaximum(a, b); break;
-    case ExprOp::Minimum: r = refMinimum(a, b); break;
-    case ExprOp::MaxNum:
-      r = std::isnan(a) ? b : std::isnan(b) ? a : refMaximum(a, b);
-      break;
-    case ExprOp::MinNum:
-      r = std::isnan(a) ? b : std::isnan(b) ? a : refMinimum(a, b);
-      break;
-    case ExprOp::Cmp: r = refCmp(node.predicate, a, b) ? 1 : 0; break;
-    case ExprOp::Select: r = a != 0 ? b : v[node.args[2]]; break;
-    }
-    v[n] = r;
-  }
-  return v.back();
+  std::vector<double> at(in.size());
+  for (size_t k = 0; k < in.size(); ++k)
+    at[k] = in[k][rowVector[k] ? j : i * cols + j];
+  return shardlin::rt::testing::referenceAt(e, at);
 }
 
 /// Values of one dtype, kept as bytes and as the doubles they hold.

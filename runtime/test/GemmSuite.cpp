@@ -37,9 +37,42 @@ Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows, int64_t cols,
   return m;
 }
 
-namespace {
+RoundingOf roundingOf(DType t) {
+  switch (t) {
+  case DType::F16:
+    return {std::ldexp(1.0, -11), std::ldexp(1.0, -25)};
+  case DType::BF16:
+    return {std::ldexp(1.0, -8), std::ldexp(1.0, -134)};
+  case DType::F32:
+  case DType::F64:
+    break;
+  }
+  return {0, 0};
+}
 
-using Bytes = std::vector<unsigned char>;
+double gemmBound(DType t, bool f32Result, int64_t k, double ref, double cond,
+                 double f32Bound) {
+  // k == 0: C is the bias (or zero) exactly, not approximately.
+  if (k == 0)
+    return 0;
+  switch (t) {
+  case DType::F64:
+    return 1e-12 * cond;
+  case DType::F32:
+    return f32Bound * cond;
+  case DType::F16:
+  case DType::BF16:
+    break;
+  }
+  const double e = double(k + 2) * std::ldexp(1.0, -24) * cond;
+  // An f32 result is the accumulation, not rounded to t.
+  if (f32Result)
+    return e;
+  const RoundingOf r = roundingOf(t);
+  return e + r.unit * (std::fabs(ref) + e) + r.minSubnormalHalf;
+}
+
+namespace {
 
 std::string describe(DType t, Shape s, const GemmCase &o) {
   return std::string(dtypeName(t)) + " m=" + std::to_string(s.m) +
@@ -49,12 +82,6 @@ std::string describe(DType t, Shape s, const GemmCase &o) {
          " pads=" + std::to_string(o.padA) + "," +
          std::to_string(o.padB) + "," + std::to_string(o.padC);
 }
-
-/// Frees the target's uploads when a check returns, however it returns.
-struct Releaser {
-  GemmTarget &target;
-  ~Releaser() { target.release(); }
-};
 
 void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
                    const GemmCase &o, double f32Bound) {
@@ -99,16 +126,6 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   st = target.download(dc, c.size(), c);
   ASSERT_TRUE(st.isOk()) << st.message();
 
-  double unit = 0, minSubnormalHalf = 0;
-  if (t == DType::F16) {
-    unit = std::ldexp(1.0, -11);
-    minSubnormalHalf = std::ldexp(1.0, -25);
-  } else if (t == DType::BF16) {
-    unit = std::ldexp(1.0, -8);
-    minSubnormalHalf = std::ldexp(1.0, -134);
-  }
-  const double accumulation = double(s.k + 2) * std::ldexp(1.0, -24);
-
   int failures = 0;
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
@@ -131,26 +148,7 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
       }
       double got = 0;
       convertToF64(ct, elem, &got, 1);
-      double bound = 0;
-      switch (t) {
-      case DType::F64:
-        bound = 1e-12 * cond;
-        break;
-      case DType::F32:
-        bound = f32Bound * cond;
-        break;
-      case DType::F16:
-      case DType::BF16: {
-        const double e = accumulation * cond;
-        // An f32 result is the accumulation, not rounded to t.
-        bound = o.f32Result ? e
-                            : e + unit * (std::fabs(ref) + e) + minSubnormalHalf;
-        break;
-      }
-      }
-      // k == 0: C is the bias (or zero) exactly, not approximately.
-      if (s.k == 0)
-        bound = 0;
+      const double bound = gemmBound(t, o.f32Result, s.k, ref, cond, f32Bound);
       const bool ok = std::fabs(got - ref) <= bound; // false for NaN
       if (!ok && ++failures <= 5)
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got

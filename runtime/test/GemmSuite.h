@@ -45,6 +45,7 @@
 #define SHARDLIN_RUNTIME_TEST_GEMMSUITE_H
 
 #include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/LocalOps.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,21 @@ struct Matrix {
 Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows, int64_t cols,
                     int64_t ld);
 
+using Bytes = std::vector<unsigned char>;
+
+/// Rounding to f16 or bf16: half an ulp relative (`unit`, 2^-11 or 2^-8) in
+/// the normal range and half the smallest subnormal below it; 0 for f32 and
+/// f64, whose bounds are stated otherwise.
+struct RoundingOf {
+  double unit, minSubnormalHalf;
+};
+RoundingOf roundingOf(DType t);
+
+/// The bound on |C - ref| of one element (the header's rules): `ref` its
+/// float64 value, `cond` = |bias| + sum |a b|, `f32Bound` the f32 one.
+double gemmBound(DType t, bool f32Result, int64_t k, double ref, double cond,
+                 double f32Bound = 1e-5);
+
 /// One GEMM backend under test, with the memory it reads and writes.
 class GemmTarget {
 public:
@@ -82,6 +98,8 @@ public:
   /// the reason (the test then skips with it) and returns ok.
   virtual Status setUp(std::string &skip) = 0;
   virtual GemmBackend &gemm() = 0;
+  /// The LocalOps of the backend's device (for GEMM epilogues).
+  virtual LocalOps &localOps() = 0;
   /// A copy of `host` in memory the backend can use (null for no bytes); it
   /// lives until release() or the target's end.
   virtual Status upload(const std::vector<unsigned char> &host, void *&ptr) = 0;
@@ -92,6 +110,12 @@ public:
   virtual void release() = 0;
 };
 
+/// Frees the target's uploads when a check returns, however it returns.
+struct Releaser {
+  GemmTarget &target;
+  ~Releaser() { target.release(); }
+};
+
 /// One instantiation of the suite.
 struct GemmSuiteParam {
   /// The test name's suffix ("openblas", "cublas_unfused").
@@ -99,6 +123,10 @@ struct GemmSuiteParam {
   std::function<std::unique_ptr<GemmTarget>()> make;
   /// The library whose int range bounds the sizes, as the errors name it.
   std::string blasLibrary;
+  /// The relative error allowed on an epilogue's GELU beyond the GEMM's
+  /// (GemmEpilogueSuite.cpp); the backends' own evaluators are within
+  /// 4e-6.
+  double epilogueGeluRel = 4e-6;
 };
 
 /// What GoogleTest (and so ctest's test list) prints for a parameter.
