@@ -195,8 +195,6 @@ void checkLayer(const Layer &l, bool relu) {
       rt::convertToF64(t, y[1].data(), got.data(), count);
       rt::convertToF64(t, y[0].data(), unfused.data(), count);
       rt::convertToF64(t, c[1].data(), cv.data(), count);
-      const bool narrow = t == DType::F16 || t == DType::BF16;
-      const rt::testing::RoundingOf rounding = rt::testing::roundingOf(t);
       int failures = 0;
       for (int64_t i = 0; i < l.rows; ++i)
         for (int64_t j = 0; j < cols.size; ++j) {
@@ -209,20 +207,16 @@ void checkLayer(const Layer &l, bool relu) {
           const double gemmErr = rt::testing::gemmBound(t, false, l.k, g, cond);
           // The reference on the rows at and around the blocks' edges and
           // every 37th; fused against unfused everywhere.
-          const bool checkRow = l.rows < 64 || i % 37 == 0 || i % 256 <= 1 ||
-                                i % 256 == 255 || i == l.rows - 1;
+          const bool checkRow = rt::testing::epilogueReferenceRow(i, l.rows);
           const size_t e = size_t(i * cols.size + j);
           const double ref =
               !checkRow ? unfused[e]
                         : rt::testing::referenceAt(
                               expr, relu ? std::vector<double>{g, bv[f]}
                                          : std::vector<double>{g});
-          double bound = 1.2 * gemmErr +
-                         (t == DType::F64 ? 1e-14 : 4e-6) * std::fabs(ref) +
-                         (t == DType::F64 ? 1e-14 : 1e-6);
-          if (narrow)
-            bound += rounding.unit * (std::fabs(ref) + bound) +
-                     rounding.minSubnormalHalf;
+          const double bound = rt::testing::epilogueBound(
+              t, 1.2, gemmErr, ref, t == DType::F64 ? 1e-14 : 4e-6,
+              t == DType::F64 ? 1e-14 : 1e-6);
           std::string problem;
           if (checkRow && !(std::fabs(got[e] - ref) <= bound))
             problem = "fused " + std::to_string(got[e]) + ", reference " +

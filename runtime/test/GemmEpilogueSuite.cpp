@@ -85,26 +85,22 @@ std::vector<EpilogueCase> epilogueCases() {
   return cases;
 }
 
-/// Whether row i of m is checked against the reference (every row is
-/// checked against the unfused result).
-bool referenceRow(int64_t i, int64_t m) {
-  const int64_t inBlock = i % 256;
-  return m <= 64 || i % 37 == 0 || inBlock <= 1 || inBlock == 255 ||
-         i == m - 1;
-}
-
+/// The GEMM's case (transB: y = x W^T) and whether y is C.
 struct EpilogueRun {
-  bool gemmBias = false, inPlace = false, transA = false;
+  GemmCase gemm;
+  bool inPlace = false;
 };
 
 void checkEpilogue(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
                    const EpilogueCase &c, EpilogueRun r, double geluRel) {
   SCOPED_TRACE(c.name + " " + dtypeName(t) + " m=" + std::to_string(s.m) +
                " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
-               (r.gemmBias ? " gemm-bias" : "") +
-               (r.inPlace ? " in-place" : "") + (r.transA ? " transA" : ""));
+               (r.gemm.bias ? " gemm-bias" : "") +
+               (r.inPlace ? " in-place" : "") +
+               (r.gemm.transA ? " transA" : ""));
   Releaser releaser{target};
-  const int64_t aRows = r.transA ? s.k : s.m, aCols = r.transA ? s.m : s.k;
+  const int64_t aRows = r.gemm.transA ? s.k : s.m;
+  const int64_t aCols = r.gemm.transA ? s.m : s.k;
   const Matrix a = randomMatrix(rng, t, aRows, aCols, aCols);
   const Matrix b = randomMatrix(rng, t, s.n, s.k, s.k); // y = x B^T
   const Matrix bias = randomMatrix(rng, t, 1, s.n, s.n);
@@ -116,14 +112,13 @@ void checkEpilogue(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
 
   void *da = nullptr, *db = nullptr, *dbias = nullptr;
   void *dc = nullptr, *dy = nullptr, *dc2 = nullptr, *dy2 = nullptr;
-  Status st = target.upload(a.bytes, da);
-  if (st.isOk())
-    st = target.upload(b.bytes, db);
-  if (st.isOk())
-    st = target.upload(bias.bytes, dbias);
-  for (void **p : {&dc, &dy, &dc2, &dy2})
-    if (st.isOk())
-      st = target.upload(poison, *p);
+  Status st = uploadAll(target, {{&a.bytes, &da},
+                                 {&b.bytes, &db},
+                                 {&bias.bytes, &dbias},
+                                 {&poison, &dc},
+                                 {&poison, &dy},
+                                 {&poison, &dc2},
+                                 {&poison, &dy2}});
   std::vector<ExprOperand> operands = {{dc, false}};
   for (size_t k = 0; k < others.size() && st.isOk(); ++k) {
     void *p = nullptr;
@@ -132,20 +127,7 @@ void checkEpilogue(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   }
   ASSERT_TRUE(st.isOk()) << st.message();
 
-  GemmOp op;
-  op.m = s.m;
-  op.n = s.n;
-  op.k = s.k;
-  op.transA = r.transA;
-  op.transB = true;
-  op.dtype = t;
-  op.a = da;
-  op.lda = a.ld;
-  op.b = db;
-  op.ldb = b.ld;
-  op.bias = r.gemmBias ? dbias : nullptr;
-  op.c = dc;
-  op.ldc = s.n;
+  GemmOp op = gemmOpOf(t, s, r.gemm, a, da, b, db, dbias, dc, s.n);
   GemmEpilogue epilogue{&c.expr, &operands, r.inPlace ? dc : dy};
   st = target.gemm().runWithEpilogue(op, epilogue, target.localOps());
   ASSERT_TRUE(st.isOk()) << st.message();
@@ -170,20 +152,18 @@ void checkEpilogue(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   convertToF64(t, y.data(), got.data(), count);
   convertToF64(t, y2.data(), unfused.data(), count);
   convertToF64(t, cBytes.data(), cValues.data(), count);
-  const bool narrow = t == DType::F16 || t == DType::BF16;
-  const RoundingOf rounding = roundingOf(t);
   const double rel = t == DType::F64 ? 1e-14 : (c.gelu ? geluRel : c.rel);
   const double abs = t == DType::F64 ? 1e-14 : 1e-6;
   int failures = 0;
   std::vector<double> at(c.rowVector.size());
   for (int64_t i = 0; i < s.m; ++i) {
-    const bool checkRow = referenceRow(i, s.m);
+    const bool checkRow = epilogueReferenceRow(i, s.m);
     for (int64_t j = 0; j < s.n; ++j) {
       const size_t e = size_t(i * s.n + j);
-      double g = r.gemmBias ? bias.at(0, j) : 0.0;
+      double g = r.gemm.bias ? bias.at(0, j) : 0.0;
       double cond = std::fabs(g);
       for (int64_t p = 0; p < s.k; ++p) {
-        const double av = r.transA ? a.at(p, i) : a.at(i, p);
+        const double av = r.gemm.transA ? a.at(p, i) : a.at(i, p);
         g += av * b.at(j, p);
         cond += std::fabs(av * b.at(j, p));
       }
@@ -198,10 +178,8 @@ void checkEpilogue(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
           at[k + 1] = others[k].at(c.rowVector[k + 1] ? 0 : i, j);
         ref = referenceAt(c.expr, at);
       }
-      double bound = c.lipschitz * gemmErr + rel * std::fabs(ref) + abs;
-      if (narrow)
-        bound += rounding.unit * (std::fabs(ref) + bound) +
-                 rounding.minSubnormalHalf;
+      const double bound =
+          epilogueBound(t, c.lipschitz, gemmErr, ref, rel, abs);
       std::string problem;
       if (checkRow && !(std::fabs(got[e] - ref) <= bound))
         problem = "y = " + std::to_string(got[e]) + ", reference " +
@@ -238,9 +216,10 @@ TEST_P(GemmConformance, EpilogueMatchesReferenceAndUnfused) {
                         (t != DType::F32 && t != DType::BF16)))
             continue;
           EpilogueRun r;
-          r.gemmBias = flags & 1;
+          r.gemm.transB = true;
+          r.gemm.bias = flags & 1;
+          r.gemm.transA = s.m == 5;
           r.inPlace = flags & 2;
-          r.transA = s.m == 5;
           checkEpilogue(*target_, rng, t, s, c, r,
                         GetParam().epilogueGeluRel);
           if (HasFailure())
@@ -254,7 +233,8 @@ TEST_P(GemmConformance, EpilogueOfEmptyResult) {
   std::mt19937 rng(29);
   for (DType t : kEpilogueTypes)
     for (Shape s : {Shape{0, 7, 3}, Shape{6, 0, 3}, Shape{0, 0, 0}})
-      checkEpilogue(*target_, rng, t, s, epilogueCases()[1], EpilogueRun{},
+      checkEpilogue(*target_, rng, t, s, epilogueCases()[1],
+                    EpilogueRun{GemmCase{false, true}, false},
                     GetParam().epilogueGeluRel);
   // A rank whose weight shard has no rows: B and C (and y) null.
   Releaser releaser{*target_};
@@ -339,16 +319,7 @@ TEST_P(GemmConformance, EpilogueRejectsBadArguments) {
   ASSERT_TRUE(target_->upload(Bytes(2 * 4 * 4, 0), da).isOk());
   ASSERT_TRUE(target_->upload(Bytes(4 * 3 * 4, 0), db).isOk());
   ASSERT_TRUE(target_->upload(poison, dc).isOk());
-  GemmOp op;
-  op.m = 2;
-  op.n = 3;
-  op.k = 4;
-  op.a = da;
-  op.lda = 4;
-  op.b = db;
-  op.ldb = 3;
-  op.c = dc;
-  op.ldc = 3;
+  const GemmOp op = smallF32Op(da, db, dc);
   const ExprProgram gelu = geluTanh();
   std::vector<ExprOperand> operands = {{dc, false}};
   auto expectError = [&](const GemmOp &o, const GemmEpilogue &e,

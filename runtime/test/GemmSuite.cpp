@@ -72,6 +72,61 @@ double gemmBound(DType t, bool f32Result, int64_t k, double ref, double cond,
   return e + r.unit * (std::fabs(ref) + e) + r.minSubnormalHalf;
 }
 
+GemmOp gemmOpOf(DType t, Shape s, const GemmCase &o, const Matrix &a,
+                const void *da, const Matrix &b, const void *db,
+                const void *dbias, void *dc, int64_t ldc) {
+  GemmOp op;
+  op.m = s.m;
+  op.n = s.n;
+  op.k = s.k;
+  op.transA = o.transA;
+  op.transB = o.transB;
+  op.dtype = t;
+  op.a = da;
+  op.lda = a.ld;
+  op.b = db;
+  op.ldb = b.ld;
+  op.bias = o.bias ? dbias : nullptr;
+  op.c = dc;
+  op.ldc = ldc;
+  op.f32Result = o.f32Result;
+  return op;
+}
+
+Status uploadAll(GemmTarget &target,
+                 const std::vector<std::pair<const Bytes *, void **>> &uploads) {
+  for (const auto &[bytes, ptr] : uploads)
+    SHARDLIN_RETURN_IF_ERROR(target.upload(*bytes, *ptr));
+  return Status::ok();
+}
+
+GemmOp smallF32Op(const void *da, const void *db, void *dc) {
+  GemmOp op;
+  op.m = 2;
+  op.n = 3;
+  op.k = 4;
+  op.a = da;
+  op.lda = 4;
+  op.b = db;
+  op.ldb = 3;
+  op.c = dc;
+  op.ldc = 3;
+  return op;
+}
+
+double epilogueBound(DType t, double lipschitz, double gemmErr, double ref,
+                     double rel, double abs) {
+  double bound = lipschitz * gemmErr + rel * std::fabs(ref) + abs;
+  const RoundingOf r = roundingOf(t);
+  return bound + r.unit * (std::fabs(ref) + bound) + r.minSubnormalHalf;
+}
+
+bool epilogueReferenceRow(int64_t i, int64_t m) {
+  const int64_t inBlock = i % 256;
+  return m <= 64 || i % 37 == 0 || inBlock <= 1 || inBlock == 255 ||
+         i == m - 1;
+}
+
 namespace {
 
 std::string describe(DType t, Shape s, const GemmCase &o) {
@@ -97,30 +152,13 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   Bytes c(size_t(s.m * ldc) * es, 0xFF);
 
   void *da = nullptr, *db = nullptr, *dbias = nullptr, *dc = nullptr;
-  Status st = target.upload(a.bytes, da);
-  if (st.isOk())
-    st = target.upload(b.bytes, db);
-  if (st.isOk())
-    st = target.upload(bias.bytes, dbias);
-  if (st.isOk())
-    st = target.upload(c, dc);
+  Status st = uploadAll(target, {{&a.bytes, &da},
+                                 {&b.bytes, &db},
+                                 {&bias.bytes, &dbias},
+                                 {&c, &dc}});
   ASSERT_TRUE(st.isOk()) << st.message();
 
-  GemmOp op;
-  op.m = s.m;
-  op.n = s.n;
-  op.k = s.k;
-  op.transA = o.transA;
-  op.transB = o.transB;
-  op.dtype = t;
-  op.a = da;
-  op.lda = a.ld;
-  op.b = db;
-  op.ldb = b.ld;
-  op.bias = o.bias ? dbias : nullptr;
-  op.c = dc;
-  op.ldc = ldc;
-  op.f32Result = o.f32Result;
+  const GemmOp op = gemmOpOf(t, s, o, a, da, b, db, dbias, dc, ldc);
   st = target.gemm().run(op);
   ASSERT_TRUE(st.isOk()) << st.message();
   st = target.download(dc, c.size(), c);
@@ -376,19 +414,7 @@ TEST_P(GemmConformance, RejectsInvalidOps) {
   ASSERT_TRUE(target_->upload(Bytes(2 * 4 * 4, 0), da).isOk());
   ASSERT_TRUE(target_->upload(Bytes(4 * 3 * 4, 0), db).isOk());
   ASSERT_TRUE(target_->upload(Bytes(2 * 3 * 4, 0), dc).isOk());
-  auto valid = [&] {
-    GemmOp op;
-    op.m = 2;
-    op.n = 3;
-    op.k = 4;
-    op.a = da;
-    op.lda = 4;
-    op.b = db;
-    op.ldb = 3;
-    op.c = dc;
-    op.ldc = 3;
-    return op;
-  };
+  auto valid = [&] { return smallF32Op(da, db, dc); };
   const std::string context = std::string(target_->gemm().name()) + " gemm (";
   auto expectError = [&](const GemmOp &op, const std::string &needle) {
     Status st = target_->gemm().run(op);

@@ -55,6 +55,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardlin::rt::testing {
@@ -151,6 +152,32 @@ struct GemmCase {
   /// bf16 exceeds wherever cancellation does not dominate.
   bool f32Result = false;
 };
+
+/// The op of shape `s` and case `o` (its transposes, bias, f32 result)
+/// over uploaded operands: `a` and `b` give the leading dimensions of `da`
+/// and `db`; `dbias` is used only with o.bias.
+GemmOp gemmOpOf(DType t, Shape s, const GemmCase &o, const Matrix &a,
+                const void *da, const Matrix &b, const void *db,
+                const void *dbias, void *dc, int64_t ldc);
+
+/// Uploads each (bytes, where the pointer goes) in order; stops at the
+/// first failure.
+Status uploadAll(GemmTarget &target,
+                 const std::vector<std::pair<const Bytes *, void **>> &uploads);
+
+/// A valid 2 x 3 x 4 f32 op (no transposes, no bias) over A (2 x 4), B
+/// (4 x 3) and C (2 x 3), for tests of argument checks to break.
+GemmOp smallF32Op(const void *da, const void *db, void *dc);
+
+/// The epilogue tests' bound (GemmEpilogueSuite.cpp): lipschitz gemmErr +
+/// rel |ref| + abs, plus one rounding to f16/bf16.
+double epilogueBound(DType t, double lipschitz, double gemmErr, double ref,
+                     double rel, double abs);
+
+/// Whether the epilogue tests check row i of m against the float64
+/// reference: every row of a small result, else the rows at and around
+/// multiples of 256 (OpenBLAS's blocks of rows), every 37th and the last.
+bool epilogueReferenceRow(int64_t i, int64_t m);
 
 /// Runs one GEMM on `target` and checks every element of C against the f64
 /// reference, and that C's padding was not written. `f32Bound` replaces the
