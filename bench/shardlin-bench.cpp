@@ -14,7 +14,8 @@
 //   collectives  all_gather / reduce_scatter / all_to_all on the
 //                communicators, nccl-tests' algbw and busbw;
 //   compile      parse + lower time of modules of 1 ... 10,000 linears;
-//   elementwise  the fused GELU-tanh kernel on 64 MiB against a copy, GB/s;
+//   elementwise  the fused activation kernels on 64 MiB against a copy, GB/s,
+//                and a GEMM + GELU with the chain as its epilogue or not;
 //   blocks       MLP and SwiGLU blocks lowered fused, unfused and with
 //                gathered weights, bytes checked against the cost model,
 //                next to PyTorch DTensor (when installed).

@@ -437,7 +437,7 @@ Status resolveGemm(OpResolveContext &ctx) {
 }
 
 Status executeGemm(OpExecuteContext &ctx) {
-  const PlanStep &st = ctx.step;
+  PlanStep &st = ctx.step;
   GemmOp op;
   op.m = st.m;
   op.n = st.n;
@@ -453,7 +453,25 @@ Status executeGemm(OpExecuteContext &ctx) {
   op.bias = ctx.in.operands.size() == 3 ? ctx.operand(2) : nullptr;
   op.c = ctx.result();
   op.ldc = std::max<int64_t>(1, st.n);
-  return ctx.gemm.run(op);
+  if (st.epilogue < 0)
+    return ctx.gemm.run(op);
+  // The elementwise instruction after it, as its epilogue (see
+  // fuseIntoGemm).
+  const Instr &next = ctx.plan.program.instrs[st.epilogue];
+  PlanStep &nextStep = ctx.plan.steps[st.epilogue];
+  for (size_t k = 0; k < nextStep.exprOperands.size(); ++k)
+    nextStep.exprOperands[k].data = ctx.plan.ptr(next.operands[k]);
+  GemmEpilogue epilogue;
+  epilogue.expr = &next.expr;
+  epilogue.operands = &nextStep.exprOperands;
+  epilogue.y = ctx.plan.ptr(next.result);
+  Status ran = ctx.gemm.runWithEpilogue(op, epilogue, ctx.ops);
+  if (ran)
+    return ran;
+  return ran.withContext(
+      "with the shardlin.elementwise" +
+      (next.location.empty() ? std::string() : " at " + next.location) +
+      " as its epilogue");
 }
 
 //===----------------------------------------------------------------------===//
@@ -541,6 +559,31 @@ Status verifyElementwise(const Program &p, const Instr &in,
   return Status::ok();
 }
 
+/// Makes the instruction the epilogue of the gemm right before it when it
+/// reads that gemm's result as a full operand (PlanOptions::
+/// fuseGemmEpilogues): the gemm then runs it on its result as it computes
+/// it (GemmBackend::runWithEpilogue), and this instruction does nothing.
+/// The gemm's result is then m x n = rows x cols, dense, of this op's
+/// element type; every other operand was computed before the gemm, and
+/// the result's storage is this op's own or a full operand's that nothing
+/// else reads (mayOverwrite), so not the gemm's inputs.
+void fuseIntoGemm(OpResolveContext &ctx) {
+  Plan::Impl &plan = ctx.plan;
+  if (!plan.options.fuseGemmEpilogues || ctx.index == 0)
+    return;
+  const Instr &prev = plan.program.instrs[ctx.index - 1];
+  if (prev.op != OpCode::Gemm)
+    return;
+  bool readsIt = false;
+  for (size_t k = 0; k < ctx.in.operands.size(); ++k)
+    readsIt = readsIt || (ctx.in.operands[k] == prev.result &&
+                          !ctx.step.exprOperands[k].rowVector);
+  if (!readsIt)
+    return;
+  plan.steps[ctx.index - 1].epilogue = static_cast<int>(ctx.index);
+  ctx.step.inGemmEpilogue = true;
+}
+
 Status resolveElementwise(OpResolveContext &ctx) {
   const size_t rank = ctx.resultType().size();
   const size_t n = ctx.in.operands.size();
@@ -584,11 +627,14 @@ Status resolveElementwise(OpResolveContext &ctx) {
       st.inPlace = true;
       ctx.viewOperand(k, 0);
     }
+  fuseIntoGemm(ctx);
   return Status::ok();
 }
 
 Status executeElementwise(OpExecuteContext &ctx) {
   PlanStep &st = ctx.step;
+  if (st.inGemmEpilogue)
+    return Status::ok(); // The gemm before it ran it.
   for (size_t k = 0; k < st.exprOperands.size(); ++k)
     st.exprOperands[k].data = ctx.operand(k);
   return ctx.ops.elementwise(ctx.in.expr, st.exprOperands, ctx.result(),

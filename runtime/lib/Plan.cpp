@@ -145,7 +145,7 @@ Status Plan::Impl::resolveInstr(size_t s, int rank,
   const Instr &in = program.instrs[s];
   const int r = in.result;
   const std::vector<int64_t> &outType = program.values[r].shape;
-  OpResolveContext ctx{*this, in, steps[s], rank, peers, {}, {}};
+  OpResolveContext ctx{*this, in, steps[s], s, rank, peers, {}, {}};
   SHARDLIN_RETURN_IF_ERROR(opInfo(in.op).resolve(ctx));
   const std::vector<int64_t> &out = ctx.result;
 
@@ -231,7 +231,8 @@ constexpr uint64_t kMaxLockstepWork = uint64_t(1) << 25;
 
 Status Plan::build(const Program &program, int rank, int worldSize,
                    Allocator &allocator, std::unique_ptr<Plan> &out,
-                   const DynamicSizes &sizes) {
+                   const DynamicSizes &sizes,
+                   const PlanOptions &options) {
   SHARDLIN_RETURN_IF_ERROR(program.validate());
   if (worldSize < 1)
     return Status::invalidArgument("world size must be >= 1, got " +
@@ -301,6 +302,7 @@ Status Plan::build(const Program &program, int rank, int worldSize,
   Impl &self = *plan->impl_;
   self.worldSize = worldSize;
   self.dynamicSizes = sizes;
+  self.options = options;
   SHARDLIN_RETURN_IF_ERROR(self.resolveArguments(rank));
   if (numDynamic == 0) {
     for (size_t s = 0; s < program.instrs.size(); ++s)
@@ -319,6 +321,7 @@ Status Plan::build(const Program &program, int rank, int worldSize,
       others[p] = std::make_unique<Impl>(shared);
       others[p]->worldSize = worldSize;
       others[p]->dynamicSizes = sizes;
+      others[p]->options = options;
       all[p] = others[p].get();
       SHARDLIN_RETURN_IF_ERROR(all[p]->resolveArguments(p));
     }

@@ -53,6 +53,10 @@ struct PlanStep {
   /// run) and the result as rows x cols (cols: the last dim).
   std::vector<ExprOperand> exprOperands;
   int64_t rows = 0, cols = 0;
+  /// gemm: the index of the elementwise instruction it runs as its
+  /// epilogue, or -1. elementwise: whether the gemm before it runs it.
+  int epilogue = -1;
+  bool inGemmEpilogue = false;
 };
 
 struct Plan::Impl {
@@ -66,6 +70,7 @@ struct Plan::Impl {
   /// Every rank's sizes of the program's dynamic argument dims (empty for a
   /// program without them).
   DynamicSizes dynamicSizes;
+  PlanOptions options;
   std::vector<std::vector<int64_t>> shapes;
   /// value -> the blocks of its dynamic dim, if it was stacked from them.
   std::vector<RowBlocks> blocks;
@@ -104,6 +109,8 @@ struct OpResolveContext {
   Plan::Impl &plan;
   const Instr &in;
   PlanStep &step;
+  /// The instruction's index in the program.
+  size_t index;
   int rank;
   /// Every rank's plan (see Plan::Impl::resolveInstr), or null.
   const std::vector<Plan::Impl *> *peers;

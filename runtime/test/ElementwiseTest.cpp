@@ -12,7 +12,13 @@
 //         dtype (2^-10 / 2^-7 relative) of the float64 value, plus the f32
 //         bound above.
 // Maximum/minimum/maxnum/minnum and cmp on NaN, inf and signed zeros are
-// checked bit for bit. VectorMath's accuracy (exp, log, tanh, erf in f32) is
+// checked bit for bit. The activation forms (recognizeActivation) are
+// recognized as written in several orders, not recognized where they differ
+// (maxnum, ogt, -0, another constant), and their fused loops are checked
+// against the float64 reference and against the generic evaluation of the
+// same program (HostLocalOpsOptions::activationKernels = false), within
+// the same bounds (ReLU on NaN, infinities and signed zeros bit for bit).
+// VectorMath's accuracy (exp, log, tanh, erf in f32) is
 // measured over dense sweeps against the double libm, edges and special
 // values included. A Plan on the threads backend (W = 2) runs a program
 // using the op, every rank checked; the op's and validateExpr's errors are
@@ -36,6 +42,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,86 +60,15 @@ namespace {
 
 const DType kAllTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64};
 
-/// The float64 reference of one op, written independently of the kernels.
-double refMaximum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == 0 && b == 0)
-    return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-double refMinimum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return std::numeric_limits<double>::quiet_NaN();
-  if (a == 0 && b == 0)
-    return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-bool refCmp(CmpPredicate p, double a, double b) {
-  const bool uno = std::isnan(a) || std::isnan(b);
-  switch (p) {
-  case CmpPredicate::False: return false;
-  case CmpPredicate::OEQ: return !uno && a == b;
-  case CmpPredicate::OGT: return !uno && a > b;
-  case CmpPredicate::OGE: return !uno && a >= b;
-  case CmpPredicate::OLT: return !uno && a < b;
-  case CmpPredicate::OLE: return !uno && a <= b;
-  case CmpPredicate::ONE: return !uno && a != b;
-  case CmpPredicate::ORD: return !uno;
-  case CmpPredicate::UEQ: return uno || a == b;
-  case CmpPredicate::UGT: return uno || a > b;
-  case CmpPredicate::UGE: return uno || a >= b;
-  case CmpPredicate::ULT: return uno || a < b;
-  case CmpPredicate::ULE: return uno || a <= b;
-  case CmpPredicate::UNE: return uno || a != b;
-  case CmpPredicate::UNO: return uno;
-  case CmpPredicate::True: return true;
-  }
-  return false;
-}
-
 /// Evaluates `e` in float64 at element (i, j) of rows x cols.
 double reference(const rt::ExprProgram &e,
                  const std::vector<std::vector<double>> &in,
                  const std::vector<bool> &rowVector, int64_t i, int64_t j,
                  int64_t cols) {
-  std::vector<double> v(e.nodes.size());
-  for (size_t n = 0; n < e.nodes.size(); ++n) {
-    const rt::ExprNode &node = e.nodes[n];
-    const double a = node.args[0] >= 0 ? v[node.args[0]] : 0;
-    const double b = node.args[1] >= 0 ? v[node.args[1]] : 0;
-    double r = 0;
-    switch (node.op) {
-    case ExprOp::Input:
-      r = in[node.input][rowVector[node.input] ? j : i * cols + j];
-      break;
-    case ExprOp::Const: r = node.value; break;
-    case ExprOp::Neg: r = -a; break;
-    case ExprOp::Abs: r = std::fabs(a); break;
-    case ExprOp::Exp: r = std::exp(a); break;
-    case ExprOp::Log: r = std::log(a); break;
-    case ExprOp::Sqrt: r = std::sqrt(a); break;
-    case ExprOp::Rsqrt: r = 1 / std::sqrt(a); break;
-    case ExprOp::Tanh: r = std::tanh(a); break;
-    case ExprOp::Erf: r = std::erf(a); break;
-    case ExprOp::Add: r = a + b; break;
-    case ExprOp::Sub: r = a - b; break;
-    case ExprOp::Mul: r = a * b; break;
-    case ExprOp::Div: r = a / b; break;
-    case ExprOp::Maximum: r = refMaximum(a, b); break;
-    case ExprOp::Minimum: r = refMinimum(a, b); break;
-    case ExprOp::MaxNum:
-      r = std::isnan(a) ? b : std::isnan(b) ? a : refMaximum(a, b);
-      break;
-    case ExprOp::MinNum:
-      r = std::isnan(a) ? b : std::isnan(b) ? a : refMinimum(a, b);
-      break;
-    case ExprOp::Cmp: r = refCmp(node.predicate, a, b) ? 1 : 0; break;
-    case ExprOp::Select: r = a != 0 ? b : v[node.args[2]]; break;
-    }
-    v[n] = r;
-  }
-  return v.back();
+  std::vector<double> at(in.size());
+  for (size_t k = 0; k < in.size(); ++k)
+    at[k] = in[k][rowVector[k] ? j : i * cols + j];
+  return shardlin::rt::testing::referenceAt(e, at);
 }
 
 /// Values of one dtype, kept as bytes and as the doubles they hold.
@@ -198,12 +134,14 @@ struct Bound {
 
 const Bound kArith{2e-7, 0, 1e-15};
 
-/// Runs `e` on the host LocalOps and checks every element against the
-/// float64 reference.
-void checkExpr(const rt::ExprProgram &e, DType t, int64_t rows, int64_t cols,
-               const std::vector<std::vector<double>> &inputs,
-               const std::vector<bool> &rowVector, const Bound &bound,
-               const std::string &what) {
+/// Runs `e` on the host LocalOps (made with `options`) and checks every
+/// element against the float64 reference; returns what it computed.
+std::vector<double> checkExpr(const rt::ExprProgram &e, DType t, int64_t rows,
+                              int64_t cols,
+                              const std::vector<std::vector<double>> &inputs,
+                              const std::vector<bool> &rowVector,
+                              const Bound &bound, const std::string &what,
+                              const rt::HostLocalOpsOptions &options = {}) {
   std::vector<Tensor> tensors;
   std::vector<rt::ExprOperand> ops;
   for (size_t k = 0; k < inputs.size(); ++k)
@@ -213,9 +151,11 @@ void checkExpr(const rt::ExprProgram &e, DType t, int64_t rows, int64_t cols,
   // Poisoned output: unwritten elements show as NaN / garbage.
   Tensor y(t, std::vector<double>(size_t(rows * cols),
                                   std::numeric_limits<double>::quiet_NaN()));
-  std::unique_ptr<rt::LocalOps> host = rt::createHostLocalOps();
+  std::unique_ptr<rt::LocalOps> host = rt::createHostLocalOps(options);
   rt::Status s = host->elementwise(e, ops, y.bytes.data(), rows, cols, t);
-  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
+  EXPECT_TRUE(s.isOk()) << what << ": " << s.message();
+  if (!s.isOk())
+    return {};
   std::vector<std::vector<double>> stored;
   for (const Tensor &x : tensors)
     stored.push_back(x.values);
@@ -233,6 +173,7 @@ void checkExpr(const rt::ExprProgram &e, DType t, int64_t rows, int64_t cols,
                       << ", " << j << "): got " << g << ", expected " << ref
                       << " (bound " << bound.at(t, ref) << ")";
     }
+  return got;
 }
 
 //===----------------------------------------------------------------------===//
@@ -457,6 +398,297 @@ TEST(Elementwise, Activations) {
     for (DType t : kAllTypes)
       checkExpr(c.e, t, 16, 1024, {randomValues(16 * 1024, -8, 8, 31)},
                 {false}, c.bound, c.name);
+}
+
+//===----------------------------------------------------------------------===//
+// Activation forms: recognized, and their fused loops against the generic
+// evaluation and the float64 reference
+//===----------------------------------------------------------------------===//
+
+using rt::Activation;
+using Post = rt::ActivationForm::Post;
+
+/// One program of the activation tests, with its operands' kinds and the
+/// form recognizeActivation must find (act unset: none).
+struct FormCase {
+  std::string name;
+  rt::ExprProgram e;
+  std::vector<bool> rowVector;
+  std::optional<rt::ActivationForm> form;
+  Bound bound;
+};
+
+rt::ActivationForm form(Activation act, int x, int bias = -1,
+                        Post post = Post::None, int other = -1,
+                        std::vector<double> c = {}) {
+  rt::ActivationForm f;
+  f.act = act;
+  f.x = x;
+  f.bias = bias;
+  f.post = post;
+  f.other = other;
+  for (size_t k = 0; k < c.size(); ++k)
+    f.c[k] = c[k];
+  return f;
+}
+
+constexpr double kS2Pi = 0.7978845608028654, kCube = 0.044715;
+constexpr double kS1_2 = 0.7071067811865476;
+
+/// GELU-tanh as test/shardlin-run/elementwise.mlir's translation writes it:
+/// (x * (tanh(s (x + x^3 c)) + 1)) * 0.5, of v = input 0 (+ input 1).
+rt::ExprProgram geluTanhOtherOrder(bool bias) {
+  Builder b;
+  int x = b.input(0);
+  if (bias)
+    x = b.op(ExprOp::Add, x, b.input(1));
+  const int x3 = b.op(ExprOp::Mul, b.op(ExprOp::Mul, x, x), x);
+  const int inner =
+      b.op(ExprOp::Add, x, b.op(ExprOp::Mul, x3, b.constant(kCube)));
+  const int t = b.op(ExprOp::Tanh, b.op(ExprOp::Mul, inner, b.constant(kS2Pi)));
+  b.op(ExprOp::Mul,
+       b.op(ExprOp::Mul, x, b.op(ExprOp::Add, t, b.constant(1))),
+       b.constant(0.5));
+  return b.p;
+}
+
+std::vector<FormCase> formCases() {
+  const Bound composite{4e-6, 1e-6, 1e-14};
+  const Bound arith{2e-7, 1e-6, 2e-15};
+  std::vector<FormCase> cases;
+  cases.push_back({"gelu-tanh (0.5 x)(1 + t)", geluTanh(), {false},
+                   form(Activation::GeluTanh, 0, -1, Post::None, -1,
+                        {0.5, 1, kS2Pi, kCube}),
+                   composite});
+  cases.push_back({"gelu-tanh (x (t + 1)) 0.5 of x + bias",
+                   geluTanhOtherOrder(true), {false, true},
+                   form(Activation::GeluTanh, 0, 1, Post::None, -1,
+                        {0.5, 1, kS2Pi, kCube}),
+                   composite});
+  cases.push_back({"gelu-erf", geluErf(), {false},
+                   form(Activation::GeluErf, 0, -1, Post::None, -1,
+                        {0.5, 1, kS1_2}),
+                   composite});
+  cases.push_back({"silu x * (1 / (1 + exp(-x)))", silu(), {false},
+                   form(Activation::Silu, 0), composite});
+  {
+    Builder b;
+    const int x = b.input(0);
+    b.op(ExprOp::Div, x,
+         b.op(ExprOp::Add, b.constant(1),
+              b.op(ExprOp::Exp, b.op(ExprOp::Neg, x))));
+    cases.push_back({"silu x / (1 + exp(-x))", b.p, {false},
+                     form(Activation::Silu, 0), composite});
+  }
+  {
+    Builder b;
+    const int v = b.op(ExprOp::Add, b.input(0), b.input(1));
+    b.op(ExprOp::Maximum, b.constant(0), v);
+    cases.push_back({"relu maximum(0, x + bias)", b.p, {false, true},
+                     form(Activation::Relu, 0, 1), arith});
+  }
+  {
+    Builder b;
+    const int v = b.op(ExprOp::Add, b.input(0), b.input(1));
+    const int zero = b.constant(0);
+    b.op(ExprOp::Select, b.cmp(CmpPredicate::UGT, v, zero), v, zero);
+    cases.push_back({"relu select(x + bias ugt 0)", b.p, {false, true},
+                     form(Activation::Relu, 0, 1), arith});
+  }
+  {
+    Builder b;
+    b.op(ExprOp::Add, b.input(0), b.input(1));
+    cases.push_back({"bias add", b.p, {false, true},
+                     form(Activation::Identity, 0, 1), arith});
+  }
+  {
+    Builder b;
+    b.op(ExprOp::Add, b.input(1), b.input(0));
+    cases.push_back({"residual add", b.p, {false, false},
+                     form(Activation::Identity, 1, 0), arith});
+  }
+  {
+    Builder b;
+    b.input(0);
+    cases.push_back({"copy", b.p, {false}, form(Activation::Identity, 0),
+                     arith});
+  }
+  {
+    // gelu-tanh(x + bias) + residual.
+    rt::ExprProgram g = geluTanhOtherOrder(true);
+    Builder b;
+    b.p = g;
+    b.op(ExprOp::Add, b.input(2), static_cast<int>(g.nodes.size()) - 1);
+    cases.push_back({"gelu-tanh(x + bias) + residual", b.p,
+                     {false, true, false},
+                     form(Activation::GeluTanh, 0, 1, Post::Add, 2,
+                          {0.5, 1, kS2Pi, kCube}),
+                     composite});
+  }
+  {
+    // SwiGLU's product: silu(gate) * up.
+    rt::ExprProgram g = silu();
+    Builder b;
+    b.p = g;
+    b.op(ExprOp::Mul, static_cast<int>(g.nodes.size()) - 1, b.input(1));
+    cases.push_back({"silu(gate) * up", b.p, {false, false},
+                     form(Activation::Silu, 0, -1, Post::Mul, 1), composite});
+  }
+  {
+    // relu(x) * scale, a row vector after the activation.
+    rt::ExprProgram g = rt::testing::relu();
+    Builder b;
+    b.p = g;
+    const int r = static_cast<int>(g.nodes.size()) - 1;
+    b.op(ExprOp::Mul, b.input(1), r);
+    cases.push_back({"relu(x) * scale", b.p, {false, true},
+                     form(Activation::Relu, 0, -1, Post::Mul, 1), arith});
+  }
+  // Not activations: maxnum and ogt differ from ReLU on NaN, -0 on signed
+  // zeros; a factor too many, another constant in SiLU, a cube of another
+  // value.
+  {
+    Builder b;
+    b.op(ExprOp::MaxNum, b.input(0), b.constant(0));
+    cases.push_back({"maxnum(x, 0)", b.p, {false}, std::nullopt, arith});
+  }
+  {
+    Builder b;
+    const int x = b.input(0), zero = b.constant(0);
+    b.op(ExprOp::Select, b.cmp(CmpPredicate::OGT, x, zero), x, zero);
+    cases.push_back({"select(x ogt 0)", b.p, {false}, std::nullopt, arith});
+  }
+  {
+    Builder b;
+    b.op(ExprOp::Maximum, b.input(0), b.constant(-0.0));
+    cases.push_back({"maximum(x, -0)", b.p, {false}, std::nullopt, arith});
+  }
+  {
+    Builder b;
+    const int x = b.input(0);
+    b.op(ExprOp::Div, x,
+         b.op(ExprOp::Add, b.constant(2),
+              b.op(ExprOp::Exp, b.op(ExprOp::Neg, x))));
+    cases.push_back({"x / (2 + exp(-x))", b.p, {false}, std::nullopt,
+                     composite});
+  }
+  {
+    rt::ExprProgram g = geluTanh();
+    Builder b;
+    b.p = g;
+    b.op(ExprOp::Mul, static_cast<int>(g.nodes.size()) - 1, b.constant(2));
+    cases.push_back({"gelu-tanh * 2", b.p, {false}, std::nullopt, composite});
+  }
+  {
+    // 0.5 x (1 + tanh(s (x + c x x y))): the cube is not of x.
+    Builder b;
+    const int x = b.input(0), y = b.input(1);
+    const int x3 = b.op(ExprOp::Mul, b.op(ExprOp::Mul, x, x), y);
+    const int inner =
+        b.op(ExprOp::Add, x, b.op(ExprOp::Mul, b.constant(kCube), x3));
+    const int t =
+        b.op(ExprOp::Tanh, b.op(ExprOp::Mul, b.constant(kS2Pi), inner));
+    b.op(ExprOp::Mul, b.op(ExprOp::Mul, b.constant(0.5), x),
+         b.op(ExprOp::Add, b.constant(1), t));
+    cases.push_back({"gelu-tanh with x x y", b.p, {false, false},
+                     std::nullopt, composite});
+  }
+  {
+    Builder b;
+    b.op(ExprOp::Tanh, b.input(0));
+    cases.push_back({"tanh", b.p, {false}, std::nullopt, {4e-7, 0, 4e-15}});
+  }
+  return cases;
+}
+
+TEST(ActivationForms, RecognizedAsWritten) {
+  for (const FormCase &c : formCases()) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(rt::validateExpr(c.e, c.rowVector.size(), c.name).isOk());
+    const std::optional<rt::ActivationForm> got = rt::recognizeActivation(c.e);
+    ASSERT_EQ(got.has_value(), c.form.has_value());
+    if (!got)
+      continue;
+    EXPECT_EQ(std::string(rt::activationName(got->act)),
+              rt::activationName(c.form->act));
+    EXPECT_EQ(got->x, c.form->x);
+    EXPECT_EQ(got->bias, c.form->bias);
+    EXPECT_EQ(static_cast<int>(got->post), static_cast<int>(c.form->post));
+    EXPECT_EQ(got->other, c.form->other);
+    for (int k = 0; k < 4; ++k)
+      EXPECT_EQ(got->c[k], c.form->c[k]) << "constant " << k;
+  }
+}
+
+// Every case on every dtype, with short rows (tiled) and long ones (split
+// into blocks): the fused loops and the generic evaluation each within the
+// bound of the float64 reference, and within that bound of each other.
+TEST(ActivationForms, FusedLoopsAgreeWithGenericAndReference) {
+  const rt::HostLocalOpsOptions generic{false};
+  unsigned seed = 300;
+  for (const FormCase &c : formCases())
+    for (DType t : kAllTypes)
+      for (int64_t cols : {int64_t(7), int64_t(1500)}) {
+        const int64_t rows = cols > 100 ? 5 : 61;
+        std::vector<std::vector<double>> inputs;
+        for (bool row : c.rowVector)
+          inputs.push_back(
+              randomValues(size_t(row ? cols : rows * cols), -8, 8, seed++));
+        const std::string what =
+            c.name + ", cols " + std::to_string(cols);
+        const std::vector<double> fused =
+            checkExpr(c.e, t, rows, cols, inputs, c.rowVector, c.bound, what);
+        const std::vector<double> plain = checkExpr(
+            c.e, t, rows, cols, inputs, c.rowVector, c.bound,
+            what + " (generic)", generic);
+        ASSERT_EQ(fused.size(), plain.size());
+        int bad = 0;
+        for (size_t i = 0; i < fused.size(); ++i)
+          if (!(std::fabs(fused[i] - plain[i]) <= 2 * c.bound.at(t, plain[i])) &&
+              ++bad <= 3)
+            ADD_FAILURE() << what << " " << rt::dtypeName(t) << " element "
+                          << i << ": fused " << fused[i] << ", generic "
+                          << plain[i];
+      }
+}
+
+// NaN, infinities and signed zeros through ReLU's two forms, with and
+// without a bias, bit for bit the same on both paths (and a NaN stays NaN:
+// maximum, not maxnum).
+TEST(ActivationForms, ReluSpecialValuesBitExactOnBothPaths) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x = {nan, inf, -inf, 0.0, -0.0, 1.5, -2.0, 3.0};
+  const std::vector<double> bias = {0.0, -0.0, 1.0, -0.0, -0.0, -1.5, 2.0, nan};
+  for (const FormCase &c : formCases()) {
+    if (!c.form || c.form->act != Activation::Relu || c.form->post != Post::None)
+      continue;
+    for (DType t : kAllTypes) {
+      Tensor xt(t, x), bt(t, bias), fused(t, x.size()), plain(t, x.size());
+      std::vector<rt::ExprOperand> ops = {{xt.bytes.data(), false}};
+      if (c.rowVector.size() == 2)
+        ops.push_back({bt.bytes.data(), true});
+      ASSERT_TRUE(rt::createHostLocalOps()
+                      ->elementwise(c.e, ops, fused.bytes.data(), 1,
+                                    int64_t(x.size()), t)
+                      .isOk());
+      ASSERT_TRUE(rt::createHostLocalOps({false})
+                      ->elementwise(c.e, ops, plain.bytes.data(), 1,
+                                    int64_t(x.size()), t)
+                      .isOk());
+      const std::vector<double> got = fused.read();
+      for (size_t i = 0; i < x.size(); ++i) {
+        SCOPED_TRACE(c.name + " " + rt::dtypeName(t) + " element " +
+                     std::to_string(i));
+        EXPECT_EQ(bitsAt(fused, i), bitsAt(plain, i));
+        const double v = c.rowVector.size() == 2 ? x[i] + bias[i] : x[i];
+        if (std::isnan(v))
+          EXPECT_TRUE(std::isnan(got[i]));
+        else
+          EXPECT_FALSE(std::signbit(got[i])) << got[i];
+      }
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,48 +37,44 @@ Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows, int64_t cols,
   return m;
 }
 
-namespace {
-
-using Bytes = std::vector<unsigned char>;
-
-std::string describe(DType t, Shape s, const GemmCase &o) {
-  return std::string(dtypeName(t)) + " m=" + std::to_string(s.m) +
-         " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
-         (o.transA ? " transA" : "") + (o.transB ? " transB" : "") +
-         (o.bias ? " bias" : "") + (o.f32Result ? " f32Result" : "") +
-         " pads=" + std::to_string(o.padA) + "," +
-         std::to_string(o.padB) + "," + std::to_string(o.padC);
+RoundingOf roundingOf(DType t) {
+  switch (t) {
+  case DType::F16:
+    return {std::ldexp(1.0, -11), std::ldexp(1.0, -25)};
+  case DType::BF16:
+    return {std::ldexp(1.0, -8), std::ldexp(1.0, -134)};
+  case DType::F32:
+  case DType::F64:
+    break;
+  }
+  return {0, 0};
 }
 
-/// Frees the target's uploads when a check returns, however it returns.
-struct Releaser {
-  GemmTarget &target;
-  ~Releaser() { target.release(); }
-};
+double gemmBound(DType t, bool f32Result, int64_t k, double ref, double cond,
+                 double f32Bound) {
+  // k == 0: C is the bias (or zero) exactly, not approximately.
+  if (k == 0)
+    return 0;
+  switch (t) {
+  case DType::F64:
+    return 1e-12 * cond;
+  case DType::F32:
+    return f32Bound * cond;
+  case DType::F16:
+  case DType::BF16:
+    break;
+  }
+  const double e = double(k + 2) * std::ldexp(1.0, -24) * cond;
+  // An f32 result is the accumulation, not rounded to t.
+  if (f32Result)
+    return e;
+  const RoundingOf r = roundingOf(t);
+  return e + r.unit * (std::fabs(ref) + e) + r.minSubnormalHalf;
+}
 
-void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
-                   const GemmCase &o, double f32Bound) {
-  const int64_t aRows = o.transA ? s.k : s.m, aCols = o.transA ? s.m : s.k;
-  const int64_t bRows = o.transB ? s.n : s.k, bCols = o.transB ? s.k : s.n;
-  Matrix a = randomMatrix(rng, t, aRows, aCols, aCols + o.padA);
-  Matrix b = randomMatrix(rng, t, bRows, bCols, bCols + o.padB);
-  Matrix bias = randomMatrix(rng, t, 1, s.n, s.n);
-
-  const DType ct = o.f32Result ? DType::F32 : t; // C's type
-  const size_t es = dtypeSize(ct);
-  const int64_t ldc = s.n + o.padC;
-  Bytes c(size_t(s.m * ldc) * es, 0xFF);
-
-  void *da = nullptr, *db = nullptr, *dbias = nullptr, *dc = nullptr;
-  Status st = target.upload(a.bytes, da);
-  if (st.isOk())
-    st = target.upload(b.bytes, db);
-  if (st.isOk())
-    st = target.upload(bias.bytes, dbias);
-  if (st.isOk())
-    st = target.upload(c, dc);
-  ASSERT_TRUE(st.isOk()) << st.message();
-
+GemmOp gemmOpOf(DType t, Shape s, const GemmCase &o, const Matrix &a,
+                const void *da, const Matrix &b, const void *db,
+                const void *dbias, void *dc, int64_t ldc) {
   GemmOp op;
   op.m = s.m;
   op.n = s.n;
@@ -94,20 +90,79 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
   op.c = dc;
   op.ldc = ldc;
   op.f32Result = o.f32Result;
+  return op;
+}
+
+Status uploadAll(GemmTarget &target,
+                 const std::vector<std::pair<const Bytes *, void **>> &uploads) {
+  for (const auto &[bytes, ptr] : uploads)
+    SHARDLIN_RETURN_IF_ERROR(target.upload(*bytes, *ptr));
+  return Status::ok();
+}
+
+GemmOp smallF32Op(const void *da, const void *db, void *dc) {
+  GemmOp op;
+  op.m = 2;
+  op.n = 3;
+  op.k = 4;
+  op.a = da;
+  op.lda = 4;
+  op.b = db;
+  op.ldb = 3;
+  op.c = dc;
+  op.ldc = 3;
+  return op;
+}
+
+double epilogueBound(DType t, double lipschitz, double gemmErr, double ref,
+                     double rel, double abs) {
+  double bound = lipschitz * gemmErr + rel * std::fabs(ref) + abs;
+  const RoundingOf r = roundingOf(t);
+  return bound + r.unit * (std::fabs(ref) + bound) + r.minSubnormalHalf;
+}
+
+bool epilogueReferenceRow(int64_t i, int64_t m) {
+  const int64_t inBlock = i % 256;
+  return m <= 64 || i % 37 == 0 || inBlock <= 1 || inBlock == 255 ||
+         i == m - 1;
+}
+
+namespace {
+
+std::string describe(DType t, Shape s, const GemmCase &o) {
+  return std::string(dtypeName(t)) + " m=" + std::to_string(s.m) +
+         " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+         (o.transA ? " transA" : "") + (o.transB ? " transB" : "") +
+         (o.bias ? " bias" : "") + (o.f32Result ? " f32Result" : "") +
+         " pads=" + std::to_string(o.padA) + "," +
+         std::to_string(o.padB) + "," + std::to_string(o.padC);
+}
+
+void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
+                   const GemmCase &o, double f32Bound) {
+  const int64_t aRows = o.transA ? s.k : s.m, aCols = o.transA ? s.m : s.k;
+  const int64_t bRows = o.transB ? s.n : s.k, bCols = o.transB ? s.k : s.n;
+  Matrix a = randomMatrix(rng, t, aRows, aCols, aCols + o.padA);
+  Matrix b = randomMatrix(rng, t, bRows, bCols, bCols + o.padB);
+  Matrix bias = randomMatrix(rng, t, 1, s.n, s.n);
+
+  const DType ct = o.f32Result ? DType::F32 : t; // C's type
+  const size_t es = dtypeSize(ct);
+  const int64_t ldc = s.n + o.padC;
+  Bytes c(size_t(s.m * ldc) * es, 0xFF);
+
+  void *da = nullptr, *db = nullptr, *dbias = nullptr, *dc = nullptr;
+  Status st = uploadAll(target, {{&a.bytes, &da},
+                                 {&b.bytes, &db},
+                                 {&bias.bytes, &dbias},
+                                 {&c, &dc}});
+  ASSERT_TRUE(st.isOk()) << st.message();
+
+  const GemmOp op = gemmOpOf(t, s, o, a, da, b, db, dbias, dc, ldc);
   st = target.gemm().run(op);
   ASSERT_TRUE(st.isOk()) << st.message();
   st = target.download(dc, c.size(), c);
   ASSERT_TRUE(st.isOk()) << st.message();
-
-  double unit = 0, minSubnormalHalf = 0;
-  if (t == DType::F16) {
-    unit = std::ldexp(1.0, -11);
-    minSubnormalHalf = std::ldexp(1.0, -25);
-  } else if (t == DType::BF16) {
-    unit = std::ldexp(1.0, -8);
-    minSubnormalHalf = std::ldexp(1.0, -134);
-  }
-  const double accumulation = double(s.k + 2) * std::ldexp(1.0, -24);
 
   int failures = 0;
   for (int64_t i = 0; i < s.m; ++i) {
@@ -131,26 +186,7 @@ void checkGemmImpl(GemmTarget &target, std::mt19937 &rng, DType t, Shape s,
       }
       double got = 0;
       convertToF64(ct, elem, &got, 1);
-      double bound = 0;
-      switch (t) {
-      case DType::F64:
-        bound = 1e-12 * cond;
-        break;
-      case DType::F32:
-        bound = f32Bound * cond;
-        break;
-      case DType::F16:
-      case DType::BF16: {
-        const double e = accumulation * cond;
-        // An f32 result is the accumulation, not rounded to t.
-        bound = o.f32Result ? e
-                            : e + unit * (std::fabs(ref) + e) + minSubnormalHalf;
-        break;
-      }
-      }
-      // k == 0: C is the bias (or zero) exactly, not approximately.
-      if (s.k == 0)
-        bound = 0;
+      const double bound = gemmBound(t, o.f32Result, s.k, ref, cond, f32Bound);
       const bool ok = std::fabs(got - ref) <= bound; // false for NaN
       if (!ok && ++failures <= 5)
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got
@@ -378,19 +414,7 @@ TEST_P(GemmConformance, RejectsInvalidOps) {
   ASSERT_TRUE(target_->upload(Bytes(2 * 4 * 4, 0), da).isOk());
   ASSERT_TRUE(target_->upload(Bytes(4 * 3 * 4, 0), db).isOk());
   ASSERT_TRUE(target_->upload(Bytes(2 * 3 * 4, 0), dc).isOk());
-  auto valid = [&] {
-    GemmOp op;
-    op.m = 2;
-    op.n = 3;
-    op.k = 4;
-    op.a = da;
-    op.lda = 4;
-    op.b = db;
-    op.ldb = 3;
-    op.c = dc;
-    op.ldc = 3;
-    return op;
-  };
+  auto valid = [&] { return smallF32Op(da, db, dc); };
   const std::string context = std::string(target_->gemm().name()) + " gemm (";
   auto expectError = [&](const GemmOp &op, const std::string &needle) {
     Status st = target_->gemm().run(op);

@@ -45,6 +45,7 @@
 #define SHARDLIN_RUNTIME_TEST_GEMMSUITE_H
 
 #include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/LocalOps.h"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardlin::rt::testing {
@@ -74,6 +76,21 @@ struct Matrix {
 Matrix randomMatrix(std::mt19937 &rng, DType t, int64_t rows, int64_t cols,
                     int64_t ld);
 
+using Bytes = std::vector<unsigned char>;
+
+/// Rounding to f16 or bf16: half an ulp relative (`unit`, 2^-11 or 2^-8) in
+/// the normal range and half the smallest subnormal below it; 0 for f32 and
+/// f64, whose bounds are stated otherwise.
+struct RoundingOf {
+  double unit, minSubnormalHalf;
+};
+RoundingOf roundingOf(DType t);
+
+/// The bound on |C - ref| of one element (the header's rules): `ref` its
+/// float64 value, `cond` = |bias| + sum |a b|, `f32Bound` the f32 one.
+double gemmBound(DType t, bool f32Result, int64_t k, double ref, double cond,
+                 double f32Bound = 1e-5);
+
 /// One GEMM backend under test, with the memory it reads and writes.
 class GemmTarget {
 public:
@@ -82,6 +99,8 @@ public:
   /// the reason (the test then skips with it) and returns ok.
   virtual Status setUp(std::string &skip) = 0;
   virtual GemmBackend &gemm() = 0;
+  /// The LocalOps of the backend's device (for GEMM epilogues).
+  virtual LocalOps &localOps() = 0;
   /// A copy of `host` in memory the backend can use (null for no bytes); it
   /// lives until release() or the target's end.
   virtual Status upload(const std::vector<unsigned char> &host, void *&ptr) = 0;
@@ -92,6 +111,12 @@ public:
   virtual void release() = 0;
 };
 
+/// Frees the target's uploads when a check returns, however it returns.
+struct Releaser {
+  GemmTarget &target;
+  ~Releaser() { target.release(); }
+};
+
 /// One instantiation of the suite.
 struct GemmSuiteParam {
   /// The test name's suffix ("openblas", "cublas_unfused").
@@ -99,6 +124,10 @@ struct GemmSuiteParam {
   std::function<std::unique_ptr<GemmTarget>()> make;
   /// The library whose int range bounds the sizes, as the errors name it.
   std::string blasLibrary;
+  /// The relative error allowed on an epilogue's GELU beyond the GEMM's
+  /// (GemmEpilogueSuite.cpp); the backends' own evaluators are within
+  /// 4e-6.
+  double epilogueGeluRel = 4e-6;
 };
 
 /// What GoogleTest (and so ctest's test list) prints for a parameter.
@@ -123,6 +152,32 @@ struct GemmCase {
   /// bf16 exceeds wherever cancellation does not dominate.
   bool f32Result = false;
 };
+
+/// The op of shape `s` and case `o` (its transposes, bias, f32 result)
+/// over uploaded operands: `a` and `b` give the leading dimensions of `da`
+/// and `db`; `dbias` is used only with o.bias.
+GemmOp gemmOpOf(DType t, Shape s, const GemmCase &o, const Matrix &a,
+                const void *da, const Matrix &b, const void *db,
+                const void *dbias, void *dc, int64_t ldc);
+
+/// Uploads each (bytes, where the pointer goes) in order; stops at the
+/// first failure.
+Status uploadAll(GemmTarget &target,
+                 const std::vector<std::pair<const Bytes *, void **>> &uploads);
+
+/// A valid 2 x 3 x 4 f32 op (no transposes, no bias) over A (2 x 4), B
+/// (4 x 3) and C (2 x 3), for tests of argument checks to break.
+GemmOp smallF32Op(const void *da, const void *db, void *dc);
+
+/// The epilogue tests' bound (GemmEpilogueSuite.cpp): lipschitz gemmErr +
+/// rel |ref| + abs, plus one rounding to f16/bf16.
+double epilogueBound(DType t, double lipschitz, double gemmErr, double ref,
+                     double rel, double abs);
+
+/// Whether the epilogue tests check row i of m against the float64
+/// reference: every row of a small result, else the rows at and around
+/// multiples of 256 (OpenBLAS's blocks of rows), every 37th and the last.
+bool epilogueReferenceRow(int64_t i, int64_t m);
 
 /// Runs one GEMM on `target` and checks every element of C against the f64
 /// reference, and that C's padding was not written. `f32Bound` replaces the

@@ -30,9 +30,11 @@ public:
     gemm_ = createCpuGemm();
     if (!gemm_)
       return Status::internal("createCpuGemm returned null");
+    ops_ = createHostLocalOps();
     return Status::ok();
   }
   GemmBackend &gemm() override { return *gemm_; }
+  LocalOps &localOps() override { return *ops_; }
   Status upload(const std::vector<unsigned char> &host, void *&ptr) override {
     ptr = nullptr;
     if (host.empty())
@@ -52,6 +54,7 @@ public:
 
 private:
   std::unique_ptr<GemmBackend> gemm_;
+  std::unique_ptr<LocalOps> ops_;
   std::vector<std::unique_ptr<std::vector<unsigned char>>> copies_;
 };
 

@@ -12,7 +12,8 @@ namespace shardlin::rt {
 Status evaluateElementwiseOnHost(const ExprProgram &expr,
                                  const std::vector<ExprOperand> &operands,
                                  void *y, int64_t rows, int64_t cols,
-                                 DType dtype);
+                                 DType dtype,
+                                 const HostLocalOpsOptions &options);
 
 } // namespace shardlin::rt
 

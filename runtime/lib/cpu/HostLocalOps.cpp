@@ -20,6 +20,8 @@ void addRows(const T *x, const T *bias, T *y, int64_t rows, int64_t cols) {
 
 class HostLocalOps final : public LocalOps {
 public:
+  explicit HostLocalOps(const HostLocalOpsOptions &options)
+      : options_(options) {}
   Device device() const override { return Device{}; }
 
   Status copyRows(const void *src, size_t srcStride, void *dst,
@@ -92,14 +94,19 @@ public:
                      int64_t rows, int64_t cols, DType dtype) override {
     SHARDLIN_RETURN_IF_ERROR(
         checkElementwiseArguments(expr, operands, y, rows, cols, dtype));
-    return evaluateElementwiseOnHost(expr, operands, y, rows, cols, dtype);
+    return evaluateElementwiseOnHost(expr, operands, y, rows, cols, dtype,
+                                     options_);
   }
+
+private:
+  const HostLocalOpsOptions options_;
 };
 
 } // namespace
 
-std::unique_ptr<LocalOps> createHostLocalOps() {
-  return std::make_unique<HostLocalOps>();
+std::unique_ptr<LocalOps>
+createHostLocalOps(const HostLocalOpsOptions &options) {
+  return std::make_unique<HostLocalOps>(options);
 }
 
 } // namespace shardlin::rt

@@ -18,6 +18,10 @@
 //
 // Paths:
 //  - k == 0: a kernel writes C = bias (exact copy) or +0.
+//  - runWithEpilogue with an expression that is a bias, ReLU or GELU(tanh)
+//    of C written over C: cublasLtMatmul with CUBLASLT_EPILOGUE_BIAS, RELU,
+//    RELU_BIAS, GELU or GELU_BIAS (ltEpilogueFor); any other epilogue runs
+//    as the elementwise kernel after the GEMM.
 //  - bias, fuseBiasEpilogue, and cuBLASLt has an algorithm for the shape:
 //    cublasLtMatmul with the bias epilogue. Plans (descriptors, layouts and
 //    the heuristic's algorithm) are cached per shape, leading dimensions and
@@ -46,6 +50,7 @@
 #include "shardlin/runtime/Cuda.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,22 +161,31 @@ private:
   cublasLtMatmulPreference_t pref_ = nullptr;
 };
 
+/// What cuBLASLt applies after the product: CUBLASLT_EPILOGUE_BIAS, RELU,
+/// RELU_BIAS, GELU or GELU_BIAS, with the bias vector when there is one.
+struct LtEpilogue {
+  uint32_t kind = CUBLASLT_EPILOGUE_BIAS;
+  const void *bias = nullptr;
+};
+
 struct LtKey {
   DType dtype;
   bool transA, transB;
   int64_t m, n, k, lda, ldb, ldc;
   uint32_t alignA, alignB, alignC, alignBias;
+  uint32_t epilogue;
   bool operator==(const LtKey &o) const {
     return dtype == o.dtype && transA == o.transA && transB == o.transB &&
            m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
            ldc == o.ldc && alignA == o.alignA && alignB == o.alignB &&
-           alignC == o.alignC && alignBias == o.alignBias;
+           alignC == o.alignC && alignBias == o.alignBias &&
+           epilogue == o.epilogue;
   }
 };
 
-/// A bias-epilogue matmul for one key, or the finding that cuBLASLt has no
+/// An epilogue matmul for one key, or the finding that cuBLASLt has no
 /// algorithm for it (then `supported` is false and the GEMM takes the
-/// fill-and-accumulate path).
+/// fill-and-accumulate path, and a kernel the activation).
 struct LtPlan {
   bool supported = false;
   MatmulDesc desc;
@@ -230,7 +244,106 @@ public:
                           " k=" + str(op.k) + ", cuda:" + str(device_) + ")");
   }
 
+  Status runWithEpilogue(const GemmOp &op, const GemmEpilogue &epilogue,
+                         LocalOps &ops) override {
+    Status st = runEpilogueChecked(op, epilogue, ops);
+    if (st.isOk())
+      return st;
+    return st.withContext("cublas gemm (" + std::string(dtypeName(op.dtype)) +
+                          ", m=" + str(op.m) + " n=" + str(op.n) +
+                          " k=" + str(op.k) + ", cuda:" + str(device_) +
+                          ") with an elementwise epilogue");
+  }
+
 private:
+  /// cuBLASLt's epilogue for the elementwise one where the expression is
+  /// exactly a bias, ReLU or GELU of C (recognizeActivation) written over C
+  /// itself, C's type is not f64 (cuBLASLt computes its activations in
+  /// f32) and there is at most one bias: the GEMM's own or a row vector
+  /// added before the activation. cuBLASLt's GELU is the tanh form
+  /// (cublasLt.h documents it only as "x := GELU(x)"; PyTorch uses this
+  /// epilogue for gelu(approximate='tanh') only), so only a GELU-tanh with
+  /// the standard constants matches it. Its ReLU is documented as
+  /// "x := max(x, 0)"; whether a NaN stays NaN there, as arith.maximumf
+  /// requires, is not documented and has not been checked on a GPU yet:
+  /// GemmConformance.EpilogueReluOfNaNAndInfinities (GemmEpilogueSuite.cpp)
+  /// checks it.
+  static bool ltEpilogueFor(const GemmOp &op, const GemmEpilogue &e,
+                            LtEpilogue &out) {
+    if (e.y != op.c || op.k == 0 || op.f32Result || op.dtype == DType::F64)
+      return false;
+    const std::optional<ActivationForm> form = recognizeActivation(*e.expr);
+    if (!form || form->post != ActivationForm::Post::None)
+      return false;
+    const std::vector<ExprOperand> &operands = *e.operands;
+    auto isC = [&](int k) {
+      return !operands[k].rowVector && operands[k].data == op.c;
+    };
+    // v = C, or C + a row vector (in either order).
+    const void *bias = op.bias;
+    if (form->bias < 0) {
+      if (!isC(form->x))
+        return false;
+    } else {
+      const int vector = isC(form->x)      ? form->bias
+                         : isC(form->bias) ? form->x
+                                           : -1;
+      if (vector < 0 || !operands[vector].rowVector || op.bias)
+        return false;
+      bias = operands[vector].data;
+    }
+    auto f32 = [](double v) { return static_cast<float>(v); };
+    switch (form->act) {
+    case Activation::Identity:
+      if (!bias)
+        return false;
+      out.kind = CUBLASLT_EPILOGUE_BIAS;
+      break;
+    case Activation::Relu:
+      out.kind = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+      break;
+    case Activation::GeluTanh:
+      if (f32(form->c[0]) != 0.5f || f32(form->c[1]) != 1.0f ||
+          f32(form->c[2]) != f32(0.7978845608028654) ||
+          f32(form->c[3]) != f32(0.044715))
+        return false;
+      out.kind = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+      break;
+    case Activation::GeluErf:
+    case Activation::Silu:
+      return false;
+    }
+    out.bias = bias;
+    return true;
+  }
+
+  Status runEpilogueChecked(const GemmOp &op, const GemmEpilogue &epilogue,
+                            LocalOps &ops) {
+    SHARDLIN_RETURN_IF_ERROR(validateGemmOp(op, "cuBLAS"));
+    SHARDLIN_RETURN_IF_ERROR(checkGemmEpilogue(op, epilogue));
+    if (op.m == 0 || op.n == 0)
+      return Status::ok();
+    LtEpilogue lt;
+    if (options_.fuseActivationEpilogue && ltEpilogueFor(op, epilogue, lt)) {
+      ScopedDevice guard;
+      SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+      SHARDLIN_RETURN_IF_ERROR(checkPointers(op));
+      if (lt.bias && lt.bias != op.bias) {
+        std::string problem = checkDeviceBuffer("bias", lt.bias, op.n,
+                                                op.dtype, device_, pageableOk_);
+        if (!problem.empty())
+          return Status::error(problem);
+      }
+      const LtPlan *plan = nullptr;
+      SHARDLIN_RETURN_IF_ERROR(ltPlan(op, lt, plan));
+      if (plan->supported)
+        return runLt(op, lt, *plan, nativeStream(*stream_));
+    }
+    SHARDLIN_RETURN_IF_ERROR(runChecked(op));
+    return ops.elementwise(*epilogue.expr, *epilogue.operands, epilogue.y,
+                           op.m, op.n, op.cDtype());
+  }
+
   Status runChecked(const GemmOp &op) {
     SHARDLIN_RETURN_IF_ERROR(validateGemmOp(op, "cuBLAS"));
     if (op.m == 0 || op.n == 0)
@@ -247,10 +360,11 @@ private:
       return Status::ok();
     }
     if (op.bias && options_.fuseBiasEpilogue) {
+      const LtEpilogue epilogue{CUBLASLT_EPILOGUE_BIAS, op.bias};
       const LtPlan *plan = nullptr;
-      SHARDLIN_RETURN_IF_ERROR(ltPlan(op, plan));
+      SHARDLIN_RETURN_IF_ERROR(ltPlan(op, epilogue, plan));
       if (plan->supported)
-        return runLt(op, *plan, s);
+        return runLt(op, epilogue, *plan, s);
     }
     if (op.bias)
       SHARDLIN_CUDA_RETURN_IF_ERROR(
@@ -292,7 +406,8 @@ private:
     return Status::ok();
   }
 
-  Status ltPlan(const GemmOp &op, const LtPlan *&result) {
+  Status ltPlan(const GemmOp &op, const LtEpilogue &epilogue,
+                const LtPlan *&result) {
     LtKey key{op.dtype,
               op.transA,
               op.transB,
@@ -305,14 +420,15 @@ private:
               alignmentOf(op.a),
               alignmentOf(op.b),
               alignmentOf(op.c),
-              alignmentOf(op.bias)};
+              alignmentOf(epilogue.bias),
+              epilogue.kind};
     for (const auto &entry : plans_)
       if (entry.first == key) {
         result = entry.second.get();
         return Status::ok();
       }
     auto plan = std::make_unique<LtPlan>();
-    SHARDLIN_RETURN_IF_ERROR(buildLtPlan(op, key, *plan));
+    SHARDLIN_RETURN_IF_ERROR(buildLtPlan(op, epilogue, key, *plan));
     if (plans_.size() >= kMaxCachedPlans)
       plans_.clear();
     plans_.emplace_back(key, std::move(plan));
@@ -320,7 +436,8 @@ private:
     return Status::ok();
   }
 
-  Status buildLtPlan(const GemmOp &op, const LtKey &key, LtPlan &plan) {
+  Status buildLtPlan(const GemmOp &op, const LtEpilogue &epilogue,
+                     const LtKey &key, LtPlan &plan) {
     const cudaDataType_t t = dataType(op.dtype);
     const cudaDataType_t scale =
         op.dtype == DType::F64 ? CUDA_R_64F : CUDA_R_32F;
@@ -329,7 +446,6 @@ private:
         cublasLtMatmulDescCreate(
             plan.desc.out(), computeType(op.dtype, options_.allowTf32), scale));
     const int32_t opFirst = blasOp(op.transB), opSecond = blasOp(op.transA);
-    const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     SHARDLIN_CUBLAS_RETURN_IF_ERROR(
         device_, cublasLtMatmulDescSetAttribute(plan.desc.get(),
                                                 CUBLASLT_MATMUL_DESC_TRANSA,
@@ -339,16 +455,17 @@ private:
                                                 CUBLASLT_MATMUL_DESC_TRANSB,
                                                 &opSecond, sizeof(opSecond)));
     SHARDLIN_CUBLAS_RETURN_IF_ERROR(
-        device_, cublasLtMatmulDescSetAttribute(plan.desc.get(),
-                                                CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                &epilogue, sizeof(epilogue)));
+        device_, cublasLtMatmulDescSetAttribute(
+                     plan.desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE,
+                     &epilogue.kind, sizeof(epilogue.kind)));
     // The bias type defaults to D's, which is the caller's dtype; the
     // pointer is set here because the heuristic reads its alignment, and
     // again before every call.
-    SHARDLIN_CUBLAS_RETURN_IF_ERROR(
-        device_, cublasLtMatmulDescSetAttribute(
-                     plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                     &op.bias, sizeof(op.bias)));
+    if (epilogue.bias)
+      SHARDLIN_CUBLAS_RETURN_IF_ERROR(
+          device_, cublasLtMatmulDescSetAttribute(
+                       plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                       &epilogue.bias, sizeof(epilogue.bias)));
 
     // Stored (pre-op) shapes in column-major terms; see the file comment.
     const uint64_t firstRows = op.transB ? op.k : op.n;
@@ -401,8 +518,8 @@ private:
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
         lt_.get(), plan.desc.get(), plan.first.get(), plan.second.get(),
         plan.out.get(), plan.out.get(), pref.get(), 1, &heuristic, &found);
-    // NOT_SUPPORTED (or no result): no kernel fuses this bias for the type,
-    // layout or alignment. Not an error: the fill-and-accumulate path
+    // NOT_SUPPORTED (or no result): no kernel fuses this epilogue for the
+    // type, layout or alignment. Not an error: the fill-and-accumulate path
     // handles it. INVALID_VALUE is treated alike because the descriptors
     // above are valid for every op that passed validate(); what cuBLASLt
     // rejects then is the combination (e.g. the bias epilogue with f64),
@@ -420,11 +537,13 @@ private:
     return Status::ok();
   }
 
-  Status runLt(const GemmOp &op, const LtPlan &plan, cudaStream_t s) {
-    SHARDLIN_CUBLAS_RETURN_IF_ERROR(
-        device_, cublasLtMatmulDescSetAttribute(
-                     plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                     &op.bias, sizeof(op.bias)));
+  Status runLt(const GemmOp &op, const LtEpilogue &epilogue,
+               const LtPlan &plan, cudaStream_t s) {
+    if (epilogue.bias)
+      SHARDLIN_CUBLAS_RETURN_IF_ERROR(
+          device_, cublasLtMatmulDescSetAttribute(
+                       plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                       &epilogue.bias, sizeof(epilogue.bias)));
     const Scalars scalars(1.0, 0.0);
     SHARDLIN_CUBLAS_RETURN_IF_ERROR(
         device_,

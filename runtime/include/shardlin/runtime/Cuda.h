@@ -119,6 +119,11 @@ struct GemmOptions {
   /// the GEMM accumulates onto it. Both round once; false exists to test and
   /// compare the two paths.
   bool fuseBiasEpilogue = true;
+  /// In runWithEpilogue, use cuBLASLt's bias, ReLU and GELU(tanh) epilogues
+  /// for an elementwise epilogue that is exactly one of them (written over
+  /// C); otherwise (or when false) the GEMM is followed by the elementwise
+  /// kernel. false exists to test and compare the two paths.
+  bool fuseActivationEpilogue = true;
   /// Device workspace for cuBLAS/cuBLASLt, allocated once per backend.
   size_t workspaceBytes = size_t(32) << 20;
 };

@@ -131,6 +131,56 @@ bool parseExprConstant(const std::string &text, double &value);
 Status validateExpr(const ExprProgram &expr, size_t numOperands,
                     const std::string &what);
 
+/// The activations of a transformer block, as recognizeActivation finds them
+/// in an expression (each with the constants it was written with).
+enum class Activation : uint8_t {
+  /// v.
+  Identity,
+  /// maximum(v, +0), or select(cmp ugt(v, +0), v, +0): the same values,
+  /// NaN included.
+  Relu,
+  /// c0 v (c1 + tanh(c2 (v + c3 v^3))): GELU's tanh form with c0 = 0.5,
+  /// c1 = 1, c2 = sqrt(2/pi), c3 = 0.044715.
+  GeluTanh,
+  /// c0 v (c1 + erf(c2 v)): GELU with c0 = 0.5, c1 = 1, c2 = 1/sqrt(2).
+  GeluErf,
+  /// v / (1 + exp(-v)), also written v * (1 / (1 + exp(-v))).
+  Silu,
+};
+const char *activationName(Activation act);
+
+/// An expression that is one activation between an optional addition before
+/// it and an optional addition or multiplication after it, element by
+/// element:
+///
+///   v = in[x]  or  in[x] + in[bias]      (a bias, or a residual)
+///   a = act(v)
+///   y = a  or  a + in[other]  or  a * in[other]   (a residual, a gate)
+///
+/// where in[k] is operand k at the element (full or row vector alike).
+/// The devices evaluate these forms with a loop (CPU) or a GEMM epilogue
+/// (cuBLASLt) of their own; the generic evaluation of the same program
+/// agrees with it within the op's bounds: the form may associate a product
+/// or a sum of the program in another order (products and sums of several
+/// terms are matched in any order and grouping) and computes SiLU's
+/// v * (1 / d) as v / d, each a difference of about one rounding.
+struct ActivationForm {
+  Activation act = Activation::Identity;
+  int x = -1;
+  /// The operand added before the activation, or -1.
+  int bias = -1;
+  enum class Post : uint8_t { None, Add, Mul };
+  Post post = Post::None;
+  /// The operand of `post`, or -1.
+  int other = -1;
+  /// The constants of GeluTanh (c0..c3) and GeluErf (c0..c2), as written.
+  double c[4] = {0, 0, 0, 0};
+};
+
+/// The form of a valid expression (validateExpr) if it is one of the above;
+/// nullopt otherwise (the generic evaluation then runs it).
+std::optional<ActivationForm> recognizeActivation(const ExprProgram &expr);
+
 } // namespace shardlin::rt
 
 #endif // SHARDLIN_RUNTIME_EXPR_H

@@ -4,10 +4,12 @@
 
 #include "shardlin/runtime/Buffer.h"
 #include "shardlin/runtime/DType.h"
+#include "shardlin/runtime/LocalOps.h"
 #include "shardlin/runtime/Status.h"
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace shardlin::rt {
 
@@ -37,13 +39,41 @@ struct GemmOp {
   DType cDtype() const { return f32Result ? DType::F32 : dtype; }
 };
 
+/// An elementwise expression (Expr.h) over a GEMM's result, run as the
+/// GEMM's epilogue: y = the expression at every element of the op.m x op.n
+/// result, its operands as LocalOps::elementwise takes them (full operands
+/// dense m x n, row vectors of n elements, all of C's type), one or more of
+/// the full operands being C itself (op.c). C must be dense (op.ldc ==
+/// op.n). y may be C or another full operand (in place) but must not overlap
+/// A, B or the bias. Unless y is C, C holds the GEMM's result afterwards.
+struct GemmEpilogue {
+  const ExprProgram *expr = nullptr;
+  const std::vector<ExprOperand> *operands = nullptr;
+  void *y = nullptr;
+};
+
 class GemmBackend {
 public:
   virtual ~GemmBackend() = default;
   virtual const char *name() const = 0;
   virtual Device device() const { return Device{}; }
   virtual Status run(const GemmOp &op) = 0;
+  /// run(op) and then the epilogue, with the results of run(op) followed by
+  /// ops.elementwise(*expr, *operands, y, m, n, op.cDtype()) within the
+  /// elementwise op's bounds. That is what this default does, in two passes
+  /// over C. The OpenBLAS backend applies the epilogue to each block of
+  /// rows of C right after computing it, while the block is in cache; the
+  /// cuBLAS backend uses cuBLASLt's bias, ReLU and GELU epilogues where the
+  /// expression is one of them. The arguments are checked
+  /// (checkGemmEpilogue) before anything is computed.
+  virtual Status runWithEpilogue(const GemmOp &op,
+                                 const GemmEpilogue &epilogue, LocalOps &ops);
 };
+
+/// The checks of runWithEpilogue beyond the GemmOp's: an expression and its
+/// operands, a dense C, and the elementwise op's own argument checks
+/// (checkElementwiseArguments) for y over the m x n result. InvalidArgument.
+Status checkGemmEpilogue(const GemmOp &op, const GemmEpilogue &epilogue);
 
 /// OpenBLAS-backed GEMM. One object per rank; it owns the f32 workspace used
 /// for f16/bf16 and is not safe to share between threads.

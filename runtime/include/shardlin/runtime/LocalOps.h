@@ -84,8 +84,18 @@ Status checkElementwiseArguments(const ExprProgram &expr,
                                  const void *y, int64_t rows, int64_t cols,
                                  DType dtype);
 
+/// Options of the host LocalOps.
+struct HostLocalOpsOptions {
+  /// Evaluate the expressions that recognizeActivation (Expr.h) recognizes
+  /// with a fused loop of their own; false sends every expression through
+  /// the generic node-by-node evaluation. The two agree within the op's
+  /// bounds; false exists to test and compare them.
+  bool activationKernels = true;
+};
+
 /// Local operations on host memory.
-std::unique_ptr<LocalOps> createHostLocalOps();
+std::unique_ptr<LocalOps>
+createHostLocalOps(const HostLocalOpsOptions &options = {});
 
 } // namespace shardlin::rt
 

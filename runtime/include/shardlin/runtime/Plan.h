@@ -50,6 +50,16 @@ Status dynamicSizesOf(const Program &program,
                       std::vector<int64_t> &sizes,
                       const std::vector<std::string> &what = {});
 
+struct PlanOptions {
+  /// Run an `elementwise` instruction that reads the result of the `gemm`
+  /// right before it as that GEMM's epilogue (GemmBackend::runWithEpilogue:
+  /// on each block of rows of C while it is in cache on the CPU, in
+  /// cuBLASLt's epilogue for a bias, ReLU or GELU on a GPU). false runs the
+  /// two one after the other; the results agree within the elementwise op's
+  /// bounds, and false exists to compare them.
+  bool fuseGemmEpilogues = true;
+};
+
 class Plan {
 public:
   /// Resolves `program` for `rank` of `worldSize` ranks. Fails if worldSize
@@ -59,7 +69,8 @@ public:
   /// (sizes.size() == worldSize); the others take none.
   static Status build(const Program &program, int rank, int worldSize,
                       Allocator &allocator, std::unique_ptr<Plan> &out,
-                      const DynamicSizes &sizes = {});
+                      const DynamicSizes &sizes = {},
+                      const PlanOptions &options = PlanOptions());
   ~Plan();
 
   int rank() const { return rank_; }
