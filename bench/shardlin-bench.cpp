@@ -32,6 +32,7 @@
 #include "BenchOptions.h"
 #include "BenchRun.h"
 
+#include "shardlin/runtime/Gemm.h"
 #include "shardlin/runtime/MpiCommunicator.h"
 
 #include <cblas.h>
@@ -100,6 +101,9 @@ void printHeader(const BenchRun &run) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // OpenBLAS's kernels for this CPU, if it fell back to older ones
+  // (Gemm.h): the dense baseline and shardlin's GEMMs alike.
+  rt::reexecForBlasKernels(argv);
   Options o;
   if (!parseArgs(argc, argv, o)) {
     usage();

@@ -76,6 +76,9 @@ bool parseNumber(const std::string &text, double &out) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // OpenBLAS's kernels for this CPU, if it fell back to older ones
+  // (Gemm.h): before anything starts a thread.
+  rt::reexecForBlasKernels(argv);
   const std::string usage = usageText();
   std::string programPath;
   rt::RunConfig config;
@@ -98,7 +101,9 @@ int main(int argc, char **argv) {
       std::cout << "shardlin-exec " SHARDLIN_VERSION "\n  backends: "
                 << rt::availableBackends()
                 << "\n  gemm: " << rt::availableGemmBackends()
-                << "\n  gpu: " << rt::describeGpuModule() << "\n";
+                << "\n  gpu: " << rt::describeGpuModule()
+                << "\n  blas: OpenBLAS with its " << rt::blasCoreName()
+                << " kernels\n";
       return 0;
     }
     if (a == "--gpus") {

@@ -125,12 +125,16 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // OpenBLAS's kernels for this CPU, if it fell back to older ones
+  // (Gemm.h): before anything starts a thread.
+  rt::reexecForBlasKernels(argv);
   InitLLVM init(argc, argv);
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"
        << "  backends: " << rt::availableBackends() << "\n"
        << "  gemm: " << rt::availableGemmBackends() << "\n"
-       << "  gpu: " << rt::describeGpuModule() << "\n";
+       << "  gpu: " << rt::describeGpuModule() << "\n"
+       << "  blas: OpenBLAS with its " << rt::blasCoreName() << " kernels\n";
   });
   const std::string backendHelp = "Backend: " + rt::describeBackends();
   backend.setDescription(backendHelp);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace shardlin::rt {
@@ -82,6 +83,24 @@ std::unique_ptr<GemmBackend> createCpuGemm();
 /// Sets the number of threads OpenBLAS uses (a process-wide setting).
 void setBlasThreads(int n);
 int getBlasThreads();
+
+/// OpenBLAS's kernel set in use ("SkylakeX", "Haswell", "Prescott", ...).
+std::string blasCoreName();
+
+/// The OPENBLAS_CORETYPE this CPU should run with when OpenBLAS fell back to
+/// an older kernel set than the CPU supports (OpenBLAS 0.3.21, Debian 12's,
+/// falls back to Prescott's SSE3 kernels on a CPU model it does not know,
+/// 3-4x slower here): "SkylakeX" for AVX-512 (F, BW, DQ, VL), "Haswell" for
+/// AVX2 + FMA. Empty when the choice is fine, when OPENBLAS_CORETYPE is set
+/// already, or when SHARDLIN_BLAS_CORETYPE=keep.
+std::string suggestedBlasCoreType();
+
+/// For a tool's main(), first thing (before threads or MPI): when
+/// suggestedBlasCoreType() is not empty, re-executes the program
+/// (/proc/self/exe, the same arguments) with OPENBLAS_CORETYPE set to it,
+/// since OpenBLAS reads it only when it is loaded. Returns when there is
+/// nothing to do or the exec fails (the run then goes on as chosen).
+void reexecForBlasKernels(char **argv);
 
 } // namespace shardlin::rt
 
