@@ -252,12 +252,16 @@ std::vector<uint8_t> poisonedOutput(const rt::Plan &plan) {
 }
 
 namespace {
-/// The input's shape on each rank, for a program with dynamic batch dims.
-rt::Status linearArgShapes(const rt::Program &program,
-                           const LinearConfig &config, int rank,
-                           std::vector<std::vector<int64_t>> &shapes) {
-  return testkit::dynamicArgShapes(program, 0, config.inputShapeOf(rank),
-                                   shapes);
+/// RankCallbacks::argShapes of a layer: the input's shape on each rank,
+/// for a program with dynamic batch dims.
+decltype(rt::RankCallbacks::argShapes)
+linearArgShapes(const rt::Program &program, const LinearConfig &config) {
+  return [&program, &config](int rank,
+                             std::vector<std::vector<int64_t>> &shapes,
+                             std::vector<std::string> &) {
+    return testkit::dynamicArgShapes(program, 0, config.inputShapeOf(rank),
+                                     shapes);
+  };
 }
 } // namespace
 
@@ -278,10 +282,7 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
       w, std::vector<std::vector<const void *>>(runs.size()));
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
-  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
-                            std::vector<std::string> &) {
-    return linearArgShapes(program, config, rank, shapes);
-  };
+  callbacks.argShapes = linearArgShapes(program, config);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     const int r = plan.rank();
@@ -319,10 +320,7 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
   std::vector<uint8_t> chunk;
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
-  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
-                            std::vector<std::string> &) {
-    return linearArgShapes(program, config, rank, shapes);
-  };
+  callbacks.argShapes = linearArgShapes(program, config);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, data,

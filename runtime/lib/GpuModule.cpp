@@ -145,29 +145,25 @@ std::string findGpuModule(std::string &why) {
 
 const GpuModuleEntries *gpuModule(std::string &why) {
   ModuleState &s = state();
-  {
+  // What an earlier load left: the entries, or its failure. Checked again
+  // once the load lock is held (a concurrent load may have finished).
+  bool known = false;
+  auto earlier = [&]() -> const GpuModuleEntries * {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.registered)
-      return &s.entries;
-    if (!s.failure.empty()) {
+    known = s.registered || !s.failure.empty();
+    if (!s.registered)
       why = s.failure;
-      return nullptr;
-    }
-  }
+    return s.registered ? &s.entries : nullptr;
+  };
+  if (const GpuModuleEntries *e = earlier(); e || known)
+    return e;
 #if defined(SHARDLIN_GPU_MODULE)
   // Serializes loads; the module's initializer takes s.mutex itself, so it
   // must not be held across dlopen.
   static std::mutex loading;
   std::lock_guard<std::mutex> once(loading);
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.registered)
-      return &s.entries;
-    if (!s.failure.empty()) {
-      why = s.failure;
-      return nullptr;
-    }
-  }
+  if (const GpuModuleEntries *e = earlier(); e || known)
+    return e;
   std::string path = findGpuModule(why);
   std::string failure;
   if (path.empty() && std::getenv("SHARDLIN_RUNTIME_CUDA_MODULE")) {

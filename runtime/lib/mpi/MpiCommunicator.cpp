@@ -23,14 +23,8 @@
 #include "../CommChecks.h"
 #include "LaunchEnv.h"
 
-// The C API only: without these, Open MPI's and MPICH's mpi.h pull in the
-// deprecated C++ bindings, which need an extra library (libmpi_cxx).
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
+// OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come with MPI::MPI_C
+// (runtime/CMakeLists.txt): the C API only.
 #include <mpi.h>
 
 #include <algorithm>
