@@ -16,6 +16,7 @@
 
 #include "BlockFusion.h"
 #include "LoweringSupport.h"
+#include "PassOptions.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -537,142 +538,16 @@ void mlir::shardlin::populateLowerShardedLinearPatterns(
 }
 
 namespace {
-/// The lowering options the pass options give, or a diagnostic for values
-/// out of range. Shared by the pass and its command-line entry, which checks
-/// them before it has a function to run the pass on.
-FailureOr<LoweringOptions>
-toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
-  // Each range names its option and the value given (NaN fails every one).
-  struct Range {
-    const char *name;
-    double value;
-    bool positive; // > 0, else >= 0
-  };
-  for (const Range &r : {Range{"latency-us", o.latencyUs, false},
-                         Range{"bandwidth-gbps", o.bandwidthGBps, true},
-                         Range{"gemm-gflops", o.gemmGflops, true},
-                         Range{"memory-cap-mib", o.memoryCapMiB, false}})
-    if (!(r.positive ? r.value > 0 : r.value >= 0)) {
-      char given[32];
-      std::snprintf(given, sizeof given, "%g", r.value);
-      emitError(UnknownLoc::get(ctx))
-          << "lower-sharded-linear: " << r.name << " must be "
-          << (r.positive ? "> 0" : ">= 0") << ", got " << given;
-      return failure();
-    }
-  if (o.assumedRows < 1) {
-    emitError(UnknownLoc::get(ctx))
-        << "lower-sharded-linear: assumed-rows must be >= 1, got "
-        << o.assumedRows;
-    return failure();
-  }
-  LoweringOptions options;
-  options.assumedRows = o.assumedRows;
-  options.forced = forcedStrategy(o.strategy);
-  options.machine.latencyUs = o.latencyUs;
-  options.machine.bandwidthGBps = o.bandwidthGBps;
-  options.machine.gemmGflops = o.gemmGflops;
-  options.memoryCapBytes =
-      static_cast<uint64_t>(o.memoryCapMiB * 1024.0 * 1024.0);
-  return options;
-}
-
-/// The values of a pass's options (the pass's or its command-line entry's,
-/// which have the same options).
-template <typename PassT>
-LowerShardedLinearOptions optionValues(const PassT &p) {
-  LowerShardedLinearOptions o;
-  o.strategy = p.strategy;
-  o.latencyUs = p.latencyUs;
-  o.bandwidthGBps = p.bandwidthGBps;
-  o.gemmGflops = p.gemmGflops;
-  o.memoryCapMiB = p.memoryCapMiB;
-  o.assumedRows = p.assumedRows;
-  o.explain = p.explain;
-  o.fuseBlocks = p.fuseBlocks;
-  return o;
-}
-
-/// Checks a pass-option string before llvm::cl parses it, so that a bad
-/// one gets a message naming the option and the value (llvm::cl's own would
-/// go to stderr, followed by an empty diagnostic). The options are the
-/// pass's own members, so their names come from the ODS; each is checked by
-/// its type: numbers, booleans as llvm::cl reads them, and the strategies.
-template <typename PassT>
-LogicalResult
-checkOptionString(PassT &pass, StringRef options,
-                  function_ref<LogicalResult(const Twine &)> errorHandler) {
-  // Quoted or braced values may hold spaces: those strings are left to
-  // llvm::cl alone.
-  if (options.find_first_of("\"'{") != StringRef::npos)
-    return success();
-  SmallVector<StringRef> tokens;
-  options.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef token : tokens) {
-    auto [key, value] = token.split('=');
-    bool hasValue = token.contains('=');
-    std::string expected; // What the option takes, if `value` is not it.
-    bool known = false;
-    std::string names;
-    auto check = [&](auto &option) {
-      names += (names.empty() ? "" : ", ") + option.ArgStr.str();
-      if (option.ArgStr != key)
-        return;
-      known = true;
-      using T = std::decay_t<decltype(option.getValue())>;
-      if constexpr (std::is_same_v<T, bool>) {
-        if (hasValue && !llvm::is_contained({"true", "false", "TRUE", "FALSE",
-                                             "True", "False", "1", "0"},
-                                            value))
-          expected = "true or false";
-      } else if constexpr (std::is_same_v<T, double>) {
-        double d;
-        if (!hasValue || value.getAsDouble(d))
-          expected = "a number";
-      } else if constexpr (std::is_same_v<T, int64_t>) {
-        int64_t i;
-        if (!hasValue || value.getAsInteger(10, i))
-          expected = "an integer";
-      } else {
-        if (!hasValue || !parseStrategyOption(value)) {
-          expected = "one of auto";
-          for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
-            expected += std::string(", ") + info.name;
-        }
-      }
-    };
-    check(pass.strategy);
-    check(pass.latencyUs);
-    check(pass.bandwidthGBps);
-    check(pass.gemmGflops);
-    check(pass.memoryCapMiB);
-    check(pass.assumedRows);
-    check(pass.explain);
-    check(pass.fuseBlocks);
-    if (!known)
-      return errorHandler("lower-sharded-linear has no option '" + key +
-                          "' (its options: " + names + ")");
-    if (expected.empty())
-      continue;
-    std::string hint;
-    if (value.contains(',') && value.contains('='))
-      hint = "; a pass's options are separated by spaces, not commas, as in "
-             "'--lower-sharded-linear=strategy=activations explain=true'";
-    if (!hasValue)
-      return errorHandler("lower-sharded-linear: option '" + key +
-                          "' needs a value: " + expected);
-    return errorHandler("lower-sharded-linear: invalid value '" + value +
-                        "' for option '" + key + "': expected " + expected +
-                        hint);
-  }
-  return success();
-}
+using support::checkOptionString;
+using support::optionValues;
+using support::toLoweringOptions;
 
 struct LowerShardedLinearPass
     : mlir::shardlin::impl::LowerShardedLinearBase<LowerShardedLinearPass> {
   using LowerShardedLinearBase::LowerShardedLinearBase;
-  friend LowerShardedLinearOptions optionValues<>(const LowerShardedLinearPass &);
-  friend LogicalResult checkOptionString<>(
+  friend LowerShardedLinearOptions
+  support::optionValues<>(const LowerShardedLinearPass &);
+  friend LogicalResult support::checkOptionString<>(
       LowerShardedLinearPass &, StringRef,
       function_ref<LogicalResult(const Twine &)>);
 
@@ -787,8 +662,8 @@ struct LowerShardedLinearOnFunctionsPass
           LowerShardedLinearOnFunctionsPass> {
   using LowerShardedLinearOnFunctionsBase::LowerShardedLinearOnFunctionsBase;
   friend LowerShardedLinearOptions
-  optionValues<>(const LowerShardedLinearOnFunctionsPass &);
-  friend LogicalResult checkOptionString<>(
+  support::optionValues<>(const LowerShardedLinearOnFunctionsPass &);
+  friend LogicalResult support::checkOptionString<>(
       LowerShardedLinearOnFunctionsPass &, StringRef,
       function_ref<LogicalResult(const Twine &)>);
 

@@ -1,0 +1,49 @@
+//===- PassOptions.cpp - Checking --lower-sharded-linear's options --------===//
+
+#include "PassOptions.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::shardlin;
+
+FailureOr<LoweringOptions>
+mlir::shardlin::detail::toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
+  // Each range names its option and the value given (NaN fails every one).
+  struct Range {
+    const char *name;
+    double value;
+    bool positive; // > 0, else >= 0
+  };
+  for (const Range &r : {Range{"latency-us", o.latencyUs, false},
+                         Range{"bandwidth-gbps", o.bandwidthGBps, true},
+                         Range{"gemm-gflops", o.gemmGflops, true},
+                         Range{"memory-cap-mib", o.memoryCapMiB, false}})
+    if (!(r.positive ? r.value > 0 : r.value >= 0)) {
+      char given[32];
+      std::snprintf(given, sizeof given, "%g", r.value);
+      emitError(UnknownLoc::get(ctx))
+          << "lower-sharded-linear: " << r.name << " must be "
+          << (r.positive ? "> 0" : ">= 0") << ", got " << given;
+      return failure();
+    }
+  if (o.assumedRows < 1) {
+    emitError(UnknownLoc::get(ctx))
+        << "lower-sharded-linear: assumed-rows must be >= 1, got "
+        << o.assumedRows;
+    return failure();
+  }
+  LoweringOptions options;
+  options.assumedRows = o.assumedRows;
+  options.forced = forcedStrategy(o.strategy);
+  options.machine.latencyUs = o.latencyUs;
+  options.machine.bandwidthGBps = o.bandwidthGBps;
+  options.machine.gemmGflops = o.gemmGflops;
+  options.memoryCapBytes =
+      static_cast<uint64_t>(o.memoryCapMiB * 1024.0 * 1024.0);
+  return options;
+}
+
