@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin-c/Runtime.h"
+#include "shardlin/runtime/CApi.h"
 
 #include "Backends.h"
 #include "Exchange.h"
@@ -78,8 +79,13 @@ private:
 } // namespace shardlin::rt::capi
 
 struct shardlin_context {
-  std::unique_ptr<rt::Communicator> comm;
-  std::unique_ptr<rt::RankDevice> device;
+  /// The rank's communicator and its (prepared) device: the context's own
+  /// when the C ABI created it, else borrowed from a C++ caller that keeps
+  /// them alive longer (shardlin::rt::wrapContext, CApi.h).
+  rt::Communicator *comm = nullptr;
+  rt::RankDevice *device = nullptr;
+  std::unique_ptr<rt::Communicator> ownedComm;
+  std::unique_ptr<rt::RankDevice> ownedDevice;
   shardlin_status status = SHARDLIN_OK;
   std::string message;
   rt::capi::Scratch scratch;
@@ -192,9 +198,11 @@ Status readOptions(const shardlin_options *given, Options &out) {
 Status makeContext(std::unique_ptr<rt::Communicator> comm,
                    std::unique_ptr<shardlin_context> &out) {
   auto ctx = std::make_unique<shardlin_context>();
-  ctx->device = rt::createHostDevice();
-  SHARDLIN_RETURN_IF_ERROR(ctx->device->prepare(*comm));
-  ctx->comm = std::move(comm);
+  ctx->ownedDevice = rt::createHostDevice();
+  SHARDLIN_RETURN_IF_ERROR(ctx->ownedDevice->prepare(*comm));
+  ctx->ownedComm = std::move(comm);
+  ctx->comm = ctx->ownedComm.get();
+  ctx->device = ctx->ownedDevice.get();
   out = std::move(ctx);
   return Status::ok();
 }
@@ -1062,3 +1070,63 @@ shardlin_status shardlin_convert(shardlin_context *context,
 }
 
 } // extern "C"
+
+//===----------------------------------------------------------------------===//
+// The C++ side (shardlin/runtime/CApi.h)
+//===----------------------------------------------------------------------===//
+
+namespace shardlin::rt {
+
+void ContextDeleter::operator()(shardlin_context *context) const {
+  shardlin_context_destroy(context);
+}
+
+Status wrapContext(Communicator &comm, RankDevice &device, ContextPtr &out) {
+  if (device.kind() != DeviceKind::Host)
+    return Status::unavailable(
+        "the C ABI runs on host memory; rank " + std::to_string(comm.rank()) +
+        "'s device is " + deviceName(comm.device()));
+  try {
+    auto ctx = std::make_unique<shardlin_context>();
+    ctx->comm = &comm;
+    ctx->device = &device;
+    out.reset(ctx.release());
+  } catch (...) {
+    return fromException("shardlin::rt::wrapContext");
+  }
+  return Status::ok();
+}
+
+Status contextStatus(const shardlin_context *context) {
+  if (!context)
+    return Status::invalidArgument("the context is null");
+  rt::StatusCode code = rt::StatusCode::Internal;
+  switch (context->status) {
+  case SHARDLIN_OK:
+    return Status::ok();
+  case SHARDLIN_INVALID_ARGUMENT:
+    code = rt::StatusCode::InvalidArgument;
+    break;
+  case SHARDLIN_DEADLINE_EXCEEDED:
+    code = rt::StatusCode::DeadlineExceeded;
+    break;
+  case SHARDLIN_ABORTED:
+    code = rt::StatusCode::Aborted;
+    break;
+  case SHARDLIN_IO_ERROR:
+    code = rt::StatusCode::IoError;
+    break;
+  case SHARDLIN_UNAVAILABLE:
+    code = rt::StatusCode::Unavailable;
+    break;
+  case SHARDLIN_INTERNAL:
+    break;
+  }
+  // INTERNAL without a message: not even the message fitted in memory.
+  return Status::error(code, context->message.empty()
+                                 ? std::string(shardlin_status_name(
+                                       context->status))
+                                 : context->message);
+}
+
+} // namespace shardlin::rt
