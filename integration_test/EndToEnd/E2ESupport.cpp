@@ -215,7 +215,13 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
     return rt::Status::error(who + "input shape " +
                              rt::formatShape(plan.argShape(0)) + ", expected " +
                              rt::formatShape(c.inputShapeOf(rank)));
-  if (plan.resultShape(0) != c.outputShapeOf(rank))
+  // A `?` is a size a compiled program's run decides (it checks it).
+  const std::vector<int64_t> &result = plan.resultShape(0);
+  const std::vector<int64_t> expected = c.outputShapeOf(rank);
+  bool resultMatches = result.size() == expected.size();
+  for (size_t d = 0; resultMatches && d < result.size(); ++d)
+    resultMatches = result[d] == rt::kDynamic || result[d] == expected[d];
+  if (!resultMatches)
     return rt::Status::error(who + "result shape " +
                              rt::formatShape(plan.resultShape(0)) +
                              ", expected " +
@@ -266,7 +272,8 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
                      const rt::RunOptions &options,
                      std::vector<std::vector<std::vector<uint8_t>>> &outputs,
                      std::vector<rt::RankResult> &ranks,
-                     rt::PlanCache *plans) {
+                     rt::PlanCache *plans,
+                     const rt::RankCallbacks::MakeExecutor &executor) {
   const int w = config.worldSize();
   if (runs.empty())
     return rt::Status::invalidArgument("runLinear needs at least one run");
@@ -278,6 +285,7 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
       w, std::vector<std::vector<const void *>>(runs.size()));
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
+  callbacks.executor = executor;
   callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
                             std::vector<std::string> &) {
     return linearArgShapes(program, config, rank, shapes);
@@ -313,12 +321,14 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
                    std::vector<uint8_t> &output, rt::PlanCache *plans,
-                   bool *planReused) {
+                   bool *planReused,
+                   const rt::RankCallbacks::MakeExecutor &executor) {
   // The runtime's own one-rank run (plan, bind, agreement, run), on host
   // memory; only the binding is the test's.
   std::vector<uint8_t> chunk;
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
+  callbacks.executor = executor;
   callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
                             std::vector<std::string> &) {
     return linearArgShapes(program, config, rank, shapes);
