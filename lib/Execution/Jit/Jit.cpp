@@ -3,11 +3,17 @@
 // The compiled entry is called through its C interface
 // (`_mlir_ciface_<name>`, llvm.emit_c_interface) with the packed-argument
 // wrapper ExecutionEngine generates for it: one pointer per argument of the
-// interface. The interface takes, in order, a pointer to the results'
-// descriptors (one descriptor, or a struct of them for several results),
-// then one pointer to a descriptor per tensor argument. A descriptor of rank
-// R is {allocated, aligned, offset, sizes[R], strides[R]}: 3 + 2R words of
-// 8 bytes, so a struct of them has no padding.
+// interface, each argument a pointer to a memref descriptor. A descriptor
+// of rank R is {allocated, aligned, offset, sizes[R], strides[R]}: 3 + 2R
+// words of 8 bytes, so a struct of them has no padding.
+//
+// The pipeline runs with LowerToLLVMOptions::resultsAsOutParams: an entry
+// whose results all have static shapes takes the rank's result buffers as
+// descriptors after its arguments and writes them directly (the op that
+// computes a result writes the caller's buffer, as a plan does). An entry
+// with a dynamic result returns its results instead: the interface then
+// takes, first, a pointer to the results' descriptors (one, or a struct of
+// them), filled with new allocations the executor frees or hands over.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +54,8 @@ namespace rt = ::shardlin::rt;
 struct JitEntry::Code {
   std::unique_ptr<ExecutionEngine> engine;
   void (*entry)(void **) = nullptr;
-  rt::Program signature;
+  /// Whether the entry writes its results into out-params (all static).
+  bool outParams = false;
 };
 
 void mlir::shardlin::registerJitDialects(DialectRegistry &registry) {
@@ -211,6 +218,8 @@ public:
 
   rt::Status run(rt::RankBuffers &buffers) override {
     releaseKept();
+    if (code_->outParams)
+      return runWithOutParams(buffers);
     const size_t numResults = resultShapes_.size();
     // The results' descriptors, one after the other (a struct of them when
     // there are several), then the arguments'.
@@ -228,14 +237,7 @@ public:
       pointers.push_back(results.data());
     for (Descriptor &d : args)
       pointers.push_back(d.data());
-    std::vector<void *> packed;
-    for (void *&p : pointers)
-      packed.push_back(&p);
-
-    shardlin_context *previous = shardlin_thread_context();
-    shardlin_set_thread_context(context_.get());
-    code_->entry(packed.data());
-    shardlin_set_thread_context(previous);
+    rt::Status status = call(pointers);
 
     // The returned views, and what to free: every allocation once (a value
     // returned twice is one allocation).
@@ -258,7 +260,6 @@ public:
       if (v.allocated && !llvm::is_contained(owned, v.allocated))
         owned.push_back(v.allocated);
     }
-    rt::Status status = rt::contextStatus(context_.get());
     if (status)
       status = deliver(views, owned, buffers);
     for (void *p : owned)
@@ -267,6 +268,35 @@ public:
   }
 
 private:
+  /// Calls `entry` with `pointers` (each the address of a descriptor) on
+  /// the rank's context, then reads the context's status.
+  rt::Status call(std::vector<void *> &pointers) {
+    std::vector<void *> packed;
+    packed.reserve(pointers.size());
+    for (void *&p : pointers)
+      packed.push_back(&p);
+    shardlin_context *previous = shardlin_thread_context();
+    shardlin_set_thread_context(context_.get());
+    code_->entry(packed.data());
+    shardlin_set_thread_context(previous);
+    return rt::contextStatus(context_.get());
+  }
+
+  /// The entry writes the rank's result buffers itself.
+  rt::Status runWithOutParams(rt::RankBuffers &buffers) {
+    std::vector<Descriptor> descriptors;
+    descriptors.reserve(argShapes_.size() + resultShapes_.size());
+    for (size_t i = 0; i < argShapes_.size(); ++i)
+      descriptors.emplace_back(buffers.args[i], argShapes_[i]);
+    for (size_t i = 0; i < resultShapes_.size(); ++i)
+      descriptors.emplace_back(buffers.results[i], resultShapes_[i]);
+    std::vector<void *> pointers;
+    pointers.reserve(descriptors.size());
+    for (Descriptor &d : descriptors)
+      pointers.push_back(d.data());
+    return call(pointers);
+  }
+
   /// Copies each result into its buffer, or, for a shape with a `?`, hands
   /// the code's own allocation over (moving it from `owned` to kept_).
   rt::Status deliver(const std::vector<ReturnedView> &views,
@@ -365,11 +395,15 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
     return failure();
   jit->program_ = std::move(*signature);
 
-  // To the LLVM dialect.
+  // To the LLVM dialect, results as out-params where they are static.
+  bool outParams = true;
+  for (int v : jit->program_.results)
+    outParams &= !rt::hasDynamicDim(jit->program_.values[v].shape);
   auto start = std::chrono::steady_clock::now();
   PassManager pm(module.getContext());
   LowerToLLVMOptions lowering;
   lowering.lowering = options.lowering;
+  lowering.resultsAsOutParams = true;
   buildLowerToLLVMPipeline(pm, lowering);
   if (failed(pm.run(module)))
     return failure();
@@ -424,7 +458,7 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
   auto code = std::make_shared<Code>();
   code->engine = std::move(*engine);
   code->entry = *entry;
-  code->signature = jit->program_;
+  code->outParams = outParams;
   jit->code_ = std::move(code);
   jit->codegenSeconds_ = secondsSince(start);
   return jit;
