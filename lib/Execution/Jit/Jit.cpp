@@ -138,22 +138,23 @@ FailureOr<void *> loadMemrefCopy(ModuleOp module, const std::string &path) {
 // One rank
 //===----------------------------------------------------------------------===//
 
-/// A memref descriptor of rank R as 3 + 2R words.
+/// A row-major memref descriptor of a fixed shape, as 3 + 2R words; its
+/// data pointer is set for each call.
 class Descriptor {
 public:
-  explicit Descriptor(size_t rank) : words_(3 + 2 * rank, 0) {}
-  /// A row-major view of `data` with `shape`.
-  Descriptor(const void *data, const std::vector<int64_t> &shape)
-      : Descriptor(shape.size()) {
-    void *p = const_cast<void *>(data);
-    std::memcpy(&words_[0], &p, sizeof p);
-    std::memcpy(&words_[1], &p, sizeof p);
+  explicit Descriptor(const std::vector<int64_t> &shape)
+      : words_(3 + 2 * shape.size(), 0) {
     int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       words_[3 + d] = shape[d];
       words_[3 + shape.size() + d] = stride;
       stride *= shape[d];
     }
+  }
+  void setData(const void *data) {
+    void *p = const_cast<void *>(data);
+    std::memcpy(&words_[0], &p, sizeof p);
+    std::memcpy(&words_[1], &p, sizeof p);
   }
   int64_t *data() { return words_.data(); }
 
@@ -204,43 +205,55 @@ void copyToRowMajor(const ReturnedView &v, size_t elt, char *out) {
 
 class JitRank final : public rt::RankExecutor {
 public:
+  /// The descriptors and the entry's argument list are made once: a run
+  /// only sets the data pointers (with out-params it allocates nothing).
   JitRank(std::shared_ptr<const JitEntry::Code> code, const rt::Plan &plan,
           rt::ContextPtr context)
       : code_(std::move(code)), context_(std::move(context)) {
-    for (size_t i = 0; i < plan.numArgs(); ++i)
-      argShapes_.push_back(plan.argShape(i));
     for (size_t i = 0; i < plan.numResults(); ++i) {
       resultShapes_.push_back(plan.resultShape(i));
       resultTypes_.push_back(plan.resultType(i));
     }
+    descriptors_.reserve(plan.numArgs() + plan.numResults());
+    for (size_t i = 0; i < plan.numArgs(); ++i)
+      descriptors_.emplace_back(plan.argShape(i));
+    // Out-params after the arguments; else the returned results' words
+    // (one descriptor, or a struct of them) first.
+    if (code_->outParams) {
+      for (const std::vector<int64_t> &shape : resultShapes_)
+        descriptors_.emplace_back(shape);
+    } else if (!resultShapes_.empty()) {
+      size_t words = 0;
+      for (const std::vector<int64_t> &shape : resultShapes_)
+        words += 3 + 2 * shape.size();
+      returned_.assign(words, 0);
+      pointers_.push_back(returned_.data());
+    }
+    for (Descriptor &d : descriptors_)
+      pointers_.push_back(d.data());
+    for (void *&p : pointers_)
+      packed_.push_back(&p);
   }
   ~JitRank() override { releaseKept(); }
 
   rt::Status run(rt::RankBuffers &buffers) override {
     releaseKept();
-    if (code_->outParams)
-      return runWithOutParams(buffers);
-    const size_t numResults = resultShapes_.size();
-    // The results' descriptors, one after the other (a struct of them when
-    // there are several), then the arguments'.
-    size_t resultWords = 0;
-    for (const std::vector<int64_t> &shape : resultShapes_)
-      resultWords += 3 + 2 * shape.size();
-    std::vector<int64_t> results(resultWords, 0);
-    std::vector<Descriptor> args;
-    args.reserve(argShapes_.size());
-    for (size_t i = 0; i < argShapes_.size(); ++i)
-      args.emplace_back(buffers.args[i], argShapes_[i]);
-    std::vector<void *> pointers; // what each packed argument points at
-    pointers.reserve(1 + args.size());
-    if (numResults > 0)
-      pointers.push_back(results.data());
-    for (Descriptor &d : args)
-      pointers.push_back(d.data());
-    rt::Status status = call(pointers);
+    const size_t numArgs = descriptors_.size() -
+                           (code_->outParams ? resultShapes_.size() : 0);
+    for (size_t i = 0; i < numArgs; ++i)
+      descriptors_[i].setData(buffers.args[i]);
+    if (code_->outParams) {
+      for (size_t i = 0; i < resultShapes_.size(); ++i)
+        descriptors_[numArgs + i].setData(buffers.results[i]);
+      return call();
+    }
+    std::fill(returned_.begin(), returned_.end(), 0);
+    rt::Status status = call();
 
     // The returned views, and what to free: every allocation once (a value
     // returned twice is one allocation).
+    const size_t numResults = resultShapes_.size();
+    const std::vector<int64_t> &results = returned_;
     std::vector<ReturnedView> views(numResults);
     std::vector<void *> owned;
     size_t w = 0;
@@ -268,33 +281,14 @@ public:
   }
 
 private:
-  /// Calls `entry` with `pointers` (each the address of a descriptor) on
-  /// the rank's context, then reads the context's status.
-  rt::Status call(std::vector<void *> &pointers) {
-    std::vector<void *> packed;
-    packed.reserve(pointers.size());
-    for (void *&p : pointers)
-      packed.push_back(&p);
+  /// Calls the entry on the rank's context, then reads the context's
+  /// status.
+  rt::Status call() {
     shardlin_context *previous = shardlin_thread_context();
     shardlin_set_thread_context(context_.get());
-    code_->entry(packed.data());
+    code_->entry(packed_.data());
     shardlin_set_thread_context(previous);
     return rt::contextStatus(context_.get());
-  }
-
-  /// The entry writes the rank's result buffers itself.
-  rt::Status runWithOutParams(rt::RankBuffers &buffers) {
-    std::vector<Descriptor> descriptors;
-    descriptors.reserve(argShapes_.size() + resultShapes_.size());
-    for (size_t i = 0; i < argShapes_.size(); ++i)
-      descriptors.emplace_back(buffers.args[i], argShapes_[i]);
-    for (size_t i = 0; i < resultShapes_.size(); ++i)
-      descriptors.emplace_back(buffers.results[i], resultShapes_[i]);
-    std::vector<void *> pointers;
-    pointers.reserve(descriptors.size());
-    for (Descriptor &d : descriptors)
-      pointers.push_back(d.data());
-    return call(pointers);
   }
 
   /// Copies each result into its buffer, or, for a shape with a `?`, hands
@@ -360,8 +354,16 @@ private:
 
   std::shared_ptr<const JitEntry::Code> code_;
   rt::ContextPtr context_;
-  std::vector<std::vector<int64_t>> argShapes_, resultShapes_;
+  std::vector<std::vector<int64_t>> resultShapes_;
   std::vector<rt::DType> resultTypes_;
+  /// The arguments' descriptors, then (out-params) the results'.
+  std::vector<Descriptor> descriptors_;
+  /// The returned results' descriptors, which the call fills.
+  std::vector<int64_t> returned_;
+  /// What each of the entry's parameters points at, and the list of their
+  /// addresses that ExecutionEngine's packed wrapper takes.
+  std::vector<void *> pointers_;
+  std::vector<void *> packed_;
   /// Results handed over by the last run (RankBuffers::resultShapes).
   std::vector<void *> kept_;
 };
