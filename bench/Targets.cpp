@@ -26,6 +26,19 @@ double medianOf(std::vector<double> v) {
   return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// Fills the ratio of the medians (and of the best rounds) of `mine`
+/// against `reference`, and whether it is within t.limit.
+void setRatio(TargetRatio &t, const std::vector<double> &mine,
+              const std::vector<double> &reference) {
+  t.measured = true;
+  t.shardlinSeconds = medianOf(mine);
+  t.referenceSeconds = medianOf(reference);
+  t.ratio = t.shardlinSeconds / t.referenceSeconds;
+  t.ratioOfMins = *std::min_element(mine.begin(), mine.end()) /
+                  *std::min_element(reference.begin(), reference.end());
+  t.met = t.ratio <= t.limit;
+}
+
 /// Interleaves `rounds` of (reference, shardlin) and compares medians.
 TargetRatio interleaved(const std::string &name, const std::string &desc,
                         const LinearCase &c, int denseThreads, double limit,
@@ -46,13 +59,7 @@ TargetRatio interleaved(const std::string &name, const std::string &desc,
     }
     mine.push_back(r.timing.median());
   }
-  t.measured = true;
-  t.shardlinSeconds = medianOf(mine);
-  t.referenceSeconds = medianOf(dense);
-  t.ratio = t.shardlinSeconds / t.referenceSeconds;
-  t.ratioOfMins = *std::min_element(mine.begin(), mine.end()) /
-                  *std::min_element(dense.begin(), dense.end());
-  t.met = t.ratio <= limit;
+  setRatio(t, mine, dense);
   return t;
 }
 
@@ -77,13 +84,7 @@ TargetRatio jitVsPlan(const std::string &name, const std::string &desc,
       }
       (compiled ? jit : plan).push_back(r.timing.median());
     }
-  t.measured = true;
-  t.shardlinSeconds = medianOf(jit);
-  t.referenceSeconds = medianOf(plan);
-  t.ratio = t.shardlinSeconds / t.referenceSeconds;
-  t.ratioOfMins = *std::min_element(jit.begin(), jit.end()) /
-                  *std::min_element(plan.begin(), plan.end());
-  t.met = t.ratio <= limit;
+  setRatio(t, jit, plan);
   return t;
 }
 

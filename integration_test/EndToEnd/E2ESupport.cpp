@@ -190,6 +190,22 @@ uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
   return static_cast<uint64_t>(bytes);
 }
 
+LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        std::string strategy) {
+  LinearConfig c;
+  c.dim = dim;
+  c.n = n;
+  c.k = k;
+  c.placements = std::move(placements);
+  c.batch = std::move(batch);
+  c.bias = bias;
+  c.dtype = dtype;
+  c.strategy = std::move(strategy);
+  return c;
+}
+
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//

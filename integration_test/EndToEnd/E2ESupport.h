@@ -43,6 +43,12 @@ using testkit::linearMlir;
 using testkit::HostTensor;
 using testkit::Reference;
 
+/// A configuration from its fields (strategy "activations" unless given).
+LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        std::string strategy = "activations");
+
 /// Deterministic data for one configuration: the global weight A (N x K),
 /// the bias b (N; empty without bias) and a distinct input x_r per rank.
 /// Values are uniform in +-[0.25, 1] (never zero), rounded to the dtype; the

@@ -115,22 +115,6 @@ TEST_P(JitLinear, MatchesFloat64ReferenceWithThePlansCalls) {
 INSTANTIATE_TEST_SUITE_P(Sweep, JitLinear,
                          ::testing::ValuesIn(sampledConfigs()), configName);
 
-LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
-                        std::vector<int64_t> placements,
-                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
-                        std::string strategy = "activations") {
-  LinearConfig c;
-  c.dim = dim;
-  c.n = n;
-  c.k = k;
-  c.placements = std::move(placements);
-  c.batch = std::move(batch);
-  c.bias = bias;
-  c.dtype = dtype;
-  c.strategy = std::move(strategy);
-  return c;
-}
-
 /// One compilation, three runs with new inputs: the compiled code keeps no
 /// pointer or state from an earlier run (nor does its executor).
 TEST(JitReplay, EveryRunMatchesItsReference) {

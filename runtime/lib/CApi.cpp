@@ -37,6 +37,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -104,24 +105,29 @@ constexpr int kMaxWorldSize = 4096;
 thread_local std::string lastError;
 thread_local shardlin_context *threadContext = nullptr;
 
+/// The C ABI's codes and the C++ runtime's, one pair each.
+constexpr std::pair<rt::StatusCode, shardlin_status> kStatusCodes[] = {
+    {rt::StatusCode::Ok, SHARDLIN_OK},
+    {rt::StatusCode::InvalidArgument, SHARDLIN_INVALID_ARGUMENT},
+    {rt::StatusCode::DeadlineExceeded, SHARDLIN_DEADLINE_EXCEEDED},
+    {rt::StatusCode::Aborted, SHARDLIN_ABORTED},
+    {rt::StatusCode::IoError, SHARDLIN_IO_ERROR},
+    {rt::StatusCode::Unavailable, SHARDLIN_UNAVAILABLE},
+    {rt::StatusCode::Internal, SHARDLIN_INTERNAL},
+};
+
 shardlin_status toC(rt::StatusCode code) {
-  switch (code) {
-  case rt::StatusCode::Ok:
-    return SHARDLIN_OK;
-  case rt::StatusCode::InvalidArgument:
-    return SHARDLIN_INVALID_ARGUMENT;
-  case rt::StatusCode::DeadlineExceeded:
-    return SHARDLIN_DEADLINE_EXCEEDED;
-  case rt::StatusCode::Aborted:
-    return SHARDLIN_ABORTED;
-  case rt::StatusCode::IoError:
-    return SHARDLIN_IO_ERROR;
-  case rt::StatusCode::Unavailable:
-    return SHARDLIN_UNAVAILABLE;
-  case rt::StatusCode::Internal:
-    return SHARDLIN_INTERNAL;
-  }
+  for (const auto &[cpp, c] : kStatusCodes)
+    if (cpp == code)
+      return c;
   return SHARDLIN_INTERNAL;
+}
+
+rt::StatusCode fromC(shardlin_status status) {
+  for (const auto &[cpp, c] : kStatusCodes)
+    if (c == status)
+      return cpp;
+  return rt::StatusCode::Internal;
 }
 
 /// Never throws: a message that cannot be stored is dropped.
@@ -1100,33 +1106,13 @@ Status wrapContext(Communicator &comm, RankDevice &device, ContextPtr &out) {
 Status contextStatus(const shardlin_context *context) {
   if (!context)
     return Status::invalidArgument("the context is null");
-  rt::StatusCode code = rt::StatusCode::Internal;
-  switch (context->status) {
-  case SHARDLIN_OK:
+  if (context->status == SHARDLIN_OK)
     return Status::ok();
-  case SHARDLIN_INVALID_ARGUMENT:
-    code = rt::StatusCode::InvalidArgument;
-    break;
-  case SHARDLIN_DEADLINE_EXCEEDED:
-    code = rt::StatusCode::DeadlineExceeded;
-    break;
-  case SHARDLIN_ABORTED:
-    code = rt::StatusCode::Aborted;
-    break;
-  case SHARDLIN_IO_ERROR:
-    code = rt::StatusCode::IoError;
-    break;
-  case SHARDLIN_UNAVAILABLE:
-    code = rt::StatusCode::Unavailable;
-    break;
-  case SHARDLIN_INTERNAL:
-    break;
-  }
   // INTERNAL without a message: not even the message fitted in memory.
-  return Status::error(code, context->message.empty()
-                                 ? std::string(shardlin_status_name(
-                                       context->status))
-                                 : context->message);
+  return Status::error(fromC(context->status),
+                       context->message.empty()
+                           ? std::string(shardlin_status_name(context->status))
+                           : context->message);
 }
 
 } // namespace shardlin::rt
