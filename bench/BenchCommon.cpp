@@ -138,7 +138,7 @@ std::string LinearCase::label() const {
   std::string s = backend + " W" + std::to_string(worldSize()) + " dim" +
                   std::to_string(dim) + " B" + std::to_string(rows) + " N" +
                   std::to_string(n) + " K" + std::to_string(k) + " " +
-                  strategy;
+                  strategy + (jit ? " jit" : "");
   return s;
 }
 

@@ -22,6 +22,7 @@
 
 #include "LinearTesting.h"
 #include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Program.h"
 #include "shardlin/runtime/Status.h"
 
@@ -94,6 +95,10 @@ struct LinearCase {
   std::vector<int64_t> placements = {0};
   /// Requested: activations | gather-weight | auto (W = 1: "local").
   std::string strategy = "auto";
+  /// Compiled to native code as `shardlin-run --jit` compiles it (the
+  /// native path and MLIR's ExecutionEngine) instead of run by the plan
+  /// executor; the same bind, timing protocol and checks.
+  bool jit = false;
 
   int worldSize() const { return static_cast<int>(placements.size()); }
   /// Total work of the step over all ranks: 2 * W * B * N * K.
@@ -128,6 +133,17 @@ struct LinearResult {
 /// Parses and lowers `c` with its strategy (testkit::compileLinear of
 /// c.spec(); W = 1: "auto"). Diagnostics become the message.
 rt::Status compileLinear(const LinearCase &c, rt::Program &out);
+
+/// What runs a case: the plan executor's program, or for c.jit the compiled
+/// entry's signature and its ranks' executors (testkit::jitLinear), with the
+/// strategy the lowering chose (the JIT's pipeline lowers with the same
+/// pass and options, so it is the plan's program's).
+struct CompiledCase {
+  rt::Program program;
+  rt::RankCallbacks::MakeExecutor executors;
+  std::string chosen;
+};
+rt::Status compileCase(const LinearCase &c, CompiledCase &out);
 
 /// The strategy the lowering chose (local | activations | gather-weight),
 /// as the program records it; several comma-separated if its linears
@@ -174,7 +190,8 @@ int64_t verifyRows(const LinearCase &c, int rank, const float *x,
 /// in-memory run API (rt::runProgram; the MPI worker calls rt::runRank):
 /// each rank binds its rows of X, its chunk of the global weight and the
 /// bias, the ranks agree that all are ready, then the run hook times the
-/// plan with the timing protocol and checks the output.
+/// plan (or, for c.jit, the compiled code) with the timing protocol and
+/// checks the output.
 LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt);
 
 /// A dense reference run in this process: y = X A^T + b with X of M x K,

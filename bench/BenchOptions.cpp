@@ -127,6 +127,10 @@ TextOpt jsonOpt("json", cl::desc("Write the results as JSON"),
 TextOpt plotOpt("plot",
                 cl::desc("Write a PNG plot (bench/plot.py, matplotlib)"),
                 cl::value_desc("PATH"), cl::cat(category));
+cl::opt<bool> noJitOpt("no-jit",
+                       cl::desc("Do not run the linear cases through the JIT "
+                                "(the jit column and the JIT targets)"),
+                       cl::cat(category));
 cl::opt<bool> torchOpt("torch",
                        cl::desc("Compare with PyTorch's F.linear "
                                 "(bench/torch_linear.py)"),
@@ -246,6 +250,8 @@ static bool applyFlags(Options &o) {
   o.blockShapesGiven = given(blockHiddenOpt) || given(blockRowsOpt);
   if (permutedOpt)
     o.permuted = true;
+  if (noJitOpt)
+    o.jit = false;
   applyText(jsonOpt, o.json);
   applyText(plotOpt, o.plot);
   // --torch and --no-torch: the last one given wins.

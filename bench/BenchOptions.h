@@ -41,6 +41,9 @@ struct Options {
   std::vector<int64_t> blockHidden, blockRows;
   bool blockShapesGiven = false; // --block-hidden or --block-rows given
   bool permuted = false; // non-identity placements (and W = 4: multi-hop)
+  /// The linear section's jit column: every case also compiled by the JIT
+  /// (shardlin-run --jit's path), and the targets' JIT against plan ratios.
+  bool jit = true;
   std::string json, plot;
   int torch = -1; // -1: default for the mode
   /// Default: bench/.venv/bin/python (bench/torch-venv.sh) if it exists,

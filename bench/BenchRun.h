@@ -29,6 +29,9 @@ namespace shardlin::bench {
 struct Row {
   LinearCase c;
   LinearResult r;
+  /// The same case compiled by the JIT (c with jit set), run right after
+  /// the plan's; not run with --no-jit.
+  LinearResult jit;
   bool skipped = false;
   std::string skipReason;
 };

@@ -1,6 +1,7 @@
 //===- LinearBench.cpp - Timing compiled linears and the dense baseline ---===//
 
 #include "BenchCommon.h"
+#include "JitTesting.h"
 
 #include "shardlin/runtime/Execute.h"
 #include "shardlin/runtime/Gemm.h"
@@ -33,6 +34,22 @@ rt::Status compileLinear(const LinearCase &c, rt::Program &out) {
                                 testkit::CompileMessage::Diagnostics);
 }
 
+rt::Status compileCase(const LinearCase &c, CompiledCase &out) {
+  SHARDLIN_RETURN_IF_ERROR(compileLinear(c, out.program));
+  out.chosen = programStrategy(out.program);
+  out.executors = nullptr;
+  if (!c.jit)
+    return rt::Status::ok();
+  testkit::LinearSpec spec = c.spec();
+  spec.strategy = c.worldSize() == 1 ? "auto" : c.strategy;
+  testkit::JitProgram jit;
+  SHARDLIN_RETURN_IF_ERROR(testkit::jitLinear(
+      spec, jit, testkit::CompileMessage::Diagnostics));
+  out.program = std::move(jit.program);
+  out.executors = std::move(jit.executors);
+  return rt::Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The ranks of one case
 //===----------------------------------------------------------------------===//
@@ -50,14 +67,16 @@ namespace {
 /// every rank's bytes); the other ranks fill what they know.
 class LinearRanks {
 public:
-  LinearRanks(const LinearCase &c, const rt::Program &program,
+  LinearRanks(const LinearCase &c, const CompiledCase &compiled,
               std::function<const float *(int rank)> rowsOf, const float *a,
               const float *bias, const TimingOptions &opt)
-      : c_(c), program_(program), rowsOf_(std::move(rowsOf)), a_(a),
-        bias_(bias), opt_(opt), ranks_(c.worldSize()) {}
+      : c_(c), program_(compiled.program), executors_(compiled.executors),
+        rowsOf_(std::move(rowsOf)), a_(a), bias_(bias), opt_(opt),
+        ranks_(c.worldSize()) {}
 
   rt::RankCallbacks callbacks() {
     rt::RankCallbacks callbacks;
+    callbacks.executor = executors_;
     callbacks.bind = [this](const rt::Plan &plan, rt::RankDevice &,
                             rt::RankBuffers &buffers) {
       Rank &me = ranks_[plan.rank()];
@@ -118,6 +137,7 @@ private:
 
   const LinearCase &c_;
   const rt::Program &program_;
+  const rt::RankCallbacks::MakeExecutor executors_;
   const std::function<const float *(int)> rowsOf_;
   const float *a_, *bias_;
   const TimingOptions &opt_;
@@ -126,24 +146,19 @@ private:
 
 } // namespace
 
-static void finishResult(const LinearCase &c, const rt::Program &program,
-                         LinearResult &r) {
-  r.chosen = programStrategy(program);
-  r.bytesPredicted = predictBytes(c, r.chosen);
-}
-
 LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt) {
   LinearResult result;
   const int w = c.worldSize();
-  rt::Program program;
+  CompiledCase compiledCase;
   double t0 = nowSeconds();
-  rt::Status compiled = compileLinear(c, program);
+  rt::Status compiled = compileCase(c, compiledCase);
   result.compileSeconds = nowSeconds() - t0;
   if (!compiled) {
     result.error = compiled.message();
     return result;
   }
-  finishResult(c, program, result);
+  result.chosen = compiledCase.chosen;
+  result.bytesPredicted = predictBytes(c, result.chosen);
 
   // The whole input X (W*B x K) once; rank r's x is its block of rows, the
   // same values the dense baseline multiplies.
@@ -161,9 +176,10 @@ LinearResult runLinearThreads(const LinearCase &c, const TimingOptions &opt) {
   options.blasThreads = result.blasThreads;
 
   LinearRanks ranks(
-      c, program, [&](int r) { return x.data() + r * c.rows * c.k; },
+      c, compiledCase, [&](int r) { return x.data() + r * c.rows * c.k; },
       a.data(), b.data(), opt);
-  rt::Status ran = rt::runProgram(program, options, ranks.callbacks());
+  rt::Status ran =
+      rt::runProgram(compiledCase.program, options, ranks.callbacks());
   if (!ran) {
     result.error = ran.message();
     return result;
@@ -313,7 +329,8 @@ rt::Status runLinearMpi(const std::vector<LinearCase> &cases,
     for (size_t i = 0; i < cases.size(); ++i) {
       const LinearCase &c = cases[i];
       out << i << " " << c.dim << " " << c.rows << " " << c.n << " " << c.k
-          << " " << c.strategy << " " << c.placements.size();
+          << " " << c.strategy << " " << (c.jit ? 1 : 0) << " "
+          << c.placements.size();
       for (int64_t p : c.placements)
         out << " " << p;
       out << "\n";
@@ -411,23 +428,25 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
     std::istringstream ls(line);
     LinearCase c;
     size_t id, np;
-    ls >> id >> c.dim >> c.rows >> c.n >> c.k >> c.strategy >> np;
+    int jit = 0;
+    ls >> id >> c.dim >> c.rows >> c.n >> c.k >> c.strategy >> jit >> np;
+    c.jit = jit != 0;
     c.backend = "mpi";
     c.placements.resize(np);
     for (size_t i = 0; i < np; ++i)
       ls >> c.placements[i];
     LinearResult r;
     r.blasThreads = blasThreads;
-    rt::Program program;
+    CompiledCase compiled;
     double t0 = nowSeconds();
     rt::Status st = static_cast<int>(np) == w
-                        ? compileLinear(c, program)
+                        ? compileCase(c, compiled)
                         : rt::Status::error("case for W = " +
                                             std::to_string(np) + " under " +
                                             std::to_string(w) + " processes");
     r.compileSeconds = nowSeconds() - t0;
     if (st) {
-      r.chosen = programStrategy(program);
+      r.chosen = compiled.chosen;
       // This rank's rows of the global X: the same values as the dense run.
       std::vector<float> x(static_cast<size_t>(c.rows * c.k));
       std::vector<float> a(static_cast<size_t>(c.n * c.k)), b(c.n);
@@ -435,9 +454,11 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
       fillUniform(a.data(), a.size(), kSeedA);
       fillUniform(b.data(), b.size(), kSeedB);
       LinearRanks ranks(
-          c, program, [&](int) { return x.data(); }, a.data(), b.data(), opt);
+          c, compiled, [&](int) { return x.data(); }, a.data(), b.data(),
+          opt);
       std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
-      st = rt::runRank(program, *comm, *device, ranks.callbacks()).status;
+      st = rt::runRank(compiled.program, *comm, *device, ranks.callbacks())
+               .status;
       const LinearResult &mine = ranks.result(rank);
       r.timing = mine.timing;
       r.bytesSent = mine.bytesSent;

@@ -111,6 +111,13 @@ void runFeatureSize(BenchRun &run, int64_t f, size_t &done, bool &torchTried) {
   for (const DenseKey &k : shapes)
     run.dense[k] = runDense(k.m, k.n, k.k, cores(), o.timing);
 
+  // Each case through the plan executor and (o.jit) the JIT, one right
+  // after the other, the order alternating from case to case so that a
+  // drift of the machine's speed favours neither.
+  auto withJit = [](LinearCase c) {
+    c.jit = true;
+    return c;
+  };
   std::map<int, std::vector<size_t>> mpiByW;
   for (size_t i = 0; i < rows.size(); ++i) {
     Row &r = rows[i];
@@ -120,22 +127,42 @@ void runFeatureSize(BenchRun &run, int64_t f, size_t &done, bool &torchTried) {
       mpiByW[r.c.worldSize()].push_back(i);
       continue;
     }
+    const bool jitFirst = o.jit && r.c.id % 2 == 1;
+    if (jitFirst)
+      r.jit = runLinearThreads(withJit(r.c), o.timing);
     r.r = runLinearThreads(r.c, o.timing);
+    if (o.jit && !jitFirst)
+      r.jit = runLinearThreads(withJit(r.c), o.timing);
     if (++done % 20 == 0)
       std::fprintf(stderr, "  ... %zu threads cases done\n", done);
   }
   for (auto &[w, idx] : mpiByW) {
+    // One mpirun for the cases of W; with the JIT, each case's plan and
+    // JIT runs are adjacent in it.
     std::vector<LinearCase> cases;
-    for (size_t i : idx)
+    for (size_t i : idx) {
+      const bool jitFirst = o.jit && rows[i].c.id % 2 == 1;
+      if (jitFirst)
+        cases.push_back(withJit(rows[i].c));
       cases.push_back(rows[i].c);
+      if (o.jit && !jitFirst)
+        cases.push_back(withJit(rows[i].c));
+    }
     std::vector<LinearResult> results;
     std::fprintf(stderr, "  ... N=K=%lld: mpirun -np %d, %zu cases\n",
                  (long long)f, w, cases.size());
     rt::Status s = runLinearMpi(cases, o.timing, o.mpirun, results);
     if (!s)
       std::fprintf(stderr, "mpi W=%d: %s\n", w, s.message().c_str());
-    for (size_t j = 0; j < idx.size(); ++j)
-      rows[idx[j]].r = results[j];
+    for (size_t j = 0, k = 0; j < idx.size(); ++j) {
+      Row &row = rows[idx[j]];
+      const bool jitFirst = o.jit && row.c.id % 2 == 1;
+      if (jitFirst)
+        row.jit = results[k++];
+      row.r = results[k++];
+      if (o.jit && !jitFirst)
+        row.jit = results[k++];
+    }
   }
   if (o.torch && (!torchTried || torch.available)) {
     TorchInfo t = runTorch(o, shapes);
@@ -200,14 +227,44 @@ void printRow(BenchRun &run, const Row &row) {
     torchMs = fmt("%.3f", 1e3 * run.torch.results[key].median);
     torchX = fmt("%.2f", t / run.torch.results[key].median);
   }
+  // The jit column: the same case through the JIT; its bytes and outputs
+  // are checked like the plan's (its bytes must equal the plan's, which
+  // equal the cost model's).
+  const LinearResult &jr = row.jit;
+  std::string jitMs = "-", jitX = "-";
+  bool jitOk = true;
+  if (run.opts.jit) {
+    if (!jr.ran) {
+      ++checks.errors;
+      jitOk = false;
+      jitMs = "FAILED";
+    } else {
+      ++checks.checked;
+      const bool jitBytesOk = jr.bytesMatch() && jr.bytesSent == r.bytesSent;
+      if (!jitBytesOk)
+        ++checks.mismatches;
+      if (jr.verifyFailures)
+        ++checks.verifyFailures;
+      jitOk = jitBytesOk && !jr.verifyFailures;
+      const double jt = jr.timing.median();
+      jitMs = fmt("%.3f", 1e3 * jt) + (jitOk ? "" : "!");
+      jitX = fmt("%.3f", jt / t);
+    }
+  }
   std::printf("%-13s %9.3f %6.1f %8.1f %11llu %11llu %-3s %9.3f %7.2f %9s "
-              "%7s%s\n",
+              "%7s %9s %6s%s%s\n",
               r.chosen.c_str(), 1e3 * t, spread, c.flops() / t / 1e9,
               (unsigned long long)r.maxBytesSent(),
               (unsigned long long)r.maxBytesPredicted(),
               bytesOk ? (r.verifyFailures ? "NUM" : "yes") : "NO", 1e3 * dt,
               dt > 0 ? t / dt : 0.0, torchMs.c_str(), torchX.c_str(),
-              bytesOk ? "" : "   <-- bytes differ from the cost model");
+              jitMs.c_str(), jitX.c_str(),
+              bytesOk ? "" : "   <-- bytes differ from the cost model",
+              jitOk ? "" : "   <-- the JIT's run failed its checks");
+  if (run.opts.jit && !jr.ran)
+    std::printf("    jit: %s\n", jr.error.c_str());
+  else if (run.opts.jit && !jr.verifyReport.empty())
+    std::printf("    jit: %s", jr.verifyReport.c_str());
   if (!bytesOk) {
     auto list = [](const std::vector<uint64_t> &v) {
       std::string t;
@@ -225,10 +282,10 @@ void printRow(BenchRun &run, const Row &row) {
 
 void printTable(BenchRun &run) {
   std::printf("\n%-7s %1s %3s %5s %5s %-13s %-13s %9s %6s %8s %11s %11s %-3s "
-              "%9s %7s %9s %7s\n",
+              "%9s %7s %9s %7s %9s %6s\n",
               "backend", "W", "dim", "B", "N=K", "strategy", "lowered", "ms",
               "+-%", "GFLOP/s", "bytes/rank", "predicted", "ok", "dense ms",
-              "x dense", "torch ms", "x torch");
+              "x dense", "torch ms", "x torch", "jit ms", "x plan");
   for (const Row &row : run.rows)
     printRow(run, row);
 }

@@ -78,6 +78,17 @@ Derived w1VsTorch(BenchRun &run) {
   return d;
 }
 
+/// Compute-dominated: a GEMM big enough to run at the BLAS's full rate
+/// (every dim of the dense GEMM >= 512) and, in the cost model, a
+/// communication estimate under 10% of the GEMM estimate (each rank's GEMM
+/// is 2 B N K flops whatever W).
+bool computeBound(const LinearCase &c, const std::string &chosen) {
+  double est = modelEstimateUs(c, chosen);
+  double gemmUs = 2.0 * c.rows * c.n * c.k / 1e5;
+  return est > 0 && gemmUs / est >= 0.9 &&
+         std::min({c.worldSize() * c.rows, c.n, c.k}) >= 512;
+}
+
 /// W = 2, compute dominated, vs the all-core dense GEMM, on `backend`.
 /// False when the sweep has no such case.
 bool w2ComputeBound(BenchRun &run, const char *backend, Derived &e) {
@@ -88,13 +99,7 @@ bool w2ComputeBound(BenchRun &run, const char *backend, Derived &e) {
     if (row.skipped || !row.r.ran || row.c.worldSize() != 2 ||
         row.c.backend != backend || row.c.strategy != "auto")
       continue;
-    // Compute-dominated: a GEMM big enough to run at the BLAS's full
-    // rate (every dim of the dense GEMM >= 512) and a communication
-    // estimate under 10% of the GEMM estimate in the cost model.
-    double est = modelEstimateUs(row.c, row.r.chosen);
-    double gemmUs = 2.0 * row.c.rows * row.c.n * row.c.k / 1e5;
-    if (est <= 0 || gemmUs / est < 0.9 ||
-        std::min({2 * row.c.rows, row.c.n, row.c.k}) < 512)
+    if (!computeBound(row.c, row.r.chosen))
       continue;
     DenseKey key{2 * row.c.rows, row.c.n, row.c.k};
     double ratio = row.r.timing.median() / run.dense[key].timing.median();
@@ -111,6 +116,41 @@ bool w2ComputeBound(BenchRun &run, const char *backend, Derived &e) {
   e.text = std::string(backend) + " W=2 auto within 1.25x of dense in " +
            std::to_string(within) + "/" + std::to_string(total) +
            " compute-bound shapes:" + list;
+  return true;
+}
+
+/// The JIT within 1.05x of the plan executor on every compute-bound case
+/// of the sweep on `backend` (each measured right after the other). False
+/// when the sweep ran no such pair.
+bool jitComputeBound(BenchRun &run, const char *backend, Derived &e) {
+  e.name = std::string("jit_compute_bound_vs_plan_") + backend;
+  int within = 0, total = 0;
+  double worst = 0, logSum = 0, logSumMin = 0;
+  std::string worstCase;
+  for (const Row &row : run.rows) {
+    if (row.skipped || !row.r.ran || !row.jit.ran ||
+        row.c.backend != backend || !computeBound(row.c, row.r.chosen))
+      continue;
+    const double ratio = row.jit.timing.median() / row.r.timing.median();
+    ++total;
+    within += ratio <= 1.05;
+    logSum += std::log(ratio);
+    logSumMin += std::log(row.jit.timing.min() / row.r.timing.min());
+    if (ratio > worst) {
+      worst = ratio;
+      worstCase = row.c.label();
+    }
+  }
+  if (total == 0)
+    return false;
+  e.applicable = true;
+  e.met = within == total;
+  e.text = std::string(backend) + " jit within 1.05x of the plan executor " +
+           "in " + std::to_string(within) + "/" + std::to_string(total) +
+           " compute-bound cases; geometric mean " +
+           fmt("%.3fx", std::exp(logSum / total)) + " (of the best trials " +
+           fmt("%.3fx", std::exp(logSumMin / total)) + "), worst " +
+           fmt("%.3fx", worst) + " (" + worstCase + ")";
   return true;
 }
 
@@ -157,6 +197,11 @@ std::vector<Derived> deriveTargets(BenchRun &run) {
     for (const char *backend : {"threads", "mpi"}) {
       Derived e;
       if (w2ComputeBound(run, backend, e))
+        derived.push_back(e);
+    }
+    for (const char *backend : {"threads", "mpi"}) {
+      Derived e;
+      if (jitComputeBound(run, backend, e))
         derived.push_back(e);
     }
   }
@@ -332,6 +377,21 @@ void writeLinear(json::OStream &j, const BenchRun &run) {
           o.attribute("error", str(row.r.error));
         else
           writeLinearResult(o, run, row);
+        if (!row.skipped && run.opts.jit)
+          o.attributeObject("jit", [&] {
+            const LinearResult &r = row.jit;
+            if (!r.ran) {
+              o.attribute("error", str(r.error));
+              return;
+            }
+            writeTiming(o, r.timing);
+            num(o, "compile_s", r.compileSeconds);
+            o.attribute("bytes_sent", array(r.bytesSent));
+            o.attribute("bytes_match", r.bytesMatch());
+            o.attribute("verify_failures", r.verifyFailures);
+            if (row.r.ran)
+              num(o, "vs_plan", r.timing.median() / row.r.timing.median());
+          });
       });
   });
 }

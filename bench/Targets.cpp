@@ -26,6 +26,19 @@ double medianOf(std::vector<double> v) {
   return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// Fills the ratio of the medians (and of the best rounds) of `mine`
+/// against `reference`, and whether it is within t.limit.
+void setRatio(TargetRatio &t, const std::vector<double> &mine,
+              const std::vector<double> &reference) {
+  t.measured = true;
+  t.shardlinSeconds = medianOf(mine);
+  t.referenceSeconds = medianOf(reference);
+  t.ratio = t.shardlinSeconds / t.referenceSeconds;
+  t.ratioOfMins = *std::min_element(mine.begin(), mine.end()) /
+                  *std::min_element(reference.begin(), reference.end());
+  t.met = t.ratio <= t.limit;
+}
+
 /// Interleaves `rounds` of (reference, shardlin) and compares medians.
 TargetRatio interleaved(const std::string &name, const std::string &desc,
                         const LinearCase &c, int denseThreads, double limit,
@@ -46,18 +59,38 @@ TargetRatio interleaved(const std::string &name, const std::string &desc,
     }
     mine.push_back(r.timing.median());
   }
-  t.measured = true;
-  t.shardlinSeconds = medianOf(mine);
-  t.referenceSeconds = medianOf(dense);
-  t.ratio = t.shardlinSeconds / t.referenceSeconds;
-  t.ratioOfMins = *std::min_element(mine.begin(), mine.end()) /
-                  *std::min_element(dense.begin(), dense.end());
-  t.met = t.ratio <= limit;
+  setRatio(t, mine, dense);
+  return t;
+}
+
+/// Interleaves `rounds` of (plan executor, JIT) on the case and compares
+/// the medians: the JIT's overhead over the plan where the GEMMs dominate.
+TargetRatio jitVsPlan(const std::string &name, const std::string &desc,
+                      LinearCase c, double limit, const TimingOptions &opt,
+                      int rounds) {
+  TargetRatio t;
+  t.name = name;
+  t.description = desc;
+  t.limit = limit;
+  std::vector<double> plan, jit;
+  for (int i = 0; i < rounds; ++i)
+    for (bool compiled : {false, true}) {
+      c.jit = compiled;
+      LinearResult r = runLinearThreads(c, opt);
+      if (!r.ran || r.verifyFailures) {
+        t.note = (compiled ? "jit failed: " : "plan failed: ") +
+                 (r.ran ? r.verifyReport : r.error);
+        return t;
+      }
+      (compiled ? jit : plan).push_back(r.timing.median());
+    }
+  setRatio(t, jit, plan);
   return t;
 }
 
 /// W = 1 against the dense GEMM of the same shape (f^3), and W = 2 with
-/// every dim and strategy against the dense GEMM of the same total work.
+/// every dim and strategy against the dense GEMM of the same total work;
+/// the JIT against the plan executor at W = 1 and W = 2 (auto, both dims).
 void measureTargets(BenchRun &run, int64_t f, int rounds) {
   const Options &o = run.opts;
   std::vector<TargetRatio> &targets = run.targets;
@@ -87,6 +120,25 @@ void measureTargets(BenchRun &run, int64_t f, int rounds) {
               "-thread dense " + std::to_string(f) + "^3",
           two, cores(), 1.25, o.timing, rounds));
     }
+  if (!o.jit)
+    return;
+  targets.push_back(jitVsPlan("w1_jit_vs_plan",
+                              "threads W=1 f32 " + std::to_string(f) +
+                                  "^3 jit vs plan executor",
+                              one, 1.05, o.timing, rounds));
+  for (int64_t dim : {int64_t(1), int64_t(0)}) {
+    LinearCase two = one;
+    two.rows = f / 2;
+    two.placements = {0, 1};
+    two.dim = dim;
+    two.strategy = "auto";
+    targets.push_back(jitVsPlan(
+        "w2_dim" + std::to_string(dim) + "_jit_vs_plan",
+        "threads W=2 dim " + std::to_string(dim) + " auto, B=" +
+            std::to_string(f / 2) + "/rank N=K=" + std::to_string(f) +
+            " jit vs plan executor",
+        two, 1.05, o.timing, rounds));
+  }
 }
 
 void printTargets(const BenchRun &run) {

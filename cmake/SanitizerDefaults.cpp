@@ -140,3 +140,17 @@ extern "C" __attribute__((used, visibility("default"))) int
 dlclose(void *) {
   return 0;
 }
+
+// Frames that a JIT registers with __register_frame deadlock libgcc 12 in a
+// process that unwinds with the slow (DWARF) unwinder on every allocation
+// (the MPI processes, above): the unwinder's first lookup after a
+// registration sorts the new frames and allocates under its object lock,
+// and that allocation's unwind takes the same lock again. shardlin-run
+// --jit (LLVM's RuntimeDyld, through MLIR's ExecutionEngine) registers the
+// frames of the code it compiles, and hung there under mpirun. Nothing
+// unwinds through that code (no exception crosses it; the sanitizers' own
+// unwinder stops at it), so a sanitized build drops the registration.
+extern "C" __attribute__((used, visibility("default"))) void
+__register_frame(void *) {}
+extern "C" __attribute__((used, visibility("default"))) void
+__deregister_frame(void *) {}

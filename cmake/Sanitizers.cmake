@@ -95,8 +95,11 @@ function(shardlin_sanitize_finish)
   set_property(TARGET ShardlinRuntime APPEND PROPERTY INTERFACE_LINK_OPTIONS
     -fsanitize=address,undefined
     "LINKER:-u,shardlinSanitizerDefaults"
-    # Its dlclose replaces the C library's for shared libraries too.
-    "LINKER:--export-dynamic-symbol=dlclose")
+    # Its dlclose replaces the C library's for shared libraries too, and
+    # its __register_frame libgcc's for LLVM's JIT.
+    "LINKER:--export-dynamic-symbol=dlclose"
+    "LINKER:--export-dynamic-symbol=__register_frame"
+    "LINKER:--export-dynamic-symbol=__deregister_frame")
 endfunction()
 cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR}
                CALL shardlin_sanitize_finish)

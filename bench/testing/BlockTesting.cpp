@@ -769,13 +769,15 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     std::vector<std::vector<uint8_t>> &outputs,
                     std::vector<rt::RankResult> &ranks,
                     const std::function<rt::Status(rt::RankRun &)> &run,
-                    rt::PlanCache *plans) {
+                    rt::PlanCache *plans,
+                    const rt::RankCallbacks::MakeExecutor &executor) {
   const int w = spec.worldSize();
   outputs.assign(w, {});
   // Device buffers of each rank (freed by release, on the rank's thread).
   std::vector<std::vector<rt::Buffer>> buffers(w);
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
+  callbacks.executor = executor;
   callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &shapes,
                             std::vector<std::string> &) {
     return dynamicArgShapes(program, 0, spec.inputShapeOf(rank), shapes);

@@ -166,13 +166,15 @@ std::vector<uint64_t> expectedBlockBytes(const BlockSpec &spec);
 /// ranks' RankCallbacks::run (the bench times the bound plan with it); the
 /// outputs then hold the result of its last execution. With dynamic batch
 /// dims each rank's input has spec.inputShapeOf(r); `plans`, if given,
-/// keeps the plans for later runs (RankCallbacks::plans).
+/// keeps the plans for later runs (RankCallbacks::plans). For a program the
+/// JIT compiled (JitTesting.h), `executor` is its executors.
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,
                     std::vector<rt::RankResult> &ranks,
                     const std::function<rt::Status(rt::RankRun &)> &run = {},
-                    rt::PlanCache *plans = nullptr);
+                    rt::PlanCache *plans = nullptr,
+                    const rt::RankCallbacks::MakeExecutor &executor = {});
 
 } // namespace shardlin::testkit
 

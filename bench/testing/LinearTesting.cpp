@@ -189,30 +189,20 @@ int64_t compareWithReference(const std::string &who, rt::DType dtype,
 rt::Status compileMlir(const std::string &text, const std::string &strategy,
                        rt::Program &out, CompileMessage message,
                        bool fuseBlocks) {
-  auto failure = [&](const char *what, const std::string &diagnostics) {
-    if (message == CompileMessage::Diagnostics)
-      return rt::Status::error(std::string(what) + ": " + diagnostics);
-    return rt::Status::error(std::string(what) + ":\n" + diagnostics +
-                             "input:\n" + text);
-  };
   CompileContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
-  if (!module)
-    return failure("parsing failed", context.diagnostics());
-  std::optional<mlir::shardlin::StrategyOption> option =
-      mlir::shardlin::parseStrategyOption(strategy);
-  if (!option)
-    return rt::Status::invalidArgument("unknown strategy '" + strategy + "'");
-  mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = *option;
-  lowering.fuseBlocks = fuseBlocks;
-  mlir::FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, "main", lowering);
-  if (mlir::failed(program))
-    return failure("buildProgram failed", context.diagnostics());
-  out = std::move(*program);
-  return rt::Status::ok();
+  return compileWith(context, text, strategy, message, fuseBlocks,
+                     "buildProgram failed",
+                     [&](mlir::ModuleOp module,
+                         const mlir::shardlin::LowerShardedLinearOptions
+                             &lowering) -> mlir::LogicalResult {
+                       mlir::FailureOr<rt::Program> program =
+                           mlir::shardlin::buildProgram(module, "main",
+                                                        lowering);
+                       if (mlir::failed(program))
+                         return mlir::failure();
+                       out = std::move(*program);
+                       return mlir::success();
+                     });
 }
 
 rt::Status compileLinear(const LinearSpec &spec, rt::Program &out,

@@ -190,6 +190,22 @@ uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
   return static_cast<uint64_t>(bytes);
 }
 
+LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        std::string strategy) {
+  LinearConfig c;
+  c.dim = dim;
+  c.n = n;
+  c.k = k;
+  c.placements = std::move(placements);
+  c.batch = std::move(batch);
+  c.bias = bias;
+  c.dtype = dtype;
+  c.strategy = std::move(strategy);
+  return c;
+}
+
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
@@ -215,7 +231,13 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
     return rt::Status::error(who + "input shape " +
                              rt::formatShape(plan.argShape(0)) + ", expected " +
                              rt::formatShape(c.inputShapeOf(rank)));
-  if (plan.resultShape(0) != c.outputShapeOf(rank))
+  // A `?` is a size a compiled program's run decides (it checks it).
+  const std::vector<int64_t> &result = plan.resultShape(0);
+  const std::vector<int64_t> expected = c.outputShapeOf(rank);
+  bool resultMatches = result.size() == expected.size();
+  for (size_t d = 0; resultMatches && d < result.size(); ++d)
+    resultMatches = result[d] == rt::kDynamic || result[d] == expected[d];
+  if (!resultMatches)
     return rt::Status::error(who + "result shape " +
                              rt::formatShape(plan.resultShape(0)) +
                              ", expected " +
@@ -270,7 +292,8 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
                      const rt::RunOptions &options,
                      std::vector<std::vector<std::vector<uint8_t>>> &outputs,
                      std::vector<rt::RankResult> &ranks,
-                     rt::PlanCache *plans) {
+                     rt::PlanCache *plans,
+                     const rt::RankCallbacks::MakeExecutor &executor) {
   const int w = config.worldSize();
   if (runs.empty())
     return rt::Status::invalidArgument("runLinear needs at least one run");
@@ -282,6 +305,7 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
       w, std::vector<std::vector<const void *>>(runs.size()));
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
+  callbacks.executor = executor;
   callbacks.argShapes = linearArgShapes(program, config);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
@@ -314,12 +338,14 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
 rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
                    std::vector<uint8_t> &output, rt::PlanCache *plans,
-                   bool *planReused) {
+                   bool *planReused,
+                   const rt::RankCallbacks::MakeExecutor &executor) {
   // The runtime's own one-rank run (plan, bind, agreement, run), on host
   // memory; only the binding is the test's.
   std::vector<uint8_t> chunk;
   rt::RankCallbacks callbacks;
   callbacks.plans = plans;
+  callbacks.executor = executor;
   callbacks.argShapes = linearArgShapes(program, config);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {

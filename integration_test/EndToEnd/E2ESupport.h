@@ -43,6 +43,12 @@ using testkit::linearMlir;
 using testkit::HostTensor;
 using testkit::Reference;
 
+/// A configuration from its fields (strategy "activations" unless given).
+LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        std::string strategy = "activations");
+
 /// Deterministic data for one configuration: the global weight A (N x K),
 /// the bias b (N; empty without bias) and a distinct input x_r per rank.
 /// Values are uniform in +-[0.25, 1] (never zero), rounded to the dtype; the
@@ -92,12 +98,15 @@ std::vector<uint8_t> poisonedOutput(const rt::Plan &plan);
 /// the check; ranks[r] is rank r's status and traffic (over all runs).
 /// With dynamic batch dims each rank's input has config.inputShapeOf(r);
 /// `plans`, if given, keeps the plans for later runs (RankCallbacks::plans).
+/// For a program the JIT compiled (JitTesting.h), `executor` is its
+/// executors.
 rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
                      const std::vector<const LinearData *> &runs,
                      const rt::RunOptions &options,
                      std::vector<std::vector<std::vector<uint8_t>>> &outputs,
                      std::vector<rt::RankResult> &ranks,
-                     rt::PlanCache *plans = nullptr);
+                     rt::PlanCache *plans = nullptr,
+                     const rt::RankCallbacks::MakeExecutor &executor = {});
 
 /// One rank's whole run through the runtime's rt::runRank (Execute.h), on
 /// host memory with OpenBLAS: builds the plan for comm.rank(), binds the
@@ -111,7 +120,8 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
                    const LinearData &data, rt::Communicator &comm,
                    std::vector<uint8_t> &output,
                    rt::PlanCache *plans = nullptr,
-                   bool *planReused = nullptr);
+                   bool *planReused = nullptr,
+                   const rt::RankCallbacks::MakeExecutor &executor = {});
 
 /// The bytes rank `rank` sends when it runs `config` (CommStats::bytesSent of
 /// its communicator), derived from the chunk tables (B: the rank's rows;

@@ -117,21 +117,6 @@ INSTANTIATE_TEST_SUITE_P(Sweep, ThreadsLinear,
 // Replay, traffic, failure modes
 //===----------------------------------------------------------------------===//
 
-LinearConfig makeConfig(int64_t dim, int64_t n, int64_t k,
-                        std::vector<int64_t> placements,
-                        std::vector<int64_t> batch, bool bias,
-                        rt::DType dtype) {
-  LinearConfig c;
-  c.dim = dim;
-  c.n = n;
-  c.k = k;
-  c.placements = std::move(placements);
-  c.batch = std::move(batch);
-  c.bias = bias;
-  c.dtype = dtype;
-  return c;
-}
-
 const LinearConfig kRowUnevenPermuted =
     makeConfig(1, 11, 19, {3, 1, 0, 2}, {5}, true, rt::DType::F32);
 const LinearConfig kColUnevenPermuted =

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -160,31 +161,10 @@ private:
   }
 };
 
-class Translator {
-public:
-  explicit Translator(func::FuncOp func) : func_(func) {}
-
-  FailureOr<rt::Program> run() {
-    program_.name = func_.getSymName().str();
-    if (!func_.getBody().hasOneBlock())
-      return func_.emitError() << "entry must have exactly one block";
-    Block &body = func_.getBody().front();
-    for (BlockArgument arg : body.getArguments())
-      if (failed(addArgument(arg)))
-        return failure();
-    if (failed(chains_.analyze(body, rt::kMaxExprNodes)))
-      return failure();
-    for (Operation &op : body)
-      if (failed(translate(op)))
-        return failure();
-    rt::Status valid = program_.validate();
-    if (!valid)
-      return func_.emitError() << "internal: translated program is invalid: "
-                               << valid.message();
-    return std::move(program_);
-  }
-
-private:
+/// An entry's arguments and the world size of its chunk specs: what a
+/// program and a compiled entry's signature share.
+class SignatureBuilder {
+protected:
   FailureOr<rt::ValueType> valueType(Location loc, Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
@@ -209,7 +189,9 @@ private:
   }
 
   LogicalResult noteWorldSize(Location loc, ChunkAttr chunk) {
-    int64_t w = chunk.getNumChunks();
+    return noteWorldSize(loc, chunk.getNumChunks());
+  }
+  LogicalResult noteWorldSize(Location loc, int64_t w) {
     if (program_.worldSize == 0) {
       program_.worldSize = w;
       return success();
@@ -220,20 +202,9 @@ private:
     return success();
   }
 
-  FailureOr<int> define(Value v) {
-    FailureOr<rt::ValueType> vt = valueType(v.getLoc(), v.getType());
-    if (failed(vt))
-      return failure();
-    int id = static_cast<int>(program_.values.size());
-    program_.values.push_back(*vt);
-    ids_[v] = id;
-    return id;
-  }
-
-  LogicalResult addArgument(BlockArgument arg) {
+  /// Appends an argument of `type` (plain or sharded) and its value.
+  LogicalResult addArgument(Location loc, Type type) {
     rt::Argument a;
-    Location loc = func_.getLoc();
-    Type type = arg.getType();
     if (auto sharded = dyn_cast<ShardedType>(type)) {
       if (failed(noteWorldSize(loc, sharded.getSharding())))
         return failure();
@@ -251,10 +222,114 @@ private:
         return failure();
       a.type = *vt;
     }
-    ids_[arg] = static_cast<int>(program_.values.size());
     program_.values.push_back(a.type);
     program_.args.push_back(std::move(a));
     return success();
+  }
+
+  rt::Program program_;
+};
+
+/// The signature of an entry compiled to native code (rt::Program::compiled).
+class CompiledSignature : public SignatureBuilder {
+public:
+  FailureOr<rt::Program> run(func::FuncOp func, StringRef code) {
+    program_.name = func.getSymName().str();
+    program_.compiled = code.str();
+    Location loc = func.getLoc();
+    for (Type type : func.getArgumentTypes())
+      if (failed(addArgument(loc, type)))
+        return failure();
+    for (Type type : func.getResultTypes()) {
+      if (auto sharded = dyn_cast<ShardedType>(type))
+        type = sharded.getLocalType();
+      FailureOr<rt::ValueType> vt = valueType(loc, type);
+      if (failed(vt))
+        return failure();
+      program_.results.push_back(static_cast<int>(program_.values.size()));
+      program_.values.push_back(*vt);
+    }
+    // The world size: of every chunk spec and shardlin.rank in the entry and
+    // the functions it calls, in types and attributes (the compiled code
+    // asserts it).
+    SymbolTableCollection symbols;
+    SmallVector<Operation *> todo{func}, seen{func};
+    while (!todo.empty()) {
+      Operation *f = todo.pop_back_val();
+      WalkResult walked = f->walk([&](Operation *op) {
+        auto note = [&](ChunkAttr chunk) {
+          return failed(noteWorldSize(op->getLoc(), chunk))
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        };
+        if (op->getAttrDictionary().walk(note).wasInterrupted())
+          return WalkResult::interrupt();
+        if (auto rank = dyn_cast<RankOp>(op))
+          if (failed(noteWorldSize(op->getLoc(), rank.getWorldSize())))
+            return WalkResult::interrupt();
+        for (Type t : op->getResultTypes())
+          if (t.walk(note).wasInterrupted())
+            return WalkResult::interrupt();
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            for (Type t : block.getArgumentTypes())
+              if (t.walk(note).wasInterrupted())
+                return WalkResult::interrupt();
+        if (auto call = dyn_cast<CallOpInterface>(op))
+          if (Operation *callee = call.resolveCallableInTable(&symbols))
+            if (!llvm::is_contained(seen, callee)) {
+              seen.push_back(callee);
+              todo.push_back(callee);
+            }
+        return WalkResult::advance();
+      });
+      if (walked.wasInterrupted())
+        return failure();
+    }
+    rt::Status valid = program_.validate();
+    if (!valid)
+      return func.emitError() << "internal: the compiled entry's signature is "
+                                 "invalid: "
+                              << valid.message();
+    return std::move(program_);
+  }
+};
+
+class Translator : public SignatureBuilder {
+public:
+  explicit Translator(func::FuncOp func) : func_(func) {}
+
+  FailureOr<rt::Program> run() {
+    program_.name = func_.getSymName().str();
+    if (!func_.getBody().hasOneBlock())
+      return func_.emitError() << "entry must have exactly one block";
+    Block &body = func_.getBody().front();
+    for (BlockArgument arg : body.getArguments()) {
+      ids_[arg] = static_cast<int>(program_.values.size());
+      if (failed(addArgument(func_.getLoc(), arg.getType())))
+        return failure();
+    }
+    if (failed(chains_.analyze(body, rt::kMaxExprNodes)))
+      return failure();
+    for (Operation &op : body)
+      if (failed(translate(op)))
+        return failure();
+    rt::Status valid = program_.validate();
+    if (!valid)
+      return func_.emitError() << "internal: translated program is invalid: "
+                               << valid.message();
+    return std::move(program_);
+  }
+
+private:
+  FailureOr<int> define(Value v) {
+    FailureOr<rt::ValueType> vt = valueType(v.getLoc(), v.getType());
+    if (failed(vt))
+      return failure();
+    int id = static_cast<int>(program_.values.size());
+    program_.values.push_back(*vt);
+    ids_[v] = id;
+    return id;
   }
 
   static std::string locationString(Location loc) {
@@ -424,7 +499,6 @@ private:
 
   func::FuncOp func_;
   ElementwiseChains chains_;
-  rt::Program program_;
   llvm::DenseMap<Value, int> ids_;
 };
 
@@ -432,6 +506,11 @@ private:
 
 FailureOr<rt::Program> mlir::shardlin::translateToProgram(func::FuncOp func) {
   return Translator(func).run();
+}
+
+FailureOr<rt::Program>
+mlir::shardlin::translateSignature(func::FuncOp func, StringRef code) {
+  return CompiledSignature().run(func, code);
 }
 
 FailureOr<rt::Program>

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin-c/Runtime.h"
+#include "shardlin/runtime/CApi.h"
 
 #include "Backends.h"
 #include "Exchange.h"
@@ -36,6 +37,7 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -78,8 +80,13 @@ private:
 } // namespace shardlin::rt::capi
 
 struct shardlin_context {
-  std::unique_ptr<rt::Communicator> comm;
-  std::unique_ptr<rt::RankDevice> device;
+  /// The rank's communicator and its (prepared) device: the context's own
+  /// when the C ABI created it, else borrowed from a C++ caller that keeps
+  /// them alive longer (shardlin::rt::wrapContext, CApi.h).
+  rt::Communicator *comm = nullptr;
+  rt::RankDevice *device = nullptr;
+  std::unique_ptr<rt::Communicator> ownedComm;
+  std::unique_ptr<rt::RankDevice> ownedDevice;
   shardlin_status status = SHARDLIN_OK;
   std::string message;
   rt::capi::Scratch scratch;
@@ -98,24 +105,29 @@ constexpr int kMaxWorldSize = 4096;
 thread_local std::string lastError;
 thread_local shardlin_context *threadContext = nullptr;
 
+/// The C ABI's codes and the C++ runtime's, one pair each.
+constexpr std::pair<rt::StatusCode, shardlin_status> kStatusCodes[] = {
+    {rt::StatusCode::Ok, SHARDLIN_OK},
+    {rt::StatusCode::InvalidArgument, SHARDLIN_INVALID_ARGUMENT},
+    {rt::StatusCode::DeadlineExceeded, SHARDLIN_DEADLINE_EXCEEDED},
+    {rt::StatusCode::Aborted, SHARDLIN_ABORTED},
+    {rt::StatusCode::IoError, SHARDLIN_IO_ERROR},
+    {rt::StatusCode::Unavailable, SHARDLIN_UNAVAILABLE},
+    {rt::StatusCode::Internal, SHARDLIN_INTERNAL},
+};
+
 shardlin_status toC(rt::StatusCode code) {
-  switch (code) {
-  case rt::StatusCode::Ok:
-    return SHARDLIN_OK;
-  case rt::StatusCode::InvalidArgument:
-    return SHARDLIN_INVALID_ARGUMENT;
-  case rt::StatusCode::DeadlineExceeded:
-    return SHARDLIN_DEADLINE_EXCEEDED;
-  case rt::StatusCode::Aborted:
-    return SHARDLIN_ABORTED;
-  case rt::StatusCode::IoError:
-    return SHARDLIN_IO_ERROR;
-  case rt::StatusCode::Unavailable:
-    return SHARDLIN_UNAVAILABLE;
-  case rt::StatusCode::Internal:
-    return SHARDLIN_INTERNAL;
-  }
+  for (const auto &[cpp, c] : kStatusCodes)
+    if (cpp == code)
+      return c;
   return SHARDLIN_INTERNAL;
+}
+
+rt::StatusCode fromC(shardlin_status status) {
+  for (const auto &[cpp, c] : kStatusCodes)
+    if (c == status)
+      return cpp;
+  return rt::StatusCode::Internal;
 }
 
 /// Never throws: a message that cannot be stored is dropped.
@@ -192,9 +204,11 @@ Status readOptions(const shardlin_options *given, Options &out) {
 Status makeContext(std::unique_ptr<rt::Communicator> comm,
                    std::unique_ptr<shardlin_context> &out) {
   auto ctx = std::make_unique<shardlin_context>();
-  ctx->device = rt::createHostDevice();
-  SHARDLIN_RETURN_IF_ERROR(ctx->device->prepare(*comm));
-  ctx->comm = std::move(comm);
+  ctx->ownedDevice = rt::createHostDevice();
+  SHARDLIN_RETURN_IF_ERROR(ctx->ownedDevice->prepare(*comm));
+  ctx->ownedComm = std::move(comm);
+  ctx->comm = ctx->ownedComm.get();
+  ctx->device = ctx->ownedDevice.get();
   out = std::move(ctx);
   return Status::ok();
 }
@@ -1062,3 +1076,43 @@ shardlin_status shardlin_convert(shardlin_context *context,
 }
 
 } // extern "C"
+
+//===----------------------------------------------------------------------===//
+// The C++ side (shardlin/runtime/CApi.h)
+//===----------------------------------------------------------------------===//
+
+namespace shardlin::rt {
+
+void ContextDeleter::operator()(shardlin_context *context) const {
+  shardlin_context_destroy(context);
+}
+
+Status wrapContext(Communicator &comm, RankDevice &device, ContextPtr &out) {
+  if (device.kind() != DeviceKind::Host)
+    return Status::unavailable(
+        "the C ABI runs on host memory; rank " + std::to_string(comm.rank()) +
+        "'s device is " + deviceName(comm.device()));
+  try {
+    auto ctx = std::make_unique<shardlin_context>();
+    ctx->comm = &comm;
+    ctx->device = &device;
+    out.reset(ctx.release());
+  } catch (...) {
+    return fromException("shardlin::rt::wrapContext");
+  }
+  return Status::ok();
+}
+
+Status contextStatus(const shardlin_context *context) {
+  if (!context)
+    return Status::invalidArgument("the context is null");
+  if (context->status == SHARDLIN_OK)
+    return Status::ok();
+  // INTERNAL without a message: not even the message fitted in memory.
+  return Status::error(fromC(context->status),
+                       context->message.empty()
+                           ? std::string(shardlin_status_name(context->status))
+                           : context->message);
+}
+
+} // namespace shardlin::rt

@@ -122,8 +122,9 @@ Status RankRun::execute() {
   last_ = CommStats();
   SHARDLIN_RETURN_IF_ERROR(checkBuffers(plan_, buffers_));
   const CommStats before = comm_.stats();
-  Status ran = plan_.run(comm_, device_.gemm(), device_.localOps(),
-                         buffers_.args, buffers_.results);
+  Status ran = executor_ ? executor_->run(buffers_)
+                         : plan_.run(comm_, device_.gemm(), device_.localOps(),
+                                     buffers_.args, buffers_.results);
   last_ = statsSince(before, comm_.stats());
   total_.bytesSent += last_.bytesSent;
   total_.calls += last_.calls;
@@ -259,6 +260,23 @@ RankResult runRank(const Program &program, Communicator &comm,
     prepared = callbacks.bind(*plan, device, buffers);
   if (prepared)
     prepared = checkBuffers(*plan, buffers);
+  // A compiled program's executor, made before the agreement so that a
+  // failure to make it is agreed on like a bad input. It is destroyed
+  // before this function returns, while comm and device are alive.
+  std::unique_ptr<RankExecutor> executor;
+  if (prepared && !program.compiled.empty()) {
+    if (!callbacks.executor)
+      prepared = Status::invalidArgument(
+          "the program '" + program.name + "' is compiled code (" +
+          program.compiled +
+          "): it runs only where that code is, through its executor "
+          "(RankCallbacks::executor; shardlin-run --jit), not from a "
+          "program file");
+    else
+      prepared = callbacks.executor(*plan, comm, device, executor);
+    if (prepared && !executor)
+      prepared = Status::internal("the executor callback made no executor");
+  }
   seconds.bind += clock.lap();
 
   std::vector<double> none;
@@ -270,16 +288,9 @@ RankResult runRank(const Program &program, Communicator &comm,
     return fail(agreed);
 
   comm.resetStats();
-  Status ran;
-  if (callbacks.run) {
-    RankRun run(*plan, comm, device, buffers);
-    ran = callbacks.run(run);
-    result.stats = run.stats();
-  } else {
-    ran = plan->run(comm, device.gemm(), device.localOps(), buffers.args,
-                    buffers.results);
-    result.stats = comm.stats();
-  }
+  RankRun run(*plan, comm, device, buffers, executor.get());
+  Status ran = callbacks.run ? callbacks.run(run) : run.execute();
+  result.stats = run.stats();
   seconds.run = clock.lap();
   if (!ran)
     return fail(ran);

@@ -170,6 +170,9 @@ Status Plan::Impl::resolveInstr(size_t s, int rank,
 }
 
 Status Plan::Impl::allocate(Allocator &allocator) {
+  // A compiled program's results are written by its executor: no storage.
+  if (!program.compiled.empty())
+    return Status::ok();
   const size_t numValues = program.values.size();
   // Storage: every root that is not an argument gets a buffer, unless it is
   // a program result, which is written into the caller's output directly.
@@ -334,6 +337,19 @@ Status Plan::build(const Program &program, int rank, int worldSize,
           all[p]->steps[s] = PlanStep();
     }
   }
+  // A compiled program's results are values of its signature alone:
+  // nothing computes them here. A `?` stays: the run decides that size.
+  if (!program.compiled.empty())
+    for (int v : program.results) {
+      self.shapes[v] = program.values[v].shape;
+      std::vector<int64_t> known = self.shapes[v];
+      for (int64_t &d : known)
+        d = d == kDynamic ? 0 : d;
+      int64_t count = 0;
+      SHARDLIN_RETURN_IF_ERROR(
+          checkedNumElements(known, count, dtypeSize(program.values[v].dtype))
+              .withContext("result value " + std::to_string(v)));
+    }
   SHARDLIN_RETURN_IF_ERROR(self.allocate(allocator));
   out = std::move(plan);
   return Status::ok();
@@ -368,6 +384,12 @@ Status Plan::run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
                  const std::vector<const void *> &args,
                  const std::vector<void *> &results) {
   Impl &im = *impl_;
+  if (!im.program.compiled.empty())
+    return Status::invalidArgument(
+        "the program '" + im.program.name + "' is compiled code (" +
+        im.program.compiled +
+        "), which the plan executor cannot run: it runs through its "
+        "executor (RankCallbacks::executor, shardlin-run --jit)");
   if (!(comm.device() == gemm.device()) || !(ops.device() == gemm.device()))
     return Status::invalidArgument("the communicator (" + deviceName(comm.device()) +
                          "), GEMM backend (" + deviceName(gemm.device()) +

@@ -19,6 +19,10 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+bool hasDynamicDim(const std::vector<int64_t> &shape) {
+  return std::find(shape.begin(), shape.end(), kDynamic) != shape.end();
+}
+
 Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
                       size_t rankOf, const std::string &what) {
   std::string problem = checkPlacements(spec.placements);
@@ -45,6 +49,37 @@ Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
   return Status::ok();
 }
 
+namespace {
+/// Program::validate for a compiled program (Program::compiled).
+Status validateCompiled(const Program &p) {
+  const std::string what = "compiled program '" + p.name + "' (" + p.compiled + ")";
+  if (p.compiled.find_first_of(" \t\r\n") != std::string::npos)
+    return Status::invalidArgument(what + ": the code's name has white space");
+  if (!p.instrs.empty())
+    return Status::invalidArgument(
+        what + " has " + std::to_string(p.instrs.size()) +
+        " instruction(s); a compiled program is its entry's signature only");
+  if (p.values.size() != p.args.size() + p.results.size())
+    return Status::invalidArgument(
+        what + " has " + std::to_string(p.values.size()) + " values for " +
+        std::to_string(p.args.size()) + " argument(s) and " +
+        std::to_string(p.results.size()) + " result(s)");
+  for (size_t i = 0; i < p.results.size(); ++i) {
+    const size_t v = p.args.size() + i;
+    if (p.results[i] != static_cast<int>(v))
+      return Status::invalidArgument(what + ": result " + std::to_string(i) +
+                                     " must be value " + std::to_string(v) +
+                                     ", not " + std::to_string(p.results[i]));
+    for (int64_t d : p.values[v].shape)
+      if (d != kDynamic && d < 0)
+        return Status::invalidArgument(what + ": result " +
+                                       std::to_string(i) + " has the shape " +
+                                       formatShape(p.values[v].shape));
+  }
+  return Status::ok();
+}
+} // namespace
+
 Status Program::validate() const {
   const int numValues = static_cast<int>(values.size());
   if (args.size() > values.size())
@@ -67,6 +102,8 @@ Status Program::validate() const {
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
                                          args[i].globalShape.size(),
                                          "argument " + std::to_string(i)));
+  if (!compiled.empty())
+    return validateCompiled(*this);
   for (size_t s = 0; s < instrs.size(); ++s) {
     const Instr &in = instrs[s];
     std::string what = "instruction " + std::to_string(s) + " (" +
@@ -274,6 +311,8 @@ std::string serializeProgram(const Program &p) {
   os << "shardlin-program v1\n";
   os << "name " << p.name << "\n";
   os << "world_size " << p.worldSize << "\n";
+  if (!p.compiled.empty())
+    os << "compiled " << p.compiled << "\n";
   os << "values " << p.values.size() << "\n";
   for (size_t i = 0; i < p.values.size(); ++i) {
     os << "value " << i << ' ' << dtypeName(p.values[i].dtype) << ' ';
@@ -352,6 +391,9 @@ Status parseProgram(const std::string &text, Program &out) {
       p.name = t.rest();
     } else if (kw == "world_size") {
       SHARDLIN_RETURN_IF_ERROR(t.integer(p.worldSize, 0, 1 << 20));
+    } else if (kw == "compiled") {
+      if (!t.word(p.compiled))
+        return t.err("expected the compiled code's name after 'compiled'");
     } else if (kw == "values") {
       SHARDLIN_RETURN_IF_ERROR(t.integer(declaredValues, 0, 1 << 24));
       if (sawValues)

@@ -273,6 +273,12 @@ Status bindFromFiles(const Program &program, const RunConfig &config,
   // std::bad_alloc (which ends the process) in the middle of the run.
   state.hostResults.resize(program.results.size());
   for (size_t i = 0; i < state.hostResults.size(); ++i) {
+    // A compiled program's result that its run sizes: the run hands it over
+    // (RankBuffers::resultShapes), on host memory (wrapContext's rule).
+    if (hasDynamicDim(plan.resultShape(i))) {
+      buffers.results.push_back(nullptr);
+      continue;
+    }
     SHARDLIN_RETURN_IF_ERROR(allocateHostResult(plan, i, state.hostResults[i]));
     if (onHost) {
       buffers.results.push_back(state.hostResults[i].data());
@@ -293,7 +299,8 @@ Status bindFromFiles(const Program &program, const RunConfig &config,
 /// wrote all of its own: each rank stages its files under temporary names,
 /// the ranks agree, then rename.
 Status writeOutputs(const RunConfig &config, const Plan &plan,
-                    RankDevice &device, FileRank &state, Communicator &agree) {
+                    RankDevice &device, FileRank &state,
+                    const RankBuffers &buffers, Communicator &agree) {
   const int rank = plan.rank();
   // A failed copy back (or a device fault it reveals) is a failure to write
   // this rank's outputs, agreed on below like one.
@@ -310,10 +317,22 @@ Status writeOutputs(const RunConfig &config, const Plan &plan,
     bool perRank = pattern.find("{rank}") != std::string::npos;
     if (!perRank && rank != 0)
       continue;
+    const void *data = state.hostResults[i].data();
+    const std::vector<int64_t> *shape = &plan.resultShape(i);
+    if (hasDynamicDim(*shape)) {
+      if (i >= buffers.resultShapes.size() ||
+          buffers.resultShapes[i].size() != shape->size()) {
+        staged = Status::internal("result " + std::to_string(i) +
+                                  " has the shape " + formatShape(*shape) +
+                                  ", but its run gave no size for it");
+        break;
+      }
+      data = buffers.results[i];
+      shape = &buffers.resultShapes[i];
+    }
     std::unique_ptr<PendingNpy> file;
     staged = PendingNpy::stage(substituteRank(pattern, rank),
-                               plan.resultType(i), plan.resultShape(i),
-                               state.hostResults[i].data(), file)
+                               plan.resultType(i), *shape, data, file)
                  .withContext("result " + std::to_string(i));
     pending.push_back(std::move(file));
   }
@@ -467,10 +486,11 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
                          run->stateOf(plan.rank()), buffers);
   };
   callbacks.finish = [run](const Plan &plan, RankDevice &device,
-                           const RankBuffers &, Communicator &agree) {
+                           const RankBuffers &buffers, Communicator &agree) {
     return writeOutputs(run->config, plan, device, run->stateOf(plan.rank()),
-                        agree);
+                        buffers, agree);
   };
+  callbacks.executor = config.executor;
   callbacks.release = [run](int rank) {
     FileRank &state = run->stateOf(rank);
     state.deviceArgs.clear();

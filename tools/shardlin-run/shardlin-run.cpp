@@ -2,15 +2,19 @@
 //
 //   shardlin-run FILE.mlir --world-size=W
 //                [--backend=threads|mpi|cuda-local|nccl] [--device=N]
-//                [--entry=NAME] --arg=PATH... --out=PATH...
+//                [--entry=NAME] [--jit] --arg=PATH... --out=PATH...
 //
 // Parses FILE, lowers any shardlin.linear, translates the entry function to
 // a runtime Program and runs it on W ranks (see shardlin/runtime/Runner.h for
 // the .npy path conventions). --emit-program writes the Program's text form
-// instead, for shardlin-exec on machines without LLVM.
+// instead, for shardlin-exec on machines without LLVM. --jit compiles the
+// module to native code instead (--shardlin-lower-to-llvm and MLIR's
+// ExecutionEngine, shardlin/Execution/Jit.h) and runs that on the same
+// ranks, with the same files, agreement and errors.
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardlin/Execution/Jit.h"
 #include "shardlin/Execution/ProgramBuilder.h"
 #include "shardlin/runtime/GpuModule.h"
 #include "shardlin/runtime/MpiCommunicator.h"
@@ -117,6 +121,14 @@ cl::opt<std::string> emitProgram(
              "this path and exit without running"),
     cl::init(""), cl::cat(category));
 
+cl::opt<bool> jit(
+    "jit",
+    cl::desc("Compile the module to native code (--shardlin-lower-to-llvm "
+             "and MLIR's ExecutionEngine) and run that, on the CPU backends; "
+             "the module may mix shardlin with upstream ops the plan executor "
+             "does not run (docs/native.md)"),
+    cl::init(false), cl::cat(category));
+
 int fail(const std::string &message) {
   // One write, so lines of several MPI processes do not interleave.
   errs() << ("shardlin-run: error: " + message + "\n");
@@ -172,6 +184,13 @@ int main(int argc, char **argv) {
   if (device < -1)
     return fail("--device must be a device number (>= 0), got " +
                 std::to_string(device));
+  if (jit && !emitProgram.empty())
+    return fail("--emit-program writes the plan executor's program; "
+                "compiled code (--jit) runs where it was compiled");
+  if (jit && backendInfo->device != rt::DeviceKind::Host)
+    return fail("--jit runs on the CPU backends (threads, mpi): compiled "
+                "code calls the runtime's C ABI, which has no GPU backends; "
+                "run '" + backend + "' programs without --jit");
 
   // MPI first, so every process of an mpirun job takes part even when it
   // fails later (it then exits with an error instead of hanging its peers).
@@ -184,6 +203,8 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::shardlin::registerExecutionDialects(registry);
+  if (jit)
+    mlir::shardlin::registerJitDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -230,18 +251,44 @@ int main(int argc, char **argv) {
   lowering.memoryCapMiB = memoryCapMiB;
   lowering.assumedRows = assumedRows;
   lowering.explain = verbose;
-  FailureOr<rt::Program> program =
-      mlir::shardlin::buildProgram(*module, entry, lowering);
-  if (failed(program) || sawError)
-    return 1;
-  if (verbose) {
-    char line[96];
-    std::snprintf(
-        line, sizeof line, "shardlin-run: compiled in %.3f ms\n",
-        std::chrono::duration<double, std::milli>(
-            std::chrono::steady_clock::now() - compileStart)
-            .count());
-    errs() << line;
+  auto millisecondsSince = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  // The plan executor's program, or the compiled code's signature and its
+  // ranks' executors: everything after this runs both the same way.
+  FailureOr<rt::Program> program = failure();
+  rt::RankCallbacks::MakeExecutor executors;
+  if (jit) {
+    mlir::shardlin::JitOptions options;
+    options.lowering = lowering;
+    const double parsed = millisecondsSince(compileStart);
+    auto compiled =
+        mlir::shardlin::JitEntry::compile(*module, entry, options);
+    if (failed(compiled) || sawError)
+      return 1;
+    program = (*compiled)->program();
+    executors = (*compiled)->executors();
+    if (verbose) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "shardlin-run: jit: parsed in %.3f ms, lowered to LLVM "
+                    "in %.3f ms, compiled to native code in %.3f ms\n",
+                    parsed, 1e3 * (*compiled)->lowerSeconds(),
+                    1e3 * (*compiled)->codegenSeconds());
+      errs() << line;
+    }
+  } else {
+    program = mlir::shardlin::buildProgram(*module, entry, lowering);
+    if (failed(program) || sawError)
+      return 1;
+    if (verbose) {
+      char line[96];
+      std::snprintf(line, sizeof line, "shardlin-run: compiled in %.3f ms\n",
+                    millisecondsSince(compileStart));
+      errs() << line;
+    }
   }
 
   if (!emitProgram.empty()) {
@@ -266,6 +313,7 @@ int main(int argc, char **argv) {
   config.outPaths.assign(outPaths.begin(), outPaths.end());
   config.comm.timeoutSeconds = timeout;
   config.blasThreads = blasThreads;
+  config.executor = executors;
   std::vector<rt::RankResult> ranks;
   rt::Status status = rt::runProgramWithFiles(*program, config, &ranks);
   if (verbose)

@@ -34,6 +34,15 @@ FailureOr<func::FuncOp> selectEntry(ModuleOp module, StringRef name);
 /// error for any op the runtime cannot execute.
 FailureOr<::shardlin::rt::Program> translateToProgram(func::FuncOp func);
 
+/// The signature of entry `func` as a compiled program
+/// (rt::Program::compiled = `code`, which names the native code that runs
+/// it): its arguments as translateToProgram describes them, its results'
+/// types (a sharded result as the rank's chunk), and the world size of the
+/// chunk specs in it and in the functions it calls. Emits a located error
+/// for a type the runtime cannot describe.
+FailureOr<::shardlin::rt::Program> translateSignature(func::FuncOp func,
+                                                       StringRef code);
+
 /// lowerForExecution + selectEntry + translateToProgram.
 FailureOr<::shardlin::rt::Program>
 buildProgram(ModuleOp module, StringRef entry,

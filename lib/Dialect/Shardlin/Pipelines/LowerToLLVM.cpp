@@ -45,6 +45,75 @@
 using namespace mlir;
 using namespace mlir::shardlin;
 
+namespace {
+
+/// LowerToLLVMOptions::resultsAsOutParams: upstream's
+/// promoteBufferResultsToOutParams on the public functions whose results
+/// all have static shapes (a caller cannot size a buffer for the others).
+struct EntryResultsToOutParams
+    : PassWrapper<EntryResultsToOutParams, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EntryResultsToOutParams)
+  StringRef getArgument() const override {
+    return "shardlin-entry-results-to-out-params";
+  }
+  StringRef getDescription() const override {
+    return "Static-shaped results of public functions as out-params";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<memref::MemRefDialect>();
+  }
+  static bool converted(func::FuncOp func) {
+    return func.isPublic() && !func.isExternal() &&
+           llvm::all_of(func.getResultTypes(), [](Type t) {
+             auto memref = dyn_cast<MemRefType>(t);
+             return memref && memref.hasStaticShape();
+           });
+  }
+
+  void runOnOperation() override {
+    // A value returned twice (`return %y, %y`) gets a copy of its own for
+    // the second out-param: upstream's hoisting replaces the allocation of
+    // the first and would then read the erased one (it crashed on it).
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!converted(func))
+        continue;
+      func.walk([&](func::ReturnOp ret) {
+        OpBuilder b(ret);
+        for (OpOperand &operand : ret->getOpOperands()) {
+          Value v = operand.get();
+          auto firstUse = llvm::find(ret.getOperands(), v);
+          if (firstUse - ret.getOperands().begin() ==
+              static_cast<ptrdiff_t>(operand.getOperandNumber()))
+            continue;
+          auto type = cast<MemRefType>(v.getType());
+          Value copy = memref::AllocOp::create(b, ret.getLoc(), type);
+          memref::CopyOp::create(b, ret.getLoc(), v, copy);
+          operand.set(copy);
+        }
+      });
+    }
+    bufferization::BufferResultsToOutParamsOpts options;
+    options.modifyPublicFunctions = true;
+    options.hoistStaticAllocs = true;
+    options.filterFn = [](func::FuncOp *func) { return converted(*func); };
+    if (failed(bufferization::promoteBufferResultsToOutParams(getOperation(),
+                                                              options)))
+      signalPassFailure();
+  }
+};
+
+/// The pipeline's command-line options.
+struct LowerToLLVMPipelineOptions
+    : PassPipelineOptions<LowerToLLVMPipelineOptions> {
+  Option<bool> resultsAsOutParams{
+      *this, "results-as-out-params",
+      llvm::cl::desc("Public functions with static-shaped results write them "
+                     "into buffers their caller passes after the arguments"),
+      llvm::cl::init(false)};
+};
+
+} // namespace
+
 void mlir::shardlin::buildLowerToLLVMPipeline(
     OpPassManager &pm, const LowerToLLVMOptions &options) {
   // 1. shardlin.linear -> SPMD ops on tensors (a no-op on lowered IR).
@@ -64,6 +133,8 @@ void mlir::shardlin::buildLowerToLLVMPipeline(
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (options.resultsAsOutParams)
+    pm.addPass(std::make_unique<EntryResultsToOutParams>());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Folds the chunk arithmetic (and shardlin.rank for one rank).
@@ -132,10 +203,14 @@ void mlir::shardlin::registerShardlinPipelines() {
   registerUBToLLVMConversionPass();
   registerReconcileUnrealizedCastsPass();
   registerConvertBufferizationToMemRefPass();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToLLVMPipelineOptions>(
       "shardlin-lower-to-llvm",
       "Lower shardlin linears (or their SPMD ops) and upstream tensor ops to "
       "the LLVM dialect, shardlin's ops as calls of the runtime's C ABI "
       "(docs/native.md)",
-      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+      [](OpPassManager &pm, const LowerToLLVMPipelineOptions &given) {
+        LowerToLLVMOptions options;
+        options.resultsAsOutParams = given.resultsAsOutParams;
+        buildLowerToLLVMPipeline(pm, options);
+      });
 }

@@ -84,6 +84,10 @@ template <typename Derived, typename OpTy>
 struct WritesNewBufferModel : public ReadsOperandsModel<Derived, OpTy> {
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
 
+  /// What the buffer form cannot do for this op, as an error (a Derived
+  /// with limits hides this).
+  static LogicalResult checkSupported(OpTy) { return success(); }
+
   FailureOr<BufferLikeType>
   getBufferType(Operation *, Value value, const BufferizationOptions &options,
                 const BufferizationState &, SmallVector<Value> &) const {
@@ -94,6 +98,8 @@ struct WritesNewBufferModel : public ReadsOperandsModel<Derived, OpTy> {
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto concrete = cast<OpTy>(op);
+    if (failed(Derived::checkSupported(concrete)))
+      return failure();
     Location loc = op->getLoc();
     SmallVector<Value> buffers;
     for (Value operand : op->getOperands()) {
@@ -140,7 +146,31 @@ SmallVector<Value> collectiveSizes(OpBuilder &b, Location loc, Value input,
   return sizes;
 }
 
+/// A collective stacks a dim from every rank's blocks (all_gather's along
+/// dim, all_to_all's concat dim, reduce_scatter's input along its dim). Its
+/// buffer is sized from this rank's values alone, so that dim must be
+/// static: a dynamic batch dim's size on the other ranks is known only to
+/// the plan executor, which exchanges the ranks' sizes before it runs.
+LogicalResult checkStackedDim(Operation *op, Type type, int64_t dim,
+                              StringRef role) {
+  auto shaped = cast<ShapedType>(type);
+  if (!shaped.isDynamicDim(dim))
+    return success();
+  return op->emitError()
+         << "stacks every rank's blocks along dim " << dim << " of its "
+         << role << " " << type
+         << ", whose size is known only at run time: the native path "
+            "(--shardlin-lower-to-llvm) sizes a collective's buffers from "
+            "this rank's values alone and does not exchange the ranks' "
+            "batch sizes; run programs with dynamic batch dims with the plan "
+            "executor (shardlin-run without --jit)";
+}
+
 struct AllGatherModel : WritesNewBufferModel<AllGatherModel, AllGatherOp> {
+  static LogicalResult checkSupported(AllGatherOp op) {
+    return checkStackedDim(op, op.getType(), op.getAlong().getDim(),
+                           "result");
+  }
   static SmallVector<Value> dynamicSizes(AllGatherOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
     // The gathered dim is whole (static); the others are the input's.
@@ -155,6 +185,13 @@ struct AllGatherModel : WritesNewBufferModel<AllGatherModel, AllGatherOp> {
 };
 
 struct AllToAllModel : WritesNewBufferModel<AllToAllModel, AllToAllOp> {
+  static LogicalResult checkSupported(AllToAllOp op) {
+    if (failed(checkStackedDim(op, op.getType(), op.getConcat().getDim(),
+                               "result")))
+      return failure();
+    return checkStackedDim(op, op->getOperand(0).getType(),
+                           op.getSplit().getDim(), "input");
+  }
   static SmallVector<Value> dynamicSizes(AllToAllOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
     // The split dim is the rank's chunk of the input's; the concat dim is
@@ -171,6 +208,10 @@ struct AllToAllModel : WritesNewBufferModel<AllToAllModel, AllToAllOp> {
 
 struct ReduceScatterModel
     : WritesNewBufferModel<ReduceScatterModel, ReduceScatterOp> {
+  static LogicalResult checkSupported(ReduceScatterOp op) {
+    return checkStackedDim(op, op->getOperand(0).getType(),
+                           op.getAlong().getDim(), "input");
+  }
   static SmallVector<Value> dynamicSizes(ReduceScatterOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
     return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),

@@ -26,6 +26,12 @@
 // RankCallbacks::run: it then gets the bound plan (RankRun) in place of the
 // single execution and executes it as often as it likes.
 //
+// What executes a rank's program is pluggable: the plan executor by default,
+// or, for a compiled program (Program::compiled: an entry's signature whose
+// body is native code, shardlin-run --jit), the RankExecutor that
+// RankCallbacks::executor makes for the rank. Everything around the
+// execution (sizes, binding, the agreement, RankRun, finish) is the same.
+//
 // A program whose plain arguments have dynamic dims (`?`, batch sizes known
 // only at run time) needs RankCallbacks::argShapes: each rank gives its
 // arguments' shapes, the ranks exchange their sizes in one more all_reduce
@@ -95,15 +101,39 @@ struct RunOptions {
 struct RankBuffers {
   std::vector<const void *> args;
   std::vector<void *> results;
+  /// Only for a compiled program's results whose shape has a `?` (a size
+  /// its run decides; Program::compiled): bind leaves results[i] null, and
+  /// each run sets results[i] to memory the executor owns (until its next
+  /// run or the rank's end) and resultShapes[i] to the shape. Empty
+  /// otherwise.
+  std::vector<std::vector<int64_t>> resultShapes;
+};
+
+/// Executes one rank's compiled program (Program::compiled) where the plan
+/// executor would run its plan: RankCallbacks::executor makes one per rank,
+/// over the rank's communicator and device, and the rank's plan (built from
+/// the program's signature) gives its arguments' and results' shapes.
+class RankExecutor {
+public:
+  virtual ~RankExecutor() = default;
+  /// Runs the program once: reads buffers.args (the plan's argShape(i) each)
+  /// and writes buffers.results (resultShape(i) each; for a shape with a
+  /// `?`, sets results[i] and resultShapes[i], see RankBuffers). Its
+  /// collectives go through the rank's communicator, so that their traffic,
+  /// timeouts and failures are the runtime's; an error fails the rank.
+  virtual Status run(RankBuffers &buffers) = 0;
 };
 
 /// One rank's plan, bound and agreed on, as RankCallbacks::run receives it:
 /// what the default path would execute once.
 class RankRun {
 public:
+  /// `executor`, if given, executes in place of the plan (a compiled
+  /// program's).
   RankRun(Plan &plan, Communicator &comm, RankDevice &device,
-          RankBuffers &buffers)
-      : plan_(plan), comm_(comm), device_(device), buffers_(buffers) {}
+          RankBuffers &buffers, RankExecutor *executor = nullptr)
+      : plan_(plan), comm_(comm), device_(device), buffers_(buffers),
+        executor_(executor) {}
   RankRun(const RankRun &) = delete;
   RankRun &operator=(const RankRun &) = delete;
 
@@ -119,7 +149,8 @@ public:
   /// the plan, which execute() checks again.
   RankBuffers &buffers() { return buffers_; }
 
-  /// Runs the plan once on buffers(), exactly as the default path does.
+  /// Runs the plan (or the compiled program's executor) once on buffers(),
+  /// exactly as the default path does.
   Status execute();
 
   /// The traffic of the last execute() alone, and of all of them summed
@@ -136,6 +167,7 @@ private:
   Communicator &comm_;
   RankDevice &device_;
   RankBuffers &buffers_;
+  RankExecutor *executor_;
   CommStats last_, total_;
   int executions_ = 0;
 };
@@ -164,6 +196,15 @@ struct RankCallbacks {
   std::function<Status(const Plan &plan, RankDevice &device,
                        RankBuffers &buffers)>
       bind;
+  /// Required for a compiled program (Program::compiled), unused otherwise:
+  /// called on the rank's thread after bind, before the ranks agree that
+  /// they are ready, to make the rank's executor over its communicator and
+  /// device (both outlive the executor, which is destroyed before the rank
+  /// ends). A failure here fails every rank, the others with Aborted.
+  using MakeExecutor = std::function<Status(
+      const Plan &plan, Communicator &comm, RankDevice &device,
+      std::unique_ptr<RankExecutor> &out)>;
+  MakeExecutor executor;
   /// Optional: replaces the single execution of the plan, for callers that
   /// time or repeat it. Called on the rank's thread once the ranks agreed
   /// that all are ready, with comm's stats reset; `run.execute()` runs the

@@ -96,9 +96,20 @@ struct Program {
   std::vector<Argument> args;
   std::vector<Instr> instrs;
   std::vector<int> results;
+  /// Empty for a program the plan executor runs. Otherwise the program's
+  /// body is native code compiled from MLIR (shardlin-run --jit), and this
+  /// Program is only its entry's signature: no instructions, and results
+  /// are the values after the arguments, in order (a `?` in a result's
+  /// shape is a size its run decides: RankBuffers::resultShapes). The
+  /// string identifies the code (a hash of the module and the options it was
+  /// compiled with): it is part of the text form, so the ranks' agreement
+  /// also checks that they all run the same code. Such a program runs only
+  /// through RankCallbacks::executor (Execute.h).
+  std::string compiled;
 
   /// Checks that operand and result ids are in range, defined before use,
-  /// and that every chunk spec is a permutation of 0..worldSize-1.
+  /// and that every chunk spec is a permutation of 0..worldSize-1; for a
+  /// compiled program, the form described above.
   Status validate() const;
 };
 
@@ -108,6 +119,9 @@ std::string serializeProgram(const Program &program);
 Status parseProgram(const std::string &text, Program &out);
 
 std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Whether `shape` has a `?` (kDynamic) dim.
+bool hasDynamicDim(const std::vector<int64_t> &shape);
 
 } // namespace shardlin::rt
 

@@ -35,6 +35,10 @@ namespace shardlin::rt {
 struct RunConfig : RunOptions {
   std::vector<std::string> argPaths;
   std::vector<std::string> outPaths;
+  /// For a compiled program (Program::compiled): what executes each rank
+  /// (RankCallbacks::executor). The files are bound, agreed on and written
+  /// as for any other program.
+  RankCallbacks::MakeExecutor executor;
 };
 
 /// Copies rank `rank`'s chunk of a global row-major tensor (split by `spec`)

@@ -20,6 +20,16 @@ struct LowerToLLVMOptions {
   /// The options of the --lower-sharded-linear step (strategy, machine
   /// model, ...).
   LowerShardedLinearOptions lowering;
+  /// Public functions whose results all have static shapes write them into
+  /// buffers the caller passes, appended after the arguments
+  /// (`buffer-results-to-out-params` with the results' allocations hoisted:
+  /// the op that computes a result writes the caller's buffer directly),
+  /// instead of returning new allocations. What a launcher that owns the
+  /// result buffers wants (shardlin-run --jit, as the plan executor writes
+  /// into its caller's buffers). A function with a dynamic result keeps
+  /// returning its results. On the command line:
+  /// `--shardlin-lower-to-llvm=results-as-out-params=true`.
+  bool resultsAsOutParams = false;
 };
 
 /// Adds the passes that take a module of shardlin linears (or their lowered

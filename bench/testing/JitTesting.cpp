@@ -1,0 +1,40 @@
+//===- JitTesting.cpp - The tests' layers compiled by the JIT -------------===//
+
+#include "JitTesting.h"
+#include "CompileContext.h"
+
+#include "shardlin/Execution/Jit.h"
+
+namespace shardlin::testkit {
+
+rt::Status jitMlir(const std::string &text, const std::string &strategy,
+                   JitProgram &out, CompileMessage message, bool fuseBlocks) {
+  CompileContext context(mlir::shardlin::registerJitDialects);
+  return compileWith(
+      context, text, strategy, message, fuseBlocks, "the JIT failed",
+      [&](mlir::ModuleOp module,
+          const mlir::shardlin::LowerShardedLinearOptions &lowering)
+          -> mlir::LogicalResult {
+        mlir::shardlin::JitOptions options;
+        options.lowering = lowering;
+        auto compiled = mlir::shardlin::JitEntry::compile(module, "main",
+                                                          options);
+        if (mlir::failed(compiled))
+          return mlir::failure();
+        out.program = (*compiled)->program();
+        out.executors = (*compiled)->executors();
+        return mlir::success();
+      });
+}
+
+rt::Status jitLinear(const LinearSpec &spec, JitProgram &out,
+                     CompileMessage message) {
+  return jitMlir(linearMlir(spec), spec.strategy, out, message);
+}
+
+rt::Status jitBlock(const BlockSpec &spec, JitProgram &out) {
+  return jitMlir(blockMlir(spec), spec.strategy, out,
+                 CompileMessage::DiagnosticsAndInput, spec.fuse);
+}
+
+} // namespace shardlin::testkit

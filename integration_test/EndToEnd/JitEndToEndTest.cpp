@@ -1,0 +1,309 @@
+//===- JitEndToEndTest.cpp - Compiled code on the threads backend ---------===//
+//
+// The end-to-end suite's layers compiled to native code the way
+// `shardlin-run --jit` compiles them (JitTesting.h) and run through the same
+// in-memory run API as a plan, one thread per rank:
+//
+//  - a sample of threadsConfigs() (every sixth: both sharding dims, W = 1..8,
+//    even, uneven and empty chunks, identity, reversed and scrambled
+//    placements, 1-D to 4-D inputs, bias or not, every dtype, both
+//    strategies), every element of every rank against the float64
+//    reference within errorBound(), and each rank's collectives and bytes
+//    equal to the plan executor's for the same layer: the compiled code
+//    makes the same runtime calls;
+//  - a replay (one compilation, three runs with new inputs);
+//  - fused blocks (MLP and SwiGLU, BlockTesting.h) against their float64
+//    reference and the cost model's bytes;
+//  - a batch size known only at run time (gather-weight), sized by the
+//    compiled code on each rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "E2ESupport.h"
+#include "JitTesting.h"
+
+#include "shardlin/runtime/Gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+namespace shardlin::testkit {
+void PrintTo(const LinearSpec &c, std::ostream *os) { *os << c.name(); }
+void PrintTo(const BlockSpec &c, std::ostream *os) { *os << c.name(); }
+} // namespace shardlin::testkit
+
+namespace shardlin::e2e {
+
+namespace rt = ::shardlin::rt;
+using testkit::BlockSpec;
+using testkit::JitProgram;
+
+namespace {
+
+constexpr double kCollectiveTimeoutSeconds = 30;
+
+class SingleBlasThread : public ::testing::Environment {
+public:
+  void SetUp() override { rt::setBlasThreads(1); }
+};
+const ::testing::Environment *const singleBlasThread =
+    ::testing::AddGlobalTestEnvironment(new SingleBlasThread);
+
+rt::RunOptions threadsOptions() {
+  rt::RunOptions options;
+  options.comm.timeoutSeconds = kCollectiveTimeoutSeconds;
+  options.blasThreads = 1;
+  return options;
+}
+
+/// Every sixth configuration of the threads suite.
+std::vector<LinearConfig> sampledConfigs() {
+  std::vector<LinearConfig> all = threadsConfigs(), some;
+  for (size_t i = 0; i < all.size(); i += 6)
+    some.push_back(all[i]);
+  return some;
+}
+
+std::string configName(const ::testing::TestParamInfo<LinearConfig> &info) {
+  return info.param.name();
+}
+
+//===----------------------------------------------------------------------===//
+// Linears
+//===----------------------------------------------------------------------===//
+
+class JitLinear : public ::testing::TestWithParam<LinearConfig> {};
+
+TEST_P(JitLinear, MatchesFloat64ReferenceWithThePlansCalls) {
+  const LinearConfig &config = GetParam();
+  JitProgram jit;
+  rt::Status compiled = testkit::jitLinear(config, jit);
+  ASSERT_TRUE(compiled.isOk()) << compiled.message();
+  ASSERT_FALSE(jit.program.compiled.empty());
+  const LinearData data = makeLinearData(config);
+  std::vector<std::vector<std::vector<uint8_t>>> outputs;
+  std::vector<rt::RankResult> ranks;
+  rt::Status ran = runLinear(jit.program, config, {&data}, threadsOptions(),
+                             outputs, ranks, nullptr, jit.executors);
+  ASSERT_TRUE(ran.isOk()) << ran.message();
+
+  // The plan executor's run of the same layer, for its traffic.
+  rt::Program program;
+  ASSERT_TRUE(compileLinear(config, program).isOk());
+  std::vector<std::vector<std::vector<uint8_t>>> planOutputs;
+  std::vector<rt::RankResult> planRanks;
+  ASSERT_TRUE(runLinear(program, config, {&data}, threadsOptions(),
+                        planOutputs, planRanks)
+                  .isOk());
+
+  const int w = config.worldSize();
+  ASSERT_EQ(ranks.size(), static_cast<size_t>(w));
+  for (int r = 0; r < w; ++r) {
+    std::string report;
+    EXPECT_EQ(checkOutput(config, data, r, outputs[0][r], report), 0)
+        << report;
+    EXPECT_EQ(ranks[r].stats.calls, planRanks[r].stats.calls)
+        << "rank " << r << ": collectives";
+    EXPECT_EQ(ranks[r].stats.bytesSent, planRanks[r].stats.bytesSent)
+        << "rank " << r << ": bytes sent";
+    EXPECT_EQ(ranks[r].stats.bytesSent, expectedBytesSent(config, r))
+        << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, JitLinear,
+                         ::testing::ValuesIn(sampledConfigs()), configName);
+
+/// One compilation, three runs with new inputs: the compiled code keeps no
+/// pointer or state from an earlier run (nor does its executor).
+TEST(JitReplay, EveryRunMatchesItsReference) {
+  for (const LinearConfig &config :
+       {makeConfig(1, 11, 19, {3, 1, 0, 2}, {5}, true, rt::DType::F32),
+        makeConfig(0, 6, 7, {7, 2, 5, 0, 3, 6, 1, 4}, {}, true,
+                   rt::DType::F16, "gather-weight")}) {
+    JitProgram jit;
+    rt::Status compiled = testkit::jitLinear(config, jit);
+    ASSERT_TRUE(compiled.isOk()) << compiled.message();
+    const std::vector<LinearData> runs = {makeLinearData(config, 0),
+                                          makeLinearData(config, 1),
+                                          makeLinearData(config, 2)};
+    std::vector<std::vector<std::vector<uint8_t>>> outputs;
+    std::vector<rt::RankResult> ranks;
+    rt::Status status =
+        runLinear(jit.program, config, {&runs[0], &runs[1], &runs[2]},
+                  threadsOptions(), outputs, ranks, nullptr, jit.executors);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    for (int r = 0; r < config.worldSize(); ++r)
+      for (size_t i = 0; i < runs.size(); ++i) {
+        std::string report;
+        EXPECT_EQ(checkOutput(config, runs[i], r, outputs[i][r], report), 0)
+            << config.name() << " run " << i << ":\n"
+            << report;
+      }
+  }
+}
+
+/// A compiled program without its executor is refused by every rank before
+/// the first collective, with a message that says what is missing.
+TEST(JitErrors, CompiledProgramWithoutExecutorIsRefused) {
+  const LinearConfig config =
+      makeConfig(1, 11, 19, {2, 0, 1}, {5}, true, rt::DType::F32);
+  JitProgram jit;
+  ASSERT_TRUE(testkit::jitLinear(config, jit).isOk());
+  const LinearData data = makeLinearData(config);
+  std::vector<std::vector<std::vector<uint8_t>>> outputs;
+  std::vector<rt::RankResult> ranks;
+  rt::Status ran = runLinear(jit.program, config, {&data}, threadsOptions(),
+                             outputs, ranks);
+  ASSERT_FALSE(ran.isOk());
+  EXPECT_EQ(ran.code(), rt::StatusCode::InvalidArgument);
+  EXPECT_NE(ran.message().find("is compiled code"), std::string::npos)
+      << ran.message();
+  for (const rt::RankResult &r : ranks)
+    EXPECT_EQ(r.stats.calls, 0u) << "rank " << r.rank;
+}
+
+//===----------------------------------------------------------------------===//
+// Blocks
+//===----------------------------------------------------------------------===//
+
+BlockSpec block(testkit::BlockKind kind, testkit::Activation act,
+                std::vector<int64_t> placements, std::vector<int64_t> batch,
+                rt::DType dtype, std::string strategy, bool residual) {
+  BlockSpec s;
+  s.kind = kind;
+  s.activation = act;
+  s.placements = std::move(placements);
+  s.batch = std::move(batch);
+  s.dtype = dtype;
+  s.strategy = std::move(strategy);
+  s.residual = residual;
+  return s;
+}
+
+class JitBlock : public ::testing::TestWithParam<BlockSpec> {};
+
+TEST_P(JitBlock, MatchesFloat64ReferenceAndCostModelBytes) {
+  const BlockSpec &spec = GetParam();
+  JitProgram jit;
+  rt::Status compiled = testkit::jitBlock(spec, jit);
+  ASSERT_TRUE(compiled.isOk()) << compiled.message();
+  const testkit::BlockData data = testkit::makeBlockData(spec);
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<rt::RankResult> ranks;
+  rt::RunOptions options = threadsOptions();
+  options.worldSize = spec.worldSize();
+  rt::Status ran = testkit::runBlock(jit.program, spec, data, options,
+                                     outputs, ranks, {}, nullptr,
+                                     jit.executors);
+  ASSERT_TRUE(ran.isOk()) << ran.message();
+  const std::vector<uint64_t> bytes = testkit::expectedBlockBytes(spec);
+  for (int r = 0; r < spec.worldSize(); ++r) {
+    std::string report;
+    EXPECT_EQ(testkit::checkBlockOutput(spec, data, r, outputs[r], report), 0)
+        << report;
+    EXPECT_EQ(ranks[r].stats.bytesSent, bytes[r]) << "rank " << r;
+  }
+}
+
+std::string blockName(const ::testing::TestParamInfo<BlockSpec> &info) {
+  return info.param.name();
+}
+
+using testkit::Activation;
+using testkit::BlockKind;
+INSTANTIATE_TEST_SUITE_P(
+    Blocks, JitBlock,
+    ::testing::Values(
+        // Fused (moving activations): GELU-tanh on uneven chunks of F = 20
+        // over 3, permuted; SwiGLU with a residual over 4; bf16 ReLU.
+        block(BlockKind::Mlp, Activation::GeluTanh, {2, 0, 1}, {5},
+              rt::DType::F32, "activations", false),
+        block(BlockKind::SwiGlu, Activation::Silu, {1, 3, 0, 2}, {2, 3},
+              rt::DType::F32, "activations", true),
+        block(BlockKind::Mlp, Activation::Relu, {1, 0}, {4}, rt::DType::BF16,
+              "activations", false),
+        block(BlockKind::Mlp, Activation::GeluErf, {0, 1, 2}, {}, rt::DType::F16,
+              "activations", true),
+        // Each linear gathering its weight (not fused), f64.
+        block(BlockKind::Mlp, Activation::Silu, {2, 0, 1}, {3},
+              rt::DType::F64, "gather-weight", false)),
+    blockName);
+
+//===----------------------------------------------------------------------===//
+// Run-time batch sizes
+//===----------------------------------------------------------------------===//
+
+/// Gathering the weight moves no rows, so the native path runs a batch
+/// size known only at run time; each rank's result is sized by the compiled
+/// code and handed over (RankBuffers::resultShapes).
+TEST(JitDynamicBatch, GatherWeightRunsEveryRanksOwnRows) {
+  LinearConfig config =
+      makeConfig(1, 11, 19, {2, 3, 0, 1}, {rt::kDynamic, 3}, true,
+                 rt::DType::F32, "gather-weight");
+  config.rankBatch = {{2, 3}, {0, 3}, {5, 3}, {1, 3}};
+  JitProgram jit;
+  rt::Status compiled = testkit::jitLinear(config, jit);
+  ASSERT_TRUE(compiled.isOk()) << compiled.message();
+  const LinearData data = makeLinearData(config);
+  const int w = config.worldSize();
+  std::vector<std::vector<uint8_t>> chunks(w), outputs(w);
+  std::vector<std::vector<int64_t>> shapes(w);
+  rt::RankCallbacks callbacks;
+  callbacks.executor = jit.executors;
+  callbacks.argShapes = [&](int rank, std::vector<std::vector<int64_t>> &s,
+                            std::vector<std::string> &) {
+    return testkit::dynamicArgShapes(jit.program, 0,
+                                     config.inputShapeOf(rank), s);
+  };
+  callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+                       rt::RankBuffers &buffers) {
+    const int r = plan.rank();
+    if (!rt::hasDynamicDim(plan.resultShape(0)))
+      return rt::Status::internal("the result's shape should be the run's");
+    buffers.results = {nullptr};
+    return bindArguments(jit.program, plan, config, data, r, chunks[r],
+                         buffers.args);
+  };
+  callbacks.finish = [&](const rt::Plan &plan, rt::RankDevice &,
+                         const rt::RankBuffers &buffers, rt::Communicator &) {
+    const int r = plan.rank();
+    shapes[r] = buffers.resultShapes.at(0);
+    int64_t count = 1;
+    for (int64_t d : shapes[r])
+      count *= d;
+    const auto *p = static_cast<const uint8_t *>(buffers.results[0]);
+    outputs[r].assign(p, p + count * rt::dtypeSize(config.dtype));
+    return rt::Status::ok();
+  };
+  rt::RunOptions options = threadsOptions();
+  options.worldSize = w;
+  std::vector<rt::RankResult> ranks;
+  rt::Status ran = rt::runProgram(jit.program, options, callbacks, &ranks);
+  ASSERT_TRUE(ran.isOk()) << ran.message();
+  for (int r = 0; r < w; ++r) {
+    EXPECT_EQ(shapes[r], config.outputShapeOf(r)) << "rank " << r;
+    std::string report;
+    EXPECT_EQ(checkOutput(config, data, r, outputs[r], report), 0) << report;
+  }
+}
+
+/// Moving activations needs every rank's batch size: the pipeline refuses,
+/// with the reason.
+TEST(JitDynamicBatch, MovingActivationsIsAPipelineError) {
+  LinearConfig config =
+      makeConfig(1, 11, 19, {2, 3, 0, 1}, {rt::kDynamic, 3}, true,
+                 rt::DType::F32, "activations");
+  config.rankBatch = {{2, 3}, {0, 3}, {5, 3}, {1, 3}};
+  JitProgram jit;
+  rt::Status compiled = testkit::jitLinear(config, jit);
+  ASSERT_FALSE(compiled.isOk());
+  EXPECT_NE(compiled.message().find("does not exchange the ranks' batch "
+                                    "sizes"),
+            std::string::npos)
+      << compiled.message();
+}
+
+} // namespace
+} // namespace shardlin::e2e

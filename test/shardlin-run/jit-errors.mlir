@@ -1,0 +1,101 @@
+// shardlin-run --jit's errors: what the pipeline cannot lower gets its
+// located diagnostic, the file runner's errors are the plan executor's
+// (the same message, one line), and a failure inside the compiled code
+// fails its rank with the runtime's message. Every case exits non-zero
+// (`not` also fails on a crash) and leaves no output behind.
+
+// RUN: rm -rf %t && split-file --leading-lines %s %t && mkdir %t/out
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/scripts'); import npytool; npytool.write_npy('%t/x44.npy', '<f4', (4, 4), [0.5 + i for i in range(16)]); npytool.write_npy('%t/x24.npy', '<f4', (2, 4), [0.5 + i for i in range(8)])"
+
+// ---- What the pipeline cannot lower -----------------------------------------
+
+// Moving activations of a batch size known only at run time needs every
+// rank's size, which the native path does not exchange: the error is
+// located at the linear and names the way that works.
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 2x3,0x3,5x3,1x3 --world-size 4 --bias --seed 41 --out-dir %t/dyn
+// RUN: not shardlin-run %S/Inputs/row-dynamic.mlir --jit --strategy=activations --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DYNAMIC
+// DYNAMIC: row-dynamic.mlir:7:8: error: stacks every rank's blocks along dim 0 of its result 'tensor<?x?xf32>', whose size is known only at run time: the native path (--shardlin-lower-to-llvm) sizes a collective's buffers from this rank's values alone and does not exchange the ranks' batch sizes; run programs with dynamic batch dims with the plan executor (shardlin-run without --jit)
+
+// An argument that is not a tensor; a private entry.
+// RUN: not shardlin-run %t/index-arg.mlir --jit --arg=%t/d/b.npy --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=INDEX-ARG --match-full-lines --implicit-check-not='{{.}}'
+// RUN: not shardlin-run %t/private.mlir --jit --entry=hidden --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PRIVATE --match-full-lines --implicit-check-not='{{.}}'
+
+// A parse error is the parser's, as without --jit.
+// RUN: not shardlin-run %t/parse-error.mlir --jit --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PARSE-ERROR --match-full-lines --implicit-check-not='{{.}}'
+
+// ---- The file runner's errors: the plan executor's -------------------------
+
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --arg=%t/nope.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MISSING -DT=%t --match-full-lines --implicit-check-not='{{.}}'
+// MISSING: shardlin-run: error: rank 0: argument 0: '[[T]]/nope.npy': cannot open: No such file or directory
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ARG-COUNT --match-full-lines --implicit-check-not='{{.}}'
+// ARG-COUNT: shardlin-run: error: the entry 'main' takes 3 argument(s) but 2 --arg were given
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --arg=%t/d/w.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SHAPE -DT=%t --match-full-lines --implicit-check-not='{{.}}'
+// SHAPE: shardlin-run: error: rank 0: argument 0 ([[T]]/d/w.npy): shape [11, 19] does not match the entry signature's [5, 19]
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --world-size=3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WORLD --match-full-lines --implicit-check-not='{{.}}'
+// WORLD: shardlin-run: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// A shardlin.rank alone fixes the world size too (the compiled code asserts it).
+// RUN: not shardlin-run %S/Inputs/jit-rank-mismatch.mlir --jit --world-size=3 --arg=%t/x44.npy --out=%t/out/g.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=RANK-WORLD --match-full-lines --implicit-check-not='{{.}}'
+// RANK-WORLD: shardlin-run: error: --world-size=3 does not match the 2 placements of the program's sharded values
+
+// ---- Options that do not go with --jit --------------------------------------
+
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --emit-program=%t/out/p.prog 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=EMIT --match-full-lines --implicit-check-not='{{.}}'
+// EMIT: shardlin-run: error: --emit-program writes the plan executor's program; compiled code (--jit) runs where it was compiled
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --backend=cuda-local --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=GPU --match-full-lines --implicit-check-not='{{.}}'
+// GPU: shardlin-run: error: --jit runs on the CPU backends (threads, mpi): compiled code calls the runtime's C ABI, which has no GPU backends; run 'cuda-local' programs without --jit
+
+// ---- Failures inside the compiled code --------------------------------------
+
+// A collective whose view has the wrong size on each rank: each rank fails
+// with the runtime's message (the root cause, rank 0's, is printed).
+// RUN: not shardlin-run %S/Inputs/jit-rank-mismatch.mlir --jit --arg=%t/x44.npy --out=%t/out/g.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=RANK-FAIL --match-full-lines --implicit-check-not='{{.}}'
+// RANK-FAIL: shardlin-run: error: rank 0: shardlin_all_gather (rank 0 of 2): in [1, 4] has 1 along dim 0 but rank 0's chunk of 3 (chunk 0 of 2, split 2) has 2 (out is [3, 4])
+
+// Ranks that make different collectives: the threads group names both.
+// RUN: not shardlin-run %S/Inputs/jit-extra-collective.mlir --jit --timeout=5 --arg=%t/x24.npy --out=%t/out/g.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MISMATCH --match-full-lines --implicit-check-not='{{.}}'
+// MISMATCH: shardlin-run: error: rank 0: shardlin_all_gather (rank 0 of 2): threads allGatherV (rank 0 of 2): collective mismatch: rank 0 called allGatherV but rank 1 called allReduce
+
+// Code that copies a strided result needs MLIR's C runner utilities; a
+// missing library is named, before anything runs.
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 9 --batch-shape 4 --world-size 3 --bias --seed 31 --out-dir %t/u
+// RUN: env SHARDLIN_MLIR_C_RUNNER_UTILS=%t/no-such-lib.so not shardlin-run %S/Inputs/jit-upstream.mlir --jit --entry=with_chunk --arg=%t/u/x.{rank}.npy --arg=%t/u/w.npy --arg=%t/u/b.npy --out=%t/out/y.{rank}.npy --out=%t/out/c.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=RUNNER-UTILS -DT=%t --match-full-lines --implicit-check-not='{{.}}'
+// RUNNER-UTILS: {{.*}}jit-upstream.mlir: error: the compiled code copies a strided memref with memrefCopy, from MLIR's C runner utilities, which cannot be loaded: [[T]]/no-such-lib.so: cannot open shared object file: No such file or directory (install libmlir-22, or name the library with SHARDLIN_MLIR_C_RUNNER_UTILS)
+
+// RUN: ls -A %t/out | count 0
+
+//--- index-arg.mlir
+// INDEX-ARG: {{.*}}index-arg.mlir:[[@LINE+1]]:1: error: cannot execute a value of type 'index' (expected a ranked tensor)
+func.func @main(%x: tensor<11xf32>, %n: index) -> tensor<11xf32> {
+  return %x : tensor<11xf32>
+}
+
+//--- private.mlir
+// PRIVATE: {{.*}}private.mlir:[[@LINE+1]]:1: error: the native path compiles public functions only (each becomes an entry with a C interface); make @hidden public to run it with --jit
+func.func private @hidden(%x: tensor<11xf32>) -> tensor<11xf32> {
+  return %x : tensor<11xf32>
+}
+func.func @main(%x: tensor<11xf32>) -> tensor<11xf32> {
+  return %x : tensor<11xf32>
+}
+
+//--- parse-error.mlir
+func.func @main(%x: tensor<11xf32>) -> tensor<11xf32> {
+  // PARSE-ERROR: {{.*}}parse-error.mlir:[[@LINE+1]]:8: error: custom op 'shardlin.bogus' is unknown
+  %0 = shardlin.bogus %x : tensor<11xf32>
+  return %0 : tensor<11xf32>
+}
