@@ -4,7 +4,7 @@
 #
 # usage: scripts/gpu-check.sh (--prebuilt DIR | --build [--build-dir DIR])
 #                             [--suite DIR] [--quick] [--no-bench]
-#                             [--cpu-selftest]
+#                             [--cpu-selftest] [--jobs N]
 #
 #   --prebuilt DIR  use what scripts/make-gpu-suite.sh made on a machine with
 #                   LLVM: DIR/bin (shardlin-exec, shardlin-gpu-tests,
@@ -21,11 +21,14 @@
 #   --cpu-selftest  no GPU needed: runs the end-to-end suite with the threads
 #                   backend in place of the GPU backends, to check the suite
 #                   and this script on a CPU machine
+#   --jobs N        end-to-end configurations run at once (default: the
+#                   cores, at most 8; they share the GPU)
 #
 # Steps: (1) the GPU unit tests (shardlin-gpu-tests, without the timeout
 # tests); (2) the end-to-end suite through shardlin-exec on cuda-local (W =
 # 1..8 on one GPU) and on nccl (every W up to the number of GPUs), each
-# output checked with scripts/npytool.py against its float64 reference;
+# output checked with scripts/npytool.py against its float64 reference
+# (linear layers and transformer blocks, JOBS at a time);
 # (3) the timeout tests (a missing rank must fail within its timeout, not
 # hang); (4) the timings (shardlin-gpu-bench). Exit status: 0 if every check
 # passed, 1 if one failed, 2 if there is no usable GPU.
@@ -42,9 +45,10 @@ SUITE=""
 QUICK=0
 BENCH=1
 SELFTEST=0
+JOBS=""
 
 die() { echo "gpu-check: error: $*" >&2; exit 1; }
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,10 +62,14 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; shift ;;
     --no-bench) BENCH=0; shift ;;
     --cpu-selftest) SELFTEST=1; shift ;;
+    --jobs) JOBS="${2:-}"; shift 2 ;;
+    --jobs=*) JOBS="${1#*=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
+[ -n "$JOBS" ] || JOBS=$(( $(nproc) < 8 ? $(nproc) : 8 ))
+case "$JOBS" in ''|*[!0-9]*|0) die "--jobs must be a positive integer, got '$JOBS'" ;; esac
 [ -n "$MODE" ] || die "say where the binaries come from: --prebuilt DIR or --build (see --help)"
 
 # Everything printed also goes to $OUT/gpu-check.log. On exit, the scratch
@@ -218,36 +226,71 @@ if [ "$SELFTEST" = 0 ]; then
 fi
 
 # ---- (2) end-to-end suite through shardlin-exec --------------------------------
-run_suite() { # run_suite BACKEND MAXW
-  local backend=$1 maxw=$2 pass=0 fail=0 skipped=0 name w dt bias dir outdir args t0
+# run_case BACKEND NAME W DTYPE BIAS: one configuration through shardlin-exec
+# and npytool.py check; writes "PASS" or "FAIL <why>" to its result file.
+run_case() {
+  local backend=$1 name=$2 w=$3 dt=$4 bias=$5
+  local dir="$SUITE/$name" outdir="$WORK/$backend/$name" args=() boundflag=() a
+  mkdir -p "$outdir"
+  if [ "$bias" = args ]; then
+    # A block (shardlin-write-block-suite): its arguments listed in
+    # DIR/args, its error bound in DIR/bound.
+    while read -r a; do args+=(--arg="$dir/$a"); done <"$dir/args"
+    boundflag=(--bound "$(cat "$dir/bound")")
+  else
+    args=(--arg="$dir/x.{rank}.npy" --arg="$dir/w.npy")
+    [ "$bias" = 1 ] && args+=(--arg="$dir/b.npy")
+  fi
+  local be=$backend
+  [ "$SELFTEST" = 1 ] && be=threads
+  if ! timeout 300 "$BIN/shardlin-exec" "$dir/program.prog" --world-size="$w" --backend="$be" \
+       --timeout=60 "${args[@]}" --out="$outdir/y.{rank}.npy" >"$outdir/log" 2>&1; then
+    echo "FAIL $(tail -1 "$outdir/log")" >"$outdir/result"; return
+  fi
+  if ! python3 "$NPYTOOL" check --dir "$dir" --out "$outdir/y.{rank}.npy" --world-size "$w" \
+       --dtype "$dt" "${boundflag[@]}" >"$outdir/check" 2>&1; then
+    echo "FAIL $(tail -1 "$outdir/check")" >"$outdir/result"; return
+  fi
+  echo PASS >"$outdir/result"
+}
+
+run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
+  local backend=$1 maxw=$2 skipped=0 name w dt bias t0 kind result
+  local -A pass=([linear]=0 [block]=0) fail=([linear]=0 [block]=0)
   t0=$(date +%s)
+  local names=() pids=() running p
   while read -r name w dt bias; do
     [ -n "$name" ] || continue
     if [ "$w" -gt "$maxw" ]; then skipped=$((skipped + 1)); continue; fi
-    dir="$SUITE/$name"
-    outdir="$WORK/$backend/$name"
-    mkdir -p "$outdir"
-    args=(--arg="$dir/x.{rank}.npy" --arg="$dir/w.npy")
-    [ "$bias" = 1 ] && args+=(--arg="$dir/b.npy")
-    local be=$backend
-    [ "$SELFTEST" = 1 ] && be=threads
-    if ! timeout 300 "$BIN/shardlin-exec" "$dir/program.prog" --world-size="$w" --backend="$be" \
-         --timeout=60 "${args[@]}" --out="$outdir/y.{rank}.npy" >"$outdir/log" 2>&1; then
-      fail=$((fail + 1)); echo "FAIL $backend $name: $(tail -1 "$outdir/log")"; continue
-    fi
-    if ! python3 "$NPYTOOL" check --dir "$dir" --out "$outdir/y.{rank}.npy" --world-size "$w" \
-         --dtype "$dt" >"$outdir/check" 2>&1; then
-      fail=$((fail + 1)); echo "FAIL $backend $name: $(tail -1 "$outdir/check")"; continue
-    fi
-    pass=$((pass + 1))
+    names+=("$name")
+    run_case "$backend" "$name" "$w" "$dt" "$bias" &
+    pids+=($!)
+    # At most JOBS at once. The cases' own PIDs are polled: a bare `wait`
+    # or `wait -n` would also wait for the log's tee (a process
+    # substitution, with $OUT set), which ends only with this script.
+    while :; do
+      running=0
+      for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && running=$((running + 1)); done
+      [ "$running" -lt "$JOBS" ] && break
+      sleep 0.05
+    done
   done <"$SUITE/cases.txt"
+  wait "${pids[@]}" 2>/dev/null
+  for name in "${names[@]}"; do
+    kind=linear
+    case "$name" in block_*) kind=block ;; esac
+    result=$(cat "$WORK/$backend/$name/result" 2>/dev/null || echo "FAIL no result")
+    if [ "$result" = PASS ]; then pass[$kind]=$((pass[$kind] + 1))
+    else fail[$kind]=$((fail[$kind] + 1)); echo "FAIL $backend $name: ${result#FAIL }"; fi
+  done
   local label=$backend
   [ "$SELFTEST" = 1 ] && label="$backend (run on threads: --cpu-selftest)"
-  echo "$label: $pass passed, $fail failed, $skipped skipped (W > $maxw) in $(($(date +%s) - t0)) s"
-  if [ "$fail" = 0 ] && [ "$pass" -gt 0 ]; then
-    note "PASS  e2e $label: $pass configurations (W <= $maxw)$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
+  echo "$label: linear layers $((pass[linear])) passed, $((fail[linear])) failed; blocks $((pass[block])) passed, $((fail[block])) failed; $skipped skipped (W > $maxw); $(($(date +%s) - t0)) s, $JOBS at a time"
+  local total_fail=$((fail[linear] + fail[block])) total_pass=$((pass[linear] + pass[block]))
+  if [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]; then
+    note "PASS  e2e $label: $((pass[linear])) linear layers + $((pass[block])) blocks (W <= $maxw)$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
   else
-    note "FAIL  e2e $label: $fail of $((pass + fail)) failed"; FAILED+=("e2e $backend")
+    note "FAIL  e2e $label: $total_fail of $((total_pass + total_fail)) failed"; FAILED+=("e2e $backend")
   fi
 }
 

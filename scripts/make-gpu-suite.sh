@@ -212,7 +212,16 @@ if [ "$QUICK" = 0 ]; then
   done
 fi
 
-SIZE=$(du -sk "$OUT" | awk '{print $1}')
+# The transformer blocks (MLP, SwiGLU, residuals, chains; every dtype, W =
+# 1..8, uneven, empty and permuted chunks, fused and unfused lowerings): the
+# threads suite's list (bench/testing/BlockTesting.h, blockSuite()) written
+# out by a tool of the compiler build.
+BLOCKS="$COMPILER_BUILD/bin/shardlin-write-block-suite"
+[ -x "$BLOCKS" ] || die "$BLOCKS not found: build it (cmake --build $COMPILER_BUILD --target shardlin-write-block-suite)"
+"$BLOCKS" "$SUITE" || die "writing the blocks suite failed"
+NCASES=$(wc -l <"$CASES")
+
+SIZE=$(du -sk --apparent-size "$OUT" | awk '{print $1}')
 echo "make-gpu-suite: $NCASES configurations in $SUITE; $OUT is $((SIZE / 1024)) MiB"
 if [ "$SIZE" -gt $((60 * 1024)) ]; then
   echo "make-gpu-suite: warning: over 60 MiB; the device tool carries at most 64 MiB with the working tree" >&2

@@ -876,7 +876,147 @@ uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
   return shape;
 }
 
+std::vector<int64_t> identity(int w) {
+  std::vector<int64_t> p(w);
+  for (int i = 0; i < w; ++i)
+    p[i] = i;
+  return p;
+}
+
+/// A fixed scramble of 0..w-1 (not a rotation for w >= 4).
+std::vector<int64_t> scrambled(int w) {
+  std::vector<int64_t> p = identity(w);
+  for (int i = 0; i + 1 < w; i += 2)
+    std::swap(p[i], p[i + 1]);
+  if (w >= 3)
+    std::rotate(p.begin(), p.begin() + 1, p.end());
+  return p;
+}
+
 } // namespace
+
+std::vector<BlockSpec> blockSuite() {
+  std::vector<BlockSpec> all;
+  const OpForm forms[] = {OpForm::Arith, OpForm::LinalgGeneric,
+                          OpForm::LinalgElementwise};
+  const Activation acts[] = {Activation::Relu, Activation::GeluTanh,
+                             Activation::GeluErf, Activation::Silu};
+  // Every activation and form, MLP and SwiGLU, on W = 3 with uneven chunks
+  // (F = 20 over 3) and permuted placements, f32.
+  for (OpForm form : forms) {
+    for (Activation act : acts) {
+      BlockSpec s;
+      s.form = form;
+      s.activation = act;
+      s.placements = {2, 0, 1};
+      all.push_back(s);
+    }
+    BlockSpec g;
+    g.kind = BlockKind::SwiGlu;
+    g.form = form;
+    g.placements = {1, 2, 0};
+    g.colBias = false;
+    all.push_back(g);
+  }
+  // W = 1..8: identity, reversed, scrambled; F = 13 makes chunks uneven
+  // for most W and empty ones past W = 13 / 2; F = 5 leaves ranks of W = 8
+  // with no features at all.
+  for (int w = 1; w <= 8; ++w) {
+    std::vector<std::vector<int64_t>> orders = {identity(w)};
+    if (w > 1)
+      orders.push_back(rotatedPlacements(w, w - 1));
+    if (w > 2)
+      orders.push_back(scrambled(w));
+    for (size_t o = 0; o < orders.size(); ++o) {
+      BlockSpec s;
+      s.f = 13;
+      s.h = 7;
+      s.placements = orders[o];
+      s.activation = o == 0 ? Activation::GeluTanh : Activation::Relu;
+      s.form = forms[(w + o) % 3];
+      all.push_back(s);
+    }
+    BlockSpec empty;
+    empty.f = 5;
+    empty.h = 6;
+    empty.placements = scrambled(w);
+    empty.activation = Activation::GeluErf;
+    empty.residual = true;
+    all.push_back(empty);
+    BlockSpec glu;
+    glu.kind = BlockKind::SwiGlu;
+    glu.f = 11;
+    glu.placements = rotatedPlacements(w, 1 % w);
+    glu.form = forms[w % 3];
+    all.push_back(glu);
+  }
+  // Every dtype, each form, with residuals and two chained blocks.
+  for (rt::DType t :
+       {rt::DType::F16, rt::DType::BF16, rt::DType::F32, rt::DType::F64})
+    for (OpForm form : forms) {
+      BlockSpec s;
+      s.dtype = t;
+      s.form = form;
+      s.placements = {3, 1, 0, 2};
+      s.f = 18;
+      s.residual = true;
+      s.blocks = 2;
+      all.push_back(s);
+      BlockSpec g = s;
+      g.kind = BlockKind::SwiGlu;
+      g.blocks = 1;
+      g.rowBias = false;
+      all.push_back(g);
+    }
+  // Inputs of every rank: 1-D, 2-D, 3-D.
+  for (std::vector<int64_t> batch :
+       {std::vector<int64_t>{}, {1}, {2, 3}, {3, 1, 2}}) {
+    BlockSpec s;
+    s.batch = batch;
+    s.placements = {1, 0};
+    s.activation = Activation::Silu;
+    s.residual = true;
+    all.push_back(s);
+    BlockSpec g = s;
+    g.form = OpForm::LinalgGeneric;
+    all.push_back(g);
+  }
+  // The two weights of a block placed differently, and biases off.
+  {
+    BlockSpec s;
+    s.placements = {0, 1, 2};
+    s.rowPlacements = {2, 0, 1};
+    all.push_back(s);
+    s.colBias = false;
+    s.rowBias = false;
+    s.form = OpForm::LinalgElementwise;
+    all.push_back(s);
+  }
+  // The same blocks lowered linear by linear (fuse-blocks=false).
+  for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu})
+    for (rt::DType t : {rt::DType::F32, rt::DType::BF16}) {
+      BlockSpec s;
+      s.kind = kind;
+      s.dtype = t;
+      s.fuse = false;
+      s.placements = {2, 0, 3, 1};
+      s.f = 14;
+      s.residual = true;
+      all.push_back(s);
+    }
+  // Strategies: gather-weight and the cost model's choice.
+  for (const char *strategy : {"gather-weight", "auto"})
+    for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu}) {
+      BlockSpec s;
+      s.kind = kind;
+      s.strategy = strategy;
+      s.placements = {2, 3, 0, 1};
+      s.f = 22;
+      s.residual = true;
+      all.push_back(s);
+    }
+  return all;
+}
 
 bool blockIsFused(const BlockSpec &spec) {
   if (!spec.fuse || spec.worldSize() < 2 ||

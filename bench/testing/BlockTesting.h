@@ -144,6 +144,14 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
                          int rank, const std::vector<uint8_t> &output,
                          std::string &report);
 
+/// The end-to-end suite of blocks: every activation and op form, MLP and
+/// SwiGLU, W = 1..8 with identity, rotated and scrambled placements, uneven
+/// and empty chunks, every dtype, residuals and two chained blocks, 1-D to
+/// 3-D inputs, the two weights placed differently, unfused lowerings and
+/// every strategy. The threads suite (BlocksEndToEndTest.cpp) and the GPU
+/// machine's suite (WriteBlockSuite.cpp) run the same list.
+std::vector<BlockSpec> blockSuite();
+
 /// Whether --lower-sharded-linear fuses each block of `spec`
 /// (docs/lowering.md, "Blocks"): its weights' chunks match (the row-wise
 /// weight's placements, given or not, equal the col-wise ones), its chain reads
