@@ -68,7 +68,7 @@ private:
   std::vector<Buffer> buffers_;
 };
 
-/// With `fused`, the bias, ReLU and GELU in cuBLASLt's epilogues; without,
+/// With `fused`, the bias and GELU in cuBLASLt's epilogues; without,
 /// the bias filled in by a kernel and every elementwise epilogue a kernel of
 /// its own after the GEMM. cuBLASLt's GELU (the tanh form) has no stated
 /// accuracy: the 2^-10 relative allowed it in the epilogue tests is an

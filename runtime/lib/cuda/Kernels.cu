@@ -147,29 +147,34 @@ cudaError_t launchFill(void *c, int64_t ldc, const void *bias, int64_t m,
 
 /// One row per blockIdx.y step and the columns across x: the bias index is
 /// the column itself, so no 64-bit division per element (which would make
-/// this memory-bound kernel compute-bound).
-template <typename T>
-__global__ void biasAddKernel(const T *x, const T *bias, T *y, int64_t rows,
-                              int64_t cols) {
+/// this memory-bound kernel compute-bound). x is T, or the f32 accumulator
+/// of an f16/bf16 GEMM (X = float); the sum is in T's compute type and
+/// rounded once to T.
+template <typename X, typename T>
+__global__ void biasAddKernel(const X *x, int64_t ldx, const T *bias, T *y,
+                              int64_t ldy, int64_t rows, int64_t cols) {
   using A = Arith<T>;
   const int64_t colStep = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
     for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols;
          j += colStep)
-      y[i * cols + j] = A::store(A::load(x[i * cols + j]) + A::load(bias[j]));
+      y[i * ldy + j] =
+          A::store(typename A::Acc(Arith<X>::load(x[i * ldx + j])) +
+                   A::load(bias[j]));
 }
 
-template <typename T>
-cudaError_t launchBias(const void *x, const void *bias, void *y, int64_t rows,
-                       int64_t cols, cudaStream_t stream) {
+template <typename X, typename T>
+cudaError_t launchBias(const void *x, int64_t ldx, const void *bias, void *y,
+                       int64_t ldy, int64_t rows, int64_t cols,
+                       cudaStream_t stream) {
   // Enough column blocks to cover a row, then as many rows side by side as
   // keep the grid within kMaxBlocks (gridDim.y is limited to 65535).
   const int gx = blocksFor(cols);
   const int64_t gy = std::min<int64_t>(
       std::min<int64_t>(rows, std::max<int64_t>(1, kMaxBlocks / gx)), 65535);
-  biasAddKernel<T><<<dim3(gx, unsigned(gy)), kThreads, 0, stream>>>(
-      static_cast<const T *>(x), static_cast<const T *>(bias),
-      static_cast<T *>(y), rows, cols);
+  biasAddKernel<X, T><<<dim3(gx, unsigned(gy)), kThreads, 0, stream>>>(
+      static_cast<const X *>(x), ldx, static_cast<const T *>(bias),
+      static_cast<T *>(y), ldy, rows, cols);
   return cudaGetLastError();
 }
 
@@ -463,9 +468,29 @@ cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
   if (rows == 0 || cols == 0)
     return cudaSuccess;
   return withDeviceType(dtype, [&](auto tag) {
-    return launchBias<typename decltype(tag)::type>(x, bias, y, rows, cols,
-                                                    stream);
+    using T = typename decltype(tag)::type;
+    return launchBias<T, T>(x, cols, bias, y, cols, rows, cols, stream);
   });
+}
+
+cudaError_t launchAccumulatorBias(DType dtype, const float *acc, int64_t ldAcc,
+                                  const void *bias, void *c, int64_t ldc,
+                                  int64_t rows, int64_t cols,
+                                  cudaStream_t stream) {
+  if (rows == 0 || cols == 0)
+    return cudaSuccess;
+  switch (dtype) {
+  case DType::F16:
+    return launchBias<float, __half>(acc, ldAcc, bias, c, ldc, rows, cols,
+                                     stream);
+  case DType::BF16:
+    return launchBias<float, __nv_bfloat16>(acc, ldAcc, bias, c, ldc, rows,
+                                            cols, stream);
+  case DType::F32:
+  case DType::F64:
+    break;
+  }
+  return cudaErrorInvalidValue;
 }
 
 } // namespace shardlin::rt::cuda

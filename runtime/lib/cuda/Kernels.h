@@ -57,6 +57,16 @@ cudaError_t launchFillRows(DType dtype, void *c, int64_t ldc, const void *bias,
 cudaError_t launchBiasAdd(DType dtype, const void *x, const void *bias, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream);
 
+/// Row-major C (rows x cols, leading dimension ldc; f16 or bf16) = acc +
+/// bias broadcast over the rows, where acc (leading dimension ldAcc) is the
+/// f32 accumulator of a GEMM: bias widened to f32, added in f32 and rounded
+/// once to C's type. Columns cols..ldc-1 are not written. acc must not
+/// overlap C or bias. cudaErrorInvalidValue for f32 and f64.
+cudaError_t launchAccumulatorBias(DType dtype, const float *acc, int64_t ldAcc,
+                                  const void *bias, void *c, int64_t ldc,
+                                  int64_t rows, int64_t cols,
+                                  cudaStream_t stream);
+
 /// y[i] = x[i] from `from` to `to` (f32 to f16/bf16 rounding to nearest
 /// even, or back exactly; isConversion in LocalOps.h).
 cudaError_t launchConvert(DType from, const void *x, DType to, void *y,

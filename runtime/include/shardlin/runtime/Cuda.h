@@ -114,12 +114,14 @@ struct GemmOptions {
   /// f32 may use TF32 tensor cores (10-bit mantissa products). Off by
   /// default: results then match the f32 bound of the CPU backend.
   bool allowTf32 = false;
-  /// Add the bias in cuBLASLt's epilogue where cuBLASLt supports it;
-  /// otherwise (or when false) C is pre-filled with the bias by a kernel and
-  /// the GEMM accumulates onto it. Both round once; false exists to test and
-  /// compare the two paths.
+  /// For an f32 or f64 C: add the bias in cuBLASLt's epilogue where
+  /// cuBLASLt supports it; otherwise (or when false) C is pre-filled with the
+  /// bias by a kernel and the GEMM accumulates onto it. false exists to test
+  /// and compare the two paths. An f16/bf16 C with a bias takes neither: the
+  /// product goes to an f32 accumulator and a kernel adds the bias and
+  /// rounds once (docs/gpu-results.md says why).
   bool fuseBiasEpilogue = true;
-  /// In runWithEpilogue, use cuBLASLt's bias, ReLU and GELU(tanh) epilogues
+  /// In runWithEpilogue, use cuBLASLt's bias and GELU(tanh) epilogues
   /// for an elementwise epilogue that is exactly one of them (written over
   /// C); otherwise (or when false) the GEMM is followed by the elementwise
   /// kernel. false exists to test and compare the two paths.

@@ -64,7 +64,7 @@ public:
   /// elementwise op's bounds. That is what this default does, in two passes
   /// over C. The OpenBLAS backend applies the epilogue to each block of
   /// rows of C right after computing it, while the block is in cache; the
-  /// cuBLAS backend uses cuBLASLt's bias, ReLU and GELU epilogues where the
+  /// cuBLAS backend uses cuBLASLt's bias and GELU epilogues where the
   /// expression is one of them. The arguments are checked
   /// (checkGemmEpilogue) before anything is computed.
   virtual Status runWithEpilogue(const GemmOp &op,

@@ -54,7 +54,7 @@ struct PlanOptions {
   /// Run an `elementwise` instruction that reads the result of the `gemm`
   /// right before it as that GEMM's epilogue (GemmBackend::runWithEpilogue:
   /// on each block of rows of C while it is in cache on the CPU, in
-  /// cuBLASLt's epilogue for a bias, ReLU or GELU on a GPU). false runs the
+  /// cuBLASLt's epilogue for a bias or GELU on a GPU). false runs the
   /// two one after the other; the results agree within the elementwise op's
   /// bounds, and false exists to compare them.
   bool fuseGemmEpilogues = true;
