@@ -682,7 +682,7 @@ void runBlocksSection(BenchRun &run) {
 
   std::vector<BlockRow> rows;
   rows.reserve(cases.size() * 2);
-  for (const std::string &backend : {"threads", "mpi"}) {
+  for (const std::string backend : {"threads", "mpi"}) {
     if (backend == "threads" ? !threads : !mpi)
       continue;
     for (const BlockCase &c : cases) {

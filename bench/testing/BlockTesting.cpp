@@ -876,16 +876,9 @@ uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
   return shape;
 }
 
-std::vector<int64_t> identity(int w) {
-  std::vector<int64_t> p(w);
-  for (int i = 0; i < w; ++i)
-    p[i] = i;
-  return p;
-}
-
 /// A fixed scramble of 0..w-1 (not a rotation for w >= 4).
 std::vector<int64_t> scrambled(int w) {
-  std::vector<int64_t> p = identity(w);
+  std::vector<int64_t> p = identityPlacements(w);
   for (int i = 0; i + 1 < w; i += 2)
     std::swap(p[i], p[i + 1]);
   if (w >= 3)
@@ -922,7 +915,7 @@ std::vector<BlockSpec> blockSuite() {
   // for most W and empty ones past W = 13 / 2; F = 5 leaves ranks of W = 8
   // with no features at all.
   for (int w = 1; w <= 8; ++w) {
-    std::vector<std::vector<int64_t>> orders = {identity(w)};
+    std::vector<std::vector<int64_t>> orders = {identityPlacements(w)};
     if (w > 1)
       orders.push_back(rotatedPlacements(w, w - 1));
     if (w > 2)

@@ -120,6 +120,10 @@ int64_t compareWithReference(const std::string &who, rt::DType dtype,
 /// The placements 0..w-1 rotated by `by`: placements[i] = (i + by) % w
 /// (identity for w = 1).
 std::vector<int64_t> rotatedPlacements(int w, int by = 1);
+/// 0, 1, ..., w-1.
+inline std::vector<int64_t> identityPlacements(int w) {
+  return rotatedPlacements(w, 0);
+}
 
 /// MLIR's spelling of a ranked tensor type ("tensor<5x19xf32>", "?" for
 /// rt::kDynamic).

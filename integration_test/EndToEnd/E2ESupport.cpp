@@ -383,22 +383,15 @@ batchSizeRuns(int w, const std::vector<int64_t> &batch) {
 
 namespace {
 
-std::vector<int64_t> identityPerm(int w) {
-  std::vector<int64_t> p(w);
-  for (int i = 0; i < w; ++i)
-    p[i] = i;
-  return p;
-}
-
 std::vector<int64_t> reversedPerm(int w) {
-  std::vector<int64_t> p = identityPerm(w);
+  std::vector<int64_t> p = testkit::identityPlacements(w);
   std::reverse(p.begin(), p.end());
   return p;
 }
 
 /// Fisher-Yates with the fixed generator: the same permutation every run.
 std::vector<int64_t> randomPerm(int w, Rng &rng) {
-  std::vector<int64_t> p = identityPerm(w);
+  std::vector<int64_t> p = testkit::identityPlacements(w);
   for (int i = w - 1; i > 0; --i)
     std::swap(p[i], p[rng.next() % (i + 1)]);
   return p;
@@ -506,7 +499,7 @@ std::vector<LinearConfig> threadsConfigs() {
     // The sweep over W, shapes and placements: 2-D input (B = 5), f32, with
     // and without bias. Random permutations for W >= 5.
     for (int w : {1, 2, 3, 4, 5, 6, 7, 8}) {
-      std::vector<std::vector<int64_t>> perms = {identityPerm(w)};
+      std::vector<std::vector<int64_t>> perms = {testkit::identityPlacements(w)};
       if (w > 1)
         perms.push_back(reversedPerm(w));
       if (w >= 5) {
@@ -525,7 +518,7 @@ std::vector<LinearConfig> threadsConfigs() {
 
     // Every permutation of W = 4: uneven sizes with bias and a 2-D input,
     // and the empty-chunk sizes (2, 2, 1, 0) with a 1-D input, no bias.
-    std::vector<int64_t> p4 = identityPerm(4);
+    std::vector<int64_t> p4 = testkit::identityPlacements(4);
     do {
       list.add(dim, Shape::Uneven, p4, b5, true, DType::F32);
       list.add(dim, Shape::Empty, p4, oneD, false, DType::F32);
@@ -533,7 +526,7 @@ std::vector<LinearConfig> threadsConfigs() {
 
     // Input ranks 1-D to 4-D and B = 1, with and without bias.
     const std::vector<std::pair<Shape, std::vector<int64_t>>> shapeCases = {
-        {Shape::Uneven, identityPerm(1)},
+        {Shape::Uneven, testkit::identityPlacements(1)},
         {Shape::Uneven, {2, 0, 1}},
         {Shape::Empty, {3, 1, 0, 2}},
         {Shape::Empty, randomPerm(8, rng)}};
@@ -546,7 +539,7 @@ std::vector<LinearConfig> threadsConfigs() {
     for (DType dt : kAllDTypes)
       for (const auto &[shape, p] :
            std::vector<std::pair<Shape, std::vector<int64_t>>>{
-               {Shape::Uneven, identityPerm(1)},
+               {Shape::Uneven, testkit::identityPlacements(1)},
                {Shape::Uneven, {2, 0, 1}},
                {Shape::Empty, {1, 3, 0, 2}}})
         for (bool bias : {true, false})
@@ -584,7 +577,7 @@ std::vector<LinearConfig> mpiConfigs(int worldSize) {
   const int w = worldSize;
   const std::vector<int64_t> oneD = {}, threeD = {2, 3};
   Rng rng(0x3b10000 + w);
-  std::vector<std::vector<int64_t>> perms = {identityPerm(w)};
+  std::vector<std::vector<int64_t>> perms = {testkit::identityPlacements(w)};
   if (w > 1)
     perms.push_back(reversedPerm(w));
   if (w == 4)
