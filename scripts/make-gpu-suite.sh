@@ -12,8 +12,13 @@
 #               machine's are older than the ones the binaries were built with
 #   OUT/suite/  the end-to-end suite: one directory per configuration with
 #               the compiled program (shardlin-run --emit-program), the .npy
-#               inputs and the float64 references (scripts/npytool.py), and
-#               cases.txt listing "name world-size dtype bias" per line
+#               inputs and the float64 references, and cases.txt listing
+#               "name world-size dtype bias" per line, where bias is 0 or 1
+#               for a linear layer (x, w[, b]; scripts/npytool.py made its
+#               data) and "args" for a case that lists its --arg files in
+#               its own "args" file: the transformer blocks
+#               (shardlin-write-block-suite, with a "bound" file) and the
+#               f16/bf16 partial-sums cases (with a "check.sh")
 #
 # usage: scripts/make-gpu-suite.sh [--out DIR] [--build-dir DIR]
 #                                  [--compiler-build DIR] [--suite-only]
@@ -38,7 +43,7 @@ QUICK=0
 JOBS=2
 
 die() { echo "make-gpu-suite: error: $*" >&2; exit 1; }
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
