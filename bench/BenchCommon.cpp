@@ -3,7 +3,7 @@
 #include "BenchCommon.h"
 
 #include "shardlin/Analysis/CostModel.h"
-#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
 
 #include <algorithm>
 #include <cmath>

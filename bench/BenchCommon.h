@@ -21,10 +21,11 @@
 #define SHARDLIN_BENCH_BENCHCOMMON_H
 
 #include "LinearTesting.h"
-#include "shardlin/runtime/Communicator.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Program.h"
-#include "shardlin/runtime/Status.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/comm/Communicator.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/base/Status.h"
 
 #include <cstdint>
 #include <functional>

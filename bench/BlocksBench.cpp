@@ -44,9 +44,10 @@
 #include "LinearTesting.h"
 
 #include "shardlin/Analysis/CostModel.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/backends/Mpi.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,8 +16,8 @@
 #include "BenchCommon.h"
 #include "BenchRun.h"
 
-#include "shardlin/runtime/MpiCommunicator.h"
-#include "shardlin/runtime/ThreadsCommunicator.h"
+#include "shardlin/runtime/backends/Mpi.h"
+#include "shardlin/runtime/backends/Host.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -28,8 +28,9 @@
 
 #include "ExprTestSupport.h"
 
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/LocalOps.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/exec/LocalOps.h"
 
 #include <algorithm>
 #include <cmath>

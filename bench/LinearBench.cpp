@@ -3,10 +3,12 @@
 #include "BenchCommon.h"
 #include "JitTesting.h"
 
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/MpiCommunicator.h"
-#include "shardlin/runtime/Runner.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/backends/Mpi.h"
+#include "shardlin/runtime/tooling/Runner.h"
 
 #include <cblas.h>
 
@@ -296,7 +298,7 @@ rt::Status launchMpi(const std::string &mpirun, int np,
     std::string text = ss.str();
     if (text.size() > 2000)
       text = "..." + text.substr(text.size() - 2000);
-    return rt::Status::error("'" + cmd + "' failed (status " +
+    return rt::Status::internal("'" + cmd + "' failed (status " +
                              std::to_string(rc) + "):\n" + text);
   }
   return rt::Status::ok();
@@ -441,7 +443,7 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
     double t0 = nowSeconds();
     rt::Status st = static_cast<int>(np) == w
                         ? compileCase(c, compiled)
-                        : rt::Status::error("case for W = " +
+                        : rt::Status::internal("case for W = " +
                                             std::to_string(np) + " under " +
                                             std::to_string(w) + " processes");
     r.compileSeconds = nowSeconds() - t0;

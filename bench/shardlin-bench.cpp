@@ -32,8 +32,9 @@
 #include "BenchOptions.h"
 #include "BenchRun.h"
 
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/backends/Mpi.h"
 
 #include <cblas.h>
 

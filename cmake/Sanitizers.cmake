@@ -77,12 +77,12 @@ message(STATUS "shardlin: sanitizers on (${SHARDLIN_SANITIZER_FLAGS})")
 # links the runtime pulls them in: -u names one of the hooks, so the linker
 # takes their object out of the static library. That includes consumers of
 # the installed package (the examples/embed test), which also need the
-# sanitizer runtimes at link time. Done once ShardlinRuntime exists.
+# sanitizer runtimes at link time. Done once the runtime's targets exist.
 # (-u names a symbol of that object: the hooks themselves are defined weakly
 # by the sanitizer runtimes, which already satisfies the linker.)
 function(shardlin_sanitize_finish)
   set(defaults ${PROJECT_SOURCE_DIR}/cmake/SanitizerDefaults.cpp)
-  target_sources(ShardlinRuntime PRIVATE ${defaults})
+  target_sources(ShardlinRuntimeBase PRIVATE ${defaults})
   # The hooks run inside ASan's initialization, before its shadow memory
   # exists: they must not be instrumented themselves.
   set_property(SOURCE ${defaults}
@@ -92,7 +92,7 @@ function(shardlin_sanitize_finish)
   set_property(SOURCE ${defaults}
     DIRECTORY ${PROJECT_SOURCE_DIR}/runtime
     APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=all)
-  set_property(TARGET ShardlinRuntime APPEND PROPERTY INTERFACE_LINK_OPTIONS
+  set_property(TARGET ShardlinRuntimeBase APPEND PROPERTY INTERFACE_LINK_OPTIONS
     -fsanitize=address,undefined
     "LINKER:-u,shardlinSanitizerDefaults"
     # Its dlclose replaces the C library's for shared libraries too, and

@@ -2,9 +2,11 @@
 
 #include "FuzzSupport.h"
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Plan.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Plan.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -45,11 +47,11 @@ public:
     *ptr = nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     if (bytes > budget_ - used_)
-      return rt::Status::error("fuzz allocator: " + std::to_string(bytes) +
+      return rt::Status::resourceExhausted("fuzz allocator: " + std::to_string(bytes) +
                                " bytes exceed the budget");
     void *p = nullptr;
     if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
-      return rt::Status::error("fuzz allocator: out of memory");
+      return rt::Status::resourceExhausted("fuzz allocator: out of memory");
     // Poison, so reads of unwritten memory at least read garbage.
     std::memset(p, 0xA5, bytes);
     used_ += bytes;

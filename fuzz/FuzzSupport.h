@@ -8,7 +8,7 @@
 #ifndef SHARDLIN_FUZZ_FUZZSUPPORT_H
 #define SHARDLIN_FUZZ_FUZZSUPPORT_H
 
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <string>
 

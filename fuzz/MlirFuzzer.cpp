@@ -18,7 +18,8 @@
 
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/Execution/ProgramBuilder.h"
-#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Gemm.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

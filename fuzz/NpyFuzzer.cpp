@@ -8,8 +8,8 @@
 
 #include "FuzzSupport.h"
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/Npy.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/tooling/Npy.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -10,8 +10,10 @@
 
 #include "FuzzSupport.h"
 
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <cstddef>
 #include <cstdint>

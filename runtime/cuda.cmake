@@ -1,5 +1,5 @@
 # The GPU backends of the runtime: device memory and streams, the cuBLAS
-# GEMM, and the nccl and cuda-local communicators (runtime/lib/cuda), plus
+# GEMM, and the nccl and cuda-local communicators (runtime/lib/backends/cuda), plus
 # their tests (shardlin-gpu-tests, ctest names "gpu.*").
 #
 # include()d by runtime/CMakeLists.txt once ShardlinRuntime exists. Without
@@ -11,7 +11,7 @@
 # libshardlin-runtime-cuda.so (target ShardlinRuntimeCuda, exported as
 # Shardlin::RuntimeCuda), next to the runtime in the build and install trees
 # (lib/). Only it links CUDA, cuBLAS(Lt) and NCCL: the static runtime loads it
-# with dlopen the first time a GPU backend is run (lib/GpuModule.cpp), so CPU
+# with dlopen the first time a GPU backend is run (lib/backends/GpuModule.cpp), so CPU
 # runs never map those libraries. The module is not linked against the
 # runtime: it calls the runtime of the program that loads it, whose
 # shardlin::rt symbols that program exports (the link options below travel
@@ -91,8 +91,8 @@ else()
 endif()
 
 add_library(ShardlinRuntimeCudaKernels OBJECT
-  lib/cuda/CudaLocalCommunicator.cu
-  lib/cuda/Kernels.cu
+  lib/backends/cuda/CudaLocalCommunicator.cu
+  lib/backends/cuda/Kernels.cu
 )
 set_target_properties(ShardlinRuntimeCudaKernels PROPERTIES
   CUDA_RUNTIME_LIBRARY Shared
@@ -102,7 +102,7 @@ set_target_properties(ShardlinRuntimeCudaKernels PROPERTIES
   POSITION_INDEPENDENT_CODE ON)
 target_include_directories(ShardlinRuntimeCudaKernels PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/include
-  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda)
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib)
 target_compile_definitions(ShardlinRuntimeCudaKernels PRIVATE SHARDLIN_HAVE_CUDA=1)
 target_compile_options(ShardlinRuntimeCudaKernels PRIVATE
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
@@ -111,10 +111,10 @@ target_link_libraries(ShardlinRuntimeCudaKernels PRIVATE CUDA::cudart)
 
 add_library(ShardlinRuntimeCuda SHARED
   $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
-  lib/cuda/CublasGemm.cpp
-  lib/cuda/CudaBackends.cpp
-  lib/cuda/CudaLocalOps.cpp
-  lib/cuda/CudaSupport.cpp)
+  lib/backends/cuda/CublasGemm.cpp
+  lib/backends/cuda/CudaBackends.cpp
+  lib/backends/cuda/CudaLocalOps.cpp
+  lib/backends/cuda/CudaSupport.cpp)
 add_library(Shardlin::RuntimeCuda ALIAS ShardlinRuntimeCuda)
 set_target_properties(ShardlinRuntimeCuda PROPERTIES
   OUTPUT_NAME shardlin-runtime-cuda
@@ -125,8 +125,8 @@ set_target_properties(ShardlinRuntimeCuda PROPERTIES
   # Installed, it still finds the CUDA libraries it was linked with.
   INSTALL_RPATH_USE_LINK_PATH ON)
 target_include_directories(ShardlinRuntimeCuda PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda
-  $<TARGET_PROPERTY:ShardlinRuntime,INTERFACE_INCLUDE_DIRECTORIES>)
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib
+  $<TARGET_PROPERTY:ShardlinRuntimeBase,INTERFACE_INCLUDE_DIRECTORIES>)
 target_compile_options(ShardlinRuntimeCuda PRIVATE -Wall -Wextra)
 target_compile_definitions(ShardlinRuntimeCuda PUBLIC SHARDLIN_HAVE_CUDA=1)
 # The runtime's symbols come from the program that loads the module, so the
@@ -143,28 +143,28 @@ foreach(lib cudart cublas cublasLt)
     $<INSTALL_INTERFACE:${CUDA_${lib}_LIBRARY}>)
 endforeach()
 if(SHARDLIN_HAVE_NCCL)
-  target_sources(ShardlinRuntimeCuda PRIVATE lib/cuda/NcclCommunicator.cpp
-    lib/cuda/NcclSupport.cpp)
+  target_sources(ShardlinRuntimeCuda PRIVATE lib/backends/cuda/NcclCommunicator.cpp
+    lib/backends/cuda/NcclSupport.cpp)
   target_include_directories(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_INCLUDE_DIR})
   target_link_libraries(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_LIBRARY})
   target_compile_definitions(ShardlinRuntimeCuda PUBLIC SHARDLIN_HAVE_NCCL=1)
-  target_compile_definitions(ShardlinRuntime PRIVATE
+  target_compile_definitions(ShardlinRuntimeBackends PRIVATE
     SHARDLIN_GPU_MODULE_HAS_NCCL=1)
 endif()
-install(TARGETS ShardlinRuntimeCuda EXPORT ShardlinTargets
+install(TARGETS ShardlinRuntimeCuda EXPORT ShardlinRuntimeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# What the runtime's loader (lib/GpuModule.cpp) needs to find the module:
+# What the runtime's loader (lib/backends/GpuModule.cpp) needs to find the module:
 # its file name, the library directory relative to the program directory
 # (bin -> lib, the same in the build and the install tree) and the install
 # prefix's library directory.
 file(RELATIVE_PATH shardlin_bin_to_lib
   ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
-target_compile_definitions(ShardlinRuntime PRIVATE
+target_compile_definitions(ShardlinRuntimeBackends PRIVATE
   SHARDLIN_GPU_MODULE="$<TARGET_FILE_NAME:ShardlinRuntimeCuda>"
   SHARDLIN_GPU_MODULE_FROM_BINDIR="${shardlin_bin_to_lib}"
   SHARDLIN_GPU_MODULE_INSTALL_DIR="${CMAKE_INSTALL_FULL_LIBDIR}")
-target_link_libraries(ShardlinRuntime PRIVATE ${CMAKE_DL_LIBS})
+target_link_libraries(ShardlinRuntimeBackends PRIVATE ${CMAKE_DL_LIBS})
 # Every program that links the runtime exports the runtime's symbols (C++
 # names in shardlin::rt: functions, vtables, type info), for the module to
 # bind to when it is loaded.
@@ -186,21 +186,25 @@ if(SHARDLIN_BUILD_TESTS)
   # Every GPU test skips (GTEST_SKIP, reason in the output) without a usable
   # device; the tests of the polling logic run everywhere.
   add_executable(shardlin-gpu-tests
-    test/GpuWaitLogicTest.cpp
-    test/GpuLocalOpsTest.cpp
-    test/GpuGemmTest.cpp
-    test/GpuCollectivesTest.cpp
-    test/GpuCollectiveSuites.cpp)
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuWaitLogicTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuLocalOpsTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuGemmTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectivesTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectiveSuites.cpp)
   target_include_directories(shardlin-gpu-tests PRIVATE
-    ${CMAKE_CURRENT_SOURCE_DIR}/lib/cuda
-    ${CMAKE_CURRENT_SOURCE_DIR}/test)
+    ${CMAKE_CURRENT_SOURCE_DIR}/lib
+    ${PROJECT_SOURCE_DIR}/unittests/runtime
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/comm
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/exec)
   if(SHARDLIN_HAVE_NCCL)
     # CudaCheck.h includes nccl.h when SHARDLIN_HAVE_NCCL is defined.
     target_include_directories(shardlin-gpu-tests PRIVATE
       ${SHARDLIN_NCCL_INCLUDE_DIR})
   endif()
   target_link_libraries(shardlin-gpu-tests PRIVATE ShardlinRuntimeCuda
-                        ShardlinRuntime CUDA::cudart GTest::gtest_main)
+                        ShardlinRuntimeTooling ShardlinTestSupport CUDA::cudart
+                        GTest::gtest_main)
   target_compile_options(shardlin-gpu-tests PRIVATE -Wall -Wextra)
   gtest_discover_tests(shardlin-gpu-tests
     TEST_PREFIX "gpu."

@@ -242,7 +242,7 @@ done
 
 # The transformer blocks (MLP, SwiGLU, residuals, chains; every dtype, W =
 # 1..8, uneven, empty and permuted chunks, fused and unfused lowerings): the
-# threads suite's list (bench/testing/BlockTesting.h, blockSuite()) written
+# threads suite's list (testing/compiler/BlockTesting.h, blockSuite()) written
 # out by a tool of the compiler build.
 BLOCKS="$COMPILER_BUILD/bin/shardlin-write-block-suite"
 [ -x "$BLOCKS" ] || die "$BLOCKS not found: build it (cmake --build $COMPILER_BUILD --target shardlin-write-block-suite)"

@@ -38,9 +38,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/runtime/Cuda.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/backends/Cuda.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -564,7 +566,7 @@ void benchCollectives(const Options &o, Table &table) {
               e = cudaMemsetAsync(send.data(), 0x3F, size_t(sendCount) * es,
                                   native(*stream));
             if (e != cudaSuccess)
-              st = rt::Status::error(std::string("filling the send buffer: ") +
+              st = rt::Status::internal(std::string("filling the send buffer: ") +
                                      cudaGetErrorString(e));
             else
               st = stream->synchronize();
@@ -586,7 +588,7 @@ void benchCollectives(const Options &o, Table &table) {
               return comm.allToAllV(send.data(), counts, displs, recv.data(),
                                     counts, displs, t);
             }
-            return rt::Status::error("unknown collective");
+            return rt::Status::internal("unknown collective");
           };
           // Every rank makes the same calls even after a local failure (a
           // skipped call would leave the others waiting until the timeout).

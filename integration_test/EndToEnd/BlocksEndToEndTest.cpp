@@ -15,8 +15,10 @@
 #include "BlockTesting.h"
 
 #include "shardlin/Analysis/CostModel.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Gemm.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,9 @@
 #include "BlockTesting.h"
 #include "MpiSuite.h"
 
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Gemm.h"
 
 #include <cstdio>
 #include <memory>

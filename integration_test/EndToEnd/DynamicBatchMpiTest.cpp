@@ -15,7 +15,7 @@
 #include "E2ESupport.h"
 #include "MpiSuite.h"
 
-#include "shardlin/runtime/PlanCache.h"
+#include "shardlin/runtime/exec/PlanCache.h"
 
 #include <cstdio>
 #include <set>
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
             runRank(program, config, data, comm, output, &cache, &reused));
         std::string report;
         if (checkOutput(config, data, rank, output, report) != 0)
-          return rt::Status::error(report);
+          return rt::Status::internal(report);
         return rt::Status::ok();
       });
     }
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
       std::string report;
       if (shardlin::testkit::checkBlockOutput(spec, data, rank, outputs[rank],
                                               report) != 0)
-        return rt::Status::error(report);
+        return rt::Status::internal(report);
       return rt::Status::ok();
     });
   };

@@ -14,8 +14,9 @@
 #include "BlockTesting.h"
 #include "E2ESupport.h"
 
-#include "shardlin/runtime/ChunkLayout.h"
-#include "shardlin/runtime/PlanCache.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/exec/PlanCache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,14 @@
 //===- E2ESupport.cpp - Shared pieces of the end-to-end tests -------------===//
 
 #include "E2ESupport.h"
+#include "ErrorBound.h"
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/ChunkLayout.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Runner.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/tooling/Runner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -141,18 +144,7 @@ double errorBound(const LinearConfig &c) {
   // rounded reduction/bias steps give at most ~106 u ~ 6.3e-6 < 1e-5 (worst
   // case; typical errors are far smaller). f64: the same with
   // u = 2^-53 gives ~3e-15, far below 1e-12.
-  const double w = c.worldSize();
-  switch (c.dtype) {
-  case rt::DType::F64:
-    return 1e-12;
-  case rt::DType::F32:
-    return 1e-5;
-  case rt::DType::F16:
-    return (w + 2) * 0x1.0p-11;
-  case rt::DType::BF16:
-    return (w + 2) * 0x1.0p-8;
-  }
-  return 0;
+  return shardlin::testing::roundingErrorBound(c.dtype, c.worldSize() + 2);
 }
 
 int64_t checkOutput(const LinearConfig &c, const LinearData &data, int rank,
@@ -217,18 +209,18 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
   const std::string who = c.name() + " rank " + std::to_string(rank) + ": ";
   const size_t expectedArgs = c.bias ? 3 : 2;
   if (program.args.size() != expectedArgs || plan.numArgs() != expectedArgs)
-    return rt::Status::error(
+    return rt::Status::internal(
         who + "the program has " + std::to_string(program.args.size()) +
         " arguments, expected " + std::to_string(expectedArgs));
   if (plan.numResults() != 1)
-    return rt::Status::error(who + "the program has " +
+    return rt::Status::internal(who + "the program has " +
                              std::to_string(plan.numResults()) +
                              " results, expected 1");
   if (program.args[0].sharded || !program.args[1].sharded ||
       (c.bias && program.args[2].sharded))
-    return rt::Status::error(who + "expected only argument 1 to be sharded");
+    return rt::Status::internal(who + "expected only argument 1 to be sharded");
   if (plan.argShape(0) != c.inputShapeOf(rank))
-    return rt::Status::error(who + "input shape " +
+    return rt::Status::internal(who + "input shape " +
                              rt::formatShape(plan.argShape(0)) + ", expected " +
                              rt::formatShape(c.inputShapeOf(rank)));
   // A `?` is a size a compiled program's run decides (it checks it).
@@ -238,13 +230,13 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
   for (size_t d = 0; resultMatches && d < result.size(); ++d)
     resultMatches = result[d] == rt::kDynamic || result[d] == expected[d];
   if (!resultMatches)
-    return rt::Status::error(who + "result shape " +
+    return rt::Status::internal(who + "result shape " +
                              rt::formatShape(plan.resultShape(0)) +
                              ", expected " +
                              rt::formatShape(c.outputShapeOf(rank)));
   for (size_t i = 0; i < expectedArgs; ++i)
     if (plan.argType(i) != c.dtype)
-      return rt::Status::error(who + "argument " + std::to_string(i) +
+      return rt::Status::internal(who + "argument " + std::to_string(i) +
                                " has type " + rt::dtypeName(plan.argType(i)));
 
   const rt::Argument &w = program.args[1];
@@ -253,7 +245,7 @@ rt::Status bindArguments(const rt::Program &program, const rt::Plan &plan,
   const size_t chunkBytes =
       numElements(plan.argShape(1)) * rt::dtypeSize(c.dtype);
   if (chunkStorage.size() != chunkBytes)
-    return rt::Status::error(who + "extractLocalChunk gave " +
+    return rt::Status::internal(who + "extractLocalChunk gave " +
                              std::to_string(chunkStorage.size()) +
                              " bytes but the plan's local weight shape " +
                              rt::formatShape(plan.argShape(1)) + " needs " +

@@ -14,13 +14,14 @@
 #define SHARDLIN_UNITTESTS_ENDTOEND_E2ESUPPORT_H
 
 #include "LinearTesting.h"
-#include "shardlin/runtime/Communicator.h"
-#include "shardlin/runtime/DType.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/Plan.h"
-#include "shardlin/runtime/Program.h"
-#include "shardlin/runtime/Status.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/comm/Communicator.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/exec/Plan.h"
+#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/base/Status.h"
 
 #include <cstdint>
 #include <memory>
@@ -30,7 +31,7 @@
 namespace shardlin::e2e {
 
 /// One y = x A^T + b with a sharded weight A (N x K): the layer description
-/// the tests share with the benchmark (bench/testing/LinearTesting.h).
+/// the tests share with the benchmark (testing/compiler/LinearTesting.h).
 using LinearConfig = testkit::LinearSpec;
 
 /// The MLIR text of `func.func @main` computing the configuration's linear,

@@ -30,9 +30,10 @@
 
 #include "E2ESupport.h"
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/Cuda.h"
-#include "shardlin/runtime/Execute.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/backends/Cuda.h"
+#include "shardlin/runtime/exec/Execute.h"
 
 #include <gtest/gtest.h>
 

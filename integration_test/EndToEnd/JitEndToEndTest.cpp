@@ -22,7 +22,9 @@
 #include "E2ESupport.h"
 #include "JitTesting.h"
 
-#include "shardlin/runtime/Gemm.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/exec/Gemm.h"
 
 #include <gtest/gtest.h>
 

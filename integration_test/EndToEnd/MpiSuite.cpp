@@ -2,9 +2,10 @@
 
 #include "MpiSuite.h"
 
-#include "shardlin/runtime/DType.h"
-#include "shardlin/runtime/Gemm.h"
-#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/exec/Gemm.h"
+#include "shardlin/runtime/backends/Mpi.h"
 
 #include <cstdio>
 #include <memory>

@@ -11,7 +11,7 @@
 #ifndef SHARDLIN_INTEGRATION_TEST_ENDTOEND_MPISUITE_H
 #define SHARDLIN_INTEGRATION_TEST_ENDTOEND_MPISUITE_H
 
-#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/comm/Communicator.h"
 
 #include <cstddef>
 #include <functional>

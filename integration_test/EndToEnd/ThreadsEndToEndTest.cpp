@@ -17,9 +17,9 @@
 #include "E2ESupport.h"
 #include "shardlin/Analysis/CostModel.h"
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/ChunkLayout.h"
-#include "shardlin/runtime/ThreadsCommunicator.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/backends/Host.h"
 
 #include <gtest/gtest.h>
 
@@ -335,6 +335,7 @@ TEST_F(ThreadsRuntimeErrors, RunWithCommunicatorOfOtherGroupFails) {
   ASSERT_TRUE(rt::Plan::build(program, 0, 4, rt::hostAllocator(), plan).isOk());
   const LinearData data = makeLinearData(kRowUnevenPermuted);
   std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
+  std::unique_ptr<rt::LocalOps> ops = rt::createHostLocalOps();
   // Rank 0 of a group of 3 for a plan of 4 ranks, and rank 1 of 4 for a plan
   // built for rank 0: both must fail before the first collective (a single
   // thread, so a collective would time out).
@@ -346,25 +347,28 @@ TEST_F(ThreadsRuntimeErrors, RunWithCommunicatorOfOtherGroupFails) {
                             args)
                   .isOk());
   std::vector<uint8_t> out = poisonedOutput(*plan);
-  rt::Status s = plan->run(*three[0], *gemm, args, {out.data()});
-  EXPECT_FALSE(s.isOk());
+  rt::Status s = plan->run(*three[0], *gemm, *ops, args, {out.data()});
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << s.message();
   std::vector<std::unique_ptr<rt::Communicator>> four =
       rt::createThreadsGroup(4, rt::CommOptions{2.0});
-  s = plan->run(*four[1], *gemm, {nullptr, nullptr, nullptr}, {nullptr});
-  EXPECT_FALSE(s.isOk());
+  s = plan->run(*four[1], *gemm, *ops, {nullptr, nullptr, nullptr},
+                {nullptr});
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << s.message();
 }
 
 TEST_F(ThreadsRuntimeErrors, RunWithWrongArgumentCountFails) {
   std::unique_ptr<rt::Plan> plan;
   ASSERT_TRUE(rt::Plan::build(program, 0, 4, rt::hostAllocator(), plan).isOk());
   std::unique_ptr<rt::GemmBackend> gemm = rt::createCpuGemm();
+  std::unique_ptr<rt::LocalOps> ops = rt::createHostLocalOps();
   std::vector<std::unique_ptr<rt::Communicator>> four =
       rt::createThreadsGroup(4, rt::CommOptions{2.0});
   std::vector<uint8_t> out = poisonedOutput(*plan);
-  rt::Status s = plan->run(*four[0], *gemm, {nullptr, nullptr}, {out.data()});
-  EXPECT_FALSE(s.isOk());
-  s = plan->run(*four[0], *gemm, {nullptr, nullptr, nullptr}, {});
-  EXPECT_FALSE(s.isOk());
+  rt::Status s =
+      plan->run(*four[0], *gemm, *ops, {nullptr, nullptr}, {out.data()});
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << s.message();
+  s = plan->run(*four[0], *gemm, *ops, {nullptr, nullptr, nullptr}, {});
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << s.message();
 }
 
 } // namespace

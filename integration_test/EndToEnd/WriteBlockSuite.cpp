@@ -24,9 +24,10 @@
 
 #include "BlockTesting.h"
 
-#include "shardlin/runtime/DType.h"
-#include "shardlin/runtime/Npy.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/tooling/Npy.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,8 +3,8 @@
 #define SHARDLIN_UNITTESTS_FAULT_FAULTSUPPORT_H
 
 #include "../EndToEnd/E2ESupport.h"
-#include "shardlin/runtime/Npy.h"
-#include "shardlin/runtime/Runner.h"
+#include "shardlin/runtime/tooling/Npy.h"
+#include "shardlin/runtime/tooling/Runner.h"
 
 #include <string>
 #include <sys/stat.h>

@@ -21,7 +21,7 @@
 #ifndef SHARDLIN_UNITTESTS_FAULT_FAULTYCOMMUNICATOR_H
 #define SHARDLIN_UNITTESTS_FAULT_FAULTYCOMMUNICATOR_H
 
-#include "shardlin/runtime/Communicator.h"
+#include "shardlin/runtime/comm/Communicator.h"
 
 #include <cstring>
 #include <functional>

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/runtime/Buffer.h"
-#include "shardlin/runtime/Plan.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/exec/Plan.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <gtest/gtest.h>
 

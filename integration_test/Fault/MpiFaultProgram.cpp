@@ -16,7 +16,7 @@
 #include "FaultSupport.h"
 #include "FaultyCommunicator.h"
 
-#include "shardlin/runtime/MpiCommunicator.h"
+#include "shardlin/runtime/backends/Mpi.h"
 
 #include <cstdio>
 #include <cstdlib>

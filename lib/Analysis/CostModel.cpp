@@ -8,7 +8,7 @@
 
 #include "shardlin/Analysis/CostModel.h"
 
-#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -7,7 +7,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
-#include "shardlin/runtime/OpTable.h"
+#include "shardlin/runtime/program/OpTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

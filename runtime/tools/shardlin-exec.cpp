@@ -16,13 +16,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/runtime/GpuModule.h"
-#include "shardlin/runtime/MpiCommunicator.h"
-#include "shardlin/runtime/Program.h"
-#include "shardlin/runtime/Runner.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/backends/Mpi.h"
+#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Runner.h"
 
-#include <cstdio>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -73,6 +77,24 @@ bool parseNumber(const std::string &text, double &out) {
   return !text.empty() && end && *end == '\0';
 }
 
+/// An integer flag's value: digits only (a sign for `allowNegative`), in
+/// int's range. The run options' own ranges are checkRunFlags'.
+bool parseInt(const std::string &text, int &out, bool allowNegative = false) {
+  if (text.empty() || text.size() > 12)
+    return false;
+  size_t i = allowNegative && text[0] == '-' ? 1 : 0;
+  if (i == text.size())
+    return false;
+  for (size_t j = i; j < text.size(); ++j)
+    if (text[j] < '0' || text[j] > '9')
+      return false;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (v < INT_MIN || v > INT_MAX)
+    return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -113,15 +135,13 @@ int main(int argc, char **argv) {
     if (a == "--verbose") {
       verbose = true;
     } else if (value("--world-size", v)) {
-      if (!parseNumber(v, num) || num < 1 || num != static_cast<int>(num))
+      if (!parseInt(v, config.worldSize) || config.worldSize < 1)
         return fail("--world-size must be a positive integer, got '" + v + "'");
-      config.worldSize = static_cast<int>(num);
     } else if (value("--backend", v)) {
       config.backend = v;
     } else if (value("--device", v)) {
-      if (!parseNumber(v, num) || num < 0 || num != static_cast<int>(num))
+      if (!parseInt(v, config.device) || config.device < 0)
         return fail("--device must be a device number (>= 0), got '" + v + "'");
-      config.device = static_cast<int>(num);
     } else if (value("--arg", v)) {
       config.argPaths.push_back(v);
     } else if (value("--out", v)) {
@@ -131,10 +151,9 @@ int main(int argc, char **argv) {
         return fail("--timeout must be a positive number, got '" + v + "'");
       config.comm.timeoutSeconds = num;
     } else if (value("--blas-threads", v)) {
-      if (!parseNumber(v, num) || num < 0 || num != static_cast<int>(num))
+      if (!parseInt(v, config.blasThreads) || config.blasThreads < 0)
         return fail("--blas-threads must be a non-negative integer, got '" +
                     v + "'");
-      config.blasThreads = static_cast<int>(num);
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "'\n" + usage);
     } else if (programPath.empty()) {
@@ -146,10 +165,10 @@ int main(int argc, char **argv) {
   }
   if (programPath.empty())
     return fail(std::string("no program given\n") + usage);
+  // Every option's range, before any per-rank work.
+  if (rt::Status s = rt::checkRunFlags(config); !s)
+    return fail(rt::flagMessage(s, config));
   const rt::BackendInfo *backend = rt::findBackend(config.backend);
-  if (!backend)
-    return fail("unknown backend '" + config.backend + "' (available: " +
-                rt::availableBackends() + ")");
 
   std::unique_ptr<rt::MpiSession> mpi;
   if (backend->needsMpiSession()) {
@@ -182,6 +201,6 @@ int main(int argc, char **argv) {
     for (const rt::RankResult &rank : ranks)
       std::cerr << ("shardlin-exec: " + rt::describeRank(rank, "load", "write") + "\n");
   if (!status)
-    return fail(status.message());
+    return fail(rt::flagMessage(status, config));
   return 0;
 }

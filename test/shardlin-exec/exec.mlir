@@ -75,7 +75,7 @@
 // positive integer.
 // RUN: not shardlin-exec %t/row.prog --world-size=3 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=W-MISMATCH --match-full-lines --implicit-check-not='{{.}}'
-// W-MISMATCH: shardlin-exec: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// W-MISMATCH: shardlin-exec: error: --world-size=3: the requested world size 3 does not match the 4 placements of the program's sharded values
 // RUN: not shardlin-exec %t/row.prog --world-size=two --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=W-BAD --match-full-lines --implicit-check-not='{{.}}'
 // W-BAD: shardlin-exec: error: --world-size must be a positive integer, got 'two'
@@ -89,7 +89,7 @@
 // An unknown backend; --timeout=0; no program; two programs.
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=gloo --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BACKEND --match-full-lines --implicit-check-not='{{.}}'
-// BACKEND: shardlin-exec: error: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
+// BACKEND: shardlin-exec: error: --backend=gloo: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --timeout=0 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT --match-full-lines --implicit-check-not='{{.}}'
 // TIMEOUT: shardlin-exec: error: --timeout must be a positive number, got '0'

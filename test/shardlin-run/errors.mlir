@@ -60,7 +60,7 @@
 // they disagree (row-uneven-bias.mlir has 4 placements).
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=3 --emit-program=%t/out/w3.prog 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EMIT-W --match-full-lines --implicit-check-not='{{.}}'
-// EMIT-W: shardlin-run: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// EMIT-W: shardlin-run: error: --world-size=3: the requested world size 3 does not match the 4 placements of the program's sharded values
 // RUN: shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --emit-program=%t/w4.prog
 // RUN: FileCheck %s --check-prefix=EMIT-W4 < %t/w4.prog
 // EMIT-W4: world_size 4
@@ -104,17 +104,17 @@
 
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=W-MISMATCH --match-full-lines --implicit-check-not='{{.}}'
-// W-MISMATCH: shardlin-run: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// W-MISMATCH: shardlin-run: error: --world-size=3: the requested world size 3 does not match the 4 placements of the program's sharded values
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=5 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=W-MISMATCH5 --match-full-lines --implicit-check-not='{{.}}'
-// W-MISMATCH5: shardlin-run: error: --world-size=5 does not match the 4 placements of the program's sharded values
+// W-MISMATCH5: shardlin-run: error: --world-size=5: the requested world size 5 does not match the 4 placements of the program's sharded values
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=-1 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=W-NEGATIVE --match-full-lines --implicit-check-not='{{.}}'
-// W-NEGATIVE: shardlin-run: error: --world-size must be positive (or 0: take it from the program or from MPI), got -1
+// W-NEGATIVE: shardlin-run: error: --world-size=-1: the requested world size must be in [1, 4096] (or 0: from the program), got -1
 
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --backend=gloo --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BACKEND --match-full-lines --implicit-check-not='{{.}}'
-// BACKEND: shardlin-run: error: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
+// BACKEND: shardlin-run: error: --backend=gloo: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
 
 // An unknown entry; no entry given when there are several public functions
 // and none is `main`.
@@ -153,10 +153,10 @@
 
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --timeout=0 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT --match-full-lines --implicit-check-not='{{.}}'
-// TIMEOUT: shardlin-run: error: --timeout must be a positive number of seconds
+// TIMEOUT: shardlin-run: error: --timeout=0: the timeout must be a positive number of seconds, got 0
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --blas-threads=-3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BLAS --match-full-lines --implicit-check-not='{{.}}'
-// BLAS: shardlin-run: error: --blas-threads must be a non-negative integer (0: cores / ranks per host), got -3
+// BLAS: shardlin-run: error: --blas-threads=-3: the BLAS thread count must be >= 0 (0: cores / ranks per host), got -3
 // The defaults are in --help.
 // RUN: shardlin-run --help | FileCheck %s --check-prefix=DEFAULTS
 // DEFAULTS: --blas-threads{{.*}}(default 0: cores / ranks per host)

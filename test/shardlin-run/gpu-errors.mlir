@@ -34,14 +34,14 @@
 // EXEC-DEVICE-WORD: shardlin-exec: error: --device must be a device number (>= 0), got 'one'
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --backend=cuda-local --device=-3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=RUN-DEVICE-BAD --match-full-lines --implicit-check-not='{{.}}'
-// RUN-DEVICE-BAD: shardlin-run: error: --device must be a device number (>= 0), got -3
+// RUN-DEVICE-BAD: shardlin-run: error: --device=-3: the device must be a device number (>= 0) or -1 (any), got -3
 
 // --device with a CPU backend is a mistake, not ignored.
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=threads --device=0 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DEVICE-CPU -DTOOL=exec --match-full-lines --implicit-check-not='{{.}}'
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --device=1 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DEVICE-CPU -DTOOL=run --match-full-lines --implicit-check-not='{{.}}'
-// DEVICE-CPU: shardlin-[[TOOL]]: error: --device applies to the GPU backends (cuda-local, nccl), not to 'threads'
+// DEVICE-CPU: shardlin-[[TOOL]]: error: --device={{[01]}}: a device number applies to the GPU backends (cuda-local, nccl), not to 'threads'
 
 // Compiling for a GPU backend needs no GPU: --emit-program runs nothing.
 // RUN: shardlin-run %S/Inputs/row-uneven-bias.mlir --backend=nccl --emit-program=%t/row-nccl.prog
@@ -75,7 +75,7 @@
 // MPI-NO-GPU-DAG: shardlin-exec: error: rank 3: no usable CUDA device: {{.+}}
 // RUN: %if mpi %{ not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 shardlin-exec %t/row.prog --backend=cuda-local --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy > %t/mpi-local.txt 2>&1 %}
 // RUN: %if mpi %{ FileCheck %s --check-prefix=MPI-LOCAL --input-file=%t/mpi-local.txt %}
-// MPI-LOCAL: shardlin-exec: error: cuda-local runs all ranks as threads of one process, but the launcher started 2 processes; under mpirun use --backend=nccl (one process per GPU)
+// MPI-LOCAL: shardlin-exec: error: the cuda-local backend runs all ranks as threads of one process, but the launcher started 2 processes; under mpirun use a backend with one process per rank (mpi, or nccl for GPUs)
 
 // ---- With a GPU: devices that do not exist -------------------------------------
 

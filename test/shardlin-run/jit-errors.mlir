@@ -41,11 +41,11 @@
 // SHAPE: shardlin-run: error: rank 0: argument 0 ([[T]]/d/w.npy): shape [11, 19] does not match the entry signature's [5, 19]
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --world-size=3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WORLD --match-full-lines --implicit-check-not='{{.}}'
-// WORLD: shardlin-run: error: --world-size=3 does not match the 4 placements of the program's sharded values
+// WORLD: shardlin-run: error: --world-size=3: the requested world size 3 does not match the 4 placements of the program's sharded values
 // A shardlin.rank alone fixes the world size too (the compiled code asserts it).
 // RUN: not shardlin-run %S/Inputs/jit-rank-mismatch.mlir --jit --world-size=3 --arg=%t/x44.npy --out=%t/out/g.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=RANK-WORLD --match-full-lines --implicit-check-not='{{.}}'
-// RANK-WORLD: shardlin-run: error: --world-size=3 does not match the 2 placements of the program's sharded values
+// RANK-WORLD: shardlin-run: error: --world-size=3: the requested world size 3 does not match the 2 placements of the program's sharded values
 
 // ---- Options that do not go with --jit --------------------------------------
 

@@ -28,7 +28,7 @@
 // --world-size=3 under -np 4: every process fails, mpirun exits non-zero.
 // RUN: sh -c 'timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/row-uneven-bias.mlir --backend=mpi --world-size=3 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1; echo "exit $?"' \
 // RUN:   | FileCheck %s --check-prefix=W-MISMATCH
-// W-MISMATCH: --world-size=3 does not match the MPI world size 4
+// W-MISMATCH: --world-size=3: the requested world size 3 does not match the MPI world size 4
 // W-MISMATCH: {{^}}exit 1{{$}}
 
 // The program's placements must match the MPI world size, too.

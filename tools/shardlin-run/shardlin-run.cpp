@@ -5,7 +5,7 @@
 //                [--entry=NAME] [--jit] --arg=PATH... --out=PATH...
 //
 // Parses FILE, lowers any shardlin.linear, translates the entry function to
-// a runtime Program and runs it on W ranks (see shardlin/runtime/Runner.h for
+// a runtime Program and runs it on W ranks (see shardlin/runtime/tooling/Runner.h for
 // the .npy path conventions). --emit-program writes the Program's text form
 // instead, for shardlin-exec on machines without LLVM. --jit compiles the
 // module to native code instead (--shardlin-lower-to-llvm and MLIR's
@@ -16,9 +16,12 @@
 
 #include "shardlin/Execution/Jit.h"
 #include "shardlin/Execution/ProgramBuilder.h"
-#include "shardlin/runtime/GpuModule.h"
-#include "shardlin/runtime/MpiCommunicator.h"
-#include "shardlin/runtime/Runner.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/backends/Mpi.h"
+#include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Runner.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -155,8 +158,6 @@ int main(int argc, char **argv) {
                               "shardlin-run: compile and run a shardlin "
                               "program on W ranks\n");
 
-  if (!(timeout > 0))
-    return fail("--timeout must be a positive number of seconds");
   auto number = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
@@ -173,17 +174,18 @@ int main(int argc, char **argv) {
   if (assumedRows < 1)
     return fail("--assumed-rows must be >= 1, got " +
                 std::to_string(assumedRows));
-  if (worldSize < 0)
-    return fail("--world-size must be positive (or 0: take it from the "
-                "program or from MPI), got " +
-                std::to_string(worldSize));
+  rt::RunConfig config;
+  config.backend = backend;
+  config.worldSize = worldSize;
+  config.device = device;
+  config.argPaths.assign(argPaths.begin(), argPaths.end());
+  config.outPaths.assign(outPaths.begin(), outPaths.end());
+  config.comm.timeoutSeconds = timeout;
+  config.blasThreads = blasThreads;
+  // Every option's range, before any per-rank work.
+  if (rt::Status s = rt::checkRunFlags(config); !s)
+    return fail(rt::flagMessage(s, config));
   const rt::BackendInfo *backendInfo = rt::findBackend(backend);
-  if (!backendInfo)
-    return fail("unknown backend '" + backend + "' (available: " +
-                rt::availableBackends() + ")");
-  if (device < -1)
-    return fail("--device must be a device number (>= 0), got " +
-                std::to_string(device));
   if (jit && !emitProgram.empty())
     return fail("--emit-program writes the plan executor's program; "
                 "compiled code (--jit) runs where it was compiled");
@@ -294,7 +296,7 @@ int main(int argc, char **argv) {
   if (!emitProgram.empty()) {
     // A run checks --world-size against the program; so does writing it.
     if (rt::Status s = rt::checkWorldSize(*program, worldSize); !s)
-      return fail(s.message());
+      return fail(rt::flagMessage(s, config));
     std::error_code ec;
     auto out = std::make_unique<ToolOutputFile>(emitProgram, ec,
                                                 sys::fs::OF_Text);
@@ -305,14 +307,6 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  rt::RunConfig config;
-  config.backend = backend;
-  config.worldSize = worldSize;
-  config.device = device;
-  config.argPaths.assign(argPaths.begin(), argPaths.end());
-  config.outPaths.assign(outPaths.begin(), outPaths.end());
-  config.comm.timeoutSeconds = timeout;
-  config.blasThreads = blasThreads;
   config.executor = executors;
   std::vector<rt::RankResult> ranks;
   rt::Status status = rt::runProgramWithFiles(*program, config, &ranks);
@@ -320,6 +314,6 @@ int main(int argc, char **argv) {
     for (const rt::RankResult &rank : ranks)
       errs() << ("shardlin-run: " + rt::describeRank(rank, "load", "write") + "\n");
   if (!status)
-    return fail(status.message());
+    return fail(rt::flagMessage(status, config));
   return 0;
 }

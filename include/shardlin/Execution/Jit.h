@@ -27,8 +27,9 @@
 #define SHARDLIN_EXECUTION_JIT_H
 
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
-#include "shardlin/runtime/Execute.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -12,7 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
-#include "shardlin/runtime/Program.h"
+#include "shardlin/runtime/program/Program.h"
 
 namespace mlir::shardlin {
 

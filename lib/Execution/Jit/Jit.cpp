@@ -21,7 +21,7 @@
 
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Execution/ProgramBuilder.h"
-#include "shardlin/runtime/CApi.h"
+#include "shardlin/runtime/capi/CApi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

@@ -51,7 +51,7 @@ extern "C" {
 #define SHARDLIN_ENUM_BASE
 #endif
 
-/* The codes of the C++ runtime's Status (shardlin/runtime/Status.h). */
+/* The codes of the C++ runtime's Status (shardlin/runtime/base/Status.h). */
 typedef enum shardlin_status SHARDLIN_ENUM_BASE {
   SHARDLIN_OK = 0,
   SHARDLIN_INVALID_ARGUMENT = 1,
@@ -59,7 +59,9 @@ typedef enum shardlin_status SHARDLIN_ENUM_BASE {
   SHARDLIN_ABORTED = 3,
   SHARDLIN_IO_ERROR = 4,
   SHARDLIN_UNAVAILABLE = 5,
-  SHARDLIN_INTERNAL = 6
+  SHARDLIN_INTERNAL = 6,
+  SHARDLIN_NOT_FOUND = 7,
+  SHARDLIN_RESOURCE_EXHAUSTED = 8
 } shardlin_status;
 
 /* "ok", "invalid argument", ... (a static string). */

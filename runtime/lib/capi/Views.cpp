@@ -1,8 +1,8 @@
 //===- Views.cpp - The C ABI's strided views, read and checked ------------===//
 
-#include "Views.h"
+#include "capi/Views.h"
 
-#include "shardlin/runtime/Buffer.h"
+#include "shardlin/runtime/base/Buffer.h"
 
 #include <algorithm>
 #include <cstddef>

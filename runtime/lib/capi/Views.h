@@ -13,8 +13,8 @@
 #define SHARDLIN_RUNTIME_LIB_CAPI_VIEWS_H
 
 #include "shardlin-c/Runtime.h"
-#include "shardlin/runtime/DType.h"
-#include "shardlin/runtime/Status.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/base/Status.h"
 
 #include <cstddef>
 #include <cstdint>

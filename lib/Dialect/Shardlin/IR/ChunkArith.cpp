@@ -2,7 +2,7 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ChunkArith.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

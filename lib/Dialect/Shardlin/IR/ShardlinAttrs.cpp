@@ -2,7 +2,7 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
-#include "shardlin/runtime/ChunkLayout.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

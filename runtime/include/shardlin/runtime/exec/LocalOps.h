@@ -1,0 +1,85 @@
+//===- LocalOps.h - Data movement and elementwise ops on a device -*- C++ -*-===//
+//
+// The few local operations a Plan performs besides collectives and GEMMs:
+// strided row copies (packing and unpacking the non-contiguous pieces of a
+// collective, local_chunk along an inner dim, copying results out), the
+// bias addition and the fused elementwise expression (Expr.h). Each device
+// provides them, so a Plan never touches device
+// memory from the host. Calls are ordered with the device's other work (for
+// CUDA: enqueued on the rank's stream) and do not synchronize.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_LOCALOPS_H
+#define SHARDLIN_RUNTIME_LOCALOPS_H
+
+#include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/base/Expr.h"
+#include "shardlin/runtime/base/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// One operand of an elementwise expression: a full rows x cols tensor, or
+/// a row vector of `cols` elements broadcast over the rows (a bias, a scale).
+struct ExprOperand {
+  const void *data = nullptr;
+  bool rowVector = false;
+};
+
+class LocalOps {
+public:
+  virtual ~LocalOps() = default;
+  virtual Device device() const = 0;
+
+  /// Copies `rows` rows of `rowBytes` bytes each: row i from
+  /// src + i * srcStride to dst + i * dstStride. Regions must not overlap.
+  virtual Status copyRows(const void *src, size_t srcStride, void *dst,
+                          size_t dstStride, int64_t rows,
+                          size_t rowBytes) = 0;
+
+  /// y[i, j] = x[i, j] + bias[j] for a rows x cols row-major matrix; y may
+  /// equal x. f16/bf16 are added in f32 and rounded once.
+  virtual Status biasAdd(const void *x, const void *bias, void *y,
+                         int64_t rows, int64_t cols, DType dtype) = 0;
+
+  /// y[i, j] = the last node of `expr` (Expr.h) evaluated at (i, j) of a
+  /// rows x cols row-major result, ExprOp::Input k reading operands[k] at
+  /// (i, j), or at j for a row vector. Computed in f32 (f16, bf16, f32) or
+  /// f64 and rounded once when stored (round to nearest even). y may equal
+  /// a full operand (in place) but must not overlap any operand otherwise.
+  /// An invalid expression is an InvalidArgument error (validateExpr).
+  virtual Status elementwise(const ExprProgram &expr,
+                             const std::vector<ExprOperand> &operands, void *y,
+                             int64_t rows, int64_t cols, DType dtype) = 0;
+
+  /// y[i] = x[i] converted from `from` to `to`, for n elements, between f32
+  /// and f16 or bf16 (either way; see isConversion): widening is exact,
+  /// narrowing rounds to nearest even (the rounding of a K split's f32 sum
+  /// to the result's type). x and y must not overlap.
+  virtual Status convert(const void *x, DType from, void *y, DType to,
+                         int64_t n) = 0;
+};
+
+/// The checks every device's convert makes before it touches memory: a
+/// supported pair of types, n >= 0 and n elements within int64 bytes, and
+/// non-null pointers when n > 0. InvalidArgument, naming what is wrong.
+Status checkConvertArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t n);
+
+/// The checks every device's elementwise makes before it touches memory:
+/// sizes (non-negative, rows * cols in int64 elements and bytes), a known
+/// dtype, the expression (validateExpr), and non-null pointers when there
+/// is something to compute. InvalidArgument, naming what is wrong.
+Status checkElementwiseArguments(const ExprProgram &expr,
+                                 const std::vector<ExprOperand> &operands,
+                                 const void *y, int64_t rows, int64_t cols,
+                                 DType dtype);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_LOCALOPS_H

@@ -1,0 +1,123 @@
+//===- Program.h - The runtime's form of a lowered shardlin program -*- C++ -*-===//
+//
+// A Program is the lowered SPMD function in a form the runtime executes
+// without MLIR: a list of instructions over numbered values, each value with
+// an element type and a shape in which rank-dependent dims are kDynamic. The
+// executor translates lowered IR into a Program; a Plan (exec/Plan.h)
+// resolves it for one rank. Its text form is in ProgramText.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_PROGRAM_PROGRAM_H
+#define SHARDLIN_RUNTIME_PROGRAM_PROGRAM_H
+
+#include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/base/Expr.h"
+#include "shardlin/runtime/base/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// A dim whose size depends on the rank (MLIR's `?`).
+constexpr int64_t kDynamic = INT64_MIN;
+
+struct ValueType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// The runtime's ops. Each is described once, operands and attributes
+/// included, in the op table (OpTable.h).
+enum class OpCode : uint8_t {
+  LocalShard,
+  LocalChunk,
+  AllGather,
+  AllToAll,
+  ReduceScatter,
+  Gemm,
+  BiasAdd,
+  Reshape,
+  Elementwise,
+  Convert,
+};
+/// One past the last OpCode: a new op goes above and renames this one's
+/// operand.
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Convert) + 1;
+
+/// The op's mnemonic in the program text ("all_gather").
+const char *opCodeName(OpCode op);
+
+struct Instr {
+  OpCode op = OpCode::Reshape;
+  std::vector<int> operands;
+  int result = -1;
+  /// local_chunk, all_gather, reduce_scatter: the dim and chunks the op
+  /// takes, gathers or scatters along (the dialect's `along`).
+  ChunkSpec along;
+  /// all_to_all: how the input is split into the pieces sent to each rank,
+  /// and how the received pieces are concatenated.
+  ChunkSpec split;
+  ChunkSpec concat;
+  /// gemm: whether lhs and rhs are used transposed.
+  bool transposeLhs = false;
+  bool transposeRhs = false;
+  /// elementwise: the fused chain, over the operands in order (Expr.h).
+  ExprProgram expr;
+  /// The lowering strategy that produced this op ("activations",
+  /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
+  /// or empty. Informational: running does not read it.
+  std::string strategy;
+  /// Where the op came from (file:line:col), for error messages.
+  std::string location;
+};
+
+struct Argument {
+  /// The rank-local type (for a sharded argument: the local chunk's type,
+  /// with kDynamic where chunks are uneven).
+  ValueType type;
+  bool sharded = false;
+  /// For sharded arguments: the global shape and the chunk spec.
+  std::vector<int64_t> globalShape;
+  ChunkSpec sharding;
+};
+
+struct Program {
+  std::string name;
+  /// Number of ranks the program was compiled for (the placements' length of
+  /// every chunk spec); 0 if it has no sharded values (any W then).
+  int64_t worldSize = 0;
+  /// values[i] is the type of value i; values 0..args.size()-1 are the
+  /// arguments.
+  std::vector<ValueType> values;
+  std::vector<Argument> args;
+  std::vector<Instr> instrs;
+  std::vector<int> results;
+  /// Empty for a program the plan executor runs. Otherwise the program's
+  /// body is native code compiled from MLIR (shardlin-run --jit), and this
+  /// Program is only its entry's signature: no instructions, and results
+  /// are the values after the arguments, in order (a `?` in a result's
+  /// shape is a size its run decides: RankBuffers::resultShapes). The
+  /// string identifies the code (a hash of the module and the options it was
+  /// compiled with): it is part of the text form, so the ranks' agreement
+  /// also checks that they all run the same code. Such a program runs only
+  /// through RankCallbacks::executor (Execute.h).
+  std::string compiled;
+
+  /// Checks that operand and result ids are in range, defined before use,
+  /// and that every chunk spec is a permutation of 0..worldSize-1; for a
+  /// compiled program, the form described above.
+  Status validate() const;
+};
+
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Whether `shape` has a `?` (kDynamic) dim.
+bool hasDynamicDim(const std::vector<int64_t> &shape);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_PROGRAM_PROGRAM_H

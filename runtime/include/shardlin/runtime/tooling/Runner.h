@@ -1,0 +1,64 @@
+//===- Runner.h - Run a program on every rank with .npy files ---*- C++ -*-===//
+//
+// What shardlin-run (and the runtime-only runner) do after they have a
+// Program, as a layer on the in-memory run API (Execute.h): bind .npy files to the entry arguments of every rank, run, and
+// write each rank's results. Path conventions:
+//   - "{rank}" in a path is replaced by the rank number;
+//   - an argument path without "{rank}" is read by every rank;
+//   - for a sharded argument, a path without "{rank}" holds the GLOBAL
+//     tensor, of which each rank reads only its own chunk (its rows or row
+//     pieces, with pread: a rank's memory and I/O are those of its chunk);
+//     a path with "{rank}" may also name per-rank shard files, each holding
+//     exactly its rank's chunk: a file of the global shape is read as the
+//     global tensor, any other must have the shape the chunk rule gives
+//     that rank;
+//   - an output path without "{rank}" is written by rank 0 only.
+// Before running, the ranks agree (one all_reduce) that all of them loaded
+// their inputs, so a bad file on one rank fails every rank at once instead of
+// leaving the others waiting in a collective.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_RUNNER_H
+#define SHARDLIN_RUNTIME_RUNNER_H
+
+#include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/exec/Execute.h"
+#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/base/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// A run whose inputs and outputs are .npy files.
+struct RunConfig : RunOptions {
+  std::vector<std::string> argPaths;
+  std::vector<std::string> outPaths;
+  /// For a compiled program (Program::compiled): what executes each rank
+  /// (RankCallbacks::executor). The files are bound, agreed on and written
+  /// as for any other program.
+  RankCallbacks::MakeExecutor executor;
+};
+
+/// Copies rank `rank`'s chunk of a global row-major tensor (split by `spec`)
+/// into `out`: what a sharded entry argument is bound to.
+void extractLocalChunk(const void *global,
+                       const std::vector<int64_t> &globalShape, DType dtype,
+                       const ChunkSpec &spec, int rank,
+                       std::vector<uint8_t> &out);
+
+/// Replaces every "{rank}" in `path`.
+std::string substituteRank(const std::string &path, int rank);
+
+/// Runs `program` as described above. For "mpi" an MpiSession must be alive.
+/// On failure the status is the root cause (the failing rank's own error),
+/// not the "another rank failed" of the others.
+/// `ranks`, if given, receives each rank's outcome (as runProgram's).
+Status runProgramWithFiles(const Program &program, const RunConfig &config,
+                           std::vector<RankResult> *ranks = nullptr);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_RUNNER_H

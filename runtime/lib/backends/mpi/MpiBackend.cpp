@@ -1,0 +1,79 @@
+//===- MpiBackend.cpp - The mpi backend -----------------------------------===//
+//
+// This process is one rank of an MPI job, on host memory: the MPI
+// communicator (MpiCommunicator.cpp, or NoMpi.cpp's refusals in a build
+// without MPI) and the host device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backends.h"
+#include "backends/mpi/LaunchEnv.h"
+#include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/backends/Mpi.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace shardlin::rt::detail {
+
+namespace {
+
+/// OpenBLAS threads for the ranks the launcher put on this host.
+void setHostBlasThreads(int blasThreads) {
+  const int local = launchEnvironment().localSize;
+  setBlasThreads(blasThreads > 0 ? blasThreads
+                                 : autoBlasThreads(std::max(1, local)));
+}
+
+/// The process's MPI session for embedders (connectMpi): created with the
+/// first MPI communicator (MPI is initialized then, unless the caller did),
+/// destroyed at exit (which finalizes MPI if the session initialized it, or
+/// ends the job with MPI_Abort if a collective timed out and may still be
+/// pending; see MpiSession).
+Status embedderSession() {
+  static std::mutex mutex;
+  static std::unique_ptr<MpiSession> session;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (session)
+    return Status::ok();
+  return MpiSession::create(nullptr, nullptr, session);
+}
+
+} // namespace
+
+Status runMpi(const Program &program, const RunOptions &options,
+              const RankCallbacks &callbacks, std::vector<RankResult> &ranks) {
+  std::unique_ptr<Communicator> comm;
+  SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(options.comm, comm));
+  if (options.wrapCommunicator)
+    comm = options.wrapCommunicator(std::move(comm));
+  int w = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      resolveWorldSize(program, options.worldSize, comm->worldSize(), w));
+  setHostBlasThreads(options.blasThreads);
+  std::unique_ptr<RankDevice> device = createHostDevice();
+  ranks.push_back(runRank(program, *comm, *device, callbacks));
+  return ranks.back().status;
+}
+
+Status connectMpi(int worldSize, const CommOptions &options, int blasThreads,
+                  std::vector<std::unique_ptr<Communicator>> &comms) {
+  if (worldSize < 0)
+    return Status::invalidArgument(
+        "the world size is " + std::to_string(worldSize) +
+        "; for mpi it is 0 or the MPI job's size");
+  SHARDLIN_RETURN_IF_ERROR(embedderSession());
+  std::unique_ptr<Communicator> comm;
+  SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(options, comm));
+  if (worldSize != 0 && worldSize != comm->worldSize())
+    return Status::invalidArgument(
+        "the world size " + std::to_string(worldSize) +
+        " does not match the MPI job's " + std::to_string(comm->worldSize()) +
+        " processes (0 takes the job's size)");
+  setHostBlasThreads(blasThreads);
+  comms.clear();
+  comms.push_back(std::move(comm));
+  return Status::ok();
+}
+
+} // namespace shardlin::rt::detail

@@ -1,0 +1,351 @@
+//===- Communicator.cpp - What every communicator checks and counts -------===//
+//
+// The public collectives of Communicator: the checks of one rank's
+// arguments, in the order of the arguments (dtype, counts and tables, root,
+// the backend's own checks, then the buffers), the traffic each call counts
+// (Communicator.h), and the call of the backend's hook. Backends only move
+// data, and check what only the group can see.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/comm/Communicator.h"
+
+#include "comm/CommChecks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace shardlin::rt {
+
+const char *collectiveName(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllGatherV:
+    return "allGatherV";
+  case CollectiveKind::AllToAllV:
+    return "allToAllV";
+  case CollectiveKind::ReduceScatterV:
+    return "reduceScatterV";
+  case CollectiveKind::AllReduce:
+    return "allReduce";
+  case CollectiveKind::Broadcast:
+    return "broadcast";
+  case CollectiveKind::Barrier:
+    return "barrier";
+  }
+  return "unknown collective";
+}
+
+namespace detail {
+
+std::string formatSeconds(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+std::string checkTimeoutSeconds(double t, double &effective) {
+  if (std::isnan(t) || t <= 0)
+    return "invalid CommOptions::timeoutSeconds = " + formatSeconds(t) +
+           " (must be > 0)";
+  effective = std::isinf(t) ? t : std::min(t, 1e9);
+  return {};
+}
+
+std::string checkCount(const char *name, int64_t count, size_t elemSize) {
+  if (count < 0)
+    return std::string(name) + " = " + std::to_string(count) + " is negative";
+  if (static_cast<uint64_t>(count) >
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / elemSize)
+    return std::string(name) + " = " + std::to_string(count) +
+           " elements overflows the byte count";
+  return {};
+}
+
+std::string checkTables(const char *countsName,
+                        const std::vector<int64_t> &counts,
+                        const char *displsName,
+                        const std::vector<int64_t> &displs, int worldSize,
+                        size_t elemSize, int64_t &extent) {
+  extent = 0;
+  if (counts.size() != static_cast<size_t>(worldSize))
+    return std::string(countsName) + " has " + std::to_string(counts.size()) +
+           " entries, expected " + std::to_string(worldSize);
+  if (displs.size() != static_cast<size_t>(worldSize))
+    return std::string(displsName) + " has " + std::to_string(displs.size()) +
+           " entries, expected " + std::to_string(worldSize);
+  const int64_t maxElems =
+      std::numeric_limits<int64_t>::max() / static_cast<int64_t>(elemSize);
+  for (int i = 0; i < worldSize; ++i) {
+    std::string at = "[" + std::to_string(i) + "] = ";
+    if (counts[i] < 0)
+      return countsName + at + std::to_string(counts[i]) + " is negative";
+    if (displs[i] < 0)
+      return displsName + at + std::to_string(displs[i]) + " is negative";
+    if (counts[i] > maxElems || displs[i] > maxElems - counts[i])
+      return std::string(displsName) + "[" + std::to_string(i) + "] + " +
+             countsName + "[" + std::to_string(i) +
+             "] overflows the byte offset";
+    if (counts[i] > 0)
+      extent = std::max(extent, displs[i] + counts[i]);
+  }
+  return {};
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::checkCount;
+using detail::checkTables;
+
+bool validDType(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 ||
+         t == DType::F64;
+}
+
+/// Sum of counts[d] over d != rank, in bytes (valid tables).
+uint64_t othersBytes(const std::vector<int64_t> &counts, int rank, size_t es) {
+  uint64_t bytes = 0;
+  for (size_t d = 0; d < counts.size(); ++d)
+    if (static_cast<int>(d) != rank)
+      bytes += static_cast<uint64_t>(counts[d]) * es;
+  return bytes;
+}
+
+} // namespace
+
+std::string Communicator::checkBuffer(const char *name, const void *p,
+                                      int64_t elements, DType) const {
+  if (p == nullptr && elements > 0)
+    return std::string(name) + " is null but " + std::to_string(elements) +
+           " elements are to be accessed";
+  return {};
+}
+
+Status Communicator::rejectInvalid(const CollectiveCall &call) {
+  return Status::invalidArgument(call.where +
+                                 ": invalid arguments: " + call.invalid);
+}
+
+std::string Communicator::where(CollectiveKind kind) const {
+  const Device dev = device();
+  return std::string(backendName()) + " " + collectiveName(kind) + " (rank " +
+         std::to_string(rank()) + " of " + std::to_string(worldSize()) +
+         (dev.isHost() ? std::string() : ", " + deviceName(dev)) + ")";
+}
+
+void Communicator::prepare(CollectiveCall &c) const {
+  const int w = worldSize(), r = rank();
+  c.where = where(c.kind);
+  if (c.kind == CollectiveKind::Barrier)
+    return;
+  if (!validDType(c.dtype)) {
+    c.invalid =
+        "invalid dtype value " + std::to_string(static_cast<int>(c.dtype));
+    return;
+  }
+  const size_t es = dtypeSize(c.dtype);
+  std::string &bad = c.invalid;
+  // Where the buffers end, in elements, once the tables are known valid.
+  int64_t sendExtent = 0, recvExtent = 0;
+  switch (c.kind) {
+  case CollectiveKind::AllGatherV:
+    bad = checkCount("sendCount", c.count, es);
+    if (bad.empty())
+      bad = checkTables("recvCounts", *c.recvCounts, "recvDispls",
+                        *c.recvDispls, w, es, recvExtent);
+    sendExtent = c.count;
+    break;
+  case CollectiveKind::AllToAllV:
+    bad = checkTables("sendCounts", *c.sendCounts, "sendDispls", *c.sendDispls,
+                      w, es, sendExtent);
+    if (bad.empty())
+      bad = checkTables("recvCounts", *c.recvCounts, "recvDispls",
+                        *c.recvDispls, w, es, recvExtent);
+    break;
+  case CollectiveKind::ReduceScatterV:
+    bad = checkTables("counts", *c.sendCounts, "displs", *c.sendDispls, w, es,
+                      sendExtent);
+    if (bad.empty())
+      recvExtent = (*c.sendCounts)[r];
+    break;
+  case CollectiveKind::AllReduce:
+    bad = checkCount("count", c.count, es);
+    sendExtent = recvExtent = c.count;
+    break;
+  case CollectiveKind::Broadcast:
+    if (c.root < 0 || c.root >= w)
+      bad = "root = " + std::to_string(c.root) + " is not a rank of 0.." +
+            std::to_string(w - 1);
+    if (bad.empty())
+      bad = checkCount("count", c.count, es);
+    recvExtent = c.count;
+    break;
+  case CollectiveKind::Barrier:
+    return;
+  }
+  if (bad.empty())
+    bad = checkBackendArguments(c);
+  if (bad.empty() && c.kind != CollectiveKind::Broadcast)
+    bad = checkBuffer("send", c.send, sendExtent, c.dtype);
+  if (bad.empty())
+    bad = checkBuffer(c.kind == CollectiveKind::Broadcast ? "buffer" : "recv",
+                      c.recv, recvExtent, c.dtype);
+  if (!bad.empty())
+    return;
+
+  switch (c.kind) {
+  case CollectiveKind::AllGatherV:
+    c.bytesSent =
+        static_cast<uint64_t>(c.count) * static_cast<uint64_t>(w - 1) * es;
+    break;
+  case CollectiveKind::AllToAllV:
+  case CollectiveKind::ReduceScatterV:
+    c.bytesSent = othersBytes(*c.sendCounts, r, es);
+    break;
+  case CollectiveKind::AllReduce:
+    // 2 * count * (W - 1) / W elements (integer division in elements, then
+    // bytes).
+    c.bytesSent = static_cast<uint64_t>(2 * c.count * (w - 1) / w) * es;
+    break;
+  case CollectiveKind::Broadcast:
+    c.bytesSent = r == c.root ? static_cast<uint64_t>(c.count) *
+                                    static_cast<uint64_t>(w - 1) * es
+                              : 0;
+    break;
+  case CollectiveKind::Barrier:
+    break;
+  }
+}
+
+Status Communicator::finish(const CollectiveCall &call, Status st) {
+  if (st.isOk()) {
+    ++stats_.calls;
+    stats_.bytesSent += call.bytesSent;
+  }
+  return st;
+}
+
+Status Communicator::allGatherV(const void *send, int64_t sendCount, void *recv,
+                                const std::vector<int64_t> &recvCounts,
+                                const std::vector<int64_t> &recvDispls,
+                                DType dtype) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::AllGatherV;
+  c.dtype = dtype;
+  c.send = send;
+  c.recv = recv;
+  c.count = sendCount;
+  c.recvCounts = &recvCounts;
+  c.recvDispls = &recvDispls;
+  prepare(c);
+  return finish(c, doAllGatherV(c));
+}
+
+Status Communicator::allToAllV(const void *send,
+                               const std::vector<int64_t> &sendCounts,
+                               const std::vector<int64_t> &sendDispls,
+                               void *recv,
+                               const std::vector<int64_t> &recvCounts,
+                               const std::vector<int64_t> &recvDispls,
+                               DType dtype) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::AllToAllV;
+  c.dtype = dtype;
+  c.send = send;
+  c.recv = recv;
+  c.sendCounts = &sendCounts;
+  c.sendDispls = &sendDispls;
+  c.recvCounts = &recvCounts;
+  c.recvDispls = &recvDispls;
+  prepare(c);
+  return finish(c, doAllToAllV(c));
+}
+
+Status Communicator::reduceScatterV(const void *send,
+                                    const std::vector<int64_t> &counts,
+                                    const std::vector<int64_t> &displs,
+                                    void *recv, DType dtype) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::ReduceScatterV;
+  c.dtype = dtype;
+  c.send = send;
+  c.recv = recv;
+  c.sendCounts = &counts;
+  c.sendDispls = &displs;
+  prepare(c);
+  return finish(c, doReduceScatterV(c));
+}
+
+Status Communicator::allReduce(const void *send, void *recv, int64_t count,
+                               DType dtype) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::AllReduce;
+  c.dtype = dtype;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  prepare(c);
+  return finish(c, doAllReduce(c));
+}
+
+Status Communicator::broadcast(void *buffer, int64_t count, DType dtype,
+                               int root) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::Broadcast;
+  c.dtype = dtype;
+  c.recv = buffer;
+  c.count = count;
+  c.root = root;
+  prepare(c);
+  return finish(c, doBroadcast(c));
+}
+
+Status Communicator::barrier() {
+  CollectiveCall c;
+  c.kind = CollectiveKind::Barrier;
+  prepare(c);
+  return finish(c, doBarrier(c));
+}
+
+Status Communicator::failCollective(CollectiveKind kind, DType dtype,
+                                    const std::string &why) {
+  // Well-formed tables (W zeros) and no buffers: the verdict in `invalid`
+  // tells the hook not to move anything, and a hook that forwards the call
+  // to another communicator (a test's wrapper) still reads valid tables.
+  const std::vector<int64_t> zeros(static_cast<size_t>(std::max(0, worldSize())),
+                                   0);
+  CollectiveCall c;
+  c.kind = kind;
+  c.dtype = validDType(dtype) ? dtype : DType::F32;
+  c.sendCounts = c.sendDispls = c.recvCounts = c.recvDispls = &zeros;
+  c.where = where(kind);
+  c.invalid = why.empty() ? std::string("no reason given") : why;
+  Status st;
+  switch (kind) {
+  case CollectiveKind::AllGatherV:
+    st = doAllGatherV(c);
+    break;
+  case CollectiveKind::AllToAllV:
+    st = doAllToAllV(c);
+    break;
+  case CollectiveKind::ReduceScatterV:
+    st = doReduceScatterV(c);
+    break;
+  case CollectiveKind::AllReduce:
+    st = doAllReduce(c);
+    break;
+  case CollectiveKind::Broadcast:
+    st = doBroadcast(c);
+    break;
+  case CollectiveKind::Barrier:
+    // No arguments to be wrong: nothing to take part in.
+    break;
+  }
+  // Not counted in stats(), and never a success, whatever the hook said.
+  return st.isOk() ? rejectInvalid(c) : st;
+}
+
+} // namespace shardlin::rt

@@ -1,0 +1,384 @@
+//===- Execute.cpp - Run a program in memory on W ranks -------------------===//
+
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/exec/Execute.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace shardlin::rt {
+
+namespace {
+/// Seconds since the last lap.
+class Stopwatch {
+public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last_ =
+      std::chrono::steady_clock::now();
+};
+
+/// A 48-bit hash of a program's text form (without source locations, which
+/// do not change what runs), as three 16-bit terms t and their squares t^2.
+/// Summed over W ranks, the sums equal W*t and W*t^2 for every term exactly
+/// when all ranks hold the same t: any difference gives the sums a non-zero
+/// variance, which every rank sees. All values stay exact in a double for W
+/// up to 2^21.
+class ProgramFingerprint {
+public:
+  explicit ProgramFingerprint(const Program &program) {
+    Program bare = program;
+    for (Instr &in : bare.instrs)
+      in.location.clear();
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (unsigned char c : serializeProgram(bare)) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    for (int i = 0; i < 3; ++i)
+      parts_[i] = static_cast<double>((h >> (16 * i)) & 0xffff);
+  }
+  std::vector<double> terms() const {
+    std::vector<double> t;
+    for (double p : parts_) {
+      t.push_back(p);
+      t.push_back(p * p);
+    }
+    return t;
+  }
+  bool sameOnAllRanks(const double *sums, int worldSize) const {
+    for (int i = 0; i < 3; ++i)
+      if (sums[2 * i] != worldSize * parts_[i] ||
+          sums[2 * i + 1] != worldSize * parts_[i] * parts_[i])
+        return false;
+    return true;
+  }
+
+private:
+  double parts_[3];
+};
+
+/// Checks the caller's buffer tables against the plan.
+Status checkBuffers(const Plan &plan, const RankBuffers &buffers) {
+  if (buffers.args.size() != plan.numArgs())
+    return Status::invalidArgument(
+        "the plan takes " + std::to_string(plan.numArgs()) +
+        " argument buffer(s) but " + std::to_string(buffers.args.size()) +
+        " were bound");
+  if (buffers.results.size() != plan.numResults())
+    return Status::invalidArgument(
+        "the plan returns " + std::to_string(plan.numResults()) +
+        " result(s) but " + std::to_string(buffers.results.size()) +
+        " result buffer(s) were bound");
+  return Status::ok();
+}
+
+/// What `after` counted beyond `before` (counters only grow between them:
+/// nothing else runs on the rank's thread meanwhile).
+CommStats statsSince(const CommStats &before, const CommStats &after) {
+  CommStats d;
+  d.bytesSent = after.bytesSent - before.bytesSent;
+  d.calls = after.calls - before.calls;
+  return d;
+}
+
+} // namespace
+
+Status RankRun::execute() {
+  ++executions_;
+  last_ = CommStats();
+  SHARDLIN_RETURN_IF_ERROR(checkBuffers(plan_, buffers_));
+  const CommStats before = comm_.stats();
+  Status ran = executor_ ? executor_->run(buffers_)
+                         : plan_.run(comm_, device_.gemm(), device_.localOps(),
+                                     buffers_.args, buffers_.results);
+  last_ = statsSince(before, comm_.stats());
+  total_.bytesSent += last_.bytesSent;
+  total_.calls += last_.calls;
+  return ran;
+}
+
+RankResult runRank(const Program &program, Communicator &comm,
+                   RankDevice &device, const RankCallbacks &callbacks,
+                   Communicator *agree) {
+  Communicator &agreeOn = agree ? *agree : comm;
+  RankResult result;
+  result.rank = comm.rank();
+  struct Release {
+    const RankCallbacks &callbacks;
+    int rank;
+    ~Release() {
+      if (callbacks.release)
+        callbacks.release(rank);
+    }
+  } release{callbacks, result.rank};
+  auto fail = [&](Status s) {
+    result.status = s.withContext("rank " + std::to_string(result.rank));
+    return result;
+  };
+
+  // Everything that can fail because of the inputs happens before the first
+  // collective of the program: building the plan, binding (on a device, its
+  // memory is allocated and filled here too, so that running out of it is
+  // agreed on like a bad input).
+  RankResult::Phases &seconds = result.seconds;
+  Stopwatch clock;
+  Status prepared = device.prepare(comm);
+
+  // Every agreement also checks that every rank runs the same program:
+  // ranks started with different programs (e.g. an MPMD mpirun) would
+  // otherwise issue different collectives, which MPI does not detect.
+  // `values` (summed over ranks) follow the flag and the fingerprint.
+  ProgramFingerprint print(program);
+  auto agreeAll = [&](const Status &ok, std::vector<double> &values,
+                      const char *stopped) -> Status {
+    std::vector<double> agreement = print.terms();
+    agreement.insert(agreement.begin(), ok ? 0.0 : 1.0);
+    const size_t head = agreement.size();
+    agreement.insert(agreement.end(), values.begin(), values.end());
+    Status reduced = agreeOn.allReduce(agreement.data(), agreement.data(),
+                                       static_cast<int64_t>(agreement.size()),
+                                       DType::F64);
+    // A rank that could not prepare reports that, even if the agreement
+    // then failed too (the others gave up waiting for it).
+    if (!reduced)
+      return ok ? reduced : ok;
+    if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
+      return Status::invalidArgument(
+          "the ranks do not all run the same program (its fingerprint "
+          "differs between ranks); start every rank with the same program");
+    if (!ok)
+      return ok;
+    if (agreement[0] > 0)
+      return Status::aborted(stopped);
+    values.assign(agreement.begin() + head, agreement.end());
+    return Status::ok();
+  };
+
+  // Dynamic argument dims: every rank's sizes, exchanged before any plan is
+  // built (a collective that stacks rows needs every rank's), in the slots
+  // of one all_reduce (sizes are exact in a double up to 2^53).
+  DynamicSizes sizes;
+  const size_t numDynamic = dynamicArgDims(program).size();
+  if (numDynamic > 0) {
+    const int w = comm.worldSize();
+    std::vector<int64_t> mine;
+    if (prepared && !callbacks.argShapes)
+      prepared = Status::invalidArgument(
+          "the program '" + program.name +
+          "' has dynamic argument dims, but the caller gave no argument "
+          "shapes (RankCallbacks::argShapes)");
+    if (prepared) {
+      std::vector<std::vector<int64_t>> shapes;
+      std::vector<std::string> names;
+      prepared = callbacks.argShapes(result.rank, shapes, names);
+      if (prepared)
+        prepared = dynamicSizesOf(program, shapes, mine, names);
+    }
+    std::vector<double> slots(static_cast<size_t>(w) * numDynamic, 0.0);
+    for (size_t i = 0; prepared && i < numDynamic; ++i)
+      slots[result.rank * numDynamic + i] = static_cast<double>(mine[i]);
+    seconds.bind += clock.lap();
+    Status exchanged = agreeAll(prepared, slots,
+                                "stopped because another rank failed to "
+                                "give the shapes of its inputs");
+    seconds.agree += clock.lap();
+    if (!exchanged)
+      return fail(exchanged);
+    sizes.assign(w, std::vector<int64_t>(numDynamic));
+    for (int p = 0; p < w; ++p)
+      for (size_t i = 0; i < numDynamic; ++i)
+        sizes[p][i] = static_cast<int64_t>(slots[p * numDynamic + i]);
+  }
+
+  // The plan: from the cache when its sizes were seen before (host memory
+  // only: a device's memory does not outlive the run), given back at the
+  // end whatever the outcome.
+  std::unique_ptr<Plan> plan;
+  PlanCache *cache =
+      device.kind() == DeviceKind::Host ? callbacks.plans : nullptr;
+  PlanCache::Key key;
+  struct GiveBack {
+    PlanCache *cache;
+    PlanCache::Key &key;
+    std::unique_ptr<Plan> &plan;
+    ~GiveBack() {
+      if (cache && plan)
+        cache->put(std::move(key), std::move(plan));
+    }
+  } giveBack{cache, key, plan};
+  RankBuffers buffers;
+  if (prepared) {
+    if (cache) {
+      key = PlanCache::keyOf(program, result.rank, comm.worldSize(), sizes);
+      prepared = cache->take(program, key, device.allocator(), plan,
+                             result.planReused);
+    } else {
+      prepared = Plan::build(program, result.rank, comm.worldSize(),
+                             device.allocator(), plan, sizes);
+    }
+  }
+  seconds.plan = clock.lap();
+  if (prepared && callbacks.bind)
+    prepared = callbacks.bind(*plan, device, buffers);
+  if (prepared)
+    prepared = checkBuffers(*plan, buffers);
+  // A compiled program's executor, made before the agreement so that a
+  // failure to make it is agreed on like a bad input. It is destroyed
+  // before this function returns, while comm and device are alive.
+  std::unique_ptr<RankExecutor> executor;
+  if (prepared && !program.compiled.empty()) {
+    if (!callbacks.executor)
+      prepared = Status::invalidArgument(
+          "the program '" + program.name + "' is compiled code (" +
+          program.compiled +
+          "): it runs only where that code is, through its executor "
+          "(RankCallbacks::executor; shardlin-run --jit), not from a "
+          "program file");
+    else
+      prepared = callbacks.executor(*plan, comm, device, executor);
+    if (prepared && !executor)
+      prepared = Status::internal("the executor callback made no executor");
+  }
+  seconds.bind += clock.lap();
+
+  std::vector<double> none;
+  Status agreed = agreeAll(prepared, none,
+                           "stopped because another rank failed to prepare "
+                           "its inputs");
+  seconds.agree += clock.lap();
+  if (!agreed)
+    return fail(agreed);
+
+  comm.resetStats();
+  RankRun run(*plan, comm, device, buffers, executor.get());
+  Status ran = callbacks.run ? callbacks.run(run) : run.execute();
+  result.stats = run.stats();
+  seconds.run = clock.lap();
+  if (!ran)
+    return fail(ran);
+  if (callbacks.finish) {
+    Status finished = callbacks.finish(*plan, device, buffers, agreeOn);
+    seconds.finish = clock.lap();
+    if (!finished)
+      return fail(finished);
+  }
+  return result;
+}
+
+std::string describeRank(const RankResult &rank, const char *bindName,
+                         const char *finishName) {
+  const RankResult::Phases &t = rank.seconds;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "rank %d: plan %.3f ms%s, %s %.3f ms, agree %.3f ms, run %.3f "
+                "ms, %s %.3f ms; sent %llu bytes in %llu collectives",
+                rank.rank, t.plan * 1e3, rank.planReused ? " (reused)" : "",
+                bindName, t.bind * 1e3, t.agree * 1e3,
+                t.run * 1e3, finishName, t.finish * 1e3,
+                static_cast<unsigned long long>(rank.stats.bytesSent),
+                static_cast<unsigned long long>(rank.stats.calls));
+  std::string line = buf;
+  if (!rank.status)
+    line += "; failed: " + rank.status.message();
+  return line;
+}
+
+Status rootCause(const std::vector<RankResult> &ranks) {
+  // A rank's own error first; a timeout is most often another rank's
+  // fault seen from outside ("timed out ... waiting for rank 1"); then
+  // the ranks that stopped because of others.
+  for (StatusCode skip : {StatusCode::DeadlineExceeded, StatusCode::Ok})
+    for (const RankResult &r : ranks)
+      if (!r.status && r.status.code() != StatusCode::Aborted &&
+          r.status.code() != skip)
+        return r.status;
+  for (const RankResult &r : ranks)
+    if (!r.status)
+      return r.status;
+  return Status::ok();
+}
+
+Status checkWorldSizeRange(int worldSize) {
+  if (worldSize < 1 || worldSize > kMaxWorldSize)
+    return Status::invalidArgument("the world size must be in [1, " +
+                                   std::to_string(kMaxWorldSize) + "], got " +
+                                   std::to_string(worldSize));
+  return Status::ok();
+}
+
+Status checkRunOptions(const RunOptions &options) {
+  if (options.worldSize < 0 || options.worldSize > kMaxWorldSize)
+    return Status::invalidArgument(
+               "the requested world size must be in [1, " +
+               std::to_string(kMaxWorldSize) +
+               "] (or 0: from the program), got " +
+               std::to_string(options.worldSize))
+        .withSubject("worldSize");
+  if (options.device < -1)
+    return Status::invalidArgument(
+               "the device must be a device number (>= 0) or -1 (any), got " +
+               std::to_string(options.device))
+        .withSubject("device");
+  if (options.blasThreads < 0)
+    return Status::invalidArgument(
+               "the BLAS thread count must be >= 0 (0: cores / ranks per "
+               "host), got " +
+               std::to_string(options.blasThreads))
+        .withSubject("blasThreads");
+  if (!(options.comm.timeoutSeconds > 0)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", options.comm.timeoutSeconds);
+    return Status::invalidArgument(
+               std::string("the timeout must be a positive number of seconds, "
+                           "got ") +
+               value)
+        .withSubject("timeout");
+  }
+  return Status::ok();
+}
+
+Status checkWorldSize(const Program &program, int requested) {
+  if (requested != 0 && program.worldSize != 0 &&
+      program.worldSize != requested)
+    return Status::invalidArgument(
+               "the requested world size " + std::to_string(requested) +
+               " does not match the " + std::to_string(program.worldSize) +
+               " placements of the program's sharded values")
+        .withSubject("worldSize");
+  return Status::ok();
+}
+
+Status resolveWorldSize(const Program &program, int requested, int launched,
+                        int &worldSize) {
+  if (launched > 0) {
+    if (requested != 0 && requested != launched)
+      return Status::invalidArgument(
+                 "the requested world size " + std::to_string(requested) +
+                 " does not match the MPI world size " +
+                 std::to_string(launched))
+          .withSubject("worldSize");
+    if (program.worldSize != 0 && program.worldSize != launched)
+      return Status::invalidArgument(
+          "the MPI world size " + std::to_string(launched) +
+          " does not match the " + std::to_string(program.worldSize) +
+          " placements of the program's sharded values");
+    worldSize = launched;
+    return Status::ok();
+  }
+  worldSize = requested;
+  if (worldSize == 0)
+    worldSize = program.worldSize == 0 ? 1 : static_cast<int>(program.worldSize);
+  SHARDLIN_RETURN_IF_ERROR(
+      checkWorldSizeRange(worldSize).withSubject("worldSize"));
+  return checkWorldSize(program, worldSize);
+}
+
+} // namespace shardlin::rt

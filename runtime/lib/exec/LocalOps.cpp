@@ -1,0 +1,66 @@
+//===- LocalOps.cpp - The argument checks every device's local ops make ---===//
+//
+// elementwise and convert are the two local ops every device implements
+// with kernels of its own (backends/host, backends/cuda); their argument
+// checks are written once, here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/exec/LocalOps.h"
+#include "shardlin/runtime/base/Buffer.h"
+
+namespace shardlin::rt {
+
+Status checkElementwiseArguments(const ExprProgram &expr,
+                                 const std::vector<ExprOperand> &operands,
+                                 const void *y, int64_t rows, int64_t cols,
+                                 DType dtype) {
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
+      dtype != DType::F64)
+    return Status::invalidArgument(
+        "elementwise: unknown element type " +
+        std::to_string(static_cast<int>(dtype)));
+  if (rows < 0 || cols < 0)
+    return Status::invalidArgument("elementwise: negative size " +
+                                   std::to_string(rows) + " x " +
+                                   std::to_string(cols));
+  int64_t count = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements({rows, cols}, count, dtypeSize(dtype))
+          .withContext("elementwise"));
+  SHARDLIN_RETURN_IF_ERROR(
+      validateExpr(expr, operands.size(), "elementwise"));
+  if (count == 0)
+    return Status::ok();
+  if (!y)
+    return Status::invalidArgument("elementwise: the result is null");
+  for (size_t k = 0; k < operands.size(); ++k)
+    if (!operands[k].data)
+      return Status::invalidArgument("elementwise: operand " +
+                                     std::to_string(k) + " is null");
+  return Status::ok();
+}
+
+Status checkConvertArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t n) {
+  if (!isConversion(from, to))
+    return Status::invalidArgument(
+        "convert: no conversion from element type " +
+        std::to_string(static_cast<int>(from)) + " to " +
+        std::to_string(static_cast<int>(to)) +
+        " (f32 to f16 or bf16, or back)");
+  if (n < 0)
+    return Status::invalidArgument("convert: negative size " +
+                                   std::to_string(n));
+  int64_t count = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements({n}, count, dtypeSize(DType::F32))
+          .withContext("convert"));
+  if (n > 0 && (!x || !y))
+    return Status::invalidArgument(std::string("convert: ") +
+                                   (!x ? "the source" : "the result") +
+                                   " is null");
+  return Status::ok();
+}
+
+} // namespace shardlin::rt

@@ -1,0 +1,174 @@
+//===- ThreadLauncher.cpp - Ranks as threads of this process --------------===//
+//
+// Every backend whose ranks are threads of one process (threads,
+// cuda-local, nccl without mpirun) runs them here: one thread per rank,
+// each running runRank over its communicator and a device of its own, and
+// a waiting thread that gives up on ranks stuck outside the runtime once
+// another rank failed (RunOptions::abandonLateRanks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/ThreadLauncher.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+namespace shardlin::rt {
+
+namespace {
+
+/// What the rank threads of one run share with the thread that waits for
+/// them. Owned jointly, so that a rank given up on (RunOptions::
+/// abandonLateRanks) keeps what it uses alive after runProgram returned.
+struct ThreadsRun {
+  Program program;
+  RankCallbacks callbacks;
+  std::vector<std::unique_ptr<Communicator>> comms, agree;
+  std::function<std::unique_ptr<RankDevice>()> makeDevice;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<RankResult> ranks;
+  std::vector<char> done;
+  /// Which callback each rank is in (argShapes, bind or finish: outside the
+  /// runtime's timed waits), or null: in the runtime, whose waits are
+  /// collectives with the timeout.
+  std::vector<const char *> outside;
+};
+
+/// The callbacks of rank threads, reporting where each rank is.
+RankCallbacks trackedCallbacks(const std::shared_ptr<ThreadsRun> &run) {
+  RankCallbacks c = run->callbacks;
+  // Only a weak reference: the callbacks are a member of `run`.
+  std::weak_ptr<ThreadsRun> weak = run;
+  auto mark = [weak](int rank, const char *where) {
+    if (std::shared_ptr<ThreadsRun> r = weak.lock()) {
+      std::lock_guard<std::mutex> lock(r->mutex);
+      r->outside[size_t(rank)] = where;
+    }
+  };
+  if (run->callbacks.argShapes)
+    c.argShapes = [mark, shapesOf = run->callbacks.argShapes](
+                      int rank, std::vector<std::vector<int64_t>> &shapes,
+                      std::vector<std::string> &names) {
+      mark(rank, "reading its inputs' shapes (argShapes)");
+      Status s = shapesOf(rank, shapes, names);
+      mark(rank, nullptr);
+      return s;
+    };
+  if (run->callbacks.bind)
+    c.bind = [mark, bind = run->callbacks.bind](const Plan &plan,
+                                                RankDevice &device,
+                                                RankBuffers &buffers) {
+      mark(plan.rank(), "loading its inputs (bind)");
+      Status s = bind(plan, device, buffers);
+      mark(plan.rank(), nullptr);
+      return s;
+    };
+  if (run->callbacks.finish)
+    c.finish = [mark, finish = run->callbacks.finish](
+                   const Plan &plan, RankDevice &device,
+                   const RankBuffers &buffers, Communicator &agree) {
+      mark(plan.rank(), "writing its outputs (finish)");
+      Status s = finish(plan, device, buffers, agree);
+      mark(plan.rank(), nullptr);
+      return s;
+    };
+  return c;
+}
+
+} // namespace
+
+Status runRanksOnThreads(
+    const Program &program, const RunOptions &options,
+    const RankCallbacks &callbacks,
+    std::vector<std::unique_ptr<Communicator>> comms,
+    std::vector<std::unique_ptr<Communicator>> agree,
+    std::function<std::unique_ptr<RankDevice>()> makeDevice,
+    std::vector<RankResult> &ranks) {
+  const size_t w = comms.size();
+  auto run = std::make_shared<ThreadsRun>();
+  run->program = program;
+  run->callbacks = callbacks;
+  run->comms = std::move(comms);
+  run->agree = std::move(agree);
+  run->makeDevice = std::move(makeDevice);
+  run->ranks.assign(w, RankResult());
+  run->done.assign(w, 0);
+  run->outside.assign(w, nullptr);
+  const RankCallbacks tracked = trackedCallbacks(run);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < w; ++r)
+    threads.emplace_back([run, tracked, r] {
+      std::unique_ptr<RankDevice> device = run->makeDevice();
+      RankResult result =
+          runRank(run->program, *run->comms[r], *device, tracked,
+                  run->agree.empty() ? nullptr : run->agree[r].get());
+      device.reset();
+      std::lock_guard<std::mutex> lock(run->mutex);
+      run->ranks[r] = std::move(result);
+      run->done[r] = 1;
+      run->outside[r] = nullptr;
+      run->changed.notify_all();
+    });
+
+  // Wait for every rank; but once one has failed, the ranks still out of
+  // the runtime's reach (in a callback, e.g. reading an input that never
+  // comes) get a grace period, then are given up on if the caller allows.
+  const double grace = std::min(options.comm.timeoutSeconds, 2.0);
+  std::vector<size_t> late;
+  {
+    std::unique_lock<std::mutex> lock(run->mutex);
+    auto allDone = [&] {
+      return std::all_of(run->done.begin(), run->done.end(),
+                         [](char d) { return d != 0; });
+    };
+    auto anyFailed = [&] {
+      for (size_t r = 0; r < w; ++r)
+        if (run->done[r] && !run->ranks[r].status)
+          return true;
+      return false;
+    };
+    run->changed.wait(lock, [&] { return allDone() || anyFailed(); });
+    if (!allDone() && options.abandonLateRanks) {
+      run->changed.wait_for(
+          lock, std::chrono::duration<double>(grace), allDone);
+      // Only ranks in a callback: one in a collective fails within its
+      // timeout, and its own computation ends.
+      for (size_t r = 0; r < w; ++r)
+        if (!run->done[r] && run->outside[r])
+          late.push_back(r);
+    }
+    run->changed.wait(lock, [&] {
+      for (size_t r = 0; r < w; ++r)
+        if (!run->done[r] &&
+            std::find(late.begin(), late.end(), r) == late.end())
+          return false;
+      return true;
+    });
+    ranks = run->ranks;
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", grace);
+    for (size_t r : late) {
+      const char *where = run->outside[r];
+      ranks[r].rank = static_cast<int>(r);
+      ranks[r].status = Status::deadlineExceeded(
+          "rank " + std::to_string(r) + ": still " + where + " " + limit +
+          " s after another rank failed; given up on (its thread is left "
+          "running and ends with the process)");
+    }
+  }
+  for (size_t r = 0; r < w; ++r) {
+    if (std::find(late.begin(), late.end(), r) != late.end())
+      threads[r].detach();
+    else
+      threads[r].join();
+  }
+  return rootCause(ranks);
+}
+
+} // namespace shardlin::rt

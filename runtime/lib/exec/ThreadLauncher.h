@@ -1,0 +1,33 @@
+//===- ThreadLauncher.h - Ranks as threads of this process ------*- C++ -*-===//
+//
+// Internal to the runtime: how the backends whose ranks are threads of one
+// process (threads, cuda-local, nccl without mpirun) run them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_LIB_EXEC_THREADLAUNCHER_H
+#define SHARDLIN_RUNTIME_LIB_EXEC_THREADLAUNCHER_H
+
+#include "shardlin/runtime/exec/Execute.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// Runs rank r of `comms` on thread r, each with the device `makeDevice`
+/// creates; `agree`, if not empty, carries the agreements (one host
+/// communicator per rank). Fills `ranks` by rank; returns the root cause.
+/// With options.abandonLateRanks, once a rank has failed, ranks that are
+/// still running min(timeout, 2 s) later are given up on (RunOptions).
+Status runRanksOnThreads(
+    const Program &program, const RunOptions &options,
+    const RankCallbacks &callbacks,
+    std::vector<std::unique_ptr<Communicator>> comms,
+    std::vector<std::unique_ptr<Communicator>> agree,
+    std::function<std::unique_ptr<RankDevice>()> makeDevice,
+    std::vector<RankResult> &ranks);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_LIB_EXEC_THREADLAUNCHER_H

@@ -1,0 +1,104 @@
+//===- ViewOps.cpp - local_shard, reshape, local_chunk ---===//
+//
+// The ops whose result is (mostly) a view of their operand: a sharded
+// argument's local chunk, a reshape, and this rank's chunk along a dim (a
+// copy only when the chunk is not contiguous).
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/OpKernels.h"
+
+namespace shardlin::rt {
+
+Status resolveLocalShard(OpResolveContext &ctx) {
+  ctx.result = ctx.operandShape(0);
+  ctx.viewOperand(0, 0);
+  return Status::ok();
+}
+
+Status resolveReshape(OpResolveContext &ctx) {
+  ctx.result = ctx.resultType();
+  // Dynamic dims come from the second operand's same dims, if there is one
+  // (an expand_shape's output sizes); one left is inferred from the count.
+  int inferred = -1;
+  for (size_t d = 0; d < ctx.result.size(); ++d) {
+    if (ctx.result[d] == kDynamic && ctx.in.operands.size() == 2)
+      ctx.result[d] = ctx.operandShape(1)[d];
+    if (ctx.result[d] != kDynamic)
+      continue;
+    if (inferred >= 0)
+      return ctx.error("a reshape to " + formatShape(ctx.resultType()) +
+                       " has more than one dynamic dim and no value to take "
+                       "them from");
+    inferred = static_cast<int>(d);
+  }
+  const int64_t count = ctx.plan.numElements(ctx.in.operands[0]);
+  if (inferred >= 0) {
+    // The product of the other dims (checked like any shape).
+    std::vector<int64_t> others = ctx.result;
+    others[inferred] = 1;
+    int64_t known = 0;
+    Status sized =
+        checkedNumElements(others, known, ctx.plan.eltSize(ctx.in.result));
+    if (!sized)
+      return ctx.error(sized.message());
+    if (known == 0)
+      return ctx.error("cannot infer dim " + std::to_string(inferred) +
+                       " of a reshape from " +
+                       formatShape(ctx.operandShape(0)) + " to " +
+                       formatShape(ctx.resultType()) +
+                       ": its other dims hold no elements");
+    if (count % known != 0)
+      return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
+                       " to " + formatShape(ctx.resultType()) +
+                       ": the element count " + std::to_string(count) +
+                       " is not a multiple of " + std::to_string(known));
+    ctx.result[inferred] = count / known;
+  }
+  int64_t n = 0;
+  Status sized =
+      checkedNumElements(ctx.result, n, ctx.plan.eltSize(ctx.in.result));
+  if (!sized)
+    return ctx.error(sized.message());
+  if (n != count)
+    return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
+                     " to " + formatShape(ctx.result) +
+                     " changes the element count");
+  ctx.viewOperand(0, 0);
+  return Status::ok();
+}
+
+Status resolveLocalChunk(OpResolveContext &ctx) {
+  const std::vector<int64_t> &src = ctx.operandShape(0);
+  DimSplit v = splitAround(src, ctx.in.along.dim);
+  ChunkLayout layout(v.n, ctx.in.along.placements);
+  ctx.step.chunkView = v;
+  ctx.step.chunkRange = layout.ofRank(ctx.rank);
+  ctx.result = src;
+  ctx.result[ctx.in.along.dim] = ctx.step.chunkRange.size;
+  if (v.outer == 1)
+    ctx.viewOperand(0, ctx.step.chunkRange.offset * v.inner *
+                           ctx.operandEltSize(0));
+  return Status::ok();
+}
+
+Status executeLocalChunk(OpExecuteContext &ctx) {
+  const DimSplit &v = ctx.step.chunkView;
+  const Range &r = ctx.step.chunkRange;
+  if (v.outer == 1)
+    return Status::ok(); // A view.
+  if (v.outer == 0 || r.size == 0 || v.inner == 0)
+    return Status::ok(); // Nothing to copy (and maybe null buffers).
+  const size_t elt = ctx.eltSize();
+  return ctx.ops.copyRows(
+      ctx.operand(0) + r.offset * v.inner * elt, v.n * v.inner * elt,
+      ctx.result(), r.size * v.inner * elt, v.outer, r.size * v.inner * elt);
+}
+
+std::vector<OpKernel> viewKernels() {
+  return {{OpCode::LocalShard, resolveLocalShard, executeNothing},
+          {OpCode::Reshape, resolveReshape, executeNothing},
+          {OpCode::LocalChunk, resolveLocalChunk, executeLocalChunk}};
+}
+
+} // namespace shardlin::rt

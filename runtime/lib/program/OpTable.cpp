@@ -1,0 +1,290 @@
+//===- OpTable.cpp - The description of every runtime op ------------------===//
+//
+// Each op once: its mnemonic, the IR ops it is translated from, its
+// operands, its attributes and its own checks (verify), as Program::validate,
+// the text form and the translator from IR read them (OpTable.h). How an op
+// resolves its sizes and runs on a rank is the executor's
+// (exec/OpKernels.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/program/OpTable.h"
+
+#include <algorithm>
+
+namespace shardlin::rt {
+
+namespace {
+
+size_t rankOf(const Program &p, int value) {
+  return p.values[value].shape.size();
+}
+
+/// Collectives along one dim keep the rank; their chunk spec applies to it.
+Status verifyAlong(const Program &p, const Instr &in, const std::string &what) {
+  const size_t rank = rankOf(p, in.result);
+  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.along, rank, what));
+  if (rankOf(p, in.operands[0]) != rank)
+    return Status::invalidArgument(what + " changes the rank");
+  return Status::ok();
+}
+
+Status verifyLocalShard(const Program &p, const Instr &in,
+                        const std::string &what) {
+  if (static_cast<size_t>(in.operands[0]) >= p.args.size() ||
+      !p.args[in.operands[0]].sharded)
+    return Status::invalidArgument(what + " needs a sharded argument");
+  return Status::ok();
+}
+
+Status verifyReshape(const Program &p, const Instr &in,
+                     const std::string &what) {
+  if (p.values[in.operands[0]].dtype != p.values[in.result].dtype)
+    return Status::invalidArgument(what + " mixes element types");
+  if (in.operands.size() == 2 && rankOf(p, in.operands[1]) != rankOf(p, in.result))
+    return Status::invalidArgument(
+        what + " takes its dynamic dims from a value of rank " +
+        std::to_string(rankOf(p, in.operands[1])) + ", not the result's " +
+        std::to_string(rankOf(p, in.result)));
+  return Status::ok();
+}
+
+Status verifyAllToAll(const Program &p, const Instr &in,
+                      const std::string &what) {
+  const size_t rank = rankOf(p, in.result);
+  SHARDLIN_RETURN_IF_ERROR(
+      checkChunkSpec(p, in.concat, rank, what + " concat"));
+  if (in.concat.dim == in.split.dim)
+    return Status::invalidArgument(what +
+                                   " splits and concatenates the same dim");
+  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.split, rank, what));
+  if (rankOf(p, in.operands[0]) != rank)
+    return Status::invalidArgument(what + " changes the rank");
+  return Status::ok();
+}
+
+/// Whether a gemm with operands of `operands` gives an f32 result: the
+/// partial products of a K split, summed over ranks before one rounding.
+bool isF32ResultOf(DType operands, DType result) {
+  return result == DType::F32 &&
+         (operands == DType::F16 || operands == DType::BF16);
+}
+
+Status verifyGemm(const Program &p, const Instr &in, const std::string &what) {
+  if (rankOf(p, in.result) != 2 || rankOf(p, in.operands[0]) != 2 ||
+      rankOf(p, in.operands[1]) != 2 ||
+      (in.operands.size() == 3 && rankOf(p, in.operands[2]) != 1))
+    return Status::invalidArgument(what + " needs rank-2 operands and result");
+  const DType t = p.values[in.operands[0]].dtype;
+  for (int v : in.operands)
+    if (p.values[v].dtype != t)
+      return Status::invalidArgument(what + " mixes element types");
+  const DType r = p.values[in.result].dtype;
+  if (r != t && !isF32ResultOf(t, r))
+    return Status::invalidArgument(
+        what + " has a " + dtypeName(r) + " result of " + dtypeName(t) +
+        " operands (the result has their type, or f32 for f16 and bf16)");
+  if (r != t && in.operands.size() == 3)
+    return Status::invalidArgument(what + " has a bias and an f32 result of " +
+                                   dtypeName(t) + " operands");
+  return Status::ok();
+}
+
+Status verifyBiasAdd(const Program &p, const Instr &in,
+                     const std::string &what) {
+  if (rankOf(p, in.result) == 0 || rankOf(p, in.operands[1]) != 1)
+    return Status::invalidArgument(what + " needs a rank-1 bias");
+  return Status::ok();
+}
+
+Status verifyElementwise(const Program &p, const Instr &in,
+                         const std::string &what) {
+  SHARDLIN_RETURN_IF_ERROR(validateExpr(in.expr, in.operands.size(), what));
+  const std::vector<int64_t> &result = p.values[in.result].shape;
+  bool anyFull = false;
+  for (size_t k = 0; k < in.operands.size(); ++k) {
+    const std::vector<int64_t> &shape = p.values[in.operands[k]].shape;
+    const std::string operand =
+        what + " operand " + std::to_string(k) + " " + formatShape(shape);
+    if (isRowVectorOperand(shape.size(), result.size())) {
+      if (shape[0] != kDynamic && result.back() != kDynamic &&
+          shape[0] != result.back())
+        return Status::invalidArgument(
+            operand + " is a row vector of " + std::to_string(shape[0]) +
+            " elements but the result " + formatShape(result) +
+            " has rows of " + std::to_string(result.back()));
+      continue;
+    }
+    if (shape.size() != result.size())
+      return Status::invalidArgument(
+          operand + " is neither of the result's shape " +
+          formatShape(result) + " nor a row vector of its last dim");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != kDynamic && result[d] != kDynamic &&
+          shape[d] != result[d])
+        return Status::invalidArgument(operand + " differs from the result " +
+                                       formatShape(result) + " in dim " +
+                                       std::to_string(d));
+    anyFull = true;
+  }
+  if (!anyFull)
+    return Status::invalidArgument(what + " needs an operand of the result's "
+                                          "shape " +
+                                   formatShape(result) +
+                                   " (all its operands are row vectors)");
+  return Status::ok();
+}
+
+Status verifyConvert(const Program &p, const Instr &in,
+                     const std::string &what) {
+  const DType from = p.values[in.operands[0]].dtype;
+  const DType to = p.values[in.result].dtype;
+  if (!isConversion(from, to))
+    return Status::invalidArgument(what + " converts " + dtypeName(from) +
+                                   " to " + dtypeName(to) +
+                                   " (f32 to f16 or bf16, or back)");
+  if (rankOf(p, in.operands[0]) != rankOf(p, in.result))
+    return Status::invalidArgument(what + " changes the rank");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+using Kind = OpAttribute::Kind;
+
+OpAttribute chunksAttr(const char *keyword, const char *odsName,
+                       ChunkSpec Instr::*field) {
+  return {Kind::Chunks, keyword, {{odsName, field, nullptr}}};
+}
+
+std::vector<OpInfo> makeTable() {
+  const OpAttribute along = chunksAttr("chunk", "along", &Instr::along);
+  std::vector<OpInfo> t = {
+      {OpCode::LocalShard,
+       "local_shard",
+       {"shardlin.local_shard"},
+       1,
+       1,
+       {},
+       verifyLocalShard,
+       false},
+      {OpCode::LocalChunk,
+       "local_chunk",
+       {"shardlin.local_chunk"},
+       1,
+       1,
+       {along},
+       verifyAlong,
+       false},
+      {OpCode::AllGather,
+       "all_gather",
+       {"shardlin.all_gather"},
+       1,
+       1,
+       {along},
+       verifyAlong,
+       false},
+      {OpCode::AllToAll,
+       "all_to_all",
+       {"shardlin.all_to_all"},
+       1,
+       1,
+       {chunksAttr("chunk", "split", &Instr::split),
+        chunksAttr("concat", "concat", &Instr::concat)},
+       verifyAllToAll,
+       false},
+      {OpCode::ReduceScatter,
+       "reduce_scatter",
+       {"shardlin.reduce_scatter"},
+       1,
+       1,
+       {along},
+       verifyAlong,
+       false},
+      {OpCode::Gemm,
+       "gemm",
+       {"shardlin.gemm"},
+       2,
+       3,
+       {{Kind::Flags,
+         "trans",
+         {{"transpose_lhs", nullptr, &Instr::transposeLhs},
+          {"transpose_rhs", nullptr, &Instr::transposeRhs}}}},
+       verifyGemm,
+       true},
+      {OpCode::BiasAdd,
+       "bias_add",
+       {"shardlin.bias_add"},
+       2,
+       2,
+       {},
+       verifyBiasAdd,
+       false},
+      // Operand 1, if any: the value whose dims of the same index give the
+      // result's dynamic dims (an expand_shape's output sizes, read from
+      // tensor.dim ops by the translator).
+      {OpCode::Reshape,
+       "reshape",
+       {"tensor.collapse_shape", "tensor.expand_shape"},
+       1,
+       2,
+       {},
+       verifyReshape,
+       true},
+      // Built by the translator from chains of arith/math/linalg ops, not
+      // from one IR op: no irOps.
+      {OpCode::Elementwise,
+       "elementwise",
+       {},
+       1,
+       kMaxExprNodes,
+       {{Kind::Expr, "expr", {{"expr", nullptr, nullptr, &Instr::expr}}}},
+       verifyElementwise,
+       false},
+      {OpCode::Convert,
+       "convert",
+       {"shardlin.convert"},
+       1,
+       1,
+       {},
+       verifyConvert,
+       true},
+  };
+  return t;
+}
+
+} // namespace
+
+const std::vector<OpInfo> &opTable() {
+  static const std::vector<OpInfo> table = makeTable();
+  return table;
+}
+
+const OpInfo &opInfo(OpCode op) {
+  // The table is in OpCode order (OpTableTest checks it).
+  return opTable()[static_cast<size_t>(op)];
+}
+
+const OpInfo *findOpByMnemonic(const std::string &mnemonic) {
+  for (const OpInfo &info : opTable())
+    if (mnemonic == info.mnemonic)
+      return &info;
+  return nullptr;
+}
+
+size_t maxOperandsOfAnyOp() {
+  size_t most = 0;
+  for (const OpInfo &info : opTable())
+    most = std::max(most, info.maxOperands);
+  return most;
+}
+
+const char *opCodeName(OpCode op) {
+  if (static_cast<size_t>(op) >= kNumOpCodes)
+    return "unknown";
+  return opInfo(op).mnemonic;
+}
+
+} // namespace shardlin::rt

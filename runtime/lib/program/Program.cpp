@@ -1,0 +1,150 @@
+//===- Program.cpp - Program validation -----------------------------------===//
+
+#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/program/OpTable.h"
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+
+namespace shardlin::rt {
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] == kDynamic ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+bool hasDynamicDim(const std::vector<int64_t> &shape) {
+  return std::find(shape.begin(), shape.end(), kDynamic) != shape.end();
+}
+
+Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
+                      size_t rankOf, const std::string &what) {
+  std::string problem = checkPlacements(spec.placements);
+  if (!problem.empty())
+    return Status::invalidArgument(what + ": " + problem);
+  // A program with chunk specs is compiled for one world size; world_size
+  // 0 ("any") would let a plan index the chunk tables with ranks they do
+  // not have.
+  if (program.worldSize == 0)
+    return Status::invalidArgument(
+        what + " has a chunk spec of " + std::to_string(spec.numChunks()) +
+        " chunks but the program's world size is 0 (only a program without "
+        "chunk specs runs on any number of ranks)");
+  if (spec.numChunks() != program.worldSize)
+    return Status::invalidArgument(
+        what + " has " + std::to_string(spec.numChunks()) +
+        " chunks but the program runs on " +
+        std::to_string(program.worldSize) + " ranks");
+  if (spec.dim < 0 || static_cast<size_t>(spec.dim) >= rankOf)
+    return Status::invalidArgument(what + ": chunk dim " +
+                                   std::to_string(spec.dim) +
+                                   " out of range for rank " +
+                                   std::to_string(rankOf));
+  return Status::ok();
+}
+
+namespace {
+/// Program::validate for a compiled program (Program::compiled).
+Status validateCompiled(const Program &p) {
+  const std::string what = "compiled program '" + p.name + "' (" + p.compiled + ")";
+  if (p.compiled.find_first_of(" \t\r\n") != std::string::npos)
+    return Status::invalidArgument(what + ": the code's name has white space");
+  if (!p.instrs.empty())
+    return Status::invalidArgument(
+        what + " has " + std::to_string(p.instrs.size()) +
+        " instruction(s); a compiled program is its entry's signature only");
+  if (p.values.size() != p.args.size() + p.results.size())
+    return Status::invalidArgument(
+        what + " has " + std::to_string(p.values.size()) + " values for " +
+        std::to_string(p.args.size()) + " argument(s) and " +
+        std::to_string(p.results.size()) + " result(s)");
+  for (size_t i = 0; i < p.results.size(); ++i) {
+    const size_t v = p.args.size() + i;
+    if (p.results[i] != static_cast<int>(v))
+      return Status::invalidArgument(what + ": result " + std::to_string(i) +
+                                     " must be value " + std::to_string(v) +
+                                     ", not " + std::to_string(p.results[i]));
+    for (int64_t d : p.values[v].shape)
+      if (d != kDynamic && d < 0)
+        return Status::invalidArgument(what + ": result " +
+                                       std::to_string(i) + " has the shape " +
+                                       formatShape(p.values[v].shape));
+  }
+  return Status::ok();
+}
+} // namespace
+
+Status Program::validate() const {
+  const int numValues = static_cast<int>(values.size());
+  if (args.size() > values.size())
+    return Status::invalidArgument("program '" + name + "' has more arguments than values");
+  std::vector<bool> defined(values.size(), false);
+  for (size_t i = 0; i < args.size(); ++i) {
+    defined[i] = true;
+    // Value i is argument i: a plan sizes the argument from one and its
+    // uses from the other, so they must be the same type.
+    if (args[i].type.dtype != values[i].dtype ||
+        args[i].type.shape != values[i].shape)
+      return Status::invalidArgument(
+          "argument " + std::to_string(i) + " has type " +
+          dtypeName(args[i].type.dtype) + " " + formatShape(args[i].type.shape) +
+          " but value " + std::to_string(i) + " has type " +
+          dtypeName(values[i].dtype) + " " + formatShape(values[i].shape));
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].sharded)
+      SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
+                                         args[i].globalShape.size(),
+                                         "argument " + std::to_string(i)));
+  if (!compiled.empty())
+    return validateCompiled(*this);
+  for (size_t s = 0; s < instrs.size(); ++s) {
+    const Instr &in = instrs[s];
+    std::string what = "instruction " + std::to_string(s) + " (" +
+                       opCodeName(in.op) + ")";
+    if (static_cast<size_t>(in.op) >= kNumOpCodes)
+      return Status::invalidArgument(
+          "instruction " + std::to_string(s) + " has an unknown op code " +
+          std::to_string(static_cast<int>(in.op)));
+    const OpInfo &info = opInfo(in.op);
+    const size_t count = in.operands.size();
+    if (count < info.minOperands || count > info.maxOperands)
+      return Status::invalidArgument(
+          what + " has " + std::to_string(count) + " operands, expected " +
+          std::to_string(info.minOperands) +
+          (info.maxOperands == info.minOperands
+               ? std::string()
+               : " to " + std::to_string(info.maxOperands)));
+    for (int v : in.operands)
+      if (v < 0 || v >= numValues || !defined[v])
+        return Status::invalidArgument(what + " uses undefined value " +
+                             std::to_string(v));
+    if (in.result < 0 || in.result >= numValues || defined[in.result])
+      return Status::invalidArgument(what + " defines invalid or duplicate value " +
+                           std::to_string(in.result));
+    if (!info.ownElementTypes)
+      for (int v : in.operands)
+        if (values[v].dtype != values[in.result].dtype)
+          return Status::invalidArgument(what + " mixes element types");
+    SHARDLIN_RETURN_IF_ERROR(info.verify(*this, in, what));
+    if (!in.strategy.empty() &&
+        in.strategy.find_first_of(" \t\r\n") != std::string::npos)
+      return Status::invalidArgument(what + " has a strategy name with "
+                                            "white space: '" +
+                                     in.strategy + "'");
+    defined[in.result] = true;
+  }
+  for (int v : results)
+    if (v < 0 || v >= numValues || !defined[v])
+      return Status::invalidArgument("program result " + std::to_string(v) +
+                           " is not defined");
+  return Status::ok();
+}
+
+} // namespace shardlin::rt

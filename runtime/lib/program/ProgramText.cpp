@@ -1,0 +1,384 @@
+//===- ProgramText.cpp - A program's text form: print and parse ----------===//
+//
+// "shardlin-program v1": one line per value, argument, instruction and
+// result, written by serializeProgram and read back by parseProgram with a
+// located message for every malformed line. The op table (OpTable.h) gives
+// each op's mnemonic and attributes, so no op is listed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/program/ProgramText.h"
+#include "shardlin/runtime/program/OpTable.h"
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+
+namespace shardlin::rt {
+
+namespace {
+
+void writeShape(std::ostream &os, const std::vector<int64_t> &shape) {
+  os << shape.size();
+  for (int64_t d : shape) {
+    os << ' ';
+    if (d == kDynamic)
+      os << '?';
+    else
+      os << d;
+  }
+}
+
+void writeSpec(std::ostream &os, const ChunkSpec &spec) {
+  os << spec.dim << ' ' << spec.placements.size();
+  for (int64_t p : spec.placements)
+    os << ' ' << p;
+}
+
+/// `N node...`: each node as its op's name and then `input K`, `const C`,
+/// `cmp PREDICATE A B`, or the op's arg node indices.
+void writeExpr(std::ostream &os, const ExprProgram &expr) {
+  os << expr.nodes.size();
+  for (const ExprNode &node : expr.nodes) {
+    os << ' ' << exprOpName(node.op);
+    if (node.op == ExprOp::Input)
+      os << ' ' << node.input;
+    else if (node.op == ExprOp::Const)
+      os << ' ' << formatExprConstant(node.value);
+    else if (node.op == ExprOp::Cmp)
+      os << ' ' << cmpPredicateName(node.predicate);
+    for (int k = 0; k < exprOpArity(node.op); ++k)
+      os << ' ' << node.args[k];
+  }
+}
+
+/// A cursor over one line's tokens with bounds-checked reads.
+class Tokens {
+public:
+  Tokens(const std::string &line, int lineNo) : is_(line), lineNo_(lineNo) {}
+  bool word(std::string &w) { return static_cast<bool>(is_ >> w); }
+  Status expect(const std::string &w) {
+    std::string got;
+    if (!(is_ >> got) || got != w)
+      return err("expected '" + w + "'");
+    return Status::ok();
+  }
+  Status integer(int64_t &v, int64_t lo, int64_t hi) {
+    std::string w;
+    if (!(is_ >> w))
+      return err("expected an integer");
+    try {
+      size_t used = 0;
+      long long x = std::stoll(w, &used);
+      if (used != w.size())
+        return err("bad integer '" + w + "'");
+      if (x < lo || x > hi)
+        return err("integer " + w + " out of range");
+      v = x;
+    } catch (...) {
+      return err("bad integer '" + w + "'");
+    }
+    return Status::ok();
+  }
+  Status shape(std::vector<int64_t> &shape) {
+    int64_t rank = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(rank, 0, 64));
+    shape.clear();
+    for (int64_t i = 0; i < rank; ++i) {
+      std::string w;
+      if (!(is_ >> w))
+        return err("shape too short");
+      if (w == "?") {
+        shape.push_back(kDynamic);
+        continue;
+      }
+      is_.seekg(-static_cast<std::streamoff>(w.size()), std::ios::cur);
+      int64_t d = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(d, 0, INT64_MAX));
+      shape.push_back(d);
+    }
+    return Status::ok();
+  }
+  Status spec(ChunkSpec &spec) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(spec.dim, 0, 64));
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 1, 1 << 20));
+    // Grown as read, so a large count on a short line allocates nothing.
+    spec.placements.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t p = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(p, 0, n - 1));
+      spec.placements.push_back(p);
+    }
+    return Status::ok();
+  }
+  /// What writeExpr writes. Node references and operand indices are only
+  /// range-checked here (so nothing allocates without bound); the op's
+  /// verify checks the program (validateExpr).
+  Status expr(ExprProgram &expr) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 1, kMaxExprNodes));
+    expr.nodes.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      std::string name;
+      if (!word(name))
+        return err("expected expression node " + std::to_string(i));
+      std::optional<ExprOp> op = parseExprOp(name);
+      if (!op)
+        return err("unknown expression op '" + name + "'");
+      ExprNode node;
+      node.op = *op;
+      int64_t v = 0;
+      if (node.op == ExprOp::Input) {
+        SHARDLIN_RETURN_IF_ERROR(integer(v, 0, kMaxExprNodes - 1));
+        node.input = static_cast<int>(v);
+      } else if (node.op == ExprOp::Const) {
+        std::string c;
+        if (!word(c) || !parseExprConstant(c, node.value))
+          return err("bad expression constant '" + c +
+                     "' (expected a hex float such as 0x1.8p+1, inf or nan)");
+      } else if (node.op == ExprOp::Cmp) {
+        std::string pred;
+        word(pred);
+        std::optional<CmpPredicate> parsed = parseCmpPredicate(pred);
+        if (!parsed)
+          return err("unknown comparison predicate '" + pred + "'");
+        node.predicate = *parsed;
+      }
+      for (int k = 0; k < exprOpArity(node.op); ++k) {
+        SHARDLIN_RETURN_IF_ERROR(integer(v, 0, kMaxExprNodes - 1));
+        node.args[k] = static_cast<int>(v);
+      }
+      expr.nodes.push_back(node);
+    }
+    return Status::ok();
+  }
+  std::string rest() {
+    std::string r;
+    std::getline(is_, r);
+    size_t b = r.find_first_not_of(' ');
+    return b == std::string::npos ? std::string() : r.substr(b);
+  }
+  Status err(const std::string &msg) {
+    return Status::invalidArgument("program line " + std::to_string(lineNo_) + ": " +
+                         msg);
+  }
+
+private:
+  std::istringstream is_;
+  int lineNo_;
+};
+
+} // namespace
+
+std::string serializeProgram(const Program &p) {
+  std::ostringstream os;
+  os << "shardlin-program v1\n";
+  os << "name " << p.name << "\n";
+  os << "world_size " << p.worldSize << "\n";
+  if (!p.compiled.empty())
+    os << "compiled " << p.compiled << "\n";
+  os << "values " << p.values.size() << "\n";
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    os << "value " << i << ' ' << dtypeName(p.values[i].dtype) << ' ';
+    writeShape(os, p.values[i].shape);
+    os << "\n";
+  }
+  for (size_t i = 0; i < p.args.size(); ++i) {
+    const Argument &a = p.args[i];
+    os << "arg " << i;
+    if (a.sharded) {
+      os << " sharded ";
+      writeShape(os, a.globalShape);
+      os << " spec ";
+      writeSpec(os, a.sharding);
+    } else {
+      os << " plain";
+    }
+    os << "\n";
+  }
+  for (const Instr &in : p.instrs) {
+    os << "instr " << opCodeName(in.op) << " result " << in.result
+       << " operands " << in.operands.size();
+    for (int v : in.operands)
+      os << ' ' << v;
+    for (const OpAttribute &attr : opInfo(in.op).attributes) {
+      os << ' ' << attr.keyword;
+      if (attr.kind == OpAttribute::Kind::Chunks) {
+        os << ' ';
+        writeSpec(os, in.*attr.fields.front().chunks);
+      } else if (attr.kind == OpAttribute::Kind::Expr) {
+        os << ' ';
+        writeExpr(os, in.*attr.fields.front().expr);
+      } else {
+        for (const OpAttribute::Field &f : attr.fields)
+          os << ' ' << (in.*f.flag ? 1 : 0);
+      }
+    }
+    if (!in.strategy.empty())
+      os << " strategy " << in.strategy;
+    os << " loc " << in.location << "\n";
+  }
+  os << "results " << p.results.size();
+  for (int v : p.results)
+    os << ' ' << v;
+  os << "\nend\n";
+  return os.str();
+}
+
+Status parseProgram(const std::string &text, Program &out) {
+  Program p;
+  std::istringstream is(text);
+  std::string line;
+  int lineNo = 0;
+  auto next = [&]() -> bool {
+    while (std::getline(is, line)) {
+      ++lineNo;
+      // Accept CRLF line endings (a file written or checked out on Windows).
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      if (!line.empty())
+        return true;
+    }
+    return false;
+  };
+  if (!next() || line != "shardlin-program v1")
+    return Status::invalidArgument("not a shardlin program (expected the header "
+                         "'shardlin-program v1')");
+  bool sawEnd = false, sawValues = false;
+  int64_t declaredValues = 0;
+  size_t numArgs = 0;
+  while (next()) {
+    Tokens t(line, lineNo);
+    std::string kw;
+    t.word(kw);
+    if (kw == "name") {
+      p.name = t.rest();
+    } else if (kw == "world_size") {
+      SHARDLIN_RETURN_IF_ERROR(t.integer(p.worldSize, 0, 1 << 20));
+    } else if (kw == "compiled") {
+      if (!t.word(p.compiled))
+        return t.err("expected the compiled code's name after 'compiled'");
+    } else if (kw == "values") {
+      SHARDLIN_RETURN_IF_ERROR(t.integer(declaredValues, 0, 1 << 24));
+      if (sawValues)
+        return t.err("a second 'values' line");
+      sawValues = true;
+    } else if (kw == "value") {
+      // Value lines come in order and each adds one value, so the values
+      // grow with the text: a large count on the 'values' line allocates
+      // nothing by itself.
+      int64_t id = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.integer(id, 0, declaredValues - 1));
+      if (static_cast<size_t>(id) != p.values.size())
+        return t.err("expected value " + std::to_string(p.values.size()) +
+                     ", got value " + std::to_string(id) +
+                     " (value lines are numbered in order)");
+      p.values.emplace_back();
+      std::string dt;
+      t.word(dt);
+      auto parsed = parseDType(dt);
+      if (!parsed)
+        return t.err("unknown element type '" + dt + "'");
+      p.values.back().dtype = *parsed;
+      SHARDLIN_RETURN_IF_ERROR(t.shape(p.values.back().shape));
+    } else if (kw == "arg") {
+      int64_t id = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.integer(id, 0, declaredValues - 1));
+      if (static_cast<size_t>(id) != numArgs)
+        return t.err("arguments must be numbered in order");
+      if (static_cast<size_t>(id) >= p.values.size())
+        return t.err("argument " + std::to_string(id) +
+                     " comes before its 'value' line");
+      Argument a;
+      a.type = p.values[id];
+      std::string kind;
+      t.word(kind);
+      if (kind == "sharded") {
+        a.sharded = true;
+        SHARDLIN_RETURN_IF_ERROR(t.shape(a.globalShape));
+        SHARDLIN_RETURN_IF_ERROR(t.expect("spec"));
+        SHARDLIN_RETURN_IF_ERROR(t.spec(a.sharding));
+        if (a.sharding.dim >= static_cast<int64_t>(a.globalShape.size()))
+          return t.err("sharding dim out of range");
+        for (int64_t d : a.globalShape)
+          if (d == kDynamic)
+            return t.err("a sharded argument needs a static global shape");
+      } else if (kind != "plain") {
+        return t.err("expected 'plain' or 'sharded'");
+      }
+      p.args.push_back(a);
+      ++numArgs;
+    } else if (kw == "instr") {
+      Instr in;
+      std::string op;
+      t.word(op);
+      const OpInfo *info = findOpByMnemonic(op);
+      if (!info)
+        return t.err("unknown instruction '" + op + "'");
+      in.op = info->op;
+      int64_t v = 0, n = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.expect("result"));
+      SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+      in.result = static_cast<int>(v);
+      SHARDLIN_RETURN_IF_ERROR(t.expect("operands"));
+      SHARDLIN_RETURN_IF_ERROR(
+          t.integer(n, 0, static_cast<int64_t>(maxOperandsOfAnyOp())));
+      for (int64_t i = 0; i < n; ++i) {
+        SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+        in.operands.push_back(static_cast<int>(v));
+      }
+      std::string w;
+      while (t.word(w)) {
+        auto attr = std::find_if(
+            info->attributes.begin(), info->attributes.end(),
+            [&](const OpAttribute &a) { return w == a.keyword; });
+        if (attr != info->attributes.end()) {
+          if (attr->kind == OpAttribute::Kind::Chunks) {
+            SHARDLIN_RETURN_IF_ERROR(t.spec(in.*attr->fields.front().chunks));
+          } else if (attr->kind == OpAttribute::Kind::Expr) {
+            SHARDLIN_RETURN_IF_ERROR(t.expr(in.*attr->fields.front().expr));
+          } else {
+            for (const OpAttribute::Field &f : attr->fields) {
+              int64_t flag = 0;
+              SHARDLIN_RETURN_IF_ERROR(t.integer(flag, 0, 1));
+              in.*f.flag = flag != 0;
+            }
+          }
+        } else if (w == "strategy") {
+          if (!t.word(in.strategy))
+            return t.err("expected a strategy name after 'strategy'");
+        } else if (w == "loc") {
+          in.location = t.rest();
+          break;
+        } else {
+          return t.err("unexpected '" + w + "'");
+        }
+      }
+      p.instrs.push_back(std::move(in));
+    } else if (kw == "results") {
+      int64_t n = 0, v = 0;
+      SHARDLIN_RETURN_IF_ERROR(t.integer(n, 0, 1 << 20));
+      for (int64_t i = 0; i < n; ++i) {
+        SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
+        p.results.push_back(static_cast<int>(v));
+      }
+    } else if (kw == "end") {
+      sawEnd = true;
+      break;
+    } else {
+      return t.err("unknown keyword '" + kw + "'");
+    }
+  }
+  if (!sawEnd)
+    return Status::invalidArgument("shardlin program is truncated (no 'end' line)");
+  if (p.values.size() != static_cast<size_t>(declaredValues))
+    return Status::invalidArgument("shardlin program declares " +
+                         std::to_string(declaredValues) + " values but has " +
+                         std::to_string(p.values.size()) + " 'value' lines");
+  SHARDLIN_RETURN_IF_ERROR(p.validate());
+  out = std::move(p);
+  return Status::ok();
+}
+
+} // namespace shardlin::rt

@@ -1,0 +1,97 @@
+//===- ProgramTextTest.cpp - The "shardlin-program v1" text form ----------===//
+
+#include "shardlin/runtime/program/ProgramText.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace rt = shardlin::rt;
+
+namespace {
+
+// A row-wise layer over two ranks, as shardlin-run --emit-program writes it.
+const char *kRowW2 = R"(shardlin-program v1
+name main
+world_size 2
+values 7
+value 0 f32 2 3 4
+value 1 f32 2 5 ?
+value 2 f32 1 5
+value 3 f32 2 5 ?
+value 4 f32 2 6 ?
+value 5 f32 2 6 5
+value 6 f32 2 3 5
+arg 0 plain
+arg 1 sharded 2 5 4 spec 1 2 1 0
+arg 2 plain
+instr local_shard result 3 operands 1 1 loc row.mlir:5:8
+instr all_to_all result 4 operands 1 0 chunk 1 2 1 0 concat 0 2 0 1 loc row.mlir:5:8
+instr gemm result 5 operands 2 4 3 trans 0 1 loc row.mlir:5:8
+instr reduce_scatter result 6 operands 1 5 chunk 0 2 0 1 loc row.mlir:5:8
+results 1 6
+end
+)";
+
+std::string withCrlf(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n')
+      out += '\r';
+    out += c;
+  }
+  return out;
+}
+
+TEST(ProgramText, RoundTripsByteIdentical) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram(kRowW2, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(rt::serializeProgram(p), kRowW2);
+}
+
+TEST(ProgramText, FieldsSayWhatTheyAre) {
+  rt::Program p;
+  ASSERT_TRUE(rt::parseProgram(kRowW2, p).isOk());
+  ASSERT_EQ(p.instrs.size(), 4u);
+  const rt::Instr &a2a = p.instrs[1];
+  EXPECT_EQ(a2a.op, rt::OpCode::AllToAll);
+  EXPECT_EQ(a2a.split.dim, 1);
+  EXPECT_EQ(a2a.split.placements, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(a2a.concat.dim, 0);
+  const rt::Instr &rs = p.instrs[3];
+  EXPECT_EQ(rs.op, rt::OpCode::ReduceScatter);
+  EXPECT_EQ(rs.along.dim, 0);
+  EXPECT_EQ(rs.along.placements, (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(p.instrs[2].transposeRhs);
+  EXPECT_FALSE(p.instrs[2].transposeLhs);
+}
+
+TEST(ProgramText, AcceptsCrlfLineEndings) {
+  rt::Program lf, crlf;
+  ASSERT_TRUE(rt::parseProgram(kRowW2, lf).isOk());
+  rt::Status s = rt::parseProgram(withCrlf(kRowW2), crlf);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  // Nothing of the '\r' is left in names or locations: the program prints
+  // as the LF one does.
+  EXPECT_EQ(crlf.name, "main");
+  EXPECT_EQ(crlf.instrs[0].location, "row.mlir:5:8");
+  EXPECT_EQ(rt::serializeProgram(crlf), rt::serializeProgram(lf));
+}
+
+TEST(ProgramText, ErrorsAreInvalidArgument) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram("garbage\n", p);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "not a shardlin program (expected the header "
+                         "'shardlin-program v1')");
+  std::string bad = kRowW2;
+  bad.replace(bad.find("instr gemm"), 10, "instr gemv");
+  s = rt::parseProgram(bad, p);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "program line 17: unknown instruction 'gemv'");
+}
+
+} // namespace
