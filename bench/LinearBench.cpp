@@ -459,7 +459,8 @@ int mpiWorkerMain(int argc, char **argv, const std::string &casesPath,
           c, compiled, [&](int) { return x.data(); }, a.data(), b.data(),
           opt);
       std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
-      st = rt::runRank(compiled.program, *comm, *device, ranks.callbacks())
+      st = rt::runRank(rt::SharedProgram(compiled.program), *comm, *device,
+                       ranks.callbacks())
                .status;
       const LinearResult &mine = ranks.result(rank);
       r.timing = mine.timing;

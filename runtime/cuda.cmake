@@ -150,6 +150,8 @@ if(SHARDLIN_HAVE_NCCL)
   target_compile_definitions(ShardlinRuntimeCuda PUBLIC SHARDLIN_HAVE_NCCL=1)
   target_compile_definitions(ShardlinRuntimeBackends PRIVATE
     SHARDLIN_GPU_MODULE_HAS_NCCL=1)
+else()
+  target_sources(ShardlinRuntimeCuda PRIVATE lib/backends/cuda/NoNccl.cpp)
 endif()
 install(TARGETS ShardlinRuntimeCuda EXPORT ShardlinRuntimeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

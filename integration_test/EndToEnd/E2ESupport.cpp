@@ -348,7 +348,8 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
     return rt::Status::ok();
   };
   std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
-  rt::RankResult result = rt::runRank(program, comm, *device, callbacks);
+  rt::RankResult result =
+      rt::runRank(rt::SharedProgram(program), comm, *device, callbacks);
   if (planReused)
     *planReused = result.planReused;
   return result.status;

@@ -21,13 +21,13 @@
 namespace shardlin::rt::detail {
 
 /// A backend's runner, as BackendInfo::run.
-using BackendRunner = Status (*)(const Program &program,
+using BackendRunner = Status (*)(const SharedProgram &program,
                                  const RunOptions &options,
                                  const RankCallbacks &callbacks,
                                  std::vector<RankResult> &ranks);
 
 /// threads (host/ThreadsBackend.cpp).
-Status runThreads(const Program &program, const RunOptions &options,
+Status runThreads(const SharedProgram &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> &ranks);
 Status connectThreads(int worldSize, const CommOptions &options,
@@ -40,18 +40,18 @@ Status connectThreads(int worldSize, const CommOptions &options,
 Status checkThreadsLaunch(const char *backend);
 
 /// mpi (mpi/MpiBackend.cpp).
-Status runMpi(const Program &program, const RunOptions &options,
+Status runMpi(const SharedProgram &program, const RunOptions &options,
               const RankCallbacks &callbacks, std::vector<RankResult> &ranks);
 Status connectMpi(int worldSize, const CommOptions &options, int blasThreads,
                   std::vector<std::unique_ptr<Communicator>> &comms);
 
 /// The GPU backends' runners (GpuModule.cpp): load the GPU module on the
 /// first call and run its runner.
-Status runCudaLocalFromModule(const Program &program,
+Status runCudaLocalFromModule(const SharedProgram &program,
                               const RunOptions &options,
                               const RankCallbacks &callbacks,
                               std::vector<RankResult> &ranks);
-Status runNcclFromModule(const Program &program, const RunOptions &options,
+Status runNcclFromModule(const SharedProgram &program, const RunOptions &options,
                          const RankCallbacks &callbacks,
                          std::vector<RankResult> &ranks);
 

@@ -206,7 +206,7 @@ Status moduleMissing(const char *backend, const std::string &why) {
 }
 } // namespace
 
-Status runCudaLocalFromModule(const Program &program,
+Status runCudaLocalFromModule(const SharedProgram &program,
                               const RunOptions &options,
                               const RankCallbacks &callbacks,
                               std::vector<RankResult> &ranks) {
@@ -217,7 +217,7 @@ Status runCudaLocalFromModule(const Program &program,
   return m->runCudaLocal(program, options, callbacks, ranks);
 }
 
-Status runNcclFromModule(const Program &program, const RunOptions &options,
+Status runNcclFromModule(const SharedProgram &program, const RunOptions &options,
                          const RankCallbacks &callbacks,
                          std::vector<RankResult> &ranks) {
   std::string why;

@@ -172,7 +172,8 @@ Status runProgram(const Program &program, const RunOptions &options,
   std::vector<RankResult> local;
   std::vector<RankResult> &out = ranks ? *ranks : local;
   out.clear();
-  return backend->run(program, options, callbacks, out);
+  // One copy and one digest for the run, shared by its ranks.
+  return backend->run(SharedProgram(program), options, callbacks, out);
 }
 
 } // namespace shardlin::rt

@@ -1,14 +1,14 @@
-//===- CommChecks.h - Argument checks shared by the communicators -*- C++
-//-*-===//
+//===- CommChecks.h - What every communicator checks --------------*- C++ -*-===//
 //
 // Internal to the runtime. The checks that Communicator.cpp makes on every
 // call of every backend, and that the GPU local ops reuse, so that errors
-// read the same whatever the backend; plus the check and the printing of
-// CommOptions::timeoutSeconds.
+// read the same whatever the backend; the check and the printing of
+// CommOptions::timeoutSeconds; and the byte arithmetic of element offsets
+// that every communicator does.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SHARDLIN_RUNTIME_LIB_COMMCHECKS_H
-#define SHARDLIN_RUNTIME_LIB_COMMCHECKS_H
+#ifndef SHARDLIN_RUNTIME_LIB_COMM_COMMCHECKS_H
+#define SHARDLIN_RUNTIME_LIB_COMM_COMMCHECKS_H
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +39,14 @@ std::string checkTables(const char *countsName,
                         const std::vector<int64_t> &displs, int worldSize,
                         size_t elemSize, int64_t &extent);
 
+/// `p` advanced by `elems` elements of `elemSize` bytes.
+inline const void *offsetBytes(const void *p, int64_t elems, size_t elemSize) {
+  return static_cast<const unsigned char *>(p) + elems * elemSize;
+}
+inline void *offsetBytes(void *p, int64_t elems, size_t elemSize) {
+  return static_cast<unsigned char *>(p) + elems * elemSize;
+}
+
 } // namespace shardlin::rt::detail
 
-#endif // SHARDLIN_RUNTIME_LIB_COMMCHECKS_H
+#endif // SHARDLIN_RUNTIME_LIB_COMM_COMMCHECKS_H

@@ -40,6 +40,7 @@ inline const char *kindName(Kind k) { return collectiveName(k); }
 
 using detail::checkTimeoutSeconds;
 using detail::formatSeconds;
+using detail::offsetBytes;
 
 /// What one rank passed to the collective it is in: the call as
 /// Communicator checked it (its table pointers point at the caller's
@@ -185,6 +186,56 @@ private:
   /// slots_ as Slots (never resized, so the pointers stay valid).
   std::vector<const Slot *> bases_;
 };
+
+//===----------------------------------------------------------------------===//
+// The all-reduce of an in-process group, written once
+//===----------------------------------------------------------------------===//
+
+/// The rank-order chunked all-reduce of a group whose ranks all hold their
+/// arguments in `group` (a LocalGroup; each slot's `scratch` is its rank's
+/// reduced chunk). `send` may equal `recv`, so no rank may write its recv
+/// while a peer may still read sends. Hence two phases with a rendezvous
+/// between them: rank r sums chunk r of every rank's send, in rank order,
+/// into its scratch (`reduce(srcs, n)`, srcs in rank order, then
+/// `published()`, e.g. an event the peers wait on); after the rendezvous,
+/// `afterSync()` (e.g. the stream waits for those events) and rank r copies
+/// every rank's reduced chunk into its recv (`copy(dst, src, n)`). Every
+/// element is summed once, in rank order, so all ranks get the same bits.
+/// The data movement is the backend's (memcpy on the host; kernels and
+/// copies on a stream on a GPU); each hook returns "" or an error message.
+/// Every rank makes the same one sync call, whatever fails: a failure
+/// anywhere stops the second phase everywhere, so no rank copies a chunk
+/// that was never reduced. Returns "" or the error.
+template <typename Group, typename Reduce, typename Published,
+          typename AfterSync, typename Copy>
+std::string allReduceInRankOrder(Group &group, int rank, void *recv,
+                                 int64_t count, size_t elemSize,
+                                 Reduce &&reduce, Published &&published,
+                                 AfterSync &&afterSync, Copy &&copy) {
+  const int w = group.worldSize();
+  int64_t lo = 0, hi = 0;
+  chunkOf(count, w, rank, lo, hi);
+  std::vector<const void *> srcs(w);
+  for (int s = 0; s < w; ++s)
+    srcs[s] = offsetBytes(group.slot(s).send, lo, elemSize);
+  std::string err = reduce(srcs, hi - lo);
+  if (err.empty())
+    err = published();
+  std::string reduced = group.sync(rank, err);
+  if (!reduced.empty())
+    return reduced;
+  if (std::string e = afterSync(); !e.empty())
+    return e;
+  for (int s = 0; s < w; ++s) {
+    int64_t slo = 0, shi = 0;
+    chunkOf(count, w, s, slo, shi);
+    if (std::string e = copy(offsetBytes(recv, slo, elemSize),
+                             group.slot(s).scratch, shi - slo);
+        !e.empty())
+      return e;
+  }
+  return {};
+}
 
 } // namespace shardlin::rt::local
 

@@ -25,23 +25,14 @@ private:
       std::chrono::steady_clock::now();
 };
 
-/// A 48-bit hash of a program's text form (without source locations, which
-/// do not change what runs), as three 16-bit terms t and their squares t^2.
-/// Summed over W ranks, the sums equal W*t and W*t^2 for every term exactly
-/// when all ranks hold the same t: any difference gives the sums a non-zero
-/// variance, which every rank sees. All values stay exact in a double for W
-/// up to 2^21.
+/// A program's 48-bit fingerprint (SharedProgram::fingerprint) as three
+/// 16-bit terms t and their squares t^2. Summed over W ranks, the sums
+/// equal W*t and W*t^2 for every term exactly when all ranks hold the same
+/// t: any difference gives the sums a non-zero variance, which every rank
+/// sees. All values stay exact in a double for W up to 2^21.
 class ProgramFingerprint {
 public:
-  explicit ProgramFingerprint(const Program &program) {
-    Program bare = program;
-    for (Instr &in : bare.instrs)
-      in.location.clear();
-    uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (unsigned char c : serializeProgram(bare)) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
+  explicit ProgramFingerprint(uint64_t h) {
     for (int i = 0; i < 3; ++i)
       parts_[i] = static_cast<double>((h >> (16 * i)) & 0xffff);
   }
@@ -64,6 +55,35 @@ public:
 private:
   double parts_[3];
 };
+
+/// FNV-1a of the text form without its source locations: an instruction
+/// line's location is its tail after " loc " (serializeProgram writes it
+/// last), skipped up to the end of the line.
+uint64_t fingerprintOf(const std::string &text) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  };
+  static const char kLoc[] = " loc ";
+  size_t line = 0;
+  while (line < text.size()) {
+    size_t end = text.find('\n', line);
+    if (end == std::string::npos)
+      end = text.size();
+    size_t stop = end;
+    if (text.compare(line, 6, "instr ") == 0) {
+      const size_t loc = text.find(kLoc, line);
+      if (loc != std::string::npos && loc < end)
+        stop = loc;
+    }
+    for (size_t i = line; i < stop; ++i)
+      mix(static_cast<unsigned char>(text[i]));
+    mix('\n');
+    line = end + 1;
+  }
+  return h;
+}
 
 /// Checks the caller's buffer tables against the plan.
 Status checkBuffers(const Plan &plan, const RankBuffers &buffers) {
@@ -91,6 +111,14 @@ CommStats statsSince(const CommStats &before, const CommStats &after) {
 
 } // namespace
 
+SharedProgram::SharedProgram(const Program &program)
+    : SharedProgram(std::make_shared<const Program>(program)) {}
+
+SharedProgram::SharedProgram(std::shared_ptr<const Program> program)
+    : program_(std::move(program)),
+      text_(std::make_shared<const std::string>(serializeProgram(*program_))),
+      fingerprint_(fingerprintOf(*text_)) {}
+
 Status RankRun::execute() {
   ++executions_;
   last_ = CommStats();
@@ -105,9 +133,10 @@ Status RankRun::execute() {
   return ran;
 }
 
-RankResult runRank(const Program &program, Communicator &comm,
+RankResult runRank(const SharedProgram &shared, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,
                    Communicator *agree) {
+  const Program &program = shared.program();
   Communicator &agreeOn = agree ? *agree : comm;
   RankResult result;
   result.rank = comm.rank();
@@ -136,7 +165,7 @@ RankResult runRank(const Program &program, Communicator &comm,
   // ranks started with different programs (e.g. an MPMD mpirun) would
   // otherwise issue different collectives, which MPI does not detect.
   // `values` (summed over ranks) follow the flag and the fingerprint.
-  ProgramFingerprint print(program);
+  ProgramFingerprint print(shared.fingerprint());
   auto agreeAll = [&](const Status &ok, std::vector<double> &values,
                       const char *stopped) -> Status {
     std::vector<double> agreement = print.terms();
@@ -217,11 +246,11 @@ RankResult runRank(const Program &program, Communicator &comm,
   RankBuffers buffers;
   if (prepared) {
     if (cache) {
-      key = PlanCache::keyOf(program, result.rank, comm.worldSize(), sizes);
-      prepared = cache->take(program, key, device.allocator(), plan,
+      key = PlanCache::keyOf(shared, result.rank, comm.worldSize(), sizes);
+      prepared = cache->take(shared, key, device.allocator(), plan,
                              result.planReused);
     } else {
-      prepared = Plan::build(program, result.rank, comm.worldSize(),
+      prepared = Plan::build(shared.shared(), result.rank, comm.worldSize(),
                              device.allocator(), plan, sizes);
     }
   }

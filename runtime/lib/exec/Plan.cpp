@@ -241,6 +241,17 @@ Status Plan::build(const Program &program, int rank, int worldSize,
                    Allocator &allocator, std::unique_ptr<Plan> &out,
                    const DynamicSizes &sizes,
                    const PlanOptions &options) {
+  return build(std::make_shared<const Program>(program), rank, worldSize,
+               allocator, out, sizes, options);
+}
+
+Status Plan::build(std::shared_ptr<const Program> shared, int rank,
+                   int worldSize, Allocator &allocator,
+                   std::unique_ptr<Plan> &out, const DynamicSizes &sizes,
+                   const PlanOptions &options) {
+  if (!shared)
+    return Status::invalidArgument("Plan::build: no program");
+  const Program &program = *shared;
   SHARDLIN_RETURN_IF_ERROR(program.validate());
   if (worldSize < 1)
     return Status::invalidArgument("world size must be >= 1, got " +
@@ -303,7 +314,6 @@ Status Plan::build(const Program &program, int rank, int worldSize,
           std::to_string(kMaxLockstepValues) + ", W^2 x collectives <= " +
           std::to_string(kMaxLockstepWork) + ")");
   }
-  auto shared = std::make_shared<const Program>(program);
   std::unique_ptr<Plan> plan(new Plan());
   plan->rank_ = rank;
   plan->impl_ = std::make_unique<Impl>(shared);

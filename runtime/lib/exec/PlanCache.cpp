@@ -1,7 +1,7 @@
 //===- PlanCache.cpp - Plans kept between runs, by shape ------------------===//
 
-#include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/exec/PlanCache.h"
+#include "shardlin/runtime/exec/Execute.h"
 
 #include <algorithm>
 
@@ -9,17 +9,17 @@ namespace shardlin::rt {
 
 PlanCache::PlanCache(size_t capacity) : capacity_(std::max<size_t>(1, capacity)) {}
 
-PlanCache::Key PlanCache::keyOf(const Program &program, int rank,
+PlanCache::Key PlanCache::keyOf(const SharedProgram &program, int rank,
                                 int worldSize, const DynamicSizes &sizes) {
   Key key;
-  key.program = serializeProgram(program);
+  key.program = program.text();
   key.rank = rank;
   key.worldSize = worldSize;
   key.sizes = sizes;
   return key;
 }
 
-Status PlanCache::take(const Program &program, const Key &key,
+Status PlanCache::take(const SharedProgram &program, const Key &key,
                        Allocator &allocator, std::unique_ptr<Plan> &out,
                        bool &reused) {
   {
@@ -37,7 +37,7 @@ Status PlanCache::take(const Program &program, const Key &key,
   }
   reused = false;
   // Built outside the lock: other ranks build theirs at the same time.
-  return Plan::build(program, key.rank, key.worldSize, allocator, out,
+  return Plan::build(program.shared(), key.rank, key.worldSize, allocator, out,
                      key.sizes);
 }
 

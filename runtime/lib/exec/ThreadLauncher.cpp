@@ -25,7 +25,10 @@ namespace {
 /// them. Owned jointly, so that a rank given up on (RunOptions::
 /// abandonLateRanks) keeps what it uses alive after runProgram returned.
 struct ThreadsRun {
-  Program program;
+  explicit ThreadsRun(SharedProgram program) : program(std::move(program)) {}
+  // Shared, not copied: the ranks' plans and the ranks given up on keep it
+  // alive.
+  SharedProgram program;
   RankCallbacks callbacks;
   std::vector<std::unique_ptr<Communicator>> comms, agree;
   std::function<std::unique_ptr<RankDevice>()> makeDevice;
@@ -84,15 +87,14 @@ RankCallbacks trackedCallbacks(const std::shared_ptr<ThreadsRun> &run) {
 } // namespace
 
 Status runRanksOnThreads(
-    const Program &program, const RunOptions &options,
+    const SharedProgram &program, const RunOptions &options,
     const RankCallbacks &callbacks,
     std::vector<std::unique_ptr<Communicator>> comms,
     std::vector<std::unique_ptr<Communicator>> agree,
     std::function<std::unique_ptr<RankDevice>()> makeDevice,
     std::vector<RankResult> &ranks) {
   const size_t w = comms.size();
-  auto run = std::make_shared<ThreadsRun>();
-  run->program = program;
+  auto run = std::make_shared<ThreadsRun>(program);
   run->callbacks = callbacks;
   run->comms = std::move(comms);
   run->agree = std::move(agree);

@@ -21,7 +21,7 @@ namespace shardlin::rt {
 /// With options.abandonLateRanks, once a rank has failed, ranks that are
 /// still running min(timeout, 2 s) later are given up on (RunOptions).
 Status runRanksOnThreads(
-    const Program &program, const RunOptions &options,
+    const SharedProgram &program, const RunOptions &options,
     const RankCallbacks &callbacks,
     std::vector<std::unique_ptr<Communicator>> comms,
     std::vector<std::unique_ptr<Communicator>> agree,

@@ -152,11 +152,12 @@ TEST_F(DynamicPlan, RunsWithPerRankRowsAndCachesThePlans) {
 
 TEST_F(DynamicPlan, CacheKeepsTheMostRecentPlans) {
   rt::PlanCache cache(/*capacity=*/1);
+  const rt::SharedProgram shared(program);
   auto take = [&](int64_t rows, bool &reused) {
     rt::DynamicSizes sizes = sizesOf({rows, rows, rows});
-    rt::PlanCache::Key key = rt::PlanCache::keyOf(program, 0, kW, sizes);
+    rt::PlanCache::Key key = rt::PlanCache::keyOf(shared, 0, kW, sizes);
     std::unique_ptr<rt::Plan> plan;
-    rt::Status s = cache.take(program, key, rt::hostAllocator(), plan, reused);
+    rt::Status s = cache.take(shared, key, rt::hostAllocator(), plan, reused);
     ASSERT_TRUE(s) << s.message();
     cache.put(std::move(key), std::move(plan));
   };
@@ -173,8 +174,18 @@ TEST_F(DynamicPlan, CacheKeepsTheMostRecentPlans) {
   // Another program (a location differs) is another key.
   rt::Program other = program;
   other.instrs[0].location = "elsewhere:1:1";
-  EXPECT_FALSE(rt::PlanCache::keyOf(other, 0, kW, sizesOf({1, 1, 1})) ==
-               rt::PlanCache::keyOf(program, 0, kW, sizesOf({1, 1, 1})));
+  EXPECT_FALSE(rt::PlanCache::keyOf(rt::SharedProgram(other), 0, kW,
+                                    sizesOf({1, 1, 1})) ==
+               rt::PlanCache::keyOf(shared, 0, kW, sizesOf({1, 1, 1})));
+  // The same program, digested by another run, is the same key.
+  EXPECT_TRUE(rt::PlanCache::keyOf(rt::SharedProgram(program), 0, kW,
+                                   sizesOf({1, 1, 1})) ==
+              rt::PlanCache::keyOf(shared, 0, kW, sizesOf({1, 1, 1})));
+  // The agreement's fingerprint ignores locations; the text does not.
+  EXPECT_EQ(rt::SharedProgram(other).fingerprint(), shared.fingerprint());
+  EXPECT_NE(*rt::SharedProgram(other).text(), *shared.text());
+  other.instrs[0].result = program.instrs[0].result + 1000;
+  EXPECT_NE(rt::SharedProgram(other).fingerprint(), shared.fingerprint());
 }
 
 TEST_F(DynamicPlan, TextFormRoundTrips) {

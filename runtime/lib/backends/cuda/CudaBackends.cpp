@@ -83,7 +83,7 @@ std::string devicesText(int count) {
 /// go through a threads group created alongside: they are host-side flags,
 /// so they need no device memory and still work when a rank's GPU side
 /// failed to come up.
-Status runGpuThreads(const Program &program, const RunOptions &options,
+Status runGpuThreads(const SharedProgram &program, const RunOptions &options,
                      const RankCallbacks &callbacks,
                      std::vector<std::unique_ptr<Communicator>> &comms,
                      std::vector<RankResult> &ranks) {
@@ -95,11 +95,11 @@ Status runGpuThreads(const Program &program, const RunOptions &options,
 
 /// nccl without mpirun: this process drives W GPUs, rank r on device
 /// first + r, one thread each.
-Status runNcclThreads(const Program &program, const RunOptions &options,
+Status runNcclThreads(const SharedProgram &program, const RunOptions &options,
                       const RankCallbacks &callbacks,
                       std::vector<RankResult> &ranks) {
   int w = 0, count = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program, options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
   SHARDLIN_RETURN_IF_ERROR(usableCudaDevices(count));
   const int first = options.device < 0 ? 0 : options.device;
   if (first >= count || w > count - first) {
@@ -127,7 +127,7 @@ Status runNcclThreads(const Program &program, const RunOptions &options,
 /// hands out NCCL's unique id and carries every agreement, so a process
 /// without a usable GPU fails all of them at once instead of leaving the
 /// others in NCCL's initialization until the timeout.
-Status runNcclMpi(const Program &program, const RunOptions &options,
+Status runNcclMpi(const SharedProgram &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> &ranks) {
   std::unique_ptr<Communicator> mpi;
@@ -137,7 +137,7 @@ Status runNcclMpi(const Program &program, const RunOptions &options,
                        "through MPI"));
   int w = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      resolveWorldSize(program, options.worldSize, mpi->worldSize(), w));
+      resolveWorldSize(program.program(), options.worldSize, mpi->worldSize(), w));
   const int rank = mpi->rank();
   const std::string who = "rank " + std::to_string(rank);
 
@@ -174,12 +174,12 @@ Status runNcclMpi(const Program &program, const RunOptions &options,
 }
 
 /// cuda-local: W ranks as threads sharing one GPU.
-Status runCudaLocal(const Program &program, const RunOptions &options,
+Status runCudaLocal(const SharedProgram &program, const RunOptions &options,
                     const RankCallbacks &callbacks,
                     std::vector<RankResult> &ranks) {
   SHARDLIN_RETURN_IF_ERROR(checkThreadsLaunch("cuda-local"));
   int w = 0, count = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program, options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
   SHARDLIN_RETURN_IF_ERROR(usableCudaDevices(count));
   const int device = options.device < 0 ? 0 : options.device;
   if (device >= count)
@@ -192,7 +192,7 @@ Status runCudaLocal(const Program &program, const RunOptions &options,
   return runGpuThreads(program, options, callbacks, comms, ranks);
 }
 
-Status runNccl(const Program &program, const RunOptions &options,
+Status runNccl(const SharedProgram &program, const RunOptions &options,
                const RankCallbacks &callbacks, std::vector<RankResult> &ranks) {
   if (launchEnvironment().launched)
     return runNcclMpi(program, options, callbacks, ranks);

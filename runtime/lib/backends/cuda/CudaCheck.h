@@ -306,12 +306,7 @@ std::string checkDeviceBuffer(const char *name, const void *ptr,
 /// Whether `device` can access pageable host memory (HMM/ATS systems).
 Status pageableMemoryAccess(int device, bool &result);
 
-inline const void *offsetBytes(const void *p, int64_t elems, size_t es) {
-  return static_cast<const unsigned char *>(p) + elems * int64_t(es);
-}
-inline void *offsetBytes(void *p, int64_t elems, size_t es) {
-  return static_cast<unsigned char *>(p) + elems * int64_t(es);
-}
+using detail::offsetBytes;
 
 } // namespace shardlin::rt::cuda
 

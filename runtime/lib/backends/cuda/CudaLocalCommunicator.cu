@@ -260,12 +260,9 @@ Status CudaLocalCommunicator::doReduceScatterV(const CollectiveCall &c) {
 }
 
 Status CudaLocalCommunicator::doAllReduce(const CollectiveCall &c) {
-  // send may equal recv, so no rank may write its recv while a peer may
-  // still read sends. Hence two phases with a rendezvous between them:
-  // rank r sums chunk r of all sends into its scratch (rank order) and
-  // records `mid`; after every rank has recorded its `mid`, each rank's
-  // stream waits for all of them and copies the reduced chunks into its
-  // recv. Every element is summed once, so all ranks get the same bits.
+  // local::allReduceInRankOrder on the ranks' streams: rank r records `mid`
+  // once its chunk is reduced, and every stream waits for the peers' `mid`
+  // before it copies their chunks.
   const int w = worldSize();
   const size_t es = dtypeSize(c.dtype);
   const int64_t count = c.count;
@@ -287,44 +284,40 @@ Status CudaLocalCommunicator::doAllReduce(const CollectiveCall &c) {
   }
 
   return run(std::move(slot), [&]() -> std::string {
-    std::string err = waitForPeers();
-    if (err.empty()) {
-      SumSources sources;
-      sources.count = w;
-      for (int r = 0; r < w; ++r)
-        sources.ptr[r] = offsetBytes(group_->slot(r).send, lo, es);
-      cudaError_t e =
-          launchSumInOrder(c.dtype, sources, scratch_.get(), hi - lo, s());
-      if (e != cudaSuccess)
-        err = fail(e, "sumInOrder kernel");
+    if (std::string err = waitForPeers(); !err.empty()) {
+      // The one sync every rank makes (allReduceInRankOrder's).
+      return group_->sync(rank_, err);
     }
-    if (err.empty()) {
-      cudaError_t e = cudaEventRecord(mid_.get(), s());
-      if (e != cudaSuccess)
-        err = fail(e, "cudaEventRecord");
-    }
-    // Every rank reaches this sync (the same count on all ranks); a failure
-    // anywhere stops phase 2 everywhere, so no rank copies a chunk that was
-    // never reduced.
-    std::string phase1 = group_->sync(rank_, err);
-    if (!phase1.empty())
-      return phase1;
-    for (int r = 0; r < w; ++r) {
-      if (r == rank_)
-        continue;
-      cudaError_t e = cudaStreamWaitEvent(s(), group_->slot(r).mid, 0);
-      if (e != cudaSuccess)
-        return fail(e, "cudaStreamWaitEvent");
-    }
-    for (int r = 0; r < w; ++r) {
-      int64_t rlo = 0, rhi = 0;
-      chunkOf(count, w, r, rlo, rhi);
-      std::string e = copy(offsetBytes(c.recv, rlo, es),
-                           group_->slot(r).scratch, rhi - rlo, es);
-      if (!e.empty())
-        return e;
-    }
-    return {};
+    return local::allReduceInRankOrder(
+        *group_, rank_, c.recv, count, es,
+        [&](const std::vector<const void *> &srcs, int64_t n) {
+          SumSources sources;
+          sources.count = w;
+          for (int r = 0; r < w; ++r)
+            sources.ptr[r] = srcs[r];
+          cudaError_t e =
+              launchSumInOrder(c.dtype, sources, scratch_.get(), n, s());
+          return e == cudaSuccess ? std::string()
+                                  : fail(e, "sumInOrder kernel");
+        },
+        [&] {
+          cudaError_t e = cudaEventRecord(mid_.get(), s());
+          return e == cudaSuccess ? std::string() : fail(e, "cudaEventRecord");
+        },
+        [&] {
+          // The peers' reduced chunks are ready when their `mid` is.
+          for (int r = 0; r < w; ++r) {
+            if (r == rank_)
+              continue;
+            cudaError_t e = cudaStreamWaitEvent(s(), group_->slot(r).mid, 0);
+            if (e != cudaSuccess)
+              return fail(e, "cudaStreamWaitEvent");
+          }
+          return std::string();
+        },
+        [&](void *dst, const void *src, int64_t n) {
+          return copy(dst, src, n, es);
+        });
   });
 }
 

@@ -440,38 +440,5 @@ std::shared_ptr<ExecutionStream> cudaStreamOf(const Communicator &comm) {
   return nullptr;
 }
 
-#if !defined(SHARDLIN_HAVE_NCCL)
-// Built with CUDA but without NCCL: the NCCL entry points exist and say so.
-
-namespace {
-Status noNccl() {
-  return Status::unavailable("this shardlin runtime was built without NCCL "
-                       "(nccl.h / libnccl not found at configure time)");
-}
-} // namespace
-
-bool ncclAvailable() { return false; }
-Status createNcclUniqueId(NcclUniqueId &) { return noNccl(); }
-Status createNcclCommunicator(const NcclUniqueId &, int, int,
-                              std::shared_ptr<ExecutionStream>,
-                              const CommOptions &,
-                              std::unique_ptr<Communicator> &out) {
-  out.reset();
-  return noNccl();
-}
-Status createNcclCommunicator(Communicator &, std::shared_ptr<ExecutionStream>,
-                              const CommOptions &,
-                              std::unique_ptr<Communicator> &out) {
-  out.reset();
-  return noNccl();
-}
-Status
-createNcclThreadsGroup(const std::vector<std::shared_ptr<ExecutionStream>> &,
-                       const CommOptions &,
-                       std::vector<std::unique_ptr<Communicator>> &out) {
-  out.clear();
-  return noNccl();
-}
-#endif
 
 } // namespace shardlin::rt

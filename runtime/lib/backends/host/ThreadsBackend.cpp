@@ -40,12 +40,12 @@ Status checkThreadsLaunch(const char *backend) {
   return Status::ok();
 }
 
-Status runThreads(const Program &program, const RunOptions &options,
+Status runThreads(const SharedProgram &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> &ranks) {
   SHARDLIN_RETURN_IF_ERROR(checkThreadsLaunch("threads"));
   int w = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program, options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
   std::vector<std::unique_ptr<Communicator>> comms;
   SHARDLIN_RETURN_IF_ERROR(
       connectThreads(w, options.comm, options.blasThreads, comms));

@@ -39,6 +39,7 @@ namespace shardlin::rt {
 namespace {
 
 using local::chunkOf;
+using local::offsetBytes;
 using local::Slot;
 
 /// State shared by the communicators of one group: the rendezvous of
@@ -82,13 +83,6 @@ void copyElements(void *dst, const void *src, int64_t n, size_t elemSize) {
     return;
   // memmove: a caller's blocks may still overlap partially.
   std::memmove(dst, src, static_cast<size_t>(n) * elemSize);
-}
-
-const void *offsetBytes(const void *p, int64_t elems, size_t elemSize) {
-  return static_cast<const unsigned char *>(p) + elems * elemSize;
-}
-void *offsetBytes(void *p, int64_t elems, size_t elemSize) {
-  return static_cast<unsigned char *>(p) + elems * elemSize;
 }
 
 /// dst[i] = sum over k of srcs[k][i], k in rank order, for i < n: f64 in
@@ -230,12 +224,8 @@ Status ThreadsCommunicator::doReduceScatterV(const CollectiveCall &call) {
 }
 
 Status ThreadsCommunicator::doAllReduce(const CollectiveCall &call) {
-  // send may equal recv, so no rank may write its recv while another may
-  // still read sends. Hence three phases: rank r sums chunk r of all sends
-  // into its own scratch; a rendezvous (all sends read); every rank copies
-  // all the reduced chunks into its recv; departure (all scratch read).
-  // Every element is summed once, in rank order, so all ranks get the same
-  // bits.
+  // local::allReduceInRankOrder, on host memory: the departure rendezvous
+  // of run() keeps every rank's scratch alive until all have copied it.
   const int w = worldSize();
   const size_t es = dtypeSize(call.dtype);
   const int64_t count = call.count;
@@ -255,17 +245,17 @@ Status ThreadsCommunicator::doAllReduce(const CollectiveCall &call) {
   }
 
   return run(std::move(slot), [&] {
-    std::vector<const void *> srcs(w);
-    for (int s = 0; s < w; ++s)
-      srcs[s] = offsetBytes(group_->slot(s).send, lo, es);
-    sumInRankOrder(call.dtype, srcs, scratch.get(), hi - lo);
-    group_->sync(rank_);
-    for (int s = 0; s < w; ++s) {
-      int64_t slo = 0, shi = 0;
-      chunkOf(count, w, s, slo, shi);
-      copyElements(offsetBytes(call.recv, slo, es), group_->slot(s).scratch,
-                   shi - slo, es);
-    }
+    local::allReduceInRankOrder(
+        *group_, rank_, call.recv, count, es,
+        [&](const std::vector<const void *> &srcs, int64_t n) {
+          sumInRankOrder(call.dtype, srcs, scratch.get(), n);
+          return std::string();
+        },
+        [] { return std::string(); }, [] { return std::string(); },
+        [&](void *dst, const void *src, int64_t n) {
+          copyElements(dst, src, n, es);
+          return std::string();
+        });
   });
 }
 

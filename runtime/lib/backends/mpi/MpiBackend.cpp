@@ -41,7 +41,7 @@ Status embedderSession() {
 
 } // namespace
 
-Status runMpi(const Program &program, const RunOptions &options,
+Status runMpi(const SharedProgram &program, const RunOptions &options,
               const RankCallbacks &callbacks, std::vector<RankResult> &ranks) {
   std::unique_ptr<Communicator> comm;
   SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(options.comm, comm));
@@ -49,7 +49,7 @@ Status runMpi(const Program &program, const RunOptions &options,
     comm = options.wrapCommunicator(std::move(comm));
   int w = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      resolveWorldSize(program, options.worldSize, comm->worldSize(), w));
+      resolveWorldSize(program.program(), options.worldSize, comm->worldSize(), w));
   setHostBlasThreads(options.blasThreads);
   std::unique_ptr<RankDevice> device = createHostDevice();
   ranks.push_back(runRank(program, *comm, *device, callbacks));

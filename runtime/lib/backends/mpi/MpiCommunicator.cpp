@@ -44,6 +44,7 @@ namespace shardlin::rt {
 namespace {
 
 using detail::formatSeconds;
+using detail::offsetBytes;
 
 std::string mpiErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -67,10 +68,6 @@ MPI_Datatype wireType(DType t) {
 }
 
 bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
-
-const unsigned char *offsetBytes(const void *p, int64_t elems, size_t es) {
-  return static_cast<const unsigned char *>(p) + elems * es;
-}
 
 /// Everything a nonblocking collective reads or writes besides the caller's
 /// buffers: MPI may use it until the request completes.

@@ -44,7 +44,7 @@ struct BackendInfo {
   /// Runs a program (runProgram calls it after the common checks). Fills
   /// `ranks` with the outcomes of the ranks this process ran, indexed by
   /// rank when all ranks are here. Returns the root cause.
-  Status (*run)(const Program &program, const RunOptions &options,
+  Status (*run)(const SharedProgram &program, const RunOptions &options,
                 const RankCallbacks &callbacks, std::vector<RankResult> &ranks);
   /// For embedders that drive ranks themselves (the C ABI's contexts): the
   /// communicators of the ranks this process holds, over host memory. An

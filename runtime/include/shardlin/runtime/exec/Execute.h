@@ -61,6 +61,28 @@
 
 namespace shardlin::rt {
 
+/// A program as one run hands it to its ranks: a single shared copy (every
+/// rank's plan holds it; no rank copies it) and what identifies it, computed
+/// once per run, not per rank: its text form (ProgramText.h; the plan
+/// cache's key) and a fingerprint of that text without the source
+/// locations, which do not change what runs (what the ranks' agreement
+/// compares).
+class SharedProgram {
+public:
+  explicit SharedProgram(const Program &program);
+  explicit SharedProgram(std::shared_ptr<const Program> program);
+
+  const Program &program() const { return *program_; }
+  const std::shared_ptr<const Program> &shared() const { return program_; }
+  const std::shared_ptr<const std::string> &text() const { return text_; }
+  uint64_t fingerprint() const { return fingerprint_; }
+
+private:
+  std::shared_ptr<const Program> program_;
+  std::shared_ptr<const std::string> text_;
+  uint64_t fingerprint_ = 0;
+};
+
 struct RunOptions {
   /// A name from backendRegistry(): "threads", "mpi", "cuda-local" (W ranks
   /// as threads sharing one GPU) or "nccl" (one GPU per rank: one process per
@@ -262,7 +284,7 @@ std::string describeRank(const RankResult &rank, const char *bindName = "bind",
 /// (host memory; default `comm`), runs with comm's stats reset right before
 /// (once, or through callbacks.run), then finishes. The backends' runners are made
 /// of this.
-RankResult runRank(const Program &program, Communicator &comm,
+RankResult runRank(const SharedProgram &program, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,
                    Communicator *agree = nullptr);
 

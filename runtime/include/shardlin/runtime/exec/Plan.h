@@ -67,8 +67,16 @@ public:
   /// static one.
   /// A program with dynamic argument dims needs `sizes`, every rank's
   /// (sizes.size() == worldSize); the others take none.
+  /// The plan keeps a copy of `program`.
   static Status build(const Program &program, int rank, int worldSize,
                       Allocator &allocator, std::unique_ptr<Plan> &out,
+                      const DynamicSizes &sizes = {},
+                      const PlanOptions &options = PlanOptions());
+  /// The same, sharing `program` (the plans of one run's ranks share one
+  /// copy).
+  static Status build(std::shared_ptr<const Program> program, int rank,
+                      int worldSize, Allocator &allocator,
+                      std::unique_ptr<Plan> &out,
                       const DynamicSizes &sizes = {},
                       const PlanOptions &options = PlanOptions());
   ~Plan();

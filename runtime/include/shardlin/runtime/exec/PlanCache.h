@@ -18,7 +18,6 @@
 #ifndef SHARDLIN_RUNTIME_PLANCACHE_H
 #define SHARDLIN_RUNTIME_PLANCACHE_H
 
-#include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/exec/Plan.h"
 
 #include <cstdint>
@@ -30,17 +29,22 @@
 
 namespace shardlin::rt {
 
+class SharedProgram;
+
 class PlanCache {
 public:
   /// What identifies a plan.
   struct Key {
-    std::string program; // serializeProgram, locations included
+    /// The program's text form, locations included (SharedProgram::text),
+    /// shared with the run that computed it.
+    std::shared_ptr<const std::string> program;
     int rank = 0;
     int worldSize = 0;
     DynamicSizes sizes;
     bool operator==(const Key &o) const {
       return rank == o.rank && worldSize == o.worldSize && sizes == o.sizes &&
-             program == o.program;
+             (program == o.program ||
+              (program && o.program && *program == *o.program));
     }
   };
 
@@ -56,13 +60,13 @@ public:
   explicit PlanCache(size_t capacity = 64);
 
   /// The key of `program` on `rank` of `worldSize` with `sizes`.
-  static Key keyOf(const Program &program, int rank, int worldSize,
+  static Key keyOf(const SharedProgram &program, int rank, int worldSize,
                    const DynamicSizes &sizes);
 
   /// A plan for `key`: a cached one (`reused` true), or one built with
   /// Plan::build on `allocator`. The caller owns it until it calls put.
-  Status take(const Program &program, const Key &key, Allocator &allocator,
-              std::unique_ptr<Plan> &out, bool &reused);
+  Status take(const SharedProgram &program, const Key &key,
+              Allocator &allocator, std::unique_ptr<Plan> &out, bool &reused);
   /// Gives a plan taken for `key` back for later runs.
   void put(Key key, std::unique_ptr<Plan> plan);
 
