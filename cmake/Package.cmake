@@ -12,4 +12,20 @@ write_basic_package_version_file(
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/ShardlinConfig.cmake
               ${PROJECT_BINARY_DIR}/cmake/ShardlinConfigVersion.cmake
-  DESTINATION ${SHARDLIN_CMAKE_DIR})
+  DESTINATION ${SHARDLIN_CMAKE_DIR} COMPONENT Runtime)
+
+if(SHARDLIN_BUILD_TESTS)
+  # Installs the Runtime component alone into a scratch prefix (what a
+  # runtime-only build installs) and builds examples/c-api and
+  # examples/runtime-only against it with MLIR and LLVM made unfindable,
+  # as on a GPU node that has neither; checks that the prefix holds nothing
+  # of the compiler and that find_package(Shardlin COMPONENTS Compiler)
+  # fails there.
+  add_test(NAME example.runtime-only-install
+    COMMAND ${CMAKE_COMMAND}
+      -DSHARDLIN_BUILD_DIR=${PROJECT_BINARY_DIR}
+      -DSHARDLIN_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+      -DSCRATCH=${PROJECT_BINARY_DIR}/example-runtime-only
+      -P ${PROJECT_SOURCE_DIR}/cmake/TestRuntimeOnly.cmake)
+  set_tests_properties(example.runtime-only-install PROPERTIES TIMEOUT 600)
+endif()

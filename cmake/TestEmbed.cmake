@@ -12,6 +12,12 @@ function(run)
   set(LAST_OUTPUT "${out}" PARENT_SCOPE)
 endfunction()
 run(${CMAKE_COMMAND} --install ${SHARDLIN_BUILD_DIR} --prefix ${SCRATCH}/prefix)
+# No build directories (empty CMakeFiles/) in the prefix.
+file(GLOB_RECURSE entries LIST_DIRECTORIES true ${SCRATCH}/prefix/*)
+list(FILTER entries INCLUDE REGEX "/CMakeFiles$")
+if(entries)
+  message(FATAL_ERROR "the install holds build directories: ${entries}")
+endif()
 run(${CMAKE_COMMAND} -S ${SHARDLIN_SOURCE_DIR}/examples/embed -B ${SCRATCH}/build
     -G Ninja -DCMAKE_PREFIX_PATH=${SCRATCH}/prefix)
 run(${CMAKE_COMMAND} --build ${SCRATCH}/build -j 2)

@@ -154,7 +154,7 @@ else()
   target_sources(ShardlinRuntimeCuda PRIVATE lib/backends/cuda/NoNccl.cpp)
 endif()
 install(TARGETS ShardlinRuntimeCuda EXPORT ShardlinRuntimeTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime)
 
 # What the runtime's loader (lib/backends/GpuModule.cpp) needs to find the module:
 # its file name, the library directory relative to the program directory
