@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Execution/Jit.h"
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/Execution/ProgramBuilder.h"
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/backends/Host.h"
@@ -34,6 +35,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -81,43 +83,12 @@ cl::opt<int> blasThreads("blas-threads",
                          cl::desc("OpenBLAS threads per rank (default 0: "
                                   "cores / ranks per host)"),
                          cl::init(0), cl::cat(category));
-cl::opt<mlir::shardlin::StrategyOption> strategy(
-    "strategy",
-    cl::desc("Lowering strategy for shardlin.linear: auto (cost model), "
-             "activations or gather-weight"),
-    mlir::shardlin::strategyOptionValues(),
-    cl::init(mlir::shardlin::StrategyOption::Auto), cl::cat(category));
 cl::opt<bool> verbose(
     "verbose",
     cl::desc("Print, per linear, the chosen strategy and every strategy's "
-             "bytes and estimate, and per rank the phases' times and traffic"),
+             "bytes and estimate (the lowering's explain=true), and per rank "
+             "the phases' times and traffic"),
     cl::init(false), cl::cat(category));
-// The cost model's machine, as the pass takes it (its defaults too).
-const mlir::shardlin::LowerShardedLinearOptions kPassDefaults;
-cl::opt<double> latencyUs("latency-us",
-                          cl::desc("Cost model: latency per collective and "
-                                   "peer, in microseconds"),
-                          cl::init(kPassDefaults.latencyUs), cl::cat(category));
-cl::opt<double> bandwidthGBps(
-    "bandwidth-gbps",
-    cl::desc("Cost model: bytes each rank sends (and receives) per second, "
-             "in GB/s"),
-    cl::init(kPassDefaults.bandwidthGBps), cl::cat(category));
-cl::opt<double> gemmGflops("gemm-gflops",
-                           cl::desc("Cost model: GEMM rate per rank, in "
-                                    "GFLOP/s"),
-                           cl::init(kPassDefaults.gemmGflops),
-                           cl::cat(category));
-cl::opt<double> memoryCapMiB(
-    "memory-cap-mib",
-    cl::desc("Cap on the extra memory per rank a strategy may use, in MiB "
-             "(0: none)"),
-    cl::init(kPassDefaults.memoryCapMiB), cl::cat(category));
-cl::opt<int64_t> assumedRows(
-    "assumed-rows",
-    cl::desc("Cost model: the rows per rank assumed for a linear whose batch "
-             "dims are dynamic (their sizes come from the input files)"),
-    cl::init(kPassDefaults.assumedRows), cl::cat(category));
 cl::opt<std::string> emitProgram(
     "emit-program",
     cl::desc("Write the compiled program (text form, for shardlin-exec) to "
@@ -137,6 +108,56 @@ int fail(const std::string &message) {
   errs() << ("shardlin-run: error: " + message + "\n");
   return 1;
 }
+
+/// The lowering's flags: --lower-sharded-linear's own options (their names,
+/// descriptions and defaults read from the pass), taken out of argv before
+/// llvm::cl parses the rest: `--NAME=VALUE`, or `--NAME` for a boolean.
+/// Returns the pass-option string ("strategy=activations latency-us=3").
+std::string takeLoweringFlags(int &argc, char **argv,
+                              const std::vector<mlir::shardlin::LoweringFlag>
+                                  &flags) {
+  std::string options;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    StringRef body = arg;
+    if (!body.consume_front("--") && !body.consume_front("-")) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    auto [name, value] = body.split('=');
+    const bool known = llvm::any_of(
+        flags, [&](const mlir::shardlin::LoweringFlag &f) { return f.name == name; });
+    if (!known || arg == "--") {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    options += (options.empty() ? "" : " ") +
+               (body.contains('=') ? body.str() : name.str() + "=true");
+  }
+  argc = kept;
+  argv[kept] = nullptr;
+  return options;
+}
+
+/// --help's section on the lowering's flags.
+std::string loweringFlagsHelp(
+    const std::vector<mlir::shardlin::LoweringFlag> &flags) {
+  std::string text = "\nLowering options (shardlin-opt's "
+                     "--lower-sharded-linear options, as flags):\n";
+  size_t width = 0;
+  for (const mlir::shardlin::LoweringFlag &f : flags)
+    width = std::max(width, f.name.size());
+  for (const mlir::shardlin::LoweringFlag &f : flags) {
+    text += "  --" + f.name + "=<value>" +
+            std::string(width - f.name.size() + 2, ' ') + "- " + f.description;
+    // The pass's descriptions give their defaults; say it where one does not.
+    if (!StringRef(f.description).contains("default"))
+      text += " (default " + f.defaultValue + ")";
+    text += "\n";
+  }
+  return text;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -153,27 +174,25 @@ int main(int argc, char **argv) {
   });
   const std::string backendHelp = "Backend: " + rt::describeBackends();
   backend.setDescription(backendHelp);
+  const std::vector<mlir::shardlin::LoweringFlag> loweringFlags =
+      mlir::shardlin::lowerShardedLinearFlags();
+  const std::string loweringHelp = loweringFlagsHelp(loweringFlags);
+  cl::extrahelp loweringHelpSection(loweringHelp);
+  const std::string loweringText =
+      takeLoweringFlags(argc, argv, loweringFlags);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "shardlin-run: compile and run a shardlin "
                               "program on W ranks\n");
+  std::string loweringError;
+  FailureOr<mlir::shardlin::LowerShardedLinearOptions> parsedLowering =
+      mlir::shardlin::parseLowerShardedLinearOptions(loweringText,
+                                                     loweringError);
+  if (failed(parsedLowering))
+    return fail(loweringError);
+  mlir::shardlin::LowerShardedLinearOptions lowering = *parsedLowering;
+  lowering.explain = lowering.explain || verbose;
 
-  auto number = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return std::string(buf);
-  };
-  if (!(latencyUs >= 0))
-    return fail("--latency-us must be >= 0, got " + number(latencyUs));
-  if (!(bandwidthGBps > 0))
-    return fail("--bandwidth-gbps must be > 0, got " + number(bandwidthGBps));
-  if (!(gemmGflops > 0))
-    return fail("--gemm-gflops must be > 0, got " + number(gemmGflops));
-  if (!(memoryCapMiB >= 0))
-    return fail("--memory-cap-mib must be >= 0, got " + number(memoryCapMiB));
-  if (assumedRows < 1)
-    return fail("--assumed-rows must be >= 1, got " +
-                std::to_string(assumedRows));
   rt::RunConfig config;
   config.backend = backend;
   config.worldSize = worldSize;
@@ -245,14 +264,6 @@ int main(int argc, char **argv) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  mlir::shardlin::LowerShardedLinearOptions lowering;
-  lowering.strategy = strategy;
-  lowering.latencyUs = latencyUs;
-  lowering.bandwidthGBps = bandwidthGBps;
-  lowering.gemmGflops = gemmGflops;
-  lowering.memoryCapMiB = memoryCapMiB;
-  lowering.assumedRows = assumedRows;
-  lowering.explain = verbose;
   auto millisecondsSince = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now() - start)

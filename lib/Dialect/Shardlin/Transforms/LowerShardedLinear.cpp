@@ -33,8 +33,6 @@
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_LOWERSHARDEDLINEAR
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
-#define GEN_PASS_DEF_LOWERSHARDEDLINEARONFUNCTIONS
-#include "shardlin/Dialect/Shardlin/Transforms/PassRegistration.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;
@@ -550,6 +548,8 @@ struct LowerShardedLinearPass
   friend LogicalResult support::checkOptionString<>(
       LowerShardedLinearPass &, StringRef,
       function_ref<LogicalResult(const Twine &)>);
+  template <typename PassT, typename Fn>
+  friend void support::forEachOption(PassT &, Fn &&);
 
   LogicalResult initializeOptions(
       StringRef options,
@@ -560,10 +560,11 @@ struct LowerShardedLinearPass
   }
 
   LogicalResult initialize(MLIRContext *ctx) override {
+    std::string error;
     FailureOr<LoweringOptions> checked =
-        toLoweringOptions(ctx, optionValues(*this));
+        toLoweringOptions(optionValues(*this), error);
     if (failed(checked))
-      return failure();
+      return emitError(UnknownLoc::get(ctx)) << error;
     options = *checked;
     decisions = std::make_shared<DecisionTable>(options);
     RewritePatternSet set(ctx);
@@ -653,54 +654,42 @@ struct LowerShardedLinearPass
   std::shared_ptr<DecisionTable> decisions;
 };
 
-/// `--lower-sharded-linear` on the command line: runs LowerShardedLinearPass,
-/// with the same option values, on every function under (or equal to) the
-/// op it is scheduled on, one after another in the order of the IR, as a
-/// dynamic pipeline (PassRegistration.td says why).
-struct LowerShardedLinearOnFunctionsPass
-    : mlir::shardlin::impl::LowerShardedLinearOnFunctionsBase<
-          LowerShardedLinearOnFunctionsPass> {
-  using LowerShardedLinearOnFunctionsBase::LowerShardedLinearOnFunctionsBase;
-  friend LowerShardedLinearOptions
-  support::optionValues<>(const LowerShardedLinearOnFunctionsPass &);
-  friend LogicalResult support::checkOptionString<>(
-      LowerShardedLinearOnFunctionsPass &, StringRef,
-      function_ref<LogicalResult(const Twine &)>);
-
-  LogicalResult initializeOptions(
-      StringRef options,
-      function_ref<LogicalResult(const Twine &)> errorHandler) override {
-    if (failed(checkOptionString(*this, options, errorHandler)))
-      return failure();
-    return LowerShardedLinearOnFunctionsBase::initializeOptions(options,
-                                                                errorHandler);
-  }
-
-  LogicalResult initialize(MLIRContext *ctx) override {
-    LowerShardedLinearOptions o = optionValues(*this);
-    if (failed(toLoweringOptions(ctx, o)))
-      return failure();
-    functionPipeline = OpPassManager(OpPassManager::Nesting::Explicit);
-    functionPipeline.addPass(createLowerShardedLinear(o));
-    return success();
-  }
-
-  void runOnOperation() override {
-    SmallVector<FunctionOpInterface> functions;
-    getOperation()->walk<WalkOrder::PreOrder>([&](FunctionOpInterface f) {
-      functions.push_back(f);
-      return WalkResult::skip(); // Its linears are lowered with it.
-    });
-    // Every function is lowered, or reports why not, before failing, as a
-    // pass on the whole module would.
-    bool ok = true;
-    for (FunctionOpInterface f : functions)
-      if (failed(runPipeline(functionPipeline, f)))
-        ok = false;
-    if (!ok)
-      signalPassFailure();
-  }
-
-  OpPassManager functionPipeline;
-};
 } // namespace
+
+std::vector<LoweringFlag> mlir::shardlin::lowerShardedLinearFlags() {
+  // The defaults as the pass prints its options:
+  // "lower-sharded-linear{assumed-rows=1024 bandwidth-gbps=... }".
+  LowerShardedLinearPass pass;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  llvm::StringMap<std::string> defaults;
+  StringRef body = StringRef(text).split('{').second.rsplit('}').first;
+  SmallVector<StringRef> pairs;
+  body.split(pairs, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef pair : pairs) {
+    auto [key, value] = pair.split('=');
+    defaults[key] = value.str();
+  }
+  std::vector<LoweringFlag> flags;
+  support::forEachOption(pass, [&](auto &option) {
+    flags.push_back({option.ArgStr.str(), option.HelpStr.str(),
+                     defaults.lookup(option.ArgStr)});
+  });
+  return flags;
+}
+
+FailureOr<LowerShardedLinearOptions>
+mlir::shardlin::parseLowerShardedLinearOptions(StringRef options,
+                                               std::string &error) {
+  LowerShardedLinearPass pass;
+  if (failed(pass.initializeOptions(options, [&](const Twine &message) {
+        error = message.str();
+        return failure();
+      })))
+    return failure();
+  LowerShardedLinearOptions values = optionValues(pass);
+  if (failed(toLoweringOptions(values, error)))
+    return failure();
+  return values;
+}

@@ -2,8 +2,6 @@
 
 #include "PassOptions.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Location.h"
 
 #include <cstdio>
 
@@ -11,7 +9,8 @@ using namespace mlir;
 using namespace mlir::shardlin;
 
 FailureOr<LoweringOptions>
-mlir::shardlin::detail::toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o) {
+mlir::shardlin::detail::toLoweringOptions(const LowerShardedLinearOptions &o,
+                                          std::string &error) {
   // Each range names its option and the value given (NaN fails every one).
   struct Range {
     const char *name;
@@ -25,15 +24,13 @@ mlir::shardlin::detail::toLoweringOptions(MLIRContext *ctx, const LowerShardedLi
     if (!(r.positive ? r.value > 0 : r.value >= 0)) {
       char given[32];
       std::snprintf(given, sizeof given, "%g", r.value);
-      emitError(UnknownLoc::get(ctx))
-          << "lower-sharded-linear: " << r.name << " must be "
-          << (r.positive ? "> 0" : ">= 0") << ", got " << given;
+      error = std::string("lower-sharded-linear: ") + r.name + " must be " +
+              (r.positive ? "> 0" : ">= 0") + ", got " + given;
       return failure();
     }
   if (o.assumedRows < 1) {
-    emitError(UnknownLoc::get(ctx))
-        << "lower-sharded-linear: assumed-rows must be >= 1, got "
-        << o.assumedRows;
+    error = "lower-sharded-linear: assumed-rows must be >= 1, got " +
+            std::to_string(o.assumedRows);
     return failure();
   }
   LoweringOptions options;

@@ -2,8 +2,9 @@
 //
 // The pass's option values, checked: the option string before llvm::cl
 // reads it (each bad option gets one error naming it and its value), and
-// the values' ranges. Shared by the pass and its command-line entry
-// (LowerShardedLinearOnFunctions), which have the same options.
+// the values' ranges; and the one list of the pass's option members
+// (forEachOption), from which the checks, the values and the flags other
+// tools take (lowerShardedLinearFlags) are made.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_LIB_DIALECT_SHARDLIN_TRANSFORMS_PASSOPTIONS_H
@@ -24,14 +25,25 @@
 
 namespace mlir::shardlin::detail {
 
-/// The lowering options the pass options give, or a diagnostic for values
-/// out of range. Shared by the pass and its command-line entry, which checks
-/// them before it has a function to run the pass on.
-FailureOr<LoweringOptions>
-toLoweringOptions(MLIRContext *ctx, const LowerShardedLinearOptions &o);
+/// The lowering options the pass options give, or failure with a message
+/// naming the option and the value for values out of range.
+FailureOr<LoweringOptions> toLoweringOptions(const LowerShardedLinearOptions &o,
+                                             std::string &error);
 
-/// The values of a pass's options (the pass's or its command-line entry's,
-/// which have the same options).
+/// Calls `fn` with each of the pass's option members (llvm::cl options: their
+/// ArgStr, HelpStr and value), in declaration order.
+template <typename PassT, typename Fn> void forEachOption(PassT &p, Fn &&fn) {
+  fn(p.strategy);
+  fn(p.latencyUs);
+  fn(p.bandwidthGBps);
+  fn(p.gemmGflops);
+  fn(p.memoryCapMiB);
+  fn(p.assumedRows);
+  fn(p.explain);
+  fn(p.fuseBlocks);
+}
+
+/// The values of the pass's options.
 template <typename PassT>
 LowerShardedLinearOptions optionValues(const PassT &p) {
   LowerShardedLinearOptions o;
@@ -94,14 +106,7 @@ checkOptionString(PassT &pass, StringRef options,
         }
       }
     };
-    check(pass.strategy);
-    check(pass.latencyUs);
-    check(pass.bandwidthGBps);
-    check(pass.gemmGflops);
-    check(pass.memoryCapMiB);
-    check(pass.assumedRows);
-    check(pass.explain);
-    check(pass.fuseBlocks);
+    forEachOption(pass, check);
     if (!known)
       return errorHandler("lower-sharded-linear has no option '" + key +
                           "' (its options: " + names + ")");

@@ -3,6 +3,7 @@
 #define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -10,19 +11,35 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir::shardlin {
 
-/// createLowerShardedLinear(options): the pass, on one FunctionOpInterface
-/// op; add it as `pm.addNestedPass<func::FuncOp>(...)`.
-#define GEN_PASS_DECL
-#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
-
-/// registerShardlinPasses(): the command-line entries of PassRegistration.td
-/// (`lower-sharded-linear` runs the pass on every function of the op it is
-/// scheduled on, so that it also works on a module).
+/// createLowerShardedLinear(options): the pass, on one func.func; add it as
+/// `pm.addNestedPass<func::FuncOp>(createLowerShardedLinear())`.
+/// registerShardlinPasses(): registers it for command lines
+/// (`--lower-sharded-linear`, nested implicitly on a module).
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
-#include "shardlin/Dialect/Shardlin/Transforms/PassRegistration.h.inc"
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+
+/// One of the pass's options as another tool's flag (shardlin-run's): its
+/// name, its description and its default value, as the pass declares them.
+struct LoweringFlag {
+  std::string name;
+  std::string description;
+  std::string defaultValue;
+};
+
+/// The pass's options, in declaration order, read from the pass itself.
+std::vector<LoweringFlag> lowerShardedLinearFlags();
+
+/// Parses `name=value ...` (space-separated, as the pass option string) as
+/// the pass does, with its checks and messages: the options, or failure
+/// with the message in `error`.
+FailureOr<LowerShardedLinearOptions>
+parseLowerShardedLinearOptions(StringRef options, std::string &error);
 
 } // namespace mlir::shardlin
 

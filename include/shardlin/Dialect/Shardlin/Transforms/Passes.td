@@ -2,10 +2,14 @@
 #ifndef SHARDLIN_PASSES_TD
 #define SHARDLIN_PASSES_TD
 
-include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinearOptions.td"
+include "mlir/Pass/PassBase.td"
 
-def LowerShardedLinear : InterfacePass<"lower-sharded-linear", "mlir::FunctionOpInterface"> {
-  let summary = LowerShardedLinearSummary;
+// A pass on func.func, as upstream's shard-partition runs per function: a
+// pass that names its op is nested implicitly by command lines (so that
+// `shardlin-opt m.mlir --lower-sharded-linear` runs it on every function of
+// the module) and explicitly in C++ (`pm.addNestedPass<func::FuncOp>`).
+def LowerShardedLinear : Pass<"lower-sharded-linear", "::mlir::func::FuncOp"> {
+  let summary = "Lower shardlin.linear into explicit collectives and GEMMs";
   let description = [{
     Rewrites every `shardlin.linear` into an SPMD program of
     `shardlin.local_shard`, collectives (`all_gather`, `all_to_all`,
@@ -71,16 +75,37 @@ def LowerShardedLinear : InterfacePass<"lower-sharded-linear", "mlir::FunctionOp
     such a chain reaches what was chosen, or why it was not fused; the
     fused GEMMs carry `shardlin.lowering = {strategy = "fused", ...}`.
 
-    The pass runs on one function (any `FunctionOpInterface` op) at a time;
-    the ops around the linears are left untouched. In C++, add it nested:
-    `pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options))`.
-    On the command line `--lower-sharded-linear` keeps working on a module:
-    `registerShardlinPasses()` registers, under this name and with these
-    options, a thin entry that runs the pass on every function of the op it
-    is scheduled on (the module, or a function in
-    `--pass-pipeline='builtin.module(func.func(lower-sharded-linear))'`).
+    The pass runs on one `func.func` at a time; the ops around the linears
+    are left untouched. In C++, add it nested:
+    `pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options))`. On
+    the command line, `--lower-sharded-linear[=options]` on a module runs it
+    on every function (command lines nest passes implicitly), as does
+    `--pass-pipeline='builtin.module(func.func(lower-sharded-linear))'`.
+    shardlin-run takes the same options as flags of its own
+    (`--strategy=...`, `--latency-us=...`), read from this declaration.
   }];
-  let options = LowerShardedLinearOptionList;
+  let options = [
+    Option<"strategy", "strategy", "::mlir::shardlin::StrategyOption",
+           /*default=*/"::mlir::shardlin::StrategyOption::Auto",
+           "Lowering strategy: auto (cost model, the default), activations or gather-weight",
+           // The same clEnumValN values as shardlin-run's --strategy.
+           "::mlir::shardlin::strategyOptionValues()">,
+    Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
+           "Machine model: latency per collective and peer, in microseconds (default 2)">,
+    Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
+           "Machine model: bytes each rank sends (and receives) per second, in GB/s (default 10)">,
+    Option<"gemmGflops", "gemm-gflops", "double", /*default=*/"100.0",
+           "Machine model: GEMM rate per rank, in GFLOP/s (default 100)">,
+    Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
+           "Cap on the extra memory per rank a strategy may use, in MiB (default 0: none)">,
+    Option<"assumedRows", "assumed-rows", "int64_t", /*default=*/"1024",
+           "Cost model: the rows per rank (product of the batch dims) assumed for a linear whose batch dims are dynamic (default 1024)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per linear with every strategy's cost and the choice (default false)">,
+    Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",
+           "Fuse col-wise -> elementwise -> row-wise chains into one block "
+           "(all_gather, GEMMs, reduce_scatter) where the chunk specs match (default true)">
+  ];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];
