@@ -35,7 +35,7 @@
 // BAD: shardlin-run: error: lower-sharded-linear: bandwidth-gbps must be > 0, got 0
 // RUN: not shardlin-run %S/Inputs/col-w3.mlir --latency-us=-2.5 --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-LATENCY --match-full-lines
-// BAD-LATENCY: shardlin-run: error: --latency-us must be >= 0, got -2.5
+// BAD-LATENCY: shardlin-run: error: lower-sharded-linear: latency-us must be >= 0, got -2.5
 
 // shardlin-exec.
 // RUN: shardlin-run %S/Inputs/col-w3.mlir --emit-program=%t/gather.prog
