@@ -2,22 +2,11 @@
 # examples/embed against the installed package, run it, FileCheck the output;
 # then the same for the C ABI's example (examples/c-api, a C program linking
 # Shardlin::Runtime), run on 3 threads.
+include(${CMAKE_CURRENT_LIST_DIR}/TestDriver.cmake)
 file(REMOVE_RECURSE ${SCRATCH})
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(LAST_OUTPUT "${out}" PARENT_SCOPE)
-endfunction()
 run(${CMAKE_COMMAND} --install ${SHARDLIN_BUILD_DIR} --prefix ${SCRATCH}/prefix)
 # No build directories (empty CMakeFiles/) in the prefix.
-file(GLOB_RECURSE entries LIST_DIRECTORIES true ${SCRATCH}/prefix/*)
-list(FILTER entries INCLUDE REGEX "/CMakeFiles$")
-if(entries)
-  message(FATAL_ERROR "the install holds build directories: ${entries}")
-endif()
+checkNoBuildDirs(${SCRATCH}/prefix)
 # The README's C++ snippet: the code block after the readme-snippet marker.
 file(READ ${SHARDLIN_SOURCE_DIR}/README.md readme)
 string(FIND "${readme}" "<!-- readme-snippet" at)

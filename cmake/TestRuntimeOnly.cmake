@@ -1,15 +1,8 @@
 # ctest driver for example.runtime-only-install (cmake/Package.cmake): the
 # runtime-only install, and the runtime's examples built against it with no
 # MLIR to be found.
+include(${CMAKE_CURRENT_LIST_DIR}/TestDriver.cmake)
 file(REMOVE_RECURSE ${SCRATCH})
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(LAST_OUTPUT "${out}" PARENT_SCOPE)
-endfunction()
 
 set(prefix ${SCRATCH}/prefix)
 run(${CMAKE_COMMAND} --install ${SHARDLIN_BUILD_DIR} --prefix ${prefix}
@@ -23,11 +16,7 @@ if(compilerFiles)
   message(FATAL_ERROR "the runtime-only install holds compiler files: "
                       "${compilerFiles}")
 endif()
-file(GLOB_RECURSE entries LIST_DIRECTORIES true ${prefix}/*)
-list(FILTER entries INCLUDE REGEX "/CMakeFiles$")
-if(entries)
-  message(FATAL_ERROR "the install holds build directories: ${entries}")
-endif()
+checkNoBuildDirs(${prefix})
 
 # MLIR and LLVM cannot be found, whatever this machine has.
 set(noMlir -DCMAKE_DISABLE_FIND_PACKAGE_MLIR=ON

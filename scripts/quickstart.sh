@@ -6,6 +6,9 @@
 # prints rank 0's result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Only what the main job needs: the two tools (scripts/test.sh builds
+# everything, the tests included).
+export SHARDLIN_BUILD_TARGETS="${SHARDLIN_BUILD_TARGETS:-shardlin-opt shardlin-run}"
 source "$ROOT/scripts/bootstrap.sh"
 
 EX="$ROOT/examples/quickstart/linear.mlir"
