@@ -22,6 +22,7 @@
 #include "shardlin/runtime/backends/Mpi.h"
 #include "shardlin/runtime/tooling/Flags.h"
 #include "shardlin/runtime/tooling/Runner.h"
+#include "shardlin/runtime/tooling/Signals.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -144,6 +145,10 @@ int main(int argc, char **argv) {
   // (Gemm.h): before anything starts a thread.
   rt::reexecForBlasKernels(argv);
   InitLLVM init(argc, argv);
+  // SIGINT, SIGTERM and SIGHUP remove the staged outputs before they end
+  // the process (through LLVM's handlers, installed above): asked for here,
+  // before any thread starts (the runner installs none).
+  rt::installOutputSignalHandlers();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"
        << "  backends: " << rt::availableBackends() << "\n"

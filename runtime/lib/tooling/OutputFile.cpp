@@ -2,15 +2,14 @@
 
 #include "tooling/OutputFile.h"
 
+#include "tooling/CleanupRegistry.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
-#include <mutex>
 #include <system_error>
 #include <vector>
 
@@ -42,81 +41,6 @@ Status writeAll(int fd, const void *data, size_t len) {
   return Status::ok();
 }
 
-namespace {
-
-//===----------------------------------------------------------------------===//
-// Temporaries removed on SIGINT, SIGTERM and SIGHUP
-//===----------------------------------------------------------------------===//
-
-// The names of the temporaries that exist now, for the signal handler:
-// slots a handler can read without a lock (async-signal-safe).
-constexpr int kTempSlots = 1024;
-std::atomic<const char *> liveTemps[kTempSlots];
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
-struct sigaction previousActions[3];
-
-void removeTempsAndReraise(int sig, siginfo_t *info, void *context) {
-  for (std::atomic<const char *> &slot : liveTemps)
-    if (const char *name = slot.load())
-      ::unlink(name);
-  // Then what would have happened without this handler: the previous
-  // handler (LLVM's, in shardlin-run, removes its own files and re-raises),
-  // or the default action, which ends the process with this signal.
-  for (int i = 0; i < 3; ++i) {
-    if (kCleanupSignals[i] != sig)
-      continue;
-    const struct sigaction &prev = previousActions[i];
-    ::sigaction(sig, &prev, nullptr);
-    if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-      if (prev.sa_flags & SA_SIGINFO)
-        prev.sa_sigaction(sig, info, context);
-      else
-        prev.sa_handler(sig);
-    }
-  }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-/// Installs the handler once, for each signal that is not ignored (a run
-/// under nohup keeps ignoring SIGHUP).
-void installTempCleanup() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int i = 0; i < 3; ++i) {
-      struct sigaction current;
-      if (::sigaction(kCleanupSignals[i], nullptr, &current) != 0 ||
-          current.sa_handler == SIG_IGN)
-        continue;
-      previousActions[i] = current;
-      struct sigaction action;
-      std::memset(&action, 0, sizeof action);
-      action.sa_sigaction = removeTempsAndReraise;
-      action.sa_flags = SA_SIGINFO;
-      sigemptyset(&action.sa_mask);
-      ::sigaction(kCleanupSignals[i], &action, nullptr);
-    }
-  });
-}
-
-/// Registers a name while its file exists; returns the slot or -1 (all
-/// slots taken: the file is still removed on every other path).
-int registerTemp(const char *name) {
-  for (int i = 0; i < kTempSlots; ++i) {
-    const char *expected = nullptr;
-    if (liveTemps[i].compare_exchange_strong(expected, name))
-      return i;
-  }
-  return -1;
-}
-
-void unregisterTemp(int slot) {
-  if (slot >= 0)
-    liveTemps[slot].store(nullptr);
-}
-
-} // namespace
-
 TempFile::~TempFile() {
   if (fd_ >= 0)
     ::close(fd_);
@@ -126,7 +50,6 @@ TempFile::~TempFile() {
 }
 
 Status TempFile::create(const std::string &base) {
-  installTempCleanup();
   const std::string prefix =
       base + ".tmp." + std::to_string(static_cast<long>(::getpid())) + ".";
   constexpr int maxAttempts = 1000;

@@ -1,8 +1,8 @@
 //===- OutputFile.h - Writing an output file safely -------------*- C++ -*-===//
 //
-// What writing an output needs besides its format (Npy.cpp): whole writes,
-// a temporary file renamed over its target, the removal of the temporaries
-// still staged when SIGINT, SIGTERM or SIGHUP ends the process, and where a
+// What writing an output needs besides its format (NpyWrite.cpp): whole
+// writes, a temporary file renamed over its target (registered for the
+// signal handlers of Signals.h, if the program installed them), and where a
 // path's bytes go (through symlinks; in place for devices and FIFOs).
 //
 //===----------------------------------------------------------------------===//
@@ -26,7 +26,8 @@ std::string quotedName(const std::string &s);
 Status writeAll(int fd, const void *data, size_t len);
 
 /// A temporary file that is closed and removed unless committed by rename,
-/// and removed if the process gets SIGINT, SIGTERM or SIGHUP meanwhile.
+/// and removed if a signal ends the process meanwhile (Signals.h, when its
+/// handlers are installed).
 class TempFile {
 public:
   TempFile() = default;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/runtime/tooling/Npy.h"
+#include "shardlin/runtime/tooling/Signals.h"
 
 #include "TempDirTest.h"
 
@@ -564,14 +565,15 @@ TEST_F(NpyTest, CorruptedInputsFailCleanly) {
 
 // A process stopped by SIGINT, SIGTERM or SIGHUP while outputs are staged
 // leaves no temporary behind (they used to stay, *.npy.tmp.PID.N), and
-// still ends by that signal. Checked in a child process that stages two
-// outputs and signals itself.
+// still ends by that signal, once it asked for the handlers (Signals.h).
+// Checked in a child process that stages two outputs and signals itself.
 TEST_F(NpyTest, SignalsRemoveStagedTemporaries) {
   const float data[4] = {1, 2, 3, 4};
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      installOutputSignalHandlers();
       std::unique_ptr<PendingNpy> a, b;
       if (!PendingNpy::stage(path("a.npy"), DType::F32, {4}, data, a) ||
           !PendingNpy::stage(path("b.npy"), DType::F32, {4}, data, b))
