@@ -102,9 +102,9 @@ int main(int argc, char **argv) {
   // OpenBLAS's kernels for this CPU, if it fell back to older ones
   // (Gemm.h): before anything starts a thread.
   rt::reexecForBlasKernels(argv);
-  // SIGINT, SIGTERM and SIGHUP remove the staged outputs before they end
-  // the process: asked for here, before any thread starts (the runner
-  // installs no handler of its own).
+  // SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the staged outputs before
+  // they end the process: asked for here, before any thread starts (the
+  // runner installs no handler of its own).
   rt::installOutputSignalHandlers();
   const std::string usage = usageText();
   std::string programPath;

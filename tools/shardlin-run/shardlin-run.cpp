@@ -145,9 +145,9 @@ int main(int argc, char **argv) {
   // (Gemm.h): before anything starts a thread.
   rt::reexecForBlasKernels(argv);
   InitLLVM init(argc, argv);
-  // SIGINT, SIGTERM and SIGHUP remove the staged outputs before they end
-  // the process (through LLVM's handlers, installed above): asked for here,
-  // before any thread starts (the runner installs none).
+  // SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the staged outputs before
+  // they end the process (through LLVM's handlers, installed above): asked
+  // for here, before any thread starts (the runner installs none).
   rt::installOutputSignalHandlers();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"

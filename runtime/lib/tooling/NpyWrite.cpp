@@ -1,10 +1,8 @@
-//===- NpyWrite.cpp - Writing .npy files, staged until every rank is done -===//
+//===- NpyWrite.cpp - Writing .npy outputs under one policy ---------------===//
 //
-// An output is staged before it appears: a regular file (or the file a
-// symlink ends at) is written whole under a temporary name next to it and
-// renamed over it on commit; a destination written in place (a device, a
-// FIFO) keeps its bytes in memory until then. OutputFile.h has the files'
-// mechanics, NpyFormat.h the header.
+// NpyOutputs (Npy.h): the outputs are staged, the in-place destinations
+// written, and the regular files renamed into place as one set that can be
+// undone. OutputFile.h has the files' mechanics, NpyFormat.h the header.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,14 +10,12 @@
 
 #include "shardlin/runtime/base/Buffer.h"
 
+#include "tooling/CleanupRegistry.h"
 #include "tooling/NpyFormat.h"
 #include "tooling/OutputFile.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,46 +25,20 @@ using namespace detail;
 
 namespace {
 
-/// A file written but not yet visible under its name: a complete temporary
-/// next to the target, renamed at commit; or, for a target written in place,
-/// the bytes, written at commit.
+/// One output between stage() and commit(): a complete temporary beside its
+/// target, or, for a target written in place, the header and the caller's
+/// data.
 struct StagedNpy {
+  std::string path;
+  /// "result 1: writing 'y.npy'": the context of its messages.
+  std::string context;
   OutputTarget target;
   TempFile file;
   std::string header;
-  std::vector<unsigned char> data;
-
-  Status commit() {
-    if (!target.inPlace)
-      return file.commit(target.path);
-    // No O_CREAT, no O_TRUNC: the device or FIFO stays what it is.
-    // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking.
-    const int fd =
-        ::open(target.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      return Status::ioError(
-          "cannot open " + quotedName(target.path) + ": " +
-          (errno == ENXIO ? std::string("no process reads this FIFO")
-                          : errnoMessage(errno)));
-    const int flags = ::fcntl(fd, F_GETFL);
-    Status s = flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
-                   ? Status::ok()
-                   : Status::ioError("cannot clear O_NONBLOCK: " +
-                                     errnoMessage(errno));
-    if (s)
-      s = writeAll(fd, header.data(), header.size());
-    if (s)
-      s = writeAll(fd, data.data(), data.size());
-    if (::close(fd) != 0 && s)
-      s = Status::ioError("closing " + quotedName(target.path) +
-                          " failed: " + errnoMessage(errno));
-    return s;
-  }
+  const void *data = nullptr;
+  size_t dataBytes = 0;
 };
 
-/// Prepares writing `path`: the whole file under a temporary name next to
-/// its target, or its bytes for a target written in place. Nothing is
-/// visible under the target's name until commit.
 Status stageNpyImpl(const std::string &path, DType dtype,
                     const std::vector<int64_t> &shape, const void *data,
                     StagedNpy &staged) {
@@ -86,20 +56,19 @@ Status stageNpyImpl(const std::string &path, DType dtype,
   if (dataBytes > 0 && !data)
     return Status::invalidArgument("data is null but the shape has " +
                                    std::to_string(numElements) + " elements");
-  const std::string header = buildNpyHeader(npyDescr(dtype), shape);
+  staged.header = buildNpyHeader(npyDescr(dtype), shape);
   SHARDLIN_RETURN_IF_ERROR(resolveOutputTarget(path, staged.target));
   if (staged.target.inPlace) {
-    const auto *bytes = static_cast<const unsigned char *>(data);
-    staged.header = header;
-    if (dataBytes > 0)
-      staged.data.assign(bytes, bytes + dataBytes);
+    staged.data = data;
+    staged.dataBytes = dataBytes;
     return Status::ok();
   }
 
   TempFile &tmp = staged.file;
   SHARDLIN_RETURN_IF_ERROR(tmp.create(staged.target.path));
-  SHARDLIN_RETURN_IF_ERROR(writeAll(tmp.fd(), header.data(), header.size())
-                               .withContext(quotedName(tmp.name())));
+  SHARDLIN_RETURN_IF_ERROR(
+      writeAll(tmp.fd(), staged.header.data(), staged.header.size())
+          .withContext(quotedName(tmp.name())));
   SHARDLIN_RETURN_IF_ERROR(
       writeAll(tmp.fd(), data, dataBytes).withContext(quotedName(tmp.name())));
   // No fsync: the rename makes the file appear complete or not at all to
@@ -107,44 +76,92 @@ Status stageNpyImpl(const std::string &path, DType dtype,
   // loss is not worth an fsync per tensor.
   return tmp.close();
 }
+
 } // namespace
 
-Status writeNpy(const std::string &path, DType dtype,
-                const std::vector<int64_t> &shape, const void *data) {
-  StagedNpy staged;
-  Status s = stageNpyImpl(path, dtype, shape, data, staged);
-  if (s)
-    s = staged.commit();
-  return s.withContext("writing " + quotedName(path));
-}
-
-struct PendingNpy::Temp {
-  StagedNpy staged;
+struct NpyOutputs::Impl {
+  // Pointers: a TempFile stays where it is (RenameSet refers to it).
+  std::vector<std::unique_ptr<StagedNpy>> staged;
+  // Declared after the files: undone (on destruction) before they go.
+  RenameSet renames;
+  // Alive from commit() until keep() or undo(): signals are held meanwhile.
+  std::optional<CommitSection> section;
+  bool committed = false;
 };
 
-PendingNpy::PendingNpy() = default;
-PendingNpy::~PendingNpy() = default;
+NpyOutputs::NpyOutputs() : impl_(std::make_unique<Impl>()) {}
 
-Status PendingNpy::stage(const std::string &path, DType dtype,
+NpyOutputs::~NpyOutputs() {
+  if (!impl_->committed)
+    return;
+  // Put the files back before the section ends (it may raise a held
+  // signal, which ends the process).
+  (void)impl_->renames.undo();
+  impl_->section.reset();
+}
+
+Status NpyOutputs::stage(const std::string &path, DType dtype,
                          const std::vector<int64_t> &shape, const void *data,
-                         std::unique_ptr<PendingNpy> &out) {
-  std::unique_ptr<PendingNpy> pending(new PendingNpy());
-  pending->path_ = path;
-  pending->temp_ = std::make_unique<Temp>();
-  SHARDLIN_RETURN_IF_ERROR(
-      stageNpyImpl(path, dtype, shape, data, pending->temp_->staged)
-          .withContext("writing " + quotedName(path)));
-  out = std::move(pending);
+                         const std::string &label) {
+  if (impl_->committed)
+    return Status::internal("writing " + quotedName(path) +
+                            ": staged after the commit");
+  auto staged = std::make_unique<StagedNpy>();
+  staged->path = path;
+  staged->context = (label.empty() ? std::string() : label + ": ") +
+                    "writing " + quotedName(path);
+  SHARDLIN_RETURN_IF_ERROR(stageNpyImpl(path, dtype, shape, data, *staged)
+                               .withContext(staged->context));
+  impl_->staged.push_back(std::move(staged));
   return Status::ok();
 }
 
-Status PendingNpy::commit() {
-  if (!temp_)
-    return Status::ioError("writing " + quotedName(path_) +
-                         ": already committed");
-  Status s = temp_->staged.commit();
-  temp_.reset();
-  return s.withContext("writing " + quotedName(path_));
+Status NpyOutputs::writeInPlace(double timeoutSeconds) {
+  for (const std::unique_ptr<StagedNpy> &s : impl_->staged)
+    if (s->target.inPlace)
+      SHARDLIN_RETURN_IF_ERROR(
+          detail::writeInPlace(s->target, s->header, s->data, s->dataBytes,
+                               timeoutSeconds)
+              .withContext(s->context));
+  return Status::ok();
+}
+
+Status NpyOutputs::commit() {
+  if (impl_->committed)
+    return Status::internal("the outputs were already committed");
+  impl_->committed = true;
+  impl_->section.emplace();
+  for (const std::unique_ptr<StagedNpy> &s : impl_->staged)
+    if (!s->target.inPlace)
+      impl_->renames.add(s->file, s->target.path);
+  return impl_->renames.renameAll(*impl_->section);
+}
+
+int NpyOutputs::interrupted() const {
+  return impl_->section ? impl_->section->interrupted() : 0;
+}
+
+Status NpyOutputs::undo() {
+  Status s = impl_->renames.undo();
+  impl_->committed = false;
+  impl_->section.reset();
+  return s;
+}
+
+void NpyOutputs::keep() {
+  impl_->renames.keep();
+  impl_->committed = false;
+  impl_->section.reset();
+}
+
+Status writeNpy(const std::string &path, DType dtype,
+                const std::vector<int64_t> &shape, const void *data) {
+  NpyOutputs out;
+  SHARDLIN_RETURN_IF_ERROR(out.stage(path, dtype, shape, data));
+  SHARDLIN_RETURN_IF_ERROR(out.writeInPlace());
+  SHARDLIN_RETURN_IF_ERROR(out.commit());
+  out.keep();
+  return Status::ok();
 }
 
 } // namespace shardlin::rt

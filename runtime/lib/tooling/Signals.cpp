@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <mutex>
@@ -22,7 +23,7 @@ namespace shardlin::rt {
 namespace detail {
 namespace {
 
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 constexpr int kNumCleanupSignals =
     static_cast<int>(sizeof kCleanupSignals / sizeof kCleanupSignals[0]);
 
@@ -30,19 +31,28 @@ constexpr int kNumCleanupSignals =
 constexpr int kTempSlots = 1024;
 std::atomic<const char *> liveTemps[kTempSlots];
 
+/// How many CommitSections are alive, and the first signal that arrived
+/// while one was (or that is being acted on).
+std::atomic<int> commitsInProgress{0};
+std::atomic<int> heldSignal{0};
+
 std::atomic<bool> installed{false};
 /// Written once, before the handlers are installed; read by the handlers.
 struct sigaction previousActions[kNumCleanupSignals];
+
+void removeLiveTemps() {
+  for (std::atomic<const char *> &slot : liveTemps)
+    if (const char *name = slot.load())
+      ::unlink(name);
+}
 
 /// Removes the temporaries, then does what would have happened without
 /// these handlers: the previous handler (LLVM's, in shardlin-run, removes
 /// its own files and re-raises), or the default action, which ends the
 /// process with this signal. The signal is blocked while its handler runs,
 /// so the raise takes effect when the handler returns.
-void removeTempsAndReraise(int sig, siginfo_t *info, void *context) {
-  for (std::atomic<const char *> &slot : liveTemps)
-    if (const char *name = slot.load())
-      ::unlink(name);
+void endBySignal(int sig, siginfo_t *info, void *context) {
+  removeLiveTemps();
   for (int i = 0; i < kNumCleanupSignals; ++i) {
     if (kCleanupSignals[i] != sig)
       continue;
@@ -57,6 +67,22 @@ void removeTempsAndReraise(int sig, siginfo_t *info, void *context) {
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
+}
+
+void onSignal(int sig, siginfo_t *info, void *context) {
+  const int savedErrno = errno;
+  int none = 0;
+  heldSignal.compare_exchange_strong(none, sig);
+  // The store above and this load pair with CommitSection's increment and
+  // its interrupted(): either the commit sees the signal before it renames
+  // anything more, or this handler sees the commit and leaves the signal
+  // to it (both may happen; neither can miss the other).
+  if (commitsInProgress.load() > 0) {
+    errno = savedErrno;
+    return;
+  }
+  endBySignal(sig, info, context);
+  errno = savedErrno;
 }
 
 } // namespace
@@ -75,12 +101,31 @@ void unregisterTemp(int slot) {
     liveTemps[slot].store(nullptr);
 }
 
+CommitSection::CommitSection() { commitsInProgress.fetch_add(1); }
+
+CommitSection::~CommitSection() {
+  if (commitsInProgress.fetch_sub(1) != 1)
+    return;
+  // The last commit is over, its files kept or put back: a signal held
+  // meanwhile now ends the process, through the handler.
+  if (const int sig = heldSignal.load(); sig != 0 && installed.load())
+    ::raise(sig);
+}
+
+int CommitSection::interrupted() const { return heldSignal.load(); }
+
 } // namespace detail
 
 void installOutputSignalHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
     using namespace detail;
+    // While one of them is handled the others wait: the cleanup is not
+    // interrupted half-way by a second signal.
+    sigset_t all;
+    sigemptyset(&all);
+    for (int sig : kCleanupSignals)
+      sigaddset(&all, sig);
     for (int i = 0; i < kNumCleanupSignals; ++i) {
       struct sigaction current;
       if (::sigaction(kCleanupSignals[i], nullptr, &current) != 0 ||
@@ -89,9 +134,9 @@ void installOutputSignalHandlers() {
       previousActions[i] = current;
       struct sigaction action;
       std::memset(&action, 0, sizeof action);
-      action.sa_sigaction = removeTempsAndReraise;
-      action.sa_flags = SA_SIGINFO;
-      sigemptyset(&action.sa_mask);
+      action.sa_sigaction = onSignal;
+      action.sa_flags = SA_SIGINFO | SA_RESTART;
+      action.sa_mask = all;
       ::sigaction(kCleanupSignals[i], &action, nullptr);
     }
     installed.store(true);

@@ -102,36 +102,60 @@ Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
 /// "<f4", "<f8".
 const char *npyDescr(DType t);
 
-/// Writes a .npy file atomically: to a temporary file in the directory of
-/// its target, then renamed over it, so a failure never leaves a truncated
-/// file. The target is `path`, or the file a symlink at `path` ends at (the
-/// link stays a link). An existing file that is not regular (a device, a
-/// FIFO) is written in place instead, neither replaced nor truncated; a
-/// FIFO that no process reads fails instead of blocking.
+/// Writes one .npy file under the output policy of NpyOutputs (a regular
+/// file appears complete or not at all; a device, FIFO or pipe is written
+/// in place, without a time limit).
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data);
 
-/// A .npy file written completely under a temporary name next to its
-/// target (see writeNpy), which appears at the target only on commit() (a
-/// rename) and is removed if the object is destroyed first; for a target
-/// written in place, the bytes are kept and written on commit(). Lets the ranks of a run agree
-/// that every output was written before any of them appears.
-class PendingNpy {
+/// The .npy outputs of a run (or of one rank of it), written under one
+/// policy for every kind of destination (docs/robustness.md, "Outputs"): no
+/// regular file appears or changes unless every output was written, and
+/// the destinations written in place are written before any regular one is
+/// replaced. The steps are separate so that the ranks of a run can agree
+/// between them (Runner.h):
+///   1. stage() each output. A regular file (or the file a symlink ends
+///      at, or a name that does not exist yet) is written whole under a
+///      temporary name beside it. A destination written in place (a FIFO,
+///      a pipe, a device, or what /dev/stdout, /dev/fd/N or /proc/self/fd/N
+///      names, unless that is a regular file) is only resolved: its `data`
+///      must stay valid until writeInPlace() returns.
+///   2. writeInPlace() writes those, in the order they were staged.
+///   3. commit() renames the temporaries over their targets, keeping each
+///      file it replaces aside; a rename that fails, or a signal that
+///      arrives meanwhile (Signals.h), puts back the ones already renamed.
+///   4. keep() makes the commit final, or undo() puts back every replaced
+///      file and removes every new one.
+/// Destroying the object before keep() removes the temporaries and undoes a
+/// commit. Not safe to share between threads.
+class NpyOutputs {
 public:
-  static Status stage(const std::string &path, DType dtype,
-                      const std::vector<int64_t> &shape, const void *data,
-                      std::unique_ptr<PendingNpy> &out);
-  ~PendingNpy();
-  PendingNpy(const PendingNpy &) = delete;
-  PendingNpy &operator=(const PendingNpy &) = delete;
+  NpyOutputs();
+  ~NpyOutputs();
+  NpyOutputs(const NpyOutputs &) = delete;
+  NpyOutputs &operator=(const NpyOutputs &) = delete;
 
+  /// Messages name `path`, after `label` (e.g. "result 1") if given, also
+  /// those of writeInPlace about this output.
+  Status stage(const std::string &path, DType dtype,
+               const std::vector<int64_t> &shape, const void *data,
+               const std::string &label = std::string());
+  /// `timeoutSeconds` > 0 bounds how long a reader may take the data (0:
+  /// no limit). A reader that closes its end early is an IoError (EPIPE),
+  /// never a SIGPIPE.
+  Status writeInPlace(double timeoutSeconds = 0);
   Status commit();
+  /// A signal that arrived since commit() began and is held until this
+  /// object is done (Signals.h), or 0. A caller that agrees with other
+  /// ranks counts it as a failure: every rank then undoes its commit.
+  int interrupted() const;
+  /// Returns the first failure to put a file back.
+  Status undo();
+  void keep();
 
 private:
-  PendingNpy();
-  struct Temp;
-  std::string path_;
-  std::unique_ptr<Temp> temp_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 } // namespace shardlin::rt
