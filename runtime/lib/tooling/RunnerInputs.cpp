@@ -12,6 +12,7 @@
 
 #include "shardlin/runtime/base/ChunkLayout.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -148,7 +149,9 @@ Status classifyShardedFile(const Argument &arg, int rank,
 /// Binds sharded argument `i` from `path`. A file of the global shape is
 /// the global tensor, of which only this rank's chunk is read
 /// (NpyFile::readSlice). With `perRankPath` (a {rank} path) the file may
-/// instead be a shard that holds exactly this rank's chunk.
+/// instead be a shard that holds exactly this rank's chunk. A FIFO or pipe
+/// can be read only once: it comes whole from the cache, read by the first
+/// rank of this process that asks, and each rank copies its chunk from it.
 Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
                            const std::string &path, bool perRankPath,
                            FileCache &cache, BoundArg &out) {
@@ -158,8 +161,23 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
   const std::string what = argument + " (" + path + ")";
   bool global = false;
   Range mine;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    std::shared_ptr<const NpyArray> file;
+    // The reader's messages name the file already.
+    SHARDLIN_RETURN_IF_ERROR(cache.get(path, file).withContext(argument));
+    SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr, dt));
+    SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
+        arg, plan.rank(), what, file->shape, perRankPath, global, mine));
+    if (!global) {
+      out.file = std::move(file);
+      return Status::ok();
+    }
+    extractLocalChunk(file->data.data(), file->shape, dt, arg.sharding,
+                      plan.rank(), out.chunk);
+    return Status::ok();
+  }
   std::unique_ptr<NpyFile> file;
-  // The reader's messages name the file already.
   SHARDLIN_RETURN_IF_ERROR(
       NpyFile::open(path, file, cache.streamTimeoutSeconds())
           .withContext(argument));

@@ -26,10 +26,12 @@
 
 namespace shardlin::rt::detail {
 
-/// Files of plain (not sharded) arguments, read once per process and shared
-/// by the ranks that name them. Each file is read by the first rank that
-/// asks, without holding up the ranks that read other files (one of them
-/// may be a FIFO whose writer is slow).
+/// Files read whole, once per process, and shared by the ranks that name
+/// them: plain arguments, and any argument whose file is a FIFO or pipe (a
+/// stream can be read only once, so the ranks of this process that shard
+/// it take their chunks from the one copy). Each file is read by the first
+/// rank that asks, without holding up the ranks that read other files (one
+/// of them may be a FIFO whose writer is slow).
 class FileCache {
 public:
   /// A FIFO among the files must deliver within `streamTimeoutSeconds`.
