@@ -4,7 +4,8 @@
 // docs/robustness.md ("Outputs"). Each rank goes through the steps of
 // NpyOutputs (Npy.h) and the ranks agree after each one, so that a failure
 // on any rank, at any step, leaves no new or changed regular file:
-//   1. the results in host memory;
+//   1. the results in host memory (a sharded result written whole is
+//      gathered to rank 0 first);
 //   2. every output staged (regular files: complete temporaries);
 //   3. the in-place destinations (FIFOs, pipes, devices) written;
 //   4. the temporaries renamed into place; a rank whose renames failed, or
@@ -13,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tooling/RunnerSteps.h"
+
+#include "shardlin/runtime/base/ChunkLayout.h"
 
 #include "backends/mpi/LaunchEnv.h"
 
@@ -65,12 +68,114 @@ Status hostResultOf(const Plan &plan, size_t i, const FileRank &state,
   return Status::ok();
 }
 
+/// How a sharded result's chunks lie in the global tensor: rank r's chunk
+/// is `outer` pieces of `rows[r].size * inner` elements.
+struct ChunkGeometry {
+  int64_t outer = 1, inner = 1, dimSize = 0;
+  std::vector<Range> rows;
+
+  ChunkGeometry(const ResultLayout &layout, int worldSize) {
+    const std::vector<int64_t> &g = layout.globalShape;
+    const size_t d = static_cast<size_t>(layout.sharding.dim);
+    for (size_t k = 0; k < d; ++k)
+      outer *= g[k];
+    for (size_t k = d + 1; k < g.size(); ++k)
+      inner *= g[k];
+    dimSize = g[d];
+    const ChunkLayout chunks(dimSize, layout.sharding.placements);
+    for (int r = 0; r < worldSize; ++r)
+      rows.push_back(chunks.ofRank(r));
+  }
+  int64_t elements(int rank) const {
+    return outer * rows[size_t(rank)].size * inner;
+  }
+};
+
+/// Checks that this rank's result `i` is the chunk the layout gives it, and
+/// on rank 0 allocates the whole tensor.
+Status prepareWhole(const ResultLayout &layout, size_t i, DType dt,
+                    const HostResult &mine, int rank, int worldSize,
+                    std::vector<uint8_t> &whole) {
+  const std::string what = "result " + std::to_string(i);
+  const ChunkGeometry geo(layout, worldSize);
+  std::vector<int64_t> chunk = layout.globalShape;
+  chunk[size_t(layout.sharding.dim)] = geo.rows[size_t(rank)].size;
+  if (mine.shape != chunk)
+    return Status::internal(what + ": rank " + std::to_string(rank) +
+                            " returned the shape " + formatShape(mine.shape) +
+                            ", but the chunk rule gives it " +
+                            formatShape(chunk) + " of the sharded result " +
+                            formatShape(layout.globalShape));
+  if (rank != 0)
+    return Status::ok();
+  int64_t n = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements(layout.globalShape, n, dtypeSize(dt))
+          .withContext(what));
+  return allocateHostBytes(size_t(n) * dtypeSize(dt), layout.globalShape,
+                           what + " (the whole sharded result)", whole);
+}
+
+/// Gathers every rank's chunk of a sharded result into `whole` on rank 0,
+/// in the global layout: one allToAllV in which each rank sends its chunk
+/// to rank 0 only, so only rank 0 holds the whole. Chunks along the outer
+/// dim land in place; otherwise they land one after the other and are then
+/// interleaved.
+Status gatherWhole(const ResultLayout &layout, size_t i, DType dt,
+                   const HostResult &mine, int rank, int worldSize,
+                   Communicator &comm, std::vector<uint8_t> &whole) {
+  const ChunkGeometry geo(layout, worldSize);
+  const size_t w = size_t(worldSize), elt = dtypeSize(dt);
+  std::vector<int64_t> sendCounts(w, 0), sendDispls(w, 0);
+  std::vector<int64_t> recvCounts(w, 0), recvDispls(w, 0);
+  sendCounts[0] = geo.elements(rank);
+  std::vector<uint8_t> staging;
+  uint8_t *recv = nullptr;
+  if (rank == 0) {
+    int64_t next = 0;
+    for (size_t r = 0; r < w; ++r) {
+      recvCounts[r] = geo.elements(int(r));
+      recvDispls[r] =
+          geo.outer == 1 ? geo.rows[r].offset * geo.inner : next;
+      next += recvCounts[r];
+    }
+    recv = whole.data();
+    if (geo.outer != 1) {
+      SHARDLIN_RETURN_IF_ERROR(allocateHostBytes(
+          whole.size(), layout.globalShape,
+          "result " + std::to_string(i) + " (gathering its chunks)", staging));
+      recv = staging.data();
+    }
+  }
+  SHARDLIN_RETURN_IF_ERROR(
+      comm.allToAllV(mine.data, sendCounts, sendDispls, recv, recvCounts,
+                     recvDispls, dt)
+          .withContext("result " + std::to_string(i) +
+                       ": gathering the sharded result's chunks"));
+  if (rank != 0 || geo.outer == 1)
+    return Status::ok();
+  for (size_t r = 0; r < w; ++r) {
+    const size_t piece = size_t(geo.rows[r].size * geo.inner) * elt;
+    if (piece == 0)
+      continue;
+    for (int64_t o = 0; o < geo.outer; ++o)
+      std::memcpy(whole.data() +
+                      size_t((o * geo.dimSize + geo.rows[r].offset) *
+                             geo.inner) *
+                          elt,
+                  staging.data() + size_t(recvDispls[r]) * elt +
+                      size_t(o) * piece,
+                  piece);
+  }
+  return Status::ok();
+}
+
 } // namespace
 
-Status writeOutputs(const Program &, const RunConfig &config,
+Status writeOutputs(const Program &program, const RunConfig &config,
                     const Plan &plan, RankDevice &device, FileRank &state,
                     const RankBuffers &buffers, Communicator &agree) {
-  const int rank = plan.rank();
+  const int rank = plan.rank(), worldSize = agree.worldSize();
   const size_t numResults = state.hostResults.size();
   // 1. The results in host memory. A failed copy back (or a device fault
   // it reveals) is a failure to write this rank's outputs, agreed on like
@@ -85,6 +190,28 @@ Status writeOutputs(const Program &, const RunConfig &config,
   std::vector<HostResult> results(numResults);
   for (size_t i = 0; ready && i < numResults; ++i)
     ready = hostResultOf(plan, i, state, buffers, results[i]);
+  // A sharded result whose path has no {rank} is written whole, by rank 0.
+  std::vector<size_t> gathered;
+  for (size_t i = 0; i < program.resultLayouts.size(); ++i)
+    if (program.resultLayouts[i].sharded &&
+        !isPerRankPath(config.outPaths[i]))
+      gathered.push_back(i);
+  std::vector<std::vector<uint8_t>> wholes(numResults);
+  for (size_t i : gathered)
+    if (ready)
+      ready = prepareWhole(program.resultLayouts[i], i, plan.resultType(i),
+                           results[i], rank, worldSize, wholes[i]);
+  if (!gathered.empty()) {
+    // The gathers are collectives: every rank must be able to take part.
+    SHARDLIN_RETURN_IF_ERROR(agreeOn(agree, ready));
+    for (size_t i : gathered) {
+      SHARDLIN_RETURN_IF_ERROR(gatherWhole(program.resultLayouts[i], i,
+                                           plan.resultType(i), results[i],
+                                           rank, worldSize, agree, wholes[i]));
+      results[i].data = wholes[i].data();
+      results[i].shape = program.resultLayouts[i].globalShape;
+    }
+  }
 
   // 2. Every output staged.
   NpyOutputs outputs;

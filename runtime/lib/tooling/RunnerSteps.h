@@ -86,7 +86,8 @@ Status bindFromFiles(const Program &program, const RunConfig &config,
 /// Writes rank plan.rank()'s results under the output policy
 /// (docs/robustness.md, "Outputs"), agreeing with the other ranks through
 /// `agree` between the steps, so that outputs appear only if every rank
-/// wrote all of its own.
+/// wrote all of its own. A sharded result whose path has no {rank} is
+/// assembled from every rank's chunk and written whole by rank 0.
 Status writeOutputs(const Program &program, const RunConfig &config,
                     const Plan &plan, RankDevice &device, FileRank &state,
                     const RankBuffers &buffers, Communicator &agree);

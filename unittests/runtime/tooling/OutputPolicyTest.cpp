@@ -1,15 +1,18 @@
 //===- OutputPolicyTest.cpp - One output policy for every destination -----===//
 //
-// docs/robustness.md, "Outputs" (issue 27.2-27.4): regular files are
+// docs/robustness.md, "Outputs" (issue 27.2-27.4, 27.9): regular files are
 // replaced as one set that a failure or a signal puts back; FIFOs, pipes
 // and the descriptors /dev/fd/N and /proc/self/fd/N name are written in
-// place, with EPIPE an error (never a SIGPIPE) and a deadline. Cases that
+// place, with EPIPE an error (never a SIGPIPE) and a deadline; a sharded
+// result written to a path without {rank} is the whole tensor. Cases that
 // signal or may be killed by one run in a child process, whose exit status
 // the parent checks.
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/tooling/Npy.h"
+#include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
 
 #include "tooling/OutputFile.h"
@@ -30,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -292,4 +296,68 @@ TEST_F(OutputPolicy, DescriptorPathsAreWrittenWhereTheyLead) {
   ASSERT_TRUE(readNpy(path("r.npy"), arr).isOk());
   EXPECT_EQ(arr.shape, std::vector<int64_t>{4});
   EXPECT_EQ(listing(), std::vector<std::string>{"r.npy"});
+}
+
+namespace {
+
+/// Returns a sharded argument as it came: rank r's result is its chunk of
+/// the global [rows, cols] weight along `dim` (placements [1, 0], so rank 1
+/// holds the first chunk), and the program says the result is sharded.
+std::string returnShardedProgram(int64_t rows, int64_t cols, int dim) {
+  const std::string g = "2 " + std::to_string(rows) + " " +
+                        std::to_string(cols);
+  const std::string local = dim == 0 ? "2 ? " + std::to_string(cols)
+                                     : "2 " + std::to_string(rows) + " ?";
+  const std::string spec = std::to_string(dim) + " 2 1 0";
+  return "shardlin-program v1\nname main\nworld_size 2\nvalues 2\n"
+         "value 0 f32 " + local + "\nvalue 1 f32 " + local +
+         "\narg 0 sharded " + g + " spec " + spec +
+         "\ninstr local_shard result 1 operands 1 0 loc t\n"
+         "results 1 1\nresult 0 sharded " + g + " spec " + spec + "\nend\n";
+}
+
+} // namespace
+
+// A sharded result written to a path without {rank} is the whole tensor,
+// assembled from every rank's chunk (it used to be rank 0's chunk alone),
+// for a split along the outer dim (chunks land in place) and an inner one
+// (chunks interleaved); with {rank}, each rank's chunk as before.
+TEST_F(OutputPolicy, AShardedResultWithoutRankIsWrittenWhole) {
+  for (int dim : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    const int64_t rows = 5, cols = 7;
+    Program program;
+    Status st = parseProgram(returnShardedProgram(rows, cols, dim), program);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    std::mt19937 rng(5 + dim);
+    std::uniform_real_distribution<float> u(0.5f, 2.0f);
+    std::vector<float> w(rows * cols);
+    for (float &v : w)
+      v = u(rng);
+    ASSERT_TRUE(writeNpy(path("w.npy"), DType::F32, {rows, cols}, w.data())
+                    .isOk());
+    RunConfig config;
+    config.argPaths = {path("w.npy")};
+    config.outPaths = {path("whole.npy")};
+    st = runProgramWithFiles(program, config);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    NpyArray whole;
+    ASSERT_TRUE(readNpy(path("whole.npy"), whole).isOk());
+    EXPECT_EQ(whole.shape, (std::vector<int64_t>{rows, cols}));
+    ASSERT_EQ(whole.data.size(), w.size() * 4);
+    EXPECT_EQ(std::memcmp(whole.data.data(), w.data(), whole.data.size()), 0);
+
+    config.outPaths = {path("part.{rank}.npy")};
+    st = runProgramWithFiles(program, config);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    NpyArray part;
+    ASSERT_TRUE(readNpy(path("part.1.npy"), part).isOk());
+    // Rank 1 holds the first chunk: 3 of the 5 rows, or 4 of the 7 cols.
+    EXPECT_EQ(part.shape, dim == 0 ? (std::vector<int64_t>{3, cols})
+                                   : (std::vector<int64_t>{rows, 4}));
+    EXPECT_EQ(reinterpret_cast<const float *>(part.data.data())[0], w[0]);
+    fs::remove(path("whole.npy"));
+    fs::remove(path("part.0.npy"));
+    fs::remove(path("part.1.npy"));
+  }
 }
