@@ -286,7 +286,9 @@ std::string quotedFileText(const char *p, size_t len) {
 }
 
 size_t itemSizeOfDescr(const std::string &descr) {
-  if (descr == "<f2" || descr == "<u2")
+  // '<V2' and '|V2': bf16 as ml_dtypes writes it, and as plain NumPy saves
+  // such an array again (void has no byte order); '<u2': its bit patterns.
+  if (descr == "<f2" || descr == "<V2" || descr == "|V2" || descr == "<u2")
     return 2;
   if (descr == "<f4")
     return 4;
@@ -348,8 +350,8 @@ Status checkNpyHeader(const NpyHeader &header, uint64_t &dataBytes) {
   if (itemSize == 0)
     return Status::invalidArgument(
         "unsupported descr " + quoted(d) +
-        " (supported: '<f2', '<f4', '<f8', and '<u2' for "
-        "bf16 bit patterns)");
+        " (supported: '<f2', '<f4', '<f8', and for bf16 '<V2' "
+        "(ml_dtypes), '|V2' or '<u2' (its bit patterns))");
   int64_t numElements = 0;
   // The shape came from the file: a bad one is the file's fault.
   SHARDLIN_RETURN_IF_ERROR(
@@ -445,7 +447,8 @@ const char *npyDescr(DType t) {
   case DType::F16:
     return "<f2";
   case DType::BF16:
-    return "<u2";
+    // What ml_dtypes' bfloat16 writes through np.save (its dtype.str).
+    return "<V2";
   case DType::F32:
     return "<f4";
   case DType::F64:
@@ -453,6 +456,18 @@ const char *npyDescr(DType t) {
   }
   // Only reachable through an out-of-range cast; writeNpy rejects it first.
   return "<invalid>";
+}
+
+bool npyDescrMatches(const std::string &descr, DType t) {
+  if (t == DType::BF16)
+    return descr == "<V2" || descr == "|V2" || descr == "<u2";
+  return descr == npyDescr(t);
+}
+
+std::string npyDescrsAccepted(DType t) {
+  if (t == DType::BF16)
+    return "'<V2', '|V2' or '<u2'";
+  return std::string("'") + npyDescr(t) + "'";
 }
 
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,

@@ -100,15 +100,15 @@ Status allocateHostBytes(size_t bytes, const std::vector<int64_t> &shape,
 
 namespace {
 
-/// The file's descr must be the one that holds `dt`.
+/// The file's descr must be one that holds `dt` (npyDescrMatches).
 Status checkDescr(const std::string &what, const std::string &descr,
                   DType dt) {
-  if (descr == npyDescr(dt))
+  if (npyDescrMatches(descr, dt))
     return Status::ok();
   return Status::invalidArgument(what + ": element type '" + descr +
                                  "' does not match the entry signature's " +
-                                 dtypeName(dt) + " (expected '" +
-                                 npyDescr(dt) + "')");
+                                 dtypeName(dt) + " (expected " +
+                                 npyDescrsAccepted(dt) + ")");
 }
 
 /// Whether a sharded argument's file of shape `shape` holds the global

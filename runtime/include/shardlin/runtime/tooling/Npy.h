@@ -1,9 +1,13 @@
 //===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Little-endian, C-order arrays: '<f2' (f16), '<f4' (f32), '<f8' (f64).
-// NumPy has no bfloat16, so bf16 tensors are stored as '<u2' arrays holding
-// the bf16 bit patterns (what `x.view(np.uint16)` of an ml_dtypes bfloat16
-// array gives); the entry signature says how to interpret them.
+// NumPy itself has no bfloat16. bf16 tensors are written as ml_dtypes
+// writes them (np.save of an ml_dtypes.bfloat16 array): descr '<V2', two
+// opaque bytes per element, which `np.load(f).view(ml_dtypes.bfloat16)`
+// turns back into bf16. Where the entry signature says bf16, the reader also
+// takes '|V2' (such an array saved again by plain NumPy) and '<u2' (the bit
+// patterns as uint16, `x.view(np.uint16)`); the signature says how to
+// interpret them (docs/runtime.md, "bf16 files").
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_NPY_H
@@ -89,7 +93,8 @@ private:
 /// not regular (a device; a FIFO unless `streamTimeoutSeconds` > 0, see
 /// NpyFile::open: refused at once, without waiting for a writer), bad
 /// magic, unsupported versions, malformed or oversized headers, Fortran
-/// order, big-endian or non-float descrs other than '<u2', shapes whose
+/// order, big-endian, and descrs other than the ones npyDescrMatches
+/// takes for some dtype, shapes whose
 /// byte size overflows, and truncated or overlong data.
 Status readNpy(const std::string &path, NpyArray &out,
                double streamTimeoutSeconds = 0);
@@ -98,9 +103,15 @@ Status readNpy(const std::string &path, NpyArray &out,
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
                 NpyArray &out);
 
-/// The descr shardlin reads and writes for `t`: "<f2", "<u2" (bf16 bits),
-/// "<f4", "<f8".
+/// The descr shardlin writes for `t`: "<f2", "<V2" (bf16, as ml_dtypes
+/// writes it), "<f4", "<f8".
 const char *npyDescr(DType t);
+/// Whether a file of `descr` holds elements of `t`: npyDescr(t), and for
+/// bf16 also "|V2" and "<u2".
+bool npyDescrMatches(const std::string &descr, DType t);
+/// The descrs npyDescrMatches takes for `t`, quoted, for messages:
+/// "'<V2', '|V2' or '<u2'".
+std::string npyDescrsAccepted(DType t);
 
 /// Writes one .npy file under the output policy of NpyOutputs (a regular
 /// file appears complete or not at all; a device, FIFO or pipe is written
@@ -136,7 +147,8 @@ public:
   NpyOutputs &operator=(const NpyOutputs &) = delete;
 
   /// Messages name `path`, after `label` (e.g. "result 1") if given, also
-  /// those of writeInPlace about this output.
+  /// those of writeInPlace about this output. Writes bf16 as
+  /// npyDescr(DType::BF16) says.
   Status stage(const std::string &path, DType dtype,
                const std::vector<int64_t> &shape, const void *data,
                const std::string &label = std::string());
