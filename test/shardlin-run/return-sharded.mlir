@@ -16,10 +16,12 @@
 // CHECK: chunks ok
 
 // Without {rank}: the whole 10 x 7 tensor, equal to the argument, through
-// both tools and under mpirun.
+// both tools, compiled to native code (--jit), and under mpirun.
 // RUN: shardlin-run %s --arg=%t/w.npy --out=%t/whole.npy
 // RUN: %python -c "import sys; sys.path.insert(0, sys.argv[1]); import npytool as t; a = t.read_npy(sys.argv[2]); b = t.read_npy(sys.argv[3]); print('whole ok' if a[1:] == b[1:] else 'whole differs: %%s' %% (b[1],))" %shardlin_src/scripts %t/w.npy %t/whole.npy | FileCheck %s --check-prefix=WHOLE
 // WHOLE: whole ok
+// RUN: shardlin-run --jit %s --arg=%t/w.npy --out=%t/whole-jit.npy
+// RUN: cmp %t/whole.npy %t/whole-jit.npy
 // RUN: shardlin-run %s --emit-program=%t/ret.prog
 // RUN: shardlin-exec %t/ret.prog --arg=%t/w.npy --out=%t/whole-exec.npy
 // RUN: cmp %t/whole.npy %t/whole-exec.npy
