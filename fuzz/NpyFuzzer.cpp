@@ -24,14 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       shardlin::fuzz::fail("parseNpy failed without a message");
     return 0;
   }
+  // The descr must hold one of the runtime's dtypes (bf16 in any of the
+  // forms it reads: '<V2', '|V2', '<u2').
   size_t item = 0;
-  if (array.descr == "<f2" || array.descr == "<u2")
-    item = 2;
-  else if (array.descr == "<f4")
-    item = 4;
-  else if (array.descr == "<f8")
-    item = 8;
-  else
+  for (rt::DType t :
+       {rt::DType::F16, rt::DType::BF16, rt::DType::F32, rt::DType::F64})
+    if (rt::npyDescrMatches(array.descr, t))
+      item = rt::dtypeSize(t);
+  if (item == 0)
     shardlin::fuzz::fail("parseNpy accepted the descr '" + array.descr + "'");
   int64_t n = 0;
   if (!rt::checkedNumElements(array.shape, n, item))

@@ -75,6 +75,9 @@ seeds = {
     "fortran.npy": npy("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }\n", b"\0" * 4),
     "big-endian.npy": npy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }\n", b"\0" * 4),
     "quotes.npy": npy('{"descr": "<u2", "fortran_order": False, "shape": (1, 0), }\n'),
+    # bf16 as ml_dtypes saves it, and as plain NumPy saves such an array again.
+    "ml-dtypes-bf16.npy": npy("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }\n", b"\xc0\x3f\x10\xc0"),
+    "numpy-void-bf16.npy": npy("{'descr': '|V2', 'fortran_order': False, 'shape': (1,), }\n", b"\x80\x40"),
     "header-len-huge.npy": b"\x93NUMPY\x02\x00\xff\xff\xff\xff{}",
 }
 for name, data in seeds.items():

@@ -3,7 +3,7 @@
 Python standard library (no NumPy needed).
 
   npytool.py gen-linear --n N --k K --batch-shape 5 --world-size W \
-      [--dtype f32] [--bias] [--seed S] --out-dir DIR
+      [--dtype f32] [--bf16-descr '<V2'|'<u2'] [--bias] [--seed S] --out-dir DIR
       (--batch-shape may list one shape per rank: 2x3,0x3,1x3)
       writes DIR/x.{rank}.npy (distinct random inputs per rank), DIR/w.npy
       (the global N x K weight), DIR/b.npy, and DIR/ref.{rank}.npy, the dense
@@ -17,7 +17,10 @@ Python standard library (no NumPy needed).
       which the blocks' suite writes per configuration).
   npytool.py show FILE      prints an array.
 
-bf16 arrays are stored as '<u2' holding the bf16 bit patterns.
+bf16 arrays are written as ml_dtypes writes them, descr '<V2' (two opaque
+bytes per element, the bf16 bit patterns; `np.load(f).view(ml_dtypes.bfloat16)`
+reads them as bf16), or as '<u2' with --bf16-descr '<u2'. Both, and '|V2',
+are read as bf16.
 """
 import argparse
 import ast
@@ -27,8 +30,17 @@ import random
 import struct
 import sys
 
-DESCR = {"f16": "<f2", "bf16": "<u2", "f32": "<f4", "f64": "<f8"}
-FMT = {"<f2": "e", "<u2": "H", "<f4": "f", "<f8": "d"}
+DESCR = {"f16": "<f2", "bf16": "<V2", "f32": "<f4", "f64": "<f8"}
+# The descrs that hold bf16 bit patterns (what shardlin reads as bf16).
+BF16_DESCRS = ("<V2", "|V2", "<u2")
+FMT = {"<f2": "e", "<V2": "H", "|V2": "H", "<u2": "H", "<f4": "f", "<f8": "d"}
+
+
+def descr_matches(descr, dtype):
+    """Whether an array of descr holds dtype's elements, as shardlin reads it."""
+    if dtype == "bf16":
+        return descr in BF16_DESCRS
+    return descr == DESCR[dtype]
 
 
 def bf16_bits(x):
@@ -56,7 +68,7 @@ def round_to(dtype, x):
 
 def write_npy(path, descr, shape, values):
     fmt = FMT[descr]
-    if descr == "<u2":
+    if descr in BF16_DESCRS:
         payload = struct.pack("<%d%s" % (len(values), fmt), *[bf16_bits(v) for v in values])
     else:
         payload = struct.pack("<%d%s" % (len(values), fmt), *values)
@@ -91,7 +103,7 @@ def read_npy(path):
         count *= d
     fmt = FMT[descr]
     values = list(struct.unpack("<%d%s" % (count, fmt), data[start + hlen:start + hlen + count * struct.calcsize(fmt)]))
-    if descr == "<u2":
+    if descr in BF16_DESCRS:
         values = [bf16_value(v) for v in values]
     return descr, shape, values
 
@@ -113,7 +125,7 @@ def gen_linear(a):
     if len(shapes) != a.world_size:
         raise SystemExit("--batch-shape: %d shapes for %d ranks" % (len(shapes), a.world_size))
     os.makedirs(a.out_dir, exist_ok=True)
-    descr = DESCR[a.dtype]
+    descr = a.bf16_descr if a.dtype == "bf16" else DESCR[a.dtype]
     w = [round_to(a.dtype, nonzero(rng)) for _ in range(a.n * a.k)]
     b = [round_to(a.dtype, nonzero(rng)) for _ in range(a.n)] if a.bias else [0.0] * a.n
     write_npy(os.path.join(a.out_dir, "w.npy"), descr, (a.n, a.k), w)
@@ -156,7 +168,7 @@ def check(a):
         _, _, scale = read_npy(os.path.join(a.dir, "scale.%d.npy" % r))
         path = a.out.replace("{rank}", str(r))
         descr, shape, out = read_npy(path)
-        if descr != DESCR[a.dtype]:
+        if not descr_matches(descr, a.dtype):
             print("rank %d: %s has dtype %s, expected %s" % (r, path, descr, DESCR[a.dtype]))
             return 1
         if shape != rshape:
@@ -192,6 +204,8 @@ def main():
                         "separated by commas (2x3,0x3,1x3)")
     g.add_argument("--world-size", type=int, required=True)
     g.add_argument("--dtype", default="f32", choices=sorted(DESCR))
+    g.add_argument("--bf16-descr", default="<V2", choices=BF16_DESCRS,
+                   help="the descr bf16 arrays are written with (default '<V2', as ml_dtypes writes them)")
     g.add_argument("--bias", action="store_true")
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--out-dir", required=True)

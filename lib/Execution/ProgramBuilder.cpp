@@ -227,6 +227,31 @@ protected:
     return success();
   }
 
+  /// Notes the layout of the next result, of the entry's result type
+  /// `type`: a sharded one's global shape and chunk spec, for the runners
+  /// that assemble it (rt::Program::resultLayouts).
+  LogicalResult addResultLayout(Location loc, Type type) {
+    rt::ResultLayout layout;
+    if (auto sharded = dyn_cast<ShardedType>(type)) {
+      if (failed(noteWorldSize(loc, sharded.getSharding())))
+        return failure();
+      layout.sharded = true;
+      layout.globalShape.assign(sharded.getShape().begin(),
+                                sharded.getShape().end());
+      layout.sharding = toChunkSpec(sharded.getSharding());
+    }
+    program_.resultLayouts.push_back(std::move(layout));
+    return success();
+  }
+
+  /// Drops the layouts when no result is sharded: such a program's text is
+  /// as it was before layouts existed.
+  void dropPlainResultLayouts() {
+    if (llvm::none_of(program_.resultLayouts,
+                      [](const rt::ResultLayout &r) { return r.sharded; }))
+      program_.resultLayouts.clear();
+  }
+
   rt::Program program_;
 };
 
@@ -241,6 +266,8 @@ public:
       if (failed(addArgument(loc, type)))
         return failure();
     for (Type type : func.getResultTypes()) {
+      if (failed(addResultLayout(loc, type)))
+        return failure();
       if (auto sharded = dyn_cast<ShardedType>(type))
         type = sharded.getLocalType();
       FailureOr<rt::ValueType> vt = valueType(loc, type);
@@ -249,6 +276,7 @@ public:
       program_.results.push_back(static_cast<int>(program_.values.size()));
       program_.values.push_back(*vt);
     }
+    dropPlainResultLayouts();
     // The world size: of every chunk spec and shardlin.rank in the entry and
     // the functions it calls, in types and attributes (the compiled code
     // asserts it).
@@ -468,12 +496,16 @@ private:
 
   LogicalResult translate(Operation &op) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands()) {
+      for (auto [v, type] :
+           llvm::zip(ret.getOperands(), func_.getResultTypes())) {
         auto it = ids_.find(v);
         if (it == ids_.end())
           return ret.emitError() << "cannot return this value";
         program_.results.push_back(it->second);
+        if (failed(addResultLayout(ret.getLoc(), type)))
+          return failure();
       }
+      dropPlainResultLayouts();
       return success();
     }
     if (chains_.contains(&op))

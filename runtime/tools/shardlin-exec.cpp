@@ -23,6 +23,7 @@
 #include "shardlin/runtime/program/Program.h"
 #include "shardlin/runtime/tooling/Flags.h"
 #include "shardlin/runtime/tooling/Runner.h"
+#include "shardlin/runtime/tooling/Signals.h"
 
 #include <cerrno>
 #include <climits>
@@ -101,6 +102,10 @@ int main(int argc, char **argv) {
   // OpenBLAS's kernels for this CPU, if it fell back to older ones
   // (Gemm.h): before anything starts a thread.
   rt::reexecForBlasKernels(argv);
+  // SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the staged outputs before
+  // they end the process: asked for here, before any thread starts (the
+  // runner installs no handler of its own).
+  rt::installOutputSignalHandlers();
   const std::string usage = usageText();
   std::string programPath;
   rt::RunConfig config;

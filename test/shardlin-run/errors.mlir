@@ -75,11 +75,11 @@
 // RUN:   | FileCheck %s --check-prefix=DTYPE -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // DTYPE: shardlin-run: error: rank 0: argument 0 ([[T]]/d64/x.0.npy): element type '<f8' does not match the entry signature's f32 (expected '<f4')
 
-// f16 data ('<f2') for a bf16 argument ('<u2').
+// f16 data ('<f2') for a bf16 argument ('<V2', '|V2' or '<u2').
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype f16 --out-dir %t/h16
 // RUN: not shardlin-run %S/Inputs/bf16-row.mlir --world-size=4 --arg=%t/h16/x.{rank}.npy --arg=%t/h16/w.npy --arg=%t/h16/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DTYPE-BF16 -DT=%t --match-full-lines --implicit-check-not='{{.}}'
-// DTYPE-BF16: shardlin-run: error: rank 0: argument 0 ([[T]]/h16/x.0.npy): element type '<f2' does not match the entry signature's bf16 (expected '<u2')
+// DTYPE-BF16: shardlin-run: error: rank 0: argument 0 ([[T]]/h16/x.0.npy): element type '<f2' does not match the entry signature's bf16 (expected '<V2', '|V2' or '<u2')
 
 // A plain argument of the wrong shape (K = 18 instead of 19).
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 18 --batch-shape 5 --world-size 4 --bias --out-dir %t/k18

@@ -51,10 +51,21 @@
 // RUN: shardlin-run %S/Inputs/f16-col.mlir --world-size=4 --arg=%t/f16/x.{rank}.npy --arg=%t/f16/w.npy --arg=%t/f16/b.npy --out=%t/f16/y.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/f16 --out '%t/f16/y.{rank}.npy' --world-size 4 --dtype f16 | FileCheck %s --check-prefix=OK4
 
-// bf16 (<u2 bit patterns), row-wise over W = 4.
+// bf16, row-wise over W = 4: inputs as ml_dtypes writes them ('<V2'), and
+// as uint16 bit patterns ('<u2'); the outputs are '<V2' either way (what
+// ml_dtypes writes, so np.load(f).view(ml_dtypes.bfloat16) reads them).
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype bf16 --seed 7 --out-dir %t/bf16
 // RUN: shardlin-run %S/Inputs/bf16-row.mlir --world-size=4 --arg=%t/bf16/x.{rank}.npy --arg=%t/bf16/w.npy --arg=%t/bf16/b.npy --out=%t/bf16/y.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/bf16 --out '%t/bf16/y.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/scripts/npytool.py show %t/bf16/w.npy | FileCheck %s --check-prefix=V2
+// RUN: %python %shardlin_src/scripts/npytool.py show %t/bf16/y.0.npy | FileCheck %s --check-prefix=V2
+// V2: <V2 (
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype bf16 --bf16-descr '<u2' --seed 7 --out-dir %t/bf16u2
+// RUN: %python %shardlin_src/scripts/npytool.py show %t/bf16u2/w.npy | FileCheck %s --check-prefix=U2
+// U2: <u2 (
+// RUN: shardlin-run %S/Inputs/bf16-row.mlir --world-size=4 --arg=%t/bf16u2/x.{rank}.npy --arg=%t/bf16u2/w.npy --arg=%t/bf16u2/b.npy --out=%t/bf16u2/y.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/bf16u2 --out '%t/bf16u2/y.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK4
+// RUN: cmp %t/bf16/y.0.npy %t/bf16u2/y.0.npy
 
 // W = 1.
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 7 --batch-shape 5 --world-size 1 --bias --seed 8 --out-dir %t/w1

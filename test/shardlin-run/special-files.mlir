@@ -46,5 +46,5 @@
 // RUN: mkfifo %t/out/fifo.npy
 // RUN: not timeout 60 shardlin-run %S/Inputs/col-w3.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/fifo.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FIFO-OUT --match-full-lines
-// FIFO-OUT: shardlin-run: error: rank 0: writing '{{.*}}/out/fifo.npy': cannot open '{{.*}}/out/fifo.npy': no process reads this FIFO
+// FIFO-OUT: shardlin-run: error: rank 0: result 0: writing '{{.*}}/out/fifo.npy': cannot open '{{.*}}/out/fifo.npy': no process reads this FIFO
 // RUN: test -p %t/out/fifo.npy

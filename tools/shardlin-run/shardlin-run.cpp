@@ -23,6 +23,7 @@
 #include "shardlin/runtime/backends/Mpi.h"
 #include "shardlin/runtime/tooling/Flags.h"
 #include "shardlin/runtime/tooling/Runner.h"
+#include "shardlin/runtime/tooling/Signals.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -165,6 +166,10 @@ int main(int argc, char **argv) {
   // (Gemm.h): before anything starts a thread.
   rt::reexecForBlasKernels(argv);
   InitLLVM init(argc, argv);
+  // SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the staged outputs before
+  // they end the process (through LLVM's handlers, installed above): asked
+  // for here, before any thread starts (the runner installs none).
+  rt::installOutputSignalHandlers();
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "shardlin-run " SHARDLIN_VERSION "\n"
        << "  backends: " << rt::availableBackends() << "\n"
@@ -201,17 +206,21 @@ int main(int argc, char **argv) {
   config.outPaths.assign(outPaths.begin(), outPaths.end());
   config.comm.timeoutSeconds = timeout;
   config.blasThreads = blasThreads;
+  // What --jit cannot go with, first: a GPU backend is wrong for it whether
+  // or not this build has that backend, and saying so is more use than
+  // "not built".
+  if (jit && !emitProgram.empty())
+    return fail("--emit-program writes the plan executor's program; "
+                "compiled code (--jit) runs where it was compiled");
+  if (const rt::BackendInfo *named = rt::findBackend(backend);
+      jit && named && named->device != rt::DeviceKind::Host)
+    return fail("--jit runs on the CPU backends (threads, mpi): compiled "
+                "code calls the runtime's C ABI, which has no GPU backends; "
+                "run '" + backend + "' programs without --jit");
   // Every option's range, before any per-rank work.
   if (rt::Status s = rt::checkRunFlags(config); !s)
     return fail(rt::flagMessage(s, config));
   const rt::BackendInfo *backendInfo = rt::findBackend(backend);
-  if (jit && !emitProgram.empty())
-    return fail("--emit-program writes the plan executor's program; "
-                "compiled code (--jit) runs where it was compiled");
-  if (jit && backendInfo->device != rt::DeviceKind::Host)
-    return fail("--jit runs on the CPU backends (threads, mpi): compiled "
-                "code calls the runtime's C ABI, which has no GPU backends; "
-                "run '" + backend + "' programs without --jit");
 
   // MPI first, so every process of an mpirun job takes part even when it
   // fails later (it then exits with an error instead of hanging its peers).

@@ -80,6 +80,47 @@ Status validateCompiled(const Program &p) {
 }
 } // namespace
 
+namespace {
+/// The layouts of the results, if any (Program::resultLayouts).
+Status validateResultLayouts(const Program &p) {
+  if (p.resultLayouts.empty())
+    return Status::ok();
+  if (p.resultLayouts.size() != p.results.size())
+    return Status::invalidArgument(
+        "program '" + p.name + "' has " +
+        std::to_string(p.resultLayouts.size()) + " result layouts for " +
+        std::to_string(p.results.size()) + " result(s)");
+  for (size_t i = 0; i < p.results.size(); ++i) {
+    const ResultLayout &layout = p.resultLayouts[i];
+    if (!layout.sharded)
+      continue;
+    const std::string what = "result " + std::to_string(i);
+    SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, layout.sharding,
+                                            layout.globalShape.size(), what));
+    const std::vector<int64_t> &local =
+        p.values[static_cast<size_t>(p.results[i])].shape;
+    bool fits = local.size() == layout.globalShape.size();
+    for (size_t d = 0; fits && d < local.size(); ++d) {
+      if (layout.globalShape[d] == kDynamic || layout.globalShape[d] < 0)
+        return Status::invalidArgument(what + ": a sharded result needs a "
+                                              "static global shape, not " +
+                                       formatShape(layout.globalShape));
+      fits = local[d] == kDynamic ||
+             (static_cast<int64_t>(d) == layout.sharding.dim
+                  ? local[d] <= layout.globalShape[d]
+                  : local[d] == layout.globalShape[d]);
+    }
+    if (!fits)
+      return Status::invalidArgument(
+          what + ": its local shape " + formatShape(local) +
+          " is not a chunk of its global shape " +
+          formatShape(layout.globalShape) + " along dim " +
+          std::to_string(layout.sharding.dim));
+  }
+  return Status::ok();
+}
+} // namespace
+
 Status Program::validate() const {
   const int numValues = static_cast<int>(values.size());
   if (args.size() > values.size())
@@ -102,8 +143,10 @@ Status Program::validate() const {
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
                                          args[i].globalShape.size(),
                                          "argument " + std::to_string(i)));
-  if (!compiled.empty())
-    return validateCompiled(*this);
+  if (!compiled.empty()) {
+    SHARDLIN_RETURN_IF_ERROR(validateCompiled(*this));
+    return validateResultLayouts(*this);
+  }
   for (size_t s = 0; s < instrs.size(); ++s) {
     const Instr &in = instrs[s];
     std::string what = "instruction " + std::to_string(s) + " (" +
@@ -144,7 +187,7 @@ Status Program::validate() const {
     if (v < 0 || v >= numValues || !defined[v])
       return Status::invalidArgument("program result " + std::to_string(v) +
                            " is not defined");
-  return Status::ok();
+  return validateResultLayouts(*this);
 }
 
 } // namespace shardlin::rt

@@ -222,7 +222,19 @@ std::string serializeProgram(const Program &p) {
   os << "results " << p.results.size();
   for (int v : p.results)
     os << ' ' << v;
-  os << "\nend\n";
+  os << "\n";
+  // Only the sharded ones: a program without them reads as before.
+  for (size_t i = 0; i < p.resultLayouts.size(); ++i) {
+    const ResultLayout &r = p.resultLayouts[i];
+    if (!r.sharded)
+      continue;
+    os << "result " << i << " sharded ";
+    writeShape(os, r.globalShape);
+    os << " spec ";
+    writeSpec(os, r.sharding);
+    os << "\n";
+  }
+  os << "end\n";
   return os.str();
 }
 
@@ -363,6 +375,22 @@ Status parseProgram(const std::string &text, Program &out) {
         SHARDLIN_RETURN_IF_ERROR(t.integer(v, 0, INT32_MAX));
         p.results.push_back(static_cast<int>(v));
       }
+    } else if (kw == "result") {
+      int64_t id = 0;
+      if (p.results.empty())
+        return t.err("a 'result' line before the 'results' line");
+      SHARDLIN_RETURN_IF_ERROR(
+          t.integer(id, 0, static_cast<int64_t>(p.results.size()) - 1));
+      p.resultLayouts.resize(p.results.size());
+      ResultLayout &r = p.resultLayouts[static_cast<size_t>(id)];
+      if (r.sharded)
+        return t.err("result " + std::to_string(id) +
+                     " has a second 'result' line");
+      SHARDLIN_RETURN_IF_ERROR(t.expect("sharded"));
+      r.sharded = true;
+      SHARDLIN_RETURN_IF_ERROR(t.shape(r.globalShape));
+      SHARDLIN_RETURN_IF_ERROR(t.expect("spec"));
+      SHARDLIN_RETURN_IF_ERROR(t.spec(r.sharding));
     } else if (kw == "end") {
       sawEnd = true;
       break;

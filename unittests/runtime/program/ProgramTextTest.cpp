@@ -94,4 +94,53 @@ TEST(ProgramText, ErrorsAreInvalidArgument) {
   EXPECT_EQ(s.message(), "program line 17: unknown instruction 'gemv'");
 }
 
+// A sharded result's layout (issue 27.9: the runners write such a result
+// whole for a path without {rank}, so the program must say it is sharded):
+// a 'result' line after 'results', round-tripped, and checked against the
+// result's local shape and the world size.
+TEST(ProgramText, ShardedResultLayouts) {
+  const std::string text = R"(shardlin-program v1
+name main
+world_size 2
+values 2
+value 0 f32 2 ? 3
+value 1 f32 2 ? 3
+arg 0 sharded 2 5 3 spec 0 2 1 0
+instr local_shard result 1 operands 1 0 loc r.mlir:2:3
+results 1 1
+result 0 sharded 2 5 3 spec 0 2 1 0
+end
+)";
+  rt::Program p;
+  rt::Status s = rt::parseProgram(text, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  ASSERT_EQ(p.resultLayouts.size(), 1u);
+  EXPECT_TRUE(p.resultLayouts[0].sharded);
+  EXPECT_EQ(p.resultLayouts[0].globalShape, (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(p.resultLayouts[0].sharding.placements,
+            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(rt::serializeProgram(p), text);
+
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"result 0 sharded 2 5 3 spec 0 2 1 0", "result 1 sharded 2 5 3 spec 0 2 1 0",
+       "program line 10: integer 1 out of range"},
+      {"results 1 1\nresult 0", "result 0 sharded 2 5 3 spec 0 2 1 0\nresults 1 1\nresult 0",
+       "program line 9: a 'result' line before the 'results' line"},
+      {"result 0 sharded 2 5 3 spec 0 2 1 0", "result 0 sharded 2 5 3 spec 0 3 1 0 2",
+       "result 0 has 3 chunks but the program runs on 2 ranks"},
+      {"result 0 sharded 2 5 3", "result 0 sharded 2 5 4",
+       "result 0: its local shape [?, 3] is not a chunk of its global shape [5, 4] along dim 0"},
+  };
+  for (const Case &c : cases) {
+    std::string bad = text;
+    bad.replace(bad.find(c.from), c.from.size(), c.to);
+    s = rt::parseProgram(bad, p);
+    ASSERT_FALSE(s.isOk()) << bad;
+    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
+    EXPECT_EQ(s.message(), c.message);
+  }
+}
+
 } // namespace

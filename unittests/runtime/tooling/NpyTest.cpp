@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/runtime/tooling/Npy.h"
+#include "shardlin/runtime/tooling/Signals.h"
 
 #include "TempDirTest.h"
 
@@ -135,7 +136,8 @@ TEST_F(NpyTest, RoundTripEveryDTypeAndShape) {
 
 TEST_F(NpyTest, DescrPerDType) {
   EXPECT_STREQ(npyDescr(DType::F16), "<f2");
-  EXPECT_STREQ(npyDescr(DType::BF16), "<u2");
+  // bf16 as ml_dtypes writes it (np.save of a bfloat16 array).
+  EXPECT_STREQ(npyDescr(DType::BF16), "<V2");
   EXPECT_STREQ(npyDescr(DType::F32), "<f4");
   EXPECT_STREQ(npyDescr(DType::F64), "<f8");
 }
@@ -155,7 +157,7 @@ TEST_F(NpyTest, HeaderLayoutMatchesNumPy) {
       {DType::F64, {3}, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"},
       {DType::F16, {}, "{'descr': '<f2', 'fortran_order': False, 'shape': (), }"},
       {DType::BF16, {1, 0, 7},
-       "{'descr': '<u2', 'fortran_order': False, 'shape': (1, 0, 7), }"},
+       "{'descr': '<V2', 'fortran_order': False, 'shape': (1, 0, 7), }"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.dict);
@@ -220,13 +222,11 @@ TEST_F(NpyTest, FailedWritesLeaveNothingBehind) {
   // A directory appears under the name after staging: the temporary was
   // written, the rename fails, and the temporary must be removed.
   {
-    std::unique_ptr<PendingNpy> pending;
-    ASSERT_TRUE(
-        PendingNpy::stage(path("later"), DType::F32, {4}, data, pending)
-            .isOk());
+    NpyOutputs outputs;
+    ASSERT_TRUE(outputs.stage(path("later"), DType::F32, {4}, data).isOk());
     EXPECT_EQ(listing().size(), 2u); // taken and the temporary
     ASSERT_TRUE(fs::create_directory(path("later")));
-    st = pending->commit();
+    st = outputs.commit();
     ASSERT_FALSE(st.isOk());
     EXPECT_EQ(st.code(), StatusCode::IoError) << st.message();
     EXPECT_NE(st.message().find("renaming"), std::string::npos)
@@ -514,6 +514,60 @@ TEST_F(NpyTest, AcceptsAllVersionsAndHeaderVariations) {
   EXPECT_EQ(arr.descr, "<u2");
 }
 
+// bf16 as the field has it (issue 27): the exact bytes np.save writes for
+// an ml_dtypes.bfloat16 array (numpy 2.4, ml_dtypes 0.7: descr '<V2'), the
+// '|V2' that plain NumPy writes when it saves such an array again after
+// np.load, and the '<u2' bit patterns, are all bf16 (and only bf16); what
+// shardlin writes for bf16 is byte for byte what ml_dtypes writes.
+TEST_F(NpyTest, Bf16FilesAsMlDtypesAndNumPyWriteThem) {
+  const std::string mlDict =
+      "{'descr': '<V2', 'fortran_order': False, 'shape': (2, 3), }";
+  Bytes mlDtypesFile = makeNpy(1, 0, mlDict + std::string(58, ' ') + "\n");
+  // 1.5, -2.25, 0.125, 3, 4, -1e10 (rounded to bf16), little-endian.
+  const uint16_t bits[6] = {0x3fc0, 0xc010, 0x3e00, 0x4040, 0x4080, 0xd015};
+  Bytes data(sizeof bits);
+  std::memcpy(data.data(), bits, sizeof bits);
+  mlDtypesFile.insert(mlDtypesFile.end(), data.begin(), data.end());
+  ASSERT_EQ(mlDtypesFile.size(), 140u); // np.save's file, as measured
+
+  for (const char *descr : {"<V2", "|V2", "<u2"}) {
+    SCOPED_TRACE(descr);
+    Bytes file = mlDtypesFile;
+    std::memcpy(file.data() + 10 + 11, descr, 3); // the descr's 3 bytes
+    NpyArray arr;
+    Status st = parseNpy(file.data(), file.size(), "bf16.npy", arr);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(arr.descr, descr);
+    EXPECT_EQ(arr.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(arr.data, data);
+    EXPECT_TRUE(npyDescrMatches(arr.descr, DType::BF16));
+    for (DType other : {DType::F16, DType::F32, DType::F64})
+      EXPECT_FALSE(npyDescrMatches(arr.descr, other));
+    std::vector<double> values(6);
+    convertToF64(DType::BF16, arr.data.data(), values.data(), 6);
+    EXPECT_EQ(values[0], 1.5);
+    EXPECT_EQ(values[1], -2.25);
+    EXPECT_EQ(values[2], 0.125);
+    EXPECT_EQ(values[4], 4.0);
+  }
+  // f16 is '<f2' only: a bf16 file is not mistaken for it, nor the reverse.
+  EXPECT_FALSE(npyDescrMatches("<f2", DType::BF16));
+  EXPECT_TRUE(npyDescrMatches("<f2", DType::F16));
+  EXPECT_EQ(npyDescrsAccepted(DType::BF16), "'<V2', '|V2' or '<u2'");
+  EXPECT_EQ(npyDescrsAccepted(DType::F32), "'<f4'");
+  // Other void sizes and big-endian forms are refused by name.
+  expectRejected(dir_, makeNpy(1, 0, headerWith("'<V4'", "False", "(2,)"),
+                               Bytes(8, 0)),
+                 "unsupported descr '<V4'");
+  expectRejected(dir_, makeNpy(1, 0, headerWith("'>u2'", "False", "(2,)"),
+                               Bytes(4, 0)),
+                 "big-endian descr '>u2'");
+
+  const std::string p = path("w.npy");
+  ASSERT_TRUE(writeNpy(p, DType::BF16, {2, 3}, data.data()).isOk());
+  EXPECT_EQ(readFile(p), mlDtypesFile);
+}
+
 // Truncations and random corruptions of a valid file must fail cleanly (or
 // parse into something self-consistent), never read out of bounds. Run under
 // AddressSanitizer this is a small fuzzer.
@@ -562,19 +616,21 @@ TEST_F(NpyTest, CorruptedInputsFailCleanly) {
   }
 }
 
-// A process stopped by SIGINT, SIGTERM or SIGHUP while outputs are staged
-// leaves no temporary behind (they used to stay, *.npy.tmp.PID.N), and
-// still ends by that signal. Checked in a child process that stages two
-// outputs and signals itself.
+// A process stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE while outputs
+// are staged leaves no temporary behind (they used to stay,
+// *.npy.tmp.PID.N; SIGPIPE's since issue 27.3), and still ends by that
+// signal, once it asked for the handlers (Signals.h). Checked in a child
+// process that stages two outputs and signals itself.
 TEST_F(NpyTest, SignalsRemoveStagedTemporaries) {
   const float data[4] = {1, 2, 3, 4};
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      std::unique_ptr<PendingNpy> a, b;
-      if (!PendingNpy::stage(path("a.npy"), DType::F32, {4}, data, a) ||
-          !PendingNpy::stage(path("b.npy"), DType::F32, {4}, data, b))
+      installOutputSignalHandlers();
+      NpyOutputs outputs;
+      if (!outputs.stage(path("a.npy"), DType::F32, {4}, data) ||
+          !outputs.stage(path("b.npy"), DType::F32, {4}, data))
         ::_exit(3);
       // Both temporaries exist now.
       int files = 0;

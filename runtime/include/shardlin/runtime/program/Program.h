@@ -85,6 +85,17 @@ struct Argument {
   ChunkSpec sharding;
 };
 
+/// How a result is spread over the ranks. Every rank returns its own local
+/// value; a sharded result (an entry that returns a !shardlin.sharded
+/// value) is, on each rank, that rank's chunk of one global tensor, which a
+/// file runner can assemble (Runner.h).
+struct ResultLayout {
+  bool sharded = false;
+  /// For sharded results: the global shape and the chunk spec.
+  std::vector<int64_t> globalShape;
+  ChunkSpec sharding;
+};
+
 struct Program {
   std::string name;
   /// Number of ranks the program was compiled for (the placements' length of
@@ -96,6 +107,9 @@ struct Program {
   std::vector<Argument> args;
   std::vector<Instr> instrs;
   std::vector<int> results;
+  /// Parallel to results, or empty when no result is sharded (programs
+  /// written before result layouts existed have none).
+  std::vector<ResultLayout> resultLayouts;
   /// Empty for a program the plan executor runs. Otherwise the program's
   /// body is native code compiled from MLIR (shardlin-run --jit), and this
   /// Program is only its entry's signature: no instructions, and results

@@ -1,9 +1,13 @@
 //===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Little-endian, C-order arrays: '<f2' (f16), '<f4' (f32), '<f8' (f64).
-// NumPy has no bfloat16, so bf16 tensors are stored as '<u2' arrays holding
-// the bf16 bit patterns (what `x.view(np.uint16)` of an ml_dtypes bfloat16
-// array gives); the entry signature says how to interpret them.
+// NumPy itself has no bfloat16. bf16 tensors are written as ml_dtypes
+// writes them (np.save of an ml_dtypes.bfloat16 array): descr '<V2', two
+// opaque bytes per element, which `np.load(f).view(ml_dtypes.bfloat16)`
+// turns back into bf16. Where the entry signature says bf16, the reader also
+// takes '|V2' (such an array saved again by plain NumPy) and '<u2' (the bit
+// patterns as uint16, `x.view(np.uint16)`); the signature says how to
+// interpret them (docs/runtime.md, "bf16 files").
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_NPY_H
@@ -89,7 +93,8 @@ private:
 /// not regular (a device; a FIFO unless `streamTimeoutSeconds` > 0, see
 /// NpyFile::open: refused at once, without waiting for a writer), bad
 /// magic, unsupported versions, malformed or oversized headers, Fortran
-/// order, big-endian or non-float descrs other than '<u2', shapes whose
+/// order, big-endian, and descrs other than the ones npyDescrMatches
+/// takes for some dtype, shapes whose
 /// byte size overflows, and truncated or overlong data.
 Status readNpy(const std::string &path, NpyArray &out,
                double streamTimeoutSeconds = 0);
@@ -98,40 +103,71 @@ Status readNpy(const std::string &path, NpyArray &out,
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
                 NpyArray &out);
 
-/// The descr shardlin reads and writes for `t`: "<f2", "<u2" (bf16 bits),
-/// "<f4", "<f8".
+/// The descr shardlin writes for `t`: "<f2", "<V2" (bf16, as ml_dtypes
+/// writes it), "<f4", "<f8".
 const char *npyDescr(DType t);
+/// Whether a file of `descr` holds elements of `t`: npyDescr(t), and for
+/// bf16 also "|V2" and "<u2".
+bool npyDescrMatches(const std::string &descr, DType t);
+/// The descrs npyDescrMatches takes for `t`, quoted, for messages:
+/// "'<V2', '|V2' or '<u2'".
+std::string npyDescrsAccepted(DType t);
 
-/// Writes a .npy file atomically: to a temporary file in the directory of
-/// its target, then renamed over it, so a failure never leaves a truncated
-/// file. The target is `path`, or the file a symlink at `path` ends at (the
-/// link stays a link). An existing file that is not regular (a device, a
-/// FIFO) is written in place instead, neither replaced nor truncated; a
-/// FIFO that no process reads fails instead of blocking.
+/// Writes one .npy file under the output policy of NpyOutputs (a regular
+/// file appears complete or not at all; a device, FIFO or pipe is written
+/// in place, without a time limit).
 Status writeNpy(const std::string &path, DType dtype,
                 const std::vector<int64_t> &shape, const void *data);
 
-/// A .npy file written completely under a temporary name next to its
-/// target (see writeNpy), which appears at the target only on commit() (a
-/// rename) and is removed if the object is destroyed first; for a target
-/// written in place, the bytes are kept and written on commit(). Lets the ranks of a run agree
-/// that every output was written before any of them appears.
-class PendingNpy {
+/// The .npy outputs of a run (or of one rank of it), written under one
+/// policy for every kind of destination (docs/robustness.md, "Outputs"): no
+/// regular file appears or changes unless every output was written, and
+/// the destinations written in place are written before any regular one is
+/// replaced. The steps are separate so that the ranks of a run can agree
+/// between them (Runner.h):
+///   1. stage() each output. A regular file (or the file a symlink ends
+///      at, or a name that does not exist yet) is written whole under a
+///      temporary name beside it. A destination written in place (a FIFO,
+///      a pipe, a device, or what /dev/stdout, /dev/fd/N or /proc/self/fd/N
+///      names, unless that is a regular file) is only resolved: its `data`
+///      must stay valid until writeInPlace() returns.
+///   2. writeInPlace() writes those, in the order they were staged.
+///   3. commit() renames the temporaries over their targets, keeping each
+///      file it replaces aside; a rename that fails, or a signal that
+///      arrives meanwhile (Signals.h), puts back the ones already renamed.
+///   4. keep() makes the commit final, or undo() puts back every replaced
+///      file and removes every new one.
+/// Destroying the object before keep() removes the temporaries and undoes a
+/// commit. Not safe to share between threads.
+class NpyOutputs {
 public:
-  static Status stage(const std::string &path, DType dtype,
-                      const std::vector<int64_t> &shape, const void *data,
-                      std::unique_ptr<PendingNpy> &out);
-  ~PendingNpy();
-  PendingNpy(const PendingNpy &) = delete;
-  PendingNpy &operator=(const PendingNpy &) = delete;
+  NpyOutputs();
+  ~NpyOutputs();
+  NpyOutputs(const NpyOutputs &) = delete;
+  NpyOutputs &operator=(const NpyOutputs &) = delete;
 
+  /// Messages name `path`, after `label` (e.g. "result 1") if given, also
+  /// those of writeInPlace about this output. Writes bf16 as
+  /// npyDescr(DType::BF16) says.
+  Status stage(const std::string &path, DType dtype,
+               const std::vector<int64_t> &shape, const void *data,
+               const std::string &label = std::string());
+  /// `timeoutSeconds` > 0 bounds how long a reader may take the data (0:
+  /// no limit). A reader that closes its end early is an IoError (EPIPE),
+  /// never a SIGPIPE.
+  Status writeInPlace(double timeoutSeconds = 0);
   Status commit();
+  /// A signal that arrived since commit() began and is held until this
+  /// object is done (Signals.h), or 0. A caller that agrees with other
+  /// ranks counts it as a failure: every rank then undoes its commit.
+  int interrupted() const;
+  /// Returns the first failure to put a file back.
+  Status undo();
+  void keep();
 
 private:
-  PendingNpy();
-  struct Temp;
-  std::string path_;
-  std::unique_ptr<Temp> temp_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 } // namespace shardlin::rt

@@ -1,0 +1,167 @@
+//===- NpyWrite.cpp - Writing .npy outputs under one policy ---------------===//
+//
+// NpyOutputs (Npy.h): the outputs are staged, the in-place destinations
+// written, and the regular files renamed into place as one set that can be
+// undone. OutputFile.h has the files' mechanics, NpyFormat.h the header.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/runtime/tooling/Npy.h"
+
+#include "shardlin/runtime/base/Buffer.h"
+
+#include "tooling/CleanupRegistry.h"
+#include "tooling/NpyFormat.h"
+#include "tooling/OutputFile.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+using namespace detail;
+
+namespace {
+
+/// One output between stage() and commit(): a complete temporary beside its
+/// target, or, for a target written in place, the header and the caller's
+/// data.
+struct StagedNpy {
+  std::string path;
+  /// "result 1: writing 'y.npy'": the context of its messages.
+  std::string context;
+  OutputTarget target;
+  TempFile file;
+  std::string header;
+  const void *data = nullptr;
+  size_t dataBytes = 0;
+};
+
+Status stageNpyImpl(const std::string &path, DType dtype,
+                    const std::vector<int64_t> &shape, const void *data,
+                    StagedNpy &staged) {
+  if (path.empty())
+    return Status::invalidArgument("empty path");
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
+      dtype != DType::F64)
+    return Status::invalidArgument("invalid dtype value " +
+                                   std::to_string(static_cast<int>(dtype)));
+  int64_t numElements = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements(shape, numElements, dtypeSize(dtype))
+          .withCode(StatusCode::InvalidArgument));
+  const size_t dataBytes = size_t(numElements) * dtypeSize(dtype);
+  if (dataBytes > 0 && !data)
+    return Status::invalidArgument("data is null but the shape has " +
+                                   std::to_string(numElements) + " elements");
+  staged.header = buildNpyHeader(npyDescr(dtype), shape);
+  SHARDLIN_RETURN_IF_ERROR(resolveOutputTarget(path, staged.target));
+  if (staged.target.inPlace) {
+    staged.data = data;
+    staged.dataBytes = dataBytes;
+    return Status::ok();
+  }
+
+  TempFile &tmp = staged.file;
+  SHARDLIN_RETURN_IF_ERROR(tmp.create(staged.target.path));
+  SHARDLIN_RETURN_IF_ERROR(
+      writeAll(tmp.fd(), staged.header.data(), staged.header.size())
+          .withContext(quotedName(tmp.name())));
+  SHARDLIN_RETURN_IF_ERROR(
+      writeAll(tmp.fd(), data, dataBytes).withContext(quotedName(tmp.name())));
+  // No fsync: the rename makes the file appear complete or not at all to
+  // readers and survives a crash of this process; durability across power
+  // loss is not worth an fsync per tensor.
+  return tmp.close();
+}
+
+} // namespace
+
+struct NpyOutputs::Impl {
+  // Pointers: a TempFile stays where it is (RenameSet refers to it).
+  std::vector<std::unique_ptr<StagedNpy>> staged;
+  // Declared after the files: undone (on destruction) before they go.
+  RenameSet renames;
+  // Alive from commit() until keep() or undo(): signals are held meanwhile.
+  std::optional<CommitSection> section;
+  bool committed = false;
+};
+
+NpyOutputs::NpyOutputs() : impl_(std::make_unique<Impl>()) {}
+
+NpyOutputs::~NpyOutputs() {
+  if (!impl_->committed)
+    return;
+  // Put the files back before the section ends (it may raise a held
+  // signal, which ends the process).
+  (void)impl_->renames.undo();
+  impl_->section.reset();
+}
+
+Status NpyOutputs::stage(const std::string &path, DType dtype,
+                         const std::vector<int64_t> &shape, const void *data,
+                         const std::string &label) {
+  if (impl_->committed)
+    return Status::internal("writing " + quotedName(path) +
+                            ": staged after the commit");
+  auto staged = std::make_unique<StagedNpy>();
+  staged->path = path;
+  staged->context = (label.empty() ? std::string() : label + ": ") +
+                    "writing " + quotedName(path);
+  SHARDLIN_RETURN_IF_ERROR(stageNpyImpl(path, dtype, shape, data, *staged)
+                               .withContext(staged->context));
+  impl_->staged.push_back(std::move(staged));
+  return Status::ok();
+}
+
+Status NpyOutputs::writeInPlace(double timeoutSeconds) {
+  for (const std::unique_ptr<StagedNpy> &s : impl_->staged)
+    if (s->target.inPlace)
+      SHARDLIN_RETURN_IF_ERROR(
+          detail::writeInPlace(s->target, s->header, s->data, s->dataBytes,
+                               timeoutSeconds)
+              .withContext(s->context));
+  return Status::ok();
+}
+
+Status NpyOutputs::commit() {
+  if (impl_->committed)
+    return Status::internal("the outputs were already committed");
+  impl_->committed = true;
+  impl_->section.emplace();
+  for (const std::unique_ptr<StagedNpy> &s : impl_->staged)
+    if (!s->target.inPlace)
+      impl_->renames.add(s->file, s->target.path);
+  return impl_->renames.renameAll(*impl_->section);
+}
+
+int NpyOutputs::interrupted() const {
+  return impl_->section ? impl_->section->interrupted() : 0;
+}
+
+Status NpyOutputs::undo() {
+  Status s = impl_->renames.undo();
+  impl_->committed = false;
+  impl_->section.reset();
+  return s;
+}
+
+void NpyOutputs::keep() {
+  impl_->renames.keep();
+  impl_->committed = false;
+  impl_->section.reset();
+}
+
+Status writeNpy(const std::string &path, DType dtype,
+                const std::vector<int64_t> &shape, const void *data) {
+  NpyOutputs out;
+  SHARDLIN_RETURN_IF_ERROR(out.stage(path, dtype, shape, data));
+  SHARDLIN_RETURN_IF_ERROR(out.writeInPlace());
+  SHARDLIN_RETURN_IF_ERROR(out.commit());
+  out.keep();
+  return Status::ok();
+}
+
+} // namespace shardlin::rt
