@@ -8,7 +8,7 @@
 |* It is what `convert-shardlin-to-llvm` lowers shardlin's ops to (one call   *|
 |* per op), and what a C program links to use the runtime directly. Plain C:  *|
 |* no C++ types, no exceptions across it; the C++ runtime is the              *|
-|* implementation and this layer is thin (runtime/lib/CApi.cpp).              *|
+|* implementation and this layer is thin (runtime/lib/capi/).                 *|
 |*                                                                            *|
 |* Errors. Every function returns a shardlin_status. A context is sticky:     *|
 |* after a call on it fails, every later call on it returns the same status   *|
@@ -134,32 +134,32 @@ typedef struct shardlin_options {
  * INVALID_ARGUMENT. */
 shardlin_options shardlin_default_options(void);
 
-/* W ranks as threads of this process: fills contexts[0..W-1], one per rank
- * (rank r in contexts[r]), sharing one in-process group. Each context is
- * then driven by its own thread. */
+/* A backend by its registry name, the launcher's choice, as shardlin-run's
+ * --backend, with its rules: "threads" fills contexts[0..world_size-1], one
+ * per rank (rank r in contexts[r]) sharing one in-process group, each then
+ * driven by its own thread, and is refused in a process that mpirun started
+ * with others (each would run every rank); "mpi" fills contexts[0], this
+ * process's rank, and world_size is 0 or the MPI job's size. An unknown
+ * name is INVALID_ARGUMENT; the GPU backends are not available through the
+ * C ABI (UNAVAILABLE), nor is a backend this runtime was built without. On
+ * failure no context is created and contexts[0] is NULL. */
+shardlin_status shardlin_context_create(const char *backend, int world_size,
+                                        const shardlin_options *options,
+                                        shardlin_context **contexts);
+
+/* shardlin_context_create("threads", world_size, options, contexts). */
 shardlin_status shardlin_threads_group_create(int world_size,
                                               const shardlin_options *options,
                                               shardlin_context **contexts);
 
-/* This process as one rank of an MPI job (MPI is initialized if the caller
- * has not, and finalized at exit by the runtime). UNAVAILABLE if the runtime
- * was built without MPI. MPI is initialized with MPI_THREAD_FUNNELED: call
- * the context's collectives from the thread that initialized MPI. Creating
- * one is collective (a duplicate of MPI_COMM_WORLD). */
+/* shardlin_context_create("mpi", 0, options, context): this process as one
+ * rank of an MPI job (MPI is initialized if the caller has not, and
+ * finalized at exit by the runtime). UNAVAILABLE if the runtime was built
+ * without MPI. MPI is initialized with MPI_THREAD_FUNNELED: call the
+ * context's collectives from the thread that initialized MPI. Creating one
+ * is collective (a duplicate of MPI_COMM_WORLD). */
 shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
                                             shardlin_context **context);
-
-/* A backend by its registry name ("threads" with world_size ranks in this
- * process, "mpi"; the GPU backends are not available through the C ABI in
- * this version: UNAVAILABLE): the launcher's choice, as shardlin-run's
- * --backend, with its rules. For "threads", contexts must have room for
- * world_size contexts, and a process that mpirun started with others is
- * refused (each would run every rank); for "mpi", world_size must be 0 or
- * the MPI world size and one context is filled. An unknown name is
- * INVALID_ARGUMENT. On failure no context is returned. */
-shardlin_status shardlin_context_create(const char *backend, int world_size,
-                                        const shardlin_options *options,
-                                        shardlin_context **contexts);
 
 /* Frees a context (NULL is allowed). The contexts of one threads group may be
  * destroyed in any order once no thread uses them. */

@@ -11,6 +11,8 @@
  *
  *   shardlin-capi-suite threads            W = 1..4, each rank a thread
  *   mpirun -np W shardlin-capi-suite mpi   one rank per process
+ *   mpirun -np 2 shardlin-capi-suite launch
+ *                                          the launch rules of contexts
  *
  * Inputs are nonzero multiples of 1/16 in [-2, 2] from a hash of (tensor,
  * owner, index): exact in f16 and bf16, and so are the sums of up to 8 of
@@ -873,7 +875,7 @@ static int run_threads(void) {
 
 static int run_mpi(void) {
   const shardlin_options o = suite_options();
-  shardlin_context *ctx = NULL, *tally = NULL, *threads[2];
+  shardlin_context *ctx = NULL, *tally = NULL;
   rank_state s;
   double mine[1], all[64];
   shardlin_view_storage ms, as;
@@ -891,22 +893,6 @@ static int run_mpi(void) {
   s.ctx = ctx;
   s.mode = "mpi";
   run_rank(&s);
-
-  /* The launch rules: the job's size, and no threads group under mpirun. */
-  st = shardlin_context_create("mpi", s.w + 1, &o, &tally);
-  ++s.checks;
-  if (st != SHARDLIN_INVALID_ARGUMENT || tally != NULL ||
-      !strstr(shardlin_last_error_message(), "does not match the MPI job's"))
-    fail(&s, "mpi context with a wrong world size",
-         shardlin_last_error_message());
-  if (s.w > 1) {
-    st = shardlin_context_create("threads", 2, &o, threads);
-    ++s.checks;
-    if (st != SHARDLIN_INVALID_ARGUMENT ||
-        !strstr(shardlin_last_error_message(),
-                "runs all ranks as threads of one process"))
-      fail(&s, "threads group under mpirun", shardlin_last_error_message());
-  }
 
   /* Failures summed over ranks, through the ABI on a second context. */
   st = shardlin_mpi_context_create(&o, &tally);
@@ -937,11 +923,69 @@ static int run_mpi(void) {
   return failures == 0 ? 0 : 1;
 }
 
+/* Under mpirun with 2 or more processes: the launch rules of creating
+ * contexts, whichever function creates them. A threads group is refused
+ * (each process would run every rank), by shardlin_threads_group_create
+ * exactly as by shardlin_context_create("threads"): the registry's one
+ * rule, the same message but for the function's name; and an mpi context
+ * must have the job's size. */
+static int run_launch(void) {
+  const shardlin_options o = suite_options();
+  shardlin_context *ctx = NULL, *threads[2] = {NULL, NULL}, *wrong = NULL;
+  rank_state s;
+  char by_name[512];
+  const char *const rule = "runs all ranks as threads of one process";
+  shardlin_status st = shardlin_mpi_context_create(&o, &ctx);
+  if (st != SHARDLIN_OK) {
+    fprintf(stderr, "FAIL: shardlin_mpi_context_create: %s: %s\n",
+            shardlin_status_name(st), shardlin_last_error_message());
+    return 1;
+  }
+  memset(&s, 0, sizeof s);
+  s.mode = "launch";
+  s.rank = shardlin_context_rank(ctx);
+  s.w = shardlin_context_world_size(ctx);
+  ++s.checks;
+  if (s.w < 2)
+    fail(&s, "launch", "run it under mpirun with 2 or more processes");
+
+  st = shardlin_context_create("threads", 2, &o, threads);
+  snprintf(by_name, sizeof by_name, "%s", shardlin_last_error_message());
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || threads[0] != NULL ||
+      strncmp(by_name, "shardlin_context_create: ", 25) != 0 ||
+      !strstr(by_name, rule))
+    fail(&s, "shardlin_context_create(threads) under mpirun", by_name);
+  st = shardlin_threads_group_create(2, &o, threads);
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || threads[0] != NULL ||
+      strncmp(shardlin_last_error_message(),
+              "shardlin_threads_group_create: ", 31) != 0 ||
+      strcmp(shardlin_last_error_message() + 31, by_name + 25) != 0)
+    fail(&s, "shardlin_threads_group_create under mpirun (expected the "
+             "message of shardlin_context_create(threads))",
+         shardlin_last_error_message());
+
+  st = shardlin_context_create("mpi", s.w + 1, &o, &wrong);
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || wrong != NULL ||
+      !strstr(shardlin_last_error_message(), "does not match the MPI job's"))
+    fail(&s, "mpi context with a wrong world size",
+         shardlin_last_error_message());
+  shardlin_context_destroy(ctx);
+  printf("capi launch rules (mpi, W = %d, rank %d): %ld checks, %ld failed\n",
+         s.w, s.rank, s.checks, s.failures);
+  return s.failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "threads") == 0)
     return run_threads();
   if (argc == 2 && strcmp(argv[1], "mpi") == 0)
     return run_mpi();
-  fprintf(stderr, "usage: %s threads | mpi (under mpirun)\n", argv[0]);
+  if (argc == 2 && strcmp(argv[1], "launch") == 0)
+    return run_launch();
+  fprintf(stderr, "usage: %s threads | mpi | launch (under mpirun)\n",
+          argv[0]);
   return 2;
 }

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -102,10 +103,39 @@ TEST(CApi, DefaultOptions) {
   EXPECT_EQ(o.blas_threads, 0);
 }
 
-TEST(CApi, UnknownAndUnavailableBackends) {
+/// The threads backend's launch rule holds for every way of creating its
+/// contexts: a process that a launcher started with others is refused, with
+/// the registry's one message (the mpirun test of the C suite checks the
+/// same under a real launcher).
+TEST(CApi, ThreadsRefusedUnderALauncher) {
+  ASSERT_EQ(std::getenv("OMPI_COMM_WORLD_SIZE"), nullptr);
+  ASSERT_EQ(setenv("OMPI_COMM_WORLD_SIZE", "2", 1), 0);
   shardlin_context *ctx[2] = {nullptr, nullptr};
+  const shardlin_status byName =
+      shardlin_context_create("threads", 2, nullptr, ctx);
+  const std::string byNameMessage = shardlin_last_error_message();
+  const shardlin_status group = shardlin_threads_group_create(2, nullptr, ctx);
+  const std::string groupMessage = shardlin_last_error_message();
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(byName, SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_EQ(group, SHARDLIN_INVALID_ARGUMENT);
+  const std::string rule =
+      ": the threads backend runs all ranks as threads of one process, but "
+      "the launcher started 2 processes; under mpirun use a backend with one "
+      "process per rank (mpi, or nccl for GPUs)";
+  EXPECT_EQ(byNameMessage, "shardlin_context_create" + rule);
+  EXPECT_EQ(groupMessage, "shardlin_threads_group_create" + rule);
+  EXPECT_EQ(ctx[0], nullptr);
+}
+
+TEST(CApi, UnknownAndUnavailableBackends) {
+  // A failure leaves no context behind: contexts[0] is NULL after it.
+  int notAContext = 0;
+  shardlin_context *ctx[2] = {
+      reinterpret_cast<shardlin_context *>(&notAContext), nullptr};
   EXPECT_EQ(shardlin_context_create("nope", 2, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx[0], nullptr);
   EXPECT_TRUE(contains(shardlin_last_error_message(),
                        "shardlin_context_create: unknown backend 'nope' (the "
                        "C ABI has threads and mpi"));
@@ -127,8 +157,8 @@ TEST(CApi, ThreadsWorldSizeAndOptions) {
   EXPECT_EQ(shardlin_context_create("threads", 0, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
   EXPECT_STREQ(shardlin_last_error_message(),
-               "shardlin_threads_group_create: world_size must be in [1, "
-               "4096], got 0");
+               "shardlin_context_create: the world size must be in [1, 4096], "
+               "got 0");
   EXPECT_EQ(shardlin_threads_group_create(5000, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
   EXPECT_EQ(shardlin_threads_group_create(2, nullptr, nullptr),
