@@ -33,6 +33,7 @@
 #ifndef SHARDLIN_C_RUNTIME_H
 #define SHARDLIN_C_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -120,7 +121,40 @@ shardlin_status shardlin_view_init(shardlin_memref *view,
 
 typedef struct shardlin_context shardlin_context;
 
+/* A context's options, a struct that grows without breaking compiled
+ * callers, as NCCL's ncclConfig_t does: the caller's struct states its own
+ * size, a magic number and the version of this header it was compiled
+ * with, and the runtime reads only the fields that lie within that size
+ * (the others take their defaults), so a program built against an older,
+ * smaller struct keeps working with a newer runtime. Start from
+ * SHARDLIN_OPTIONS_INIT or shardlin_default_options() and set what you
+ * need:
+ *
+ *   shardlin_options options = SHARDLIN_OPTIONS_INIT;
+ *   options.timeout_seconds = 60;
+ *
+ * Where a function takes options, NULL means the defaults. A struct whose
+ * magic is not SHARDLIN_OPTIONS_MAGIC (one that was not initialized),
+ * whose version is 0 or newer than the runtime's, or whose size does not
+ * cover the three header fields or exceeds the runtime's struct, is
+ * INVALID_ARGUMENT; so are a NaN timeout and negative BLAS threads.
+ *
+ * Growing it (docs/runtime.md): append fields at the end only (never
+ * reorder, resize or remove one), give each its default in
+ * SHARDLIN_OPTIONS_INIT and in the runtime's reader, and add one to
+ * SHARDLIN_OPTIONS_VERSION. */
+#define SHARDLIN_OPTIONS_MAGIC 0x53484c4fu /* "SHLO" */
+#define SHARDLIN_OPTIONS_VERSION 1u
+
 typedef struct shardlin_options {
+  /* sizeof(shardlin_options) where the caller was compiled. */
+  size_t size;
+  /* SHARDLIN_OPTIONS_MAGIC. */
+  uint32_t magic;
+  /* SHARDLIN_OPTIONS_VERSION where the caller was compiled. */
+  uint32_t version;
+
+  /* Version 1. */
   /* A collective that has not completed after this many seconds fails on
    * every rank instead of hanging (the C++ CommOptions::timeoutSeconds);
    * <= 0 means the default, 300. */
@@ -129,10 +163,18 @@ typedef struct shardlin_options {
   int blas_threads;
 } shardlin_options;
 
-/* The defaults: timeout 300 s, BLAS threads 0. Where a function takes
- * options, NULL means these. A NaN timeout or negative BLAS threads are
- * INVALID_ARGUMENT. */
-shardlin_options shardlin_default_options(void);
+/* The defaults, for this header's struct: timeout 300 s, BLAS threads 0. */
+#define SHARDLIN_OPTIONS_INIT                                                  \
+  {sizeof(shardlin_options), SHARDLIN_OPTIONS_MAGIC,                           \
+   SHARDLIN_OPTIONS_VERSION, 300.0, 0}
+
+/* SHARDLIN_OPTIONS_INIT as a value. Inline, not a function of the runtime:
+ * a struct returned by value from a newer runtime would be larger than an
+ * older caller's and overrun it. */
+static inline shardlin_options shardlin_default_options(void) {
+  shardlin_options options = SHARDLIN_OPTIONS_INIT;
+  return options;
+}
 
 /* A backend by its registry name, the launcher's choice, as shardlin-run's
  * --backend, with its rules: "threads" fills contexts[0..world_size-1], one

@@ -40,13 +40,6 @@ shardlin_status shardlin_view_init(shardlin_memref *view,
 
 //===-- Contexts ----------------------------------------------------------===//
 
-shardlin_options shardlin_default_options(void) {
-  shardlin_options o;
-  o.timeout_seconds = 300.0;
-  o.blas_threads = 0;
-  return o;
-}
-
 shardlin_status shardlin_context_create(const char *backend, int world_size,
                                         const shardlin_options *options,
                                         shardlin_context **contexts) {
@@ -137,8 +130,8 @@ shardlin_all_to_all(shardlin_context *context, shardlin_dtype dtype,
                     const shardlin_memref *in, const shardlin_memref *out,
                     int64_t split_dim, const int64_t *split_placements,
                     int64_t concat_dim, const int64_t *concat_placements) {
-  return runOp(context, "shardlin_all_to_all", CollectiveKind::AllToAllV,
-               dtype, [&](bool &joined) {
+  return runOp(context, "shardlin_all_to_all", CollectiveKind::AllToAllV, dtype,
+               [&](bool &joined) {
                  return allToAll(context, dtype, in, out, split_dim,
                                  split_placements, concat_dim,
                                  concat_placements, joined);

@@ -4,7 +4,8 @@
 // backend hands out (BackendInfo::connect: its launch rules, the world size,
 // the BLAS threads of the ranks on this host), with a host device prepared
 // for its rank. The C ABI chooses no backend itself: the functions that name
-// none name the registry's entry.
+// none name the registry's entry. The options arrive in the caller's
+// versioned struct (shardlin_options), read here up to the caller's size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,9 @@
 #include "shardlin/runtime/capi/CApi.h"
 
 #include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -31,13 +35,73 @@ thread_local shardlin_context *currentContext = nullptr;
 // Options
 //===----------------------------------------------------------------------===//
 
+/// The fields every version of shardlin_options starts with: size, magic
+/// and version.
+constexpr size_t kOptionsHeader =
+    offsetof(shardlin_options, version) + sizeof(uint32_t);
+
 struct Options {
   CommOptions comm;
   int blasThreads = 0;
 };
 
+/// Copies the field at `offset` of the caller's struct of `size` bytes into
+/// `out` if the field lies wholly within it; else `out` keeps its default.
+template <typename T>
+void readField(const char *raw, size_t size, size_t offset, T &out) {
+  if (offset + sizeof(T) <= size)
+    std::memcpy(&out, raw + offset, sizeof(T));
+}
+
+std::string hex(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", v);
+  return text;
+}
+
+/// The caller's struct, read as bytes: it may be an older, smaller one
+/// than this runtime's (only its header is in every version).
+Status readOptionsStruct(const shardlin_options *given, shardlin_options &o) {
+  const char *raw = reinterpret_cast<const char *>(given);
+  size_t size = 0;
+  uint32_t magic = 0, version = 0;
+  std::memcpy(&size, raw + offsetof(shardlin_options, size), sizeof size);
+  std::memcpy(&magic, raw + offsetof(shardlin_options, magic), sizeof magic);
+  std::memcpy(&version, raw + offsetof(shardlin_options, version),
+              sizeof version);
+  if (magic != SHARDLIN_OPTIONS_MAGIC)
+    return invalid("options->magic is " + hex(magic) +
+                   ", not SHARDLIN_OPTIONS_MAGIC (" +
+                   hex(SHARDLIN_OPTIONS_MAGIC) +
+                   "): initialize the options with SHARDLIN_OPTIONS_INIT or "
+                   "shardlin_default_options()");
+  if (version < 1 || version > SHARDLIN_OPTIONS_VERSION)
+    return invalid(
+        "options->version is " + str(version) +
+        "; this runtime reads versions 1 to " + str(SHARDLIN_OPTIONS_VERSION) +
+        (version > SHARDLIN_OPTIONS_VERSION
+             ? " (the caller was compiled with a newer shardlin-c/Runtime.h "
+               "than this runtime's)"
+             : ""));
+  if (size < kOptionsHeader || size > sizeof(shardlin_options))
+    return invalid("options->size is " + str(static_cast<int64_t>(size)) +
+                   "; it must be in [" + str(kOptionsHeader) + ", " +
+                   str(sizeof(shardlin_options)) +
+                   "] (from the size, magic and version fields to this "
+                   "runtime's whole shardlin_options)");
+  // Version 1. A field added later is read here the same way; a caller's
+  // struct that ends before it leaves it at its default.
+  readField(raw, size, offsetof(shardlin_options, timeout_seconds),
+            o.timeout_seconds);
+  readField(raw, size, offsetof(shardlin_options, blas_threads),
+            o.blas_threads);
+  return Status::ok();
+}
+
 Status readOptions(const shardlin_options *given, Options &out) {
-  const shardlin_options o = given ? *given : shardlin_default_options();
+  shardlin_options o = shardlin_default_options();
+  if (given)
+    SHARDLIN_RETURN_IF_ERROR(readOptionsStruct(given, o));
   if (std::isnan(o.timeout_seconds))
     return invalid("options->timeout_seconds is NaN");
   out.comm.timeoutSeconds = o.timeout_seconds <= 0 ? 300.0 : o.timeout_seconds;
@@ -148,9 +212,9 @@ void ContextDeleter::operator()(shardlin_context *context) const {
 
 Status wrapContext(Communicator &comm, RankDevice &device, ContextPtr &out) {
   if (device.kind() != DeviceKind::Host)
-    return Status::unavailable(
-        "the C ABI runs on host memory; rank " + std::to_string(comm.rank()) +
-        "'s device is " + deviceName(comm.device()));
+    return Status::unavailable("the C ABI runs on host memory; rank " +
+                               std::to_string(comm.rank()) + "'s device is " +
+                               deviceName(comm.device()));
   try {
     auto ctx = std::make_unique<shardlin_context>();
     ctx->comm = &comm;

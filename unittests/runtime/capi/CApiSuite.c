@@ -9,7 +9,8 @@
  * computed here, and so is what the op must not write: outputs are poisoned
  * with all-one bytes (a NaN in every dtype), padding included.
  *
- *   shardlin-capi-suite threads            W = 1..4, each rank a thread
+ *   shardlin-capi-suite threads            W = 1..4, each rank a thread,
+ *                                          and the options struct
  *   mpirun -np W shardlin-capi-suite mpi   one rank per process
  *   mpirun -np 2 shardlin-capi-suite launch
  *                                          the launch rules of contexts
@@ -29,6 +30,7 @@
 #include "shardlin-c/Runtime.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -833,17 +835,80 @@ static void *rank_thread(void *arg) {
 }
 
 static shardlin_options suite_options(void) {
-  shardlin_options o = shardlin_default_options();
+  shardlin_options o = SHARDLIN_OPTIONS_INIT;
   o.timeout_seconds =
       60; /* a bug that leaves a rank waiting fails, not hangs */
   o.blas_threads = 1;
   return o;
 }
 
+/* shardlin_options as a program compiled against an older, smaller
+ * shardlin-c/Runtime.h would have it: the header and the timeout, no
+ * blas_threads. */
+typedef struct older_options {
+  size_t size;
+  uint32_t magic;
+  uint32_t version;
+  double timeout_seconds;
+} older_options;
+
+/* Creating a one-rank group with `options`: its status and message. */
+static shardlin_status create_with(const shardlin_options *options) {
+  shardlin_context *ctx = NULL;
+  shardlin_status st = shardlin_threads_group_create(1, options, &ctx);
+  shardlin_context_destroy(ctx);
+  return st;
+}
+
+static void expect_created(rank_state *s, const char *what,
+                           const shardlin_options *options,
+                           shardlin_status want, const char *message) {
+  shardlin_status st = create_with(options);
+  ++s->checks;
+  if (st != want ||
+      (message && !strstr(shardlin_last_error_message(), message)))
+    fail(s, what, shardlin_last_error_message());
+}
+
+/* The options struct as C callers fill it: an older, smaller struct (what
+ * lies past its size, here an invalid blas_threads, is never read), one
+ * that was never initialized, none at all. */
+static void test_options(rank_state *s) {
+  struct {
+    older_options options;
+    int after; /* where blas_threads is in this header's struct */
+  } older;
+  shardlin_options zeroed;
+  memset(&older, 0, sizeof older);
+  older.options.size = sizeof older.options;
+  older.options.magic = SHARDLIN_OPTIONS_MAGIC;
+  older.options.version = SHARDLIN_OPTIONS_VERSION;
+  older.options.timeout_seconds = 60;
+  older.after = -1;
+  ++s->checks;
+  if (offsetof(older_options, timeout_seconds) !=
+          offsetof(shardlin_options, timeout_seconds) ||
+      sizeof(older_options) != offsetof(shardlin_options, blas_threads))
+    fail(s, "options layout", "older_options is not a prefix");
+  expect_created(s, "an older options struct",
+                 (const shardlin_options *)&older, SHARDLIN_OK, NULL);
+  memset(&zeroed, 0, sizeof zeroed);
+  expect_created(s, "zeroed options", &zeroed, SHARDLIN_INVALID_ARGUMENT,
+                 "options->magic is 0x00000000, not SHARDLIN_OPTIONS_MAGIC");
+  expect_created(s, "no options", NULL, SHARDLIN_OK, NULL);
+}
+
 static int run_threads(void) {
   const shardlin_options o = suite_options();
+  rank_state options_state;
   long checks = 0, failures = 0;
   int w;
+  memset(&options_state, 0, sizeof options_state);
+  options_state.mode = "options";
+  options_state.w = 1;
+  test_options(&options_state);
+  checks += options_state.checks;
+  failures += options_state.failures;
   for (w = 1; w <= MAX_W; ++w) {
     shardlin_context *ctx[MAX_W];
     rank_state states[MAX_W];
