@@ -24,8 +24,7 @@ namespace shardlin::rt::capi {
 namespace {
 
 /// The arguments' names, as messages say them.
-const CollectiveNames kNames = {"in", "out", "dim", "split_dim",
-                                "concat_dim"};
+const CollectiveNames kNames = {"in", "out", "dim", "split_dim", "concat_dim"};
 
 /// A collective's element type and its two views, which have one rank.
 struct InOut {
@@ -41,17 +40,35 @@ Status readInOut(int dtypeValue, const shardlin_memref *inRef,
   return checkSameRank(a.in, a.out);
 }
 
-/// all_gather's and reduce_scatter's arguments: in and out agree but along
-/// `dim`, and the chunk spec along it.
-Status readAlong(shardlin_context *ctx, int dtypeValue,
+/// The collectives along one dim.
+enum class Along { Gather, Scatter };
+
+/// all_gather's and reduce_scatter's arguments, read, checked and sized:
+/// in and out agree but along `dim`, where the whole one (all_gather's out,
+/// reduce_scatter's in) has the chunk spec's n and the other this rank's
+/// chunk of it.
+Status readAlong(shardlin_context *ctx, Along along, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
                  int64_t dim, const int64_t *placementsPtr, InOut &a,
-                 std::vector<int64_t> &placements) {
+                 CollectiveSizes &sizes) {
   SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
   SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", a.in));
   SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, dim, dim));
-  return readPlacements(placementsPtr, "along_placements",
-                        ctx->comm->worldSize(), placements);
+  std::vector<int64_t> placements;
+  SHARDLIN_RETURN_IF_ERROR(readPlacements(placementsPtr, "along_placements",
+                                          ctx->comm->worldSize(), placements));
+  const int rank = ctx->comm->rank();
+  if (along == Along::Gather)
+    SHARDLIN_RETURN_IF_ERROR(
+        sizeAllGather(a.in.sizes, a.out.sizes, dim,
+                      chunkPieces(a.out.sizes[dim], std::move(placements)),
+                      rank, kNames, sizes));
+  else
+    SHARDLIN_RETURN_IF_ERROR(
+        sizeReduceScatter(a.in.sizes, a.out.sizes, dim,
+                          chunkPieces(a.in.sizes[dim], std::move(placements)),
+                          rank, kNames, sizes));
+  return checkOutput(a.out, {&a.in});
 }
 
 /// The send buffer of a collective: the input's elements, packed into
@@ -105,25 +122,18 @@ Status finishRecv(shardlin_context *ctx, const View &out, const Exchange &ex,
 Status allGather(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
                  int64_t dim, const int64_t *placementsPtr, bool &joined) {
-  Communicator &comm = *ctx->comm;
   InOut a;
-  std::vector<int64_t> placements;
-  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, dtypeValue, inRef, outRef, dim,
-                                     placementsPtr, a, placements));
   CollectiveSizes sizes;
-  SHARDLIN_RETURN_IF_ERROR(sizeAllGather(
-      a.in.sizes, a.out.sizes, dim,
-      chunkPieces(a.out.sizes[dim], std::move(placements)), comm.rank(),
-      kNames, sizes));
-  SHARDLIN_RETURN_IF_ERROR(checkOutput(a.out, {&a.in}));
+  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Gather, dtypeValue, inRef,
+                                     outRef, dim, placementsPtr, a, sizes));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, a.in, Slot::InDense, send));
   RecvBuffer recv;
   SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, a.out, sizes.recv, recv));
   joined = true;
-  SHARDLIN_RETURN_IF_ERROR(comm.allGatherV(send, sizes.sendCount, recv.buffer,
-                                           sizes.recv.counts,
-                                           sizes.recv.displs, a.t));
+  SHARDLIN_RETURN_IF_ERROR(ctx->comm->allGatherV(send, sizes.sendCount,
+                                                 recv.buffer, sizes.recv.counts,
+                                                 sizes.recv.displs, a.t));
   return finishRecv(ctx, a.out, sizes.recv, recv);
 }
 
@@ -158,10 +168,9 @@ Status allToAll(shardlin_context *ctx, int dtypeValue,
   RecvBuffer recv;
   SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, a.out, sizes.recv, recv));
   joined = true;
-  SHARDLIN_RETURN_IF_ERROR(comm.allToAllV(send, sizes.send.counts,
-                                          sizes.send.displs, recv.buffer,
-                                          sizes.recv.counts, sizes.recv.displs,
-                                          a.t));
+  SHARDLIN_RETURN_IF_ERROR(
+      comm.allToAllV(send, sizes.send.counts, sizes.send.displs, recv.buffer,
+                     sizes.recv.counts, sizes.recv.displs, a.t));
   return finishRecv(ctx, a.out, sizes.recv, recv);
 }
 
@@ -169,24 +178,17 @@ Status reduceScatter(shardlin_context *ctx, int dtypeValue,
                      const shardlin_memref *inRef,
                      const shardlin_memref *outRef, int64_t dim,
                      const int64_t *placementsPtr, bool &joined) {
-  Communicator &comm = *ctx->comm;
   InOut a;
-  std::vector<int64_t> placements;
-  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, dtypeValue, inRef, outRef, dim,
-                                     placementsPtr, a, placements));
   CollectiveSizes sizes;
-  SHARDLIN_RETURN_IF_ERROR(sizeReduceScatter(
-      a.in.sizes, a.out.sizes, dim,
-      chunkPieces(a.in.sizes[dim], std::move(placements)), comm.rank(),
-      kNames, sizes));
-  SHARDLIN_RETURN_IF_ERROR(checkOutput(a.out, {&a.in}));
+  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Scatter, dtypeValue, inRef,
+                                     outRef, dim, placementsPtr, a, sizes));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, a.in, sizes.send, send));
   char *recv = nullptr;
   SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, a.out, Slot::OutDense, recv));
   joined = true;
-  SHARDLIN_RETURN_IF_ERROR(comm.reduceScatterV(send, sizes.send.counts,
-                                               sizes.send.displs, recv, a.t));
+  SHARDLIN_RETURN_IF_ERROR(ctx->comm->reduceScatterV(
+      send, sizes.send.counts, sizes.send.displs, recv, a.t));
   finishOutput(a.out, recv);
   return Status::ok();
 }

@@ -73,8 +73,8 @@ Status gemm(shardlin_context *ctx, int dtypeValue,
   SHARDLIN_RETURN_IF_ERROR(toDType(dtypeValue, "dtype", t));
   SHARDLIN_RETURN_IF_ERROR(toDType(outDtypeValue, "out_dtype", outT));
   if (outT != t && outT != DType::F32)
-    return invalid(std::string("out_dtype is ") + dtypeName(outT) +
-                   " with " + dtypeName(t) +
+    return invalid(std::string("out_dtype is ") + dtypeName(outT) + " with " +
+                   dtypeName(t) +
                    " operands: it is dtype, or f32 for f16 and bf16 "
                    "operands without a bias");
   View lhs, rhs, bias, out;
@@ -150,8 +150,7 @@ Status biasAdd(shardlin_context *ctx, int dtypeValue,
     return invalid("in has rank 0; bias_add needs rows x cols (rank >= 1, "
                    "the bias along the last dim)");
   SHARDLIN_RETURN_IF_ERROR(readView(biasRef, "bias", t, 1, bias));
-  SHARDLIN_RETURN_IF_ERROR(
-      readView(outRef, "out", t, in.rank(), out));
+  SHARDLIN_RETURN_IF_ERROR(readView(outRef, "out", t, in.rank(), out));
   SHARDLIN_RETURN_IF_ERROR(checkSameDims(in, out, -1, -1));
   const int64_t cols = in.sizes.back();
   if (bias.sizes[0] != cols)
@@ -184,8 +183,7 @@ Status convert(shardlin_context *ctx, const shardlin_memref *inRef,
                    "back");
   View in, out;
   SHARDLIN_RETURN_IF_ERROR(readView(inRef, "in", from, -1, in));
-  SHARDLIN_RETURN_IF_ERROR(
-      readView(outRef, "out", to, in.rank(), out));
+  SHARDLIN_RETURN_IF_ERROR(readView(outRef, "out", to, in.rank(), out));
   SHARDLIN_RETURN_IF_ERROR(checkSameDims(in, out, -1, -1));
   SHARDLIN_RETURN_IF_ERROR(checkOutput(out, {&in}));
   const char *x = nullptr;

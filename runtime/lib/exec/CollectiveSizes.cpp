@@ -16,8 +16,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 /// InvalidArgument unless `part`'s `dim` is `rank`'s piece of `whole`'s:
 /// "in [3, 2] has 3 along dim 0 but rank 1's chunk of 5 (chunk 1 of 2,
 /// split 3) has 2 (out is [5, 2])".
-Status checkPiece(const std::string &partName,
-                  const std::vector<int64_t> &part,
+Status checkPiece(const std::string &partName, const std::vector<int64_t> &part,
                   const std::string &wholeName,
                   const std::vector<int64_t> &whole, const std::string &dimName,
                   int64_t dim, const DimPieces &pieces, int rank) {
@@ -33,9 +32,8 @@ Status checkPiece(const std::string &partName,
 
 std::string DimPieces::describe(int rank) const {
   const int64_t w = static_cast<int64_t>(placements.size());
-  const int64_t chunk =
-      std::find(placements.begin(), placements.end(), rank) -
-      placements.begin();
+  const int64_t chunk = std::find(placements.begin(), placements.end(), rank) -
+                        placements.begin();
   const std::string has = " has " + str(ranges[rank].size);
   if (blocks)
     return "rank " + str(rank) + "'s block of " + str(n) + " (chunk " +
@@ -78,8 +76,8 @@ Status sizeAllGather(const std::vector<int64_t> &in,
                      const std::vector<int64_t> &out, int64_t dim,
                      DimPieces pieces, int rank, const CollectiveNames &names,
                      CollectiveSizes &sizes) {
-  SHARDLIN_RETURN_IF_ERROR(checkPiece(names.in, in, names.out, out,
-                                      names.along, dim, pieces, rank));
+  SHARDLIN_RETURN_IF_ERROR(
+      checkPiece(names.in, in, names.out, out, names.along, dim, pieces, rank));
   sizes.recv = makeExchange(splitAround(out, dim), std::move(pieces.ranges));
   sizes.sendCount = sizes.recv.counts[rank];
   return Status::ok();
@@ -88,10 +86,9 @@ Status sizeAllGather(const std::vector<int64_t> &in,
 Status sizeReduceScatter(const std::vector<int64_t> &in,
                          const std::vector<int64_t> &out, int64_t dim,
                          DimPieces pieces, int rank,
-                         const CollectiveNames &names,
-                         CollectiveSizes &sizes) {
-  SHARDLIN_RETURN_IF_ERROR(checkPiece(names.out, out, names.in, in,
-                                      names.along, dim, pieces, rank));
+                         const CollectiveNames &names, CollectiveSizes &sizes) {
+  SHARDLIN_RETURN_IF_ERROR(
+      checkPiece(names.out, out, names.in, in, names.along, dim, pieces, rank));
   sizes.send = makeExchange(splitAround(in, dim), std::move(pieces.ranges));
   return Status::ok();
 }
@@ -103,8 +100,8 @@ Status sizeAllToAll(const std::vector<int64_t> &in,
                     CollectiveSizes &sizes) {
   SHARDLIN_RETURN_IF_ERROR(checkPiece(names.in, in, names.out, out,
                                       names.concat, concatDim, concat, rank));
-  SHARDLIN_RETURN_IF_ERROR(checkPiece(names.out, out, names.in, in,
-                                      names.split, splitDim, split, rank));
+  SHARDLIN_RETURN_IF_ERROR(checkPiece(names.out, out, names.in, in, names.split,
+                                      splitDim, split, rank));
   sizes.send = makeExchange(splitAround(in, splitDim), std::move(split.ranges));
   sizes.recv =
       makeExchange(splitAround(out, concatDim), std::move(concat.ranges));

@@ -14,8 +14,7 @@
 namespace shardlin::rt {
 namespace {
 
-const CollectiveNames kNames = {"in", "out", "dim", "split_dim",
-                                "concat_dim"};
+const CollectiveNames kNames = {"in", "out", "dim", "split_dim", "concat_dim"};
 
 std::vector<int64_t> offsets(const DimPieces &p) {
   std::vector<int64_t> v;
@@ -55,8 +54,8 @@ TEST(CollectiveSizes, BlockPiecesEndToEnd) {
 
 TEST(CollectiveSizes, AllGatherAlongTheOutermostDimIsNotStaged) {
   CollectiveSizes s;
-  ASSERT_TRUE(sizeAllGather({2, 4}, {5, 4}, 0, chunkPieces(5, {1, 0}), 0,
-                            kNames, s));
+  ASSERT_TRUE(
+      sizeAllGather({2, 4}, {5, 4}, 0, chunkPieces(5, {1, 0}), 0, kNames, s));
   // Rank 0 holds chunk 1, rows [3, 5).
   EXPECT_FALSE(s.recv.staged);
   EXPECT_EQ(s.recv.counts, (std::vector<int64_t>{8, 12}));
@@ -66,8 +65,8 @@ TEST(CollectiveSizes, AllGatherAlongTheOutermostDimIsNotStaged) {
 
 TEST(CollectiveSizes, AllGatherAlongAnInnerDimIsStaged) {
   CollectiveSizes s;
-  ASSERT_TRUE(sizeAllGather({3, 2}, {3, 5}, 1, chunkPieces(5, {0, 1}), 1,
-                            kNames, s));
+  ASSERT_TRUE(
+      sizeAllGather({3, 2}, {3, 5}, 1, chunkPieces(5, {0, 1}), 1, kNames, s));
   EXPECT_TRUE(s.recv.staged);
   EXPECT_EQ(s.recv.counts, (std::vector<int64_t>{9, 6}));
   EXPECT_EQ(s.recv.displs, (std::vector<int64_t>{0, 9}));
@@ -76,8 +75,8 @@ TEST(CollectiveSizes, AllGatherAlongAnInnerDimIsStaged) {
 
 TEST(CollectiveSizes, AWrongPieceNamesBothShapesAndTheChunk) {
   CollectiveSizes s;
-  Status st = sizeAllGather({3, 2}, {5, 2}, 0, chunkPieces(5, {0, 1}), 1,
-                            kNames, s);
+  Status st =
+      sizeAllGather({3, 2}, {5, 2}, 0, chunkPieces(5, {0, 1}), 1, kNames, s);
   EXPECT_EQ(st.code(), StatusCode::InvalidArgument);
   EXPECT_EQ(st.message(), "in [3, 2] has 3 along dim 0 but rank 1's chunk of "
                           "5 (chunk 1 of 2, split 3) has 2 (out is [5, 2])");

@@ -48,8 +48,7 @@ Status stackedBlocks(const OpResolveContext &ctx, int64_t d,
 /// the result type's size or, for a dynamic dim, every rank's rows as they
 /// are (chunk c is rank placements[c]'s block), which the result remembers.
 Status assembledPieces(OpResolveContext &ctx, int64_t d,
-                       const std::vector<int64_t> &placements,
-                       DimPieces &out) {
+                       const std::vector<int64_t> &placements, DimPieces &out) {
   const int64_t n = ctx.resultType()[d];
   if (n != kDynamic) {
     out = chunkPieces(n, placements);
@@ -90,9 +89,8 @@ Status sendBuffer(OpExecuteContext &ctx, const char *&send) {
   if (!ctx.step.send.staged)
     return Status::ok();
   char *staging = static_cast<char *>(ctx.step.sendStaging.data());
-  SHARDLIN_RETURN_IF_ERROR(
-      movePieces(ctx.ops, ctx.step.send, Direction::Pack, send, staging,
-                 ctx.eltSize()));
+  SHARDLIN_RETURN_IF_ERROR(movePieces(ctx.ops, ctx.step.send, Direction::Pack,
+                                      send, staging, ctx.eltSize()));
   send = staging;
   return Status::ok();
 }
@@ -147,8 +145,7 @@ Status resolveAllToAll(OpResolveContext &ctx) {
   CollectiveSizes sizes;
   return takeSizes(ctx,
                    sizeAllToAll(src, ctx.result, sd, std::move(split), cd,
-                                std::move(concat), ctx.rank, kPlanNames,
-                                sizes),
+                                std::move(concat), ctx.rank, kPlanNames, sizes),
                    sizes);
 }
 
