@@ -141,7 +141,8 @@ typedef struct shardlin_context shardlin_context;
  *
  * Growing it (docs/runtime.md): append fields at the end only (never
  * reorder, resize or remove one), give each its default in
- * SHARDLIN_OPTIONS_INIT and in the runtime's reader, and add one to
+ * SHARDLIN_OPTIONS_INIT (the runtime's defaults too), read it in the
+ * runtime (runtime/lib/capi/Contexts.cpp), and add one to
  * SHARDLIN_OPTIONS_VERSION. */
 #define SHARDLIN_OPTIONS_MAGIC 0x53484c4fu /* "SHLO" */
 #define SHARDLIN_OPTIONS_VERSION 1u
