@@ -190,7 +190,7 @@ static void *rank_thread(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  shardlin_options options = shardlin_default_options();
+  shardlin_options options = SHARDLIN_OPTIONS_INIT;
   shardlin_context *contexts[MAX_W];
   rank_job jobs[MAX_W];
   pthread_t threads[MAX_W];

@@ -206,21 +206,19 @@ int main(int argc, char **argv) {
   config.outPaths.assign(outPaths.begin(), outPaths.end());
   config.comm.timeoutSeconds = timeout;
   config.blasThreads = blasThreads;
-  // What --jit cannot go with, first: a GPU backend is wrong for it whether
-  // or not this build has that backend, and saying so is more use than
-  // "not built".
+  // What --jit cannot do comes first: it holds whether or not this runtime
+  // was built with the backend asked for.
+  const rt::BackendInfo *backendInfo = rt::findBackend(backend);
   if (jit && !emitProgram.empty())
     return fail("--emit-program writes the plan executor's program; "
                 "compiled code (--jit) runs where it was compiled");
-  if (const rt::BackendInfo *named = rt::findBackend(backend);
-      jit && named && named->device != rt::DeviceKind::Host)
+  if (jit && backendInfo && backendInfo->device != rt::DeviceKind::Host)
     return fail("--jit runs on the CPU backends (threads, mpi): compiled "
                 "code calls the runtime's C ABI, which has no GPU backends; "
                 "run '" + backend + "' programs without --jit");
   // Every option's range, before any per-rank work.
   if (rt::Status s = rt::checkRunFlags(config); !s)
     return fail(rt::flagMessage(s, config));
-  const rt::BackendInfo *backendInfo = rt::findBackend(backend);
 
   // MPI first, so every process of an mpirun job takes part even when it
   // fails later (it then exits with an error instead of hanging its peers).

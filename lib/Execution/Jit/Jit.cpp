@@ -455,7 +455,8 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
            << "cannot link the compiled code of @" << entryName << ": "
            << errorText(entry.takeError())
            << " (the runtime's C ABI comes from the program itself: it must "
-              "link ShardlinRuntime, whose shardlin_* symbols it exports)";
+              "link ShardlinRuntimeC (Shardlin::RuntimeC), whose shardlin_* "
+              "symbols it exports)";
   (*engine)->initialize();
   auto code = std::make_shared<Code>();
   code->engine = std::move(*engine);

@@ -8,7 +8,7 @@
 |* It is what `convert-shardlin-to-llvm` lowers shardlin's ops to (one call   *|
 |* per op), and what a C program links to use the runtime directly. Plain C:  *|
 |* no C++ types, no exceptions across it; the C++ runtime is the              *|
-|* implementation and this layer is thin (runtime/lib/CApi.cpp).              *|
+|* implementation and this layer is thin (runtime/lib/capi/).                 *|
 |*                                                                            *|
 |* Errors. Every function returns a shardlin_status. A context is sticky:     *|
 |* after a call on it fails, every later call on it returns the same status   *|
@@ -33,6 +33,7 @@
 #ifndef SHARDLIN_C_RUNTIME_H
 #define SHARDLIN_C_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -120,7 +121,41 @@ shardlin_status shardlin_view_init(shardlin_memref *view,
 
 typedef struct shardlin_context shardlin_context;
 
+/* A context's options, a struct that grows without breaking compiled
+ * callers, as NCCL's ncclConfig_t does: the caller's struct states its own
+ * size, a magic number and the version of this header it was compiled
+ * with, and the runtime reads only the fields that lie within that size
+ * (the others take their defaults), so a program built against an older,
+ * smaller struct keeps working with a newer runtime. Start from
+ * SHARDLIN_OPTIONS_INIT or shardlin_default_options() and set what you
+ * need:
+ *
+ *   shardlin_options options = SHARDLIN_OPTIONS_INIT;
+ *   options.timeout_seconds = 60;
+ *
+ * Where a function takes options, NULL means the defaults. A struct whose
+ * magic is not SHARDLIN_OPTIONS_MAGIC (one that was not initialized),
+ * whose version is 0 or newer than the runtime's, or whose size does not
+ * cover the three header fields or exceeds the runtime's struct, is
+ * INVALID_ARGUMENT; so are a NaN timeout and negative BLAS threads.
+ *
+ * Growing it (docs/runtime.md): append fields at the end only (never
+ * reorder, resize or remove one), give each its default in
+ * SHARDLIN_OPTIONS_INIT (the runtime's defaults too), read it in the
+ * runtime (runtime/lib/capi/Contexts.cpp), and add one to
+ * SHARDLIN_OPTIONS_VERSION. */
+#define SHARDLIN_OPTIONS_MAGIC 0x53484c4fu /* "SHLO" */
+#define SHARDLIN_OPTIONS_VERSION 1u
+
 typedef struct shardlin_options {
+  /* sizeof(shardlin_options) where the caller was compiled. */
+  size_t size;
+  /* SHARDLIN_OPTIONS_MAGIC. */
+  uint32_t magic;
+  /* SHARDLIN_OPTIONS_VERSION where the caller was compiled. */
+  uint32_t version;
+
+  /* Version 1. */
   /* A collective that has not completed after this many seconds fails on
    * every rank instead of hanging (the C++ CommOptions::timeoutSeconds);
    * <= 0 means the default, 300. */
@@ -129,37 +164,45 @@ typedef struct shardlin_options {
   int blas_threads;
 } shardlin_options;
 
-/* The defaults: timeout 300 s, BLAS threads 0. Where a function takes
- * options, NULL means these. A NaN timeout or negative BLAS threads are
- * INVALID_ARGUMENT. */
-shardlin_options shardlin_default_options(void);
+/* The defaults, for this header's struct: timeout 300 s, BLAS threads 0. */
+#define SHARDLIN_OPTIONS_INIT                                                  \
+  {sizeof(shardlin_options), SHARDLIN_OPTIONS_MAGIC,                           \
+   SHARDLIN_OPTIONS_VERSION, 300.0, 0}
 
-/* W ranks as threads of this process: fills contexts[0..W-1], one per rank
- * (rank r in contexts[r]), sharing one in-process group. Each context is
- * then driven by its own thread. */
+/* SHARDLIN_OPTIONS_INIT as a value. Inline, not a function of the runtime:
+ * a struct returned by value from a newer runtime would be larger than an
+ * older caller's and overrun it. */
+static inline shardlin_options shardlin_default_options(void) {
+  shardlin_options options = SHARDLIN_OPTIONS_INIT;
+  return options;
+}
+
+/* A backend by its registry name, the launcher's choice, as shardlin-run's
+ * --backend, with its rules: "threads" fills contexts[0..world_size-1], one
+ * per rank (rank r in contexts[r]) sharing one in-process group, each then
+ * driven by its own thread, and is refused in a process that mpirun started
+ * with others (each would run every rank); "mpi" fills contexts[0], this
+ * process's rank, and world_size is 0 or the MPI job's size. An unknown
+ * name is INVALID_ARGUMENT; the GPU backends are not available through the
+ * C ABI (UNAVAILABLE), nor is a backend this runtime was built without. On
+ * failure no context is created and contexts[0] is NULL. */
+shardlin_status shardlin_context_create(const char *backend, int world_size,
+                                        const shardlin_options *options,
+                                        shardlin_context **contexts);
+
+/* shardlin_context_create("threads", world_size, options, contexts). */
 shardlin_status shardlin_threads_group_create(int world_size,
                                               const shardlin_options *options,
                                               shardlin_context **contexts);
 
-/* This process as one rank of an MPI job (MPI is initialized if the caller
- * has not, and finalized at exit by the runtime). UNAVAILABLE if the runtime
- * was built without MPI. MPI is initialized with MPI_THREAD_FUNNELED: call
- * the context's collectives from the thread that initialized MPI. Creating
- * one is collective (a duplicate of MPI_COMM_WORLD). */
+/* shardlin_context_create("mpi", 0, options, context): this process as one
+ * rank of an MPI job (MPI is initialized if the caller has not, and
+ * finalized at exit by the runtime). UNAVAILABLE if the runtime was built
+ * without MPI. MPI is initialized with MPI_THREAD_FUNNELED: call the
+ * context's collectives from the thread that initialized MPI. Creating one
+ * is collective (a duplicate of MPI_COMM_WORLD). */
 shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
                                             shardlin_context **context);
-
-/* A backend by its registry name ("threads" with world_size ranks in this
- * process, "mpi"; the GPU backends are not available through the C ABI in
- * this version: UNAVAILABLE): the launcher's choice, as shardlin-run's
- * --backend, with its rules. For "threads", contexts must have room for
- * world_size contexts, and a process that mpirun started with others is
- * refused (each would run every rank); for "mpi", world_size must be 0 or
- * the MPI world size and one context is filled. An unknown name is
- * INVALID_ARGUMENT. On failure no context is returned. */
-shardlin_status shardlin_context_create(const char *backend, int world_size,
-                                        const shardlin_options *options,
-                                        shardlin_context **contexts);
 
 /* Frees a context (NULL is allowed). The contexts of one threads group may be
  * destroyed in any order once no thread uses them. */

@@ -2,24 +2,18 @@
 
 #include "capi/Views.h"
 
+#include "capi/Entries.h"
+#include "capi/Errors.h"
 #include "shardlin/runtime/base/Buffer.h"
+#include "shardlin/runtime/program/Program.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstring>
 #include <utility>
 
 namespace shardlin::rt::capi {
-
-namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-Status invalid(const std::string &message) {
-  return Status::invalidArgument(message);
-}
-
-} // namespace
 
 bool View::dense() const {
   if (elements == 0)
@@ -33,12 +27,7 @@ bool View::dense() const {
   return true;
 }
 
-std::string View::shape() const {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i)
-    s += (i ? ", " : "") + str(sizes[i]);
-  return s + "]";
-}
+std::string View::shape() const { return formatShape(sizes); }
 
 Status toDType(int value, const char *what, DType &out) {
   switch (value) {
@@ -236,6 +225,37 @@ void copyDenseToView(const char *dense, const View &v) {
   forEachRow(v, [&](char *viewRow, int64_t denseOffset) {
     copyRow(dense + denseOffset, 1, viewRow, stride, n, v.elt);
   });
+}
+
+Status viewInit(shardlin_memref *view, shardlin_view_storage *storage,
+                void *data, int64_t rank, const int64_t *sizes) {
+  const std::string fn = "shardlin_view_init";
+  if (!view || !storage)
+    return invalid(fn + ": view and storage must not be null");
+  if (rank < 0 || rank > SHARDLIN_MAX_VIEW_RANK)
+    return invalid(fn + ": rank " + str(rank) + " is out of range [0, " +
+                   str(SHARDLIN_MAX_VIEW_RANK) + "]");
+  if (rank > 0 && !sizes)
+    return invalid(fn + ": sizes is null for rank " + str(rank));
+  for (int64_t i = 0; i < rank; ++i)
+    if (sizes[i] < 0)
+      return invalid(fn + ": size " + str(sizes[i]) + " of dim " + str(i) +
+                     " is negative");
+  *storage = shardlin_view_storage();
+  storage->allocated = data;
+  storage->aligned = data;
+  storage->offset = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    storage->sizes_and_strides[i] = sizes[i];
+    storage->sizes_and_strides[rank + i] = stride;
+    // Saturates instead of overflowing: such a view is refused when used.
+    if (sizes[i] > 0 && __builtin_mul_overflow(stride, sizes[i], &stride))
+      stride = INT64_MAX;
+  }
+  view->rank = rank;
+  view->descriptor = storage;
+  return Status::ok();
 }
 
 } // namespace shardlin::rt::capi

@@ -1,7 +1,7 @@
 //===- Views.h - The C ABI's strided views, read and checked ----*- C++ -*-===//
 //
-// Internal to the C ABI (CApi.cpp). A shardlin_memref is MLIR's unranked
-// memref descriptor; readView turns one into a View (its first element's
+// Internal to the C ABI. A shardlin_memref is MLIR's unranked memref
+// descriptor; readView turns one into a View (its first element's
 // address, sizes and strides) after checking everything a caller can get
 // wrong, with messages that name the argument. The ops then either hand a
 // view straight to a collective or BLAS (dense, or a matrix with a leading

@@ -26,13 +26,6 @@ Exchange makeExchange(const DimSplit &view, std::vector<Range> ranges) {
   return ex;
 }
 
-std::vector<Range> rankRanges(const ChunkLayout &layout, int worldSize) {
-  std::vector<Range> ranges;
-  for (int p = 0; p < worldSize; ++p)
-    ranges.push_back(layout.ofRank(p));
-  return ranges;
-}
-
 Status movePieces(LocalOps &ops, const Exchange &ex, Direction direction,
                   const char *from, char *to, size_t elt) {
   const DimSplit &v = ex.view;

@@ -7,8 +7,9 @@
 // outermost non-unit one. This file computes the counts and displacements
 // from the ranks' ranges, and packs the pieces into (or unpacks them from) a
 // staging buffer when they are not contiguous, with the device's strided row
-// copies. The plan (Ops.cpp) and the C ABI (CApi.cpp) both move pieces
-// through it.
+// copies. The plan's kernels (exec/ops/CollectiveOps.cpp) and the C ABI
+// (capi/Collectives.cpp) both move pieces through it; the pieces' ranges come
+// from exec/CollectiveSizes.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_LIB_EXCHANGE_H
@@ -58,9 +59,6 @@ struct Exchange {
 /// Builds the exchange tables for pieces that are the ranges `ranges[p]`
 /// (indexed by rank) along the middle dim of `view`.
 Exchange makeExchange(const DimSplit &view, std::vector<Range> ranges);
-
-/// The ranges ranks 0..worldSize-1 hold under `layout`.
-std::vector<Range> rankRanges(const ChunkLayout &layout, int worldSize);
 
 enum class Direction { Pack, Unpack };
 

@@ -9,8 +9,11 @@
  * computed here, and so is what the op must not write: outputs are poisoned
  * with all-one bytes (a NaN in every dtype), padding included.
  *
- *   shardlin-capi-suite threads            W = 1..4, each rank a thread
+ *   shardlin-capi-suite threads            W = 1..4, each rank a thread,
+ *                                          and the options struct
  *   mpirun -np W shardlin-capi-suite mpi   one rank per process
+ *   mpirun -np 2 shardlin-capi-suite launch
+ *                                          the launch rules of contexts
  *
  * Inputs are nonzero multiples of 1/16 in [-2, 2] from a hash of (tensor,
  * owner, index): exact in f16 and bf16, and so are the sums of up to 8 of
@@ -27,6 +30,7 @@
 #include "shardlin-c/Runtime.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -831,17 +835,80 @@ static void *rank_thread(void *arg) {
 }
 
 static shardlin_options suite_options(void) {
-  shardlin_options o = shardlin_default_options();
+  shardlin_options o = SHARDLIN_OPTIONS_INIT;
   o.timeout_seconds =
       60; /* a bug that leaves a rank waiting fails, not hangs */
   o.blas_threads = 1;
   return o;
 }
 
+/* shardlin_options as a program compiled against an older, smaller
+ * shardlin-c/Runtime.h would have it: the header and the timeout, no
+ * blas_threads. */
+typedef struct older_options {
+  size_t size;
+  uint32_t magic;
+  uint32_t version;
+  double timeout_seconds;
+} older_options;
+
+/* Creating a one-rank group with `options`: its status and message. */
+static shardlin_status create_with(const shardlin_options *options) {
+  shardlin_context *ctx = NULL;
+  shardlin_status st = shardlin_threads_group_create(1, options, &ctx);
+  shardlin_context_destroy(ctx);
+  return st;
+}
+
+static void expect_created(rank_state *s, const char *what,
+                           const shardlin_options *options,
+                           shardlin_status want, const char *message) {
+  shardlin_status st = create_with(options);
+  ++s->checks;
+  if (st != want ||
+      (message && !strstr(shardlin_last_error_message(), message)))
+    fail(s, what, shardlin_last_error_message());
+}
+
+/* The options struct as C callers fill it: an older, smaller struct (what
+ * lies past its size, here an invalid blas_threads, is never read), one
+ * that was never initialized, none at all. */
+static void test_options(rank_state *s) {
+  struct {
+    older_options options;
+    int after; /* where blas_threads is in this header's struct */
+  } older;
+  shardlin_options zeroed;
+  memset(&older, 0, sizeof older);
+  older.options.size = sizeof older.options;
+  older.options.magic = SHARDLIN_OPTIONS_MAGIC;
+  older.options.version = SHARDLIN_OPTIONS_VERSION;
+  older.options.timeout_seconds = 60;
+  older.after = -1;
+  ++s->checks;
+  if (offsetof(older_options, timeout_seconds) !=
+          offsetof(shardlin_options, timeout_seconds) ||
+      sizeof(older_options) != offsetof(shardlin_options, blas_threads))
+    fail(s, "options layout", "older_options is not a prefix");
+  expect_created(s, "an older options struct",
+                 (const shardlin_options *)&older, SHARDLIN_OK, NULL);
+  memset(&zeroed, 0, sizeof zeroed);
+  expect_created(s, "zeroed options", &zeroed, SHARDLIN_INVALID_ARGUMENT,
+                 "options->magic is 0x00000000, not SHARDLIN_OPTIONS_MAGIC");
+  expect_created(s, "no options", NULL, SHARDLIN_OK, NULL);
+}
+
 static int run_threads(void) {
   const shardlin_options o = suite_options();
+  rank_state options_state;
   long checks = 0, failures = 0;
   int w;
+  memset(&options_state, 0, sizeof options_state);
+  options_state.mode = "options";
+  options_state.w = 1;
+  test_options(&options_state);
+  checks += options_state.checks;
+  failures += options_state.failures;
   for (w = 1; w <= MAX_W; ++w) {
     shardlin_context *ctx[MAX_W];
     rank_state states[MAX_W];
@@ -873,7 +940,7 @@ static int run_threads(void) {
 
 static int run_mpi(void) {
   const shardlin_options o = suite_options();
-  shardlin_context *ctx = NULL, *tally = NULL, *threads[2];
+  shardlin_context *ctx = NULL, *tally = NULL;
   rank_state s;
   double mine[1], all[64];
   shardlin_view_storage ms, as;
@@ -891,22 +958,6 @@ static int run_mpi(void) {
   s.ctx = ctx;
   s.mode = "mpi";
   run_rank(&s);
-
-  /* The launch rules: the job's size, and no threads group under mpirun. */
-  st = shardlin_context_create("mpi", s.w + 1, &o, &tally);
-  ++s.checks;
-  if (st != SHARDLIN_INVALID_ARGUMENT || tally != NULL ||
-      !strstr(shardlin_last_error_message(), "does not match the MPI job's"))
-    fail(&s, "mpi context with a wrong world size",
-         shardlin_last_error_message());
-  if (s.w > 1) {
-    st = shardlin_context_create("threads", 2, &o, threads);
-    ++s.checks;
-    if (st != SHARDLIN_INVALID_ARGUMENT ||
-        !strstr(shardlin_last_error_message(),
-                "runs all ranks as threads of one process"))
-      fail(&s, "threads group under mpirun", shardlin_last_error_message());
-  }
 
   /* Failures summed over ranks, through the ABI on a second context. */
   st = shardlin_mpi_context_create(&o, &tally);
@@ -937,11 +988,69 @@ static int run_mpi(void) {
   return failures == 0 ? 0 : 1;
 }
 
+/* Under mpirun with 2 or more processes: the launch rules of creating
+ * contexts, whichever function creates them. A threads group is refused
+ * (each process would run every rank), by shardlin_threads_group_create
+ * exactly as by shardlin_context_create("threads"): the registry's one
+ * rule, the same message but for the function's name; and an mpi context
+ * must have the job's size. */
+static int run_launch(void) {
+  const shardlin_options o = suite_options();
+  shardlin_context *ctx = NULL, *threads[2] = {NULL, NULL}, *wrong = NULL;
+  rank_state s;
+  char by_name[512];
+  const char *const rule = "runs all ranks as threads of one process";
+  shardlin_status st = shardlin_mpi_context_create(&o, &ctx);
+  if (st != SHARDLIN_OK) {
+    fprintf(stderr, "FAIL: shardlin_mpi_context_create: %s: %s\n",
+            shardlin_status_name(st), shardlin_last_error_message());
+    return 1;
+  }
+  memset(&s, 0, sizeof s);
+  s.mode = "launch";
+  s.rank = shardlin_context_rank(ctx);
+  s.w = shardlin_context_world_size(ctx);
+  ++s.checks;
+  if (s.w < 2)
+    fail(&s, "launch", "run it under mpirun with 2 or more processes");
+
+  st = shardlin_context_create("threads", 2, &o, threads);
+  snprintf(by_name, sizeof by_name, "%s", shardlin_last_error_message());
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || threads[0] != NULL ||
+      strncmp(by_name, "shardlin_context_create: ", 25) != 0 ||
+      !strstr(by_name, rule))
+    fail(&s, "shardlin_context_create(threads) under mpirun", by_name);
+  st = shardlin_threads_group_create(2, &o, threads);
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || threads[0] != NULL ||
+      strncmp(shardlin_last_error_message(),
+              "shardlin_threads_group_create: ", 31) != 0 ||
+      strcmp(shardlin_last_error_message() + 31, by_name + 25) != 0)
+    fail(&s, "shardlin_threads_group_create under mpirun (expected the "
+             "message of shardlin_context_create(threads))",
+         shardlin_last_error_message());
+
+  st = shardlin_context_create("mpi", s.w + 1, &o, &wrong);
+  ++s.checks;
+  if (st != SHARDLIN_INVALID_ARGUMENT || wrong != NULL ||
+      !strstr(shardlin_last_error_message(), "does not match the MPI job's"))
+    fail(&s, "mpi context with a wrong world size",
+         shardlin_last_error_message());
+  shardlin_context_destroy(ctx);
+  printf("capi launch rules (mpi, W = %d, rank %d): %ld checks, %ld failed\n",
+         s.w, s.rank, s.checks, s.failures);
+  return s.failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "threads") == 0)
     return run_threads();
   if (argc == 2 && strcmp(argv[1], "mpi") == 0)
     return run_mpi();
-  fprintf(stderr, "usage: %s threads | mpi (under mpirun)\n", argv[0]);
+  if (argc == 2 && strcmp(argv[1], "launch") == 0)
+    return run_launch();
+  fprintf(stderr, "usage: %s threads | mpi | launch (under mpirun)\n",
+          argv[0]);
   return 2;
 }

@@ -15,7 +15,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -97,15 +99,155 @@ TEST(CApi, StatusNames) {
 }
 
 TEST(CApi, DefaultOptions) {
-  shardlin_options o = shardlin_default_options();
+  const shardlin_options o = shardlin_default_options();
+  EXPECT_EQ(o.size, sizeof(shardlin_options));
+  EXPECT_EQ(o.magic, SHARDLIN_OPTIONS_MAGIC);
+  EXPECT_EQ(o.version, SHARDLIN_OPTIONS_VERSION);
   EXPECT_EQ(o.timeout_seconds, 300.0);
   EXPECT_EQ(o.blas_threads, 0);
+  const shardlin_options init = SHARDLIN_OPTIONS_INIT;
+  EXPECT_EQ(std::memcmp(&init, &o, sizeof o), 0);
+}
+
+/// Creates a one-rank threads group with `o`: its status; the context, if
+/// any, is destroyed.
+shardlin_status createWith(const shardlin_options *o) {
+  shardlin_context *ctx = nullptr;
+  const shardlin_status st = shardlin_threads_group_create(1, o, &ctx);
+  shardlin_context_destroy(ctx);
+  return st;
+}
+
+/// The options struct grows as NCCL's ncclConfig_t does: the runtime reads
+/// the caller's fields up to the caller's size and refuses a struct that was
+/// never initialized or claims a layout it does not know.
+TEST(CApi, VersionedOptions) {
+  // An older caller's struct ends before blas_threads: what lies beyond its
+  // size (here an invalid -1) is not read, and the default is taken.
+  shardlin_options o = SHARDLIN_OPTIONS_INIT;
+  o.blas_threads = -1;
+  o.size = offsetof(shardlin_options, blas_threads);
+  EXPECT_EQ(createWith(&o), SHARDLIN_OK) << shardlin_last_error_message();
+  o.size = sizeof(shardlin_options);
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(
+      contains(shardlin_last_error_message(), "options->blas_threads is -1"));
+  // The header alone: every field takes its default.
+  o.size = offsetof(shardlin_options, version) + sizeof(uint32_t);
+  EXPECT_EQ(createWith(&o), SHARDLIN_OK) << shardlin_last_error_message();
+
+  o = shardlin_default_options();
+  o.magic = 0;
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_STREQ(shardlin_last_error_message(),
+               "shardlin_threads_group_create: options->magic is 0x00000000, "
+               "not SHARDLIN_OPTIONS_MAGIC (0x53484c4f): initialize the "
+               "options with SHARDLIN_OPTIONS_INIT or "
+               "shardlin_default_options()");
+  // A struct of the layout before versioning ({timeout, blas_threads}):
+  // its bytes are no header, and the magic says so.
+  struct Unversioned {
+    double timeout_seconds;
+    int blas_threads;
+  } old = {60.0, 1};
+  EXPECT_EQ(createWith(reinterpret_cast<const shardlin_options *>(&old)),
+            SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(
+      contains(shardlin_last_error_message(), "not SHARDLIN_OPTIONS_MAGIC"));
+
+  o = shardlin_default_options();
+  o.version = SHARDLIN_OPTIONS_VERSION + 1;
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_STREQ(shardlin_last_error_message(),
+               ("shardlin_threads_group_create: options->version is " +
+                std::to_string(SHARDLIN_OPTIONS_VERSION + 1) +
+                "; this runtime reads versions 1 to " +
+                std::to_string(SHARDLIN_OPTIONS_VERSION) +
+                " (the caller was compiled with a newer shardlin-c/Runtime.h "
+                "than this runtime's)")
+                   .c_str());
+  o.version = 0;
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(shardlin_last_error_message(),
+                       "options->version is 0; this runtime reads versions "
+                       "1 to"));
+
+  o = shardlin_default_options();
+  const std::string sizes =
+      "; it must be in [16, " + std::to_string(sizeof(shardlin_options)) +
+      "] (from the size, magic and version fields to this runtime's whole "
+      "shardlin_options)";
+  o.size = 8;
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_STREQ(
+      shardlin_last_error_message(),
+      ("shardlin_threads_group_create: options->size is 8" + sizes).c_str());
+  o.size = sizeof(shardlin_options) + 8;
+  EXPECT_EQ(createWith(&o), SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(shardlin_last_error_message(),
+                       "options->size is " +
+                           std::to_string(sizeof(shardlin_options) + 8)));
+
+  // NULL: the defaults.
+  EXPECT_EQ(createWith(nullptr), SHARDLIN_OK);
+}
+
+/// A field within an older caller's size is read: its timeout holds.
+TEST(CApi, OlderOptionsStructKeepsItsTimeout) {
+  shardlin_options o = SHARDLIN_OPTIONS_INIT;
+  o.timeout_seconds = 0.2;
+  o.size = offsetof(shardlin_options, blas_threads);
+  shardlin_context *ctx[2] = {nullptr, nullptr};
+  ASSERT_EQ(shardlin_threads_group_create(2, &o, ctx), SHARDLIN_OK)
+      << shardlin_last_error_message();
+  // Rank 1 never calls: rank 0's all_gather gives up after 0.2 s, not 300.
+  const int64_t placements[2] = {0, 1};
+  Tensor in({1, 2}), out({2, 2});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(shardlin_all_gather(ctx[0], SHARDLIN_F32, &in.ref, &out.ref, 0,
+                                placements),
+            SHARDLIN_DEADLINE_EXCEEDED);
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count(),
+      30.0);
+  shardlin_context_destroy(ctx[0]);
+  shardlin_context_destroy(ctx[1]);
+}
+
+/// The threads backend's launch rule holds for every way of creating its
+/// contexts: a process that a launcher started with others is refused, with
+/// the registry's one message (the mpirun test of the C suite checks the
+/// same under a real launcher).
+TEST(CApi, ThreadsRefusedUnderALauncher) {
+  ASSERT_EQ(std::getenv("OMPI_COMM_WORLD_SIZE"), nullptr);
+  ASSERT_EQ(setenv("OMPI_COMM_WORLD_SIZE", "2", 1), 0);
+  shardlin_context *ctx[2] = {nullptr, nullptr};
+  const shardlin_status byName =
+      shardlin_context_create("threads", 2, nullptr, ctx);
+  const std::string byNameMessage = shardlin_last_error_message();
+  const shardlin_status group = shardlin_threads_group_create(2, nullptr, ctx);
+  const std::string groupMessage = shardlin_last_error_message();
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(byName, SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_EQ(group, SHARDLIN_INVALID_ARGUMENT);
+  const std::string rule =
+      ": the threads backend runs all ranks as threads of one process, but "
+      "the launcher started 2 processes; under mpirun use a backend with one "
+      "process per rank (mpi, or nccl for GPUs)";
+  EXPECT_EQ(byNameMessage, "shardlin_context_create" + rule);
+  EXPECT_EQ(groupMessage, "shardlin_threads_group_create" + rule);
+  EXPECT_EQ(ctx[0], nullptr);
 }
 
 TEST(CApi, UnknownAndUnavailableBackends) {
-  shardlin_context *ctx[2] = {nullptr, nullptr};
+  // A failure leaves no context behind: contexts[0] is NULL after it.
+  int notAContext = 0;
+  shardlin_context *ctx[2] = {
+      reinterpret_cast<shardlin_context *>(&notAContext), nullptr};
   EXPECT_EQ(shardlin_context_create("nope", 2, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx[0], nullptr);
   EXPECT_TRUE(contains(shardlin_last_error_message(),
                        "shardlin_context_create: unknown backend 'nope' (the "
                        "C ABI has threads and mpi"));
@@ -127,8 +269,8 @@ TEST(CApi, ThreadsWorldSizeAndOptions) {
   EXPECT_EQ(shardlin_context_create("threads", 0, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
   EXPECT_STREQ(shardlin_last_error_message(),
-               "shardlin_threads_group_create: world_size must be in [1, "
-               "4096], got 0");
+               "shardlin_context_create: the world size must be in [1, 4096], "
+               "got 0");
   EXPECT_EQ(shardlin_threads_group_create(5000, nullptr, ctx),
             SHARDLIN_INVALID_ARGUMENT);
   EXPECT_EQ(shardlin_threads_group_create(2, nullptr, nullptr),

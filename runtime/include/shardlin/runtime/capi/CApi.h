@@ -5,7 +5,7 @@
 // that the compiled code's collectives go through that run's communicator
 // (its traffic counters, timeouts and fault handling) and its GEMMs through
 // the rank's device. The C header stays plain C; this is its C++ companion,
-// implemented in runtime/lib/CApi.cpp.
+// implemented in runtime/lib/capi/Contexts.cpp.
 //
 //   rt::ContextPtr ctx;
 //   SHARDLIN_RETURN_IF_ERROR(rt::wrapContext(comm, device, ctx));

@@ -1,0 +1,220 @@
+//===- Collectives.cpp - all_gather, all_to_all, reduce_scatter -----------===//
+//
+// Each collective reads and checks its views, sizes itself as the plan's
+// kernels do (exec/CollectiveSizes.h: the pieces of the chunk rule, the
+// check that this rank's view has its piece's size, the communicator's
+// tables), packs what is not dense into the context's scratch buffers, and
+// calls the communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "capi/Arguments.h"
+#include "capi/Context.h"
+#include "capi/Entries.h"
+#include "capi/Errors.h"
+#include "exec/CollectiveSizes.h"
+#include "shardlin/runtime/exec/Execute.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardlin::rt::capi {
+
+namespace {
+
+/// The arguments' names, as messages say them.
+const CollectiveNames kNames = {"in", "out", "dim", "split_dim", "concat_dim"};
+
+/// A collective's element type and its two views, which have one rank.
+struct InOut {
+  DType t = DType::F32;
+  View in, out;
+};
+
+Status readInOut(int dtypeValue, const shardlin_memref *inRef,
+                 const shardlin_memref *outRef, InOut &a) {
+  SHARDLIN_RETURN_IF_ERROR(toDType(dtypeValue, "dtype", a.t));
+  SHARDLIN_RETURN_IF_ERROR(readView(inRef, "in", a.t, -1, a.in));
+  SHARDLIN_RETURN_IF_ERROR(readView(outRef, "out", a.t, -1, a.out));
+  return checkSameRank(a.in, a.out);
+}
+
+/// The collectives along one dim.
+enum class Along { Gather, Scatter };
+
+/// all_gather's and reduce_scatter's arguments, read, checked and sized:
+/// in and out agree but along `dim`, where the whole one (all_gather's out,
+/// reduce_scatter's in) has the chunk spec's n and the other this rank's
+/// chunk of it.
+Status readAlong(shardlin_context *ctx, Along along, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 int64_t dim, const int64_t *placementsPtr, InOut &a,
+                 CollectiveSizes &sizes) {
+  SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
+  SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", a.in));
+  SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, dim, dim));
+  std::vector<int64_t> placements;
+  SHARDLIN_RETURN_IF_ERROR(readPlacements(placementsPtr, "along_placements",
+                                          ctx->comm->worldSize(), placements));
+  const int rank = ctx->comm->rank();
+  if (along == Along::Gather)
+    SHARDLIN_RETURN_IF_ERROR(
+        sizeAllGather(a.in.sizes, a.out.sizes, dim,
+                      chunkPieces(a.out.sizes[dim], std::move(placements)),
+                      rank, kNames, sizes));
+  else
+    SHARDLIN_RETURN_IF_ERROR(
+        sizeReduceScatter(a.in.sizes, a.out.sizes, dim,
+                          chunkPieces(a.in.sizes[dim], std::move(placements)),
+                          rank, kNames, sizes));
+  return checkOutput(a.out, {&a.in});
+}
+
+/// The send buffer of a collective: the input's elements, packed into
+/// rank blocks when the exchange is staged.
+Status sendBuffer(shardlin_context *ctx, const View &in, const Exchange &ex,
+                  const char *&send) {
+  SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, in, Slot::InDense, send));
+  if (!ex.staged)
+    return Status::ok();
+  char *staging = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(ctx->scratch.get(
+      Slot::SendStage, ex.totalCount() * static_cast<int64_t>(in.elt),
+      staging));
+  SHARDLIN_RETURN_IF_ERROR(movePieces(ctx->device->localOps(), ex,
+                                      Direction::Pack, send, staging, in.elt));
+  send = staging;
+  return Status::ok();
+}
+
+/// Where a collective receives `out`'s elements: `buffer`, which is `dense`
+/// (out itself, or scratch when out is not dense) or, for a staged
+/// exchange, a staging buffer of rank blocks.
+struct RecvBuffer {
+  char *dense = nullptr, *buffer = nullptr;
+};
+
+Status recvBuffer(shardlin_context *ctx, const View &out, const Exchange &ex,
+                  RecvBuffer &rb) {
+  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, rb.dense));
+  rb.buffer = rb.dense;
+  if (!ex.staged)
+    return Status::ok();
+  return ctx->scratch.get(Slot::RecvStage,
+                          ex.totalCount() * static_cast<int64_t>(out.elt),
+                          rb.buffer);
+}
+
+/// Moves what a collective received into `out`.
+Status finishRecv(shardlin_context *ctx, const View &out, const Exchange &ex,
+                  const RecvBuffer &rb) {
+  if (ex.staged)
+    SHARDLIN_RETURN_IF_ERROR(movePieces(ctx->device->localOps(), ex,
+                                        Direction::Unpack, rb.buffer, rb.dense,
+                                        out.elt));
+  finishOutput(out, rb.dense);
+  return Status::ok();
+}
+
+} // namespace
+
+Status allGather(shardlin_context *ctx, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 int64_t dim, const int64_t *placementsPtr, bool &joined) {
+  InOut a;
+  CollectiveSizes sizes;
+  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Gather, dtypeValue, inRef,
+                                     outRef, dim, placementsPtr, a, sizes));
+  const char *send = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, a.in, Slot::InDense, send));
+  RecvBuffer recv;
+  SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, a.out, sizes.recv, recv));
+  joined = true;
+  SHARDLIN_RETURN_IF_ERROR(ctx->comm->allGatherV(send, sizes.sendCount,
+                                                 recv.buffer, sizes.recv.counts,
+                                                 sizes.recv.displs, a.t));
+  return finishRecv(ctx, a.out, sizes.recv, recv);
+}
+
+Status allToAll(shardlin_context *ctx, int dtypeValue,
+                const shardlin_memref *inRef, const shardlin_memref *outRef,
+                int64_t splitDim, const int64_t *splitPtr, int64_t concatDim,
+                const int64_t *concatPtr, bool &joined) {
+  Communicator &comm = *ctx->comm;
+  const int w = comm.worldSize();
+  InOut a;
+  SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
+  SHARDLIN_RETURN_IF_ERROR(checkDim(splitDim, "split_dim", a.in));
+  SHARDLIN_RETURN_IF_ERROR(checkDim(concatDim, "concat_dim", a.in));
+  if (splitDim == concatDim)
+    return invalid("split_dim and concat_dim are both " + str(splitDim) +
+                   " (all_to_all splits one dim and concatenates another)");
+  SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, splitDim, concatDim));
+  std::vector<int64_t> split, concat;
+  SHARDLIN_RETURN_IF_ERROR(
+      readPlacements(splitPtr, "split_placements", w, split));
+  SHARDLIN_RETURN_IF_ERROR(
+      readPlacements(concatPtr, "concat_placements", w, concat));
+  CollectiveSizes sizes;
+  SHARDLIN_RETURN_IF_ERROR(sizeAllToAll(
+      a.in.sizes, a.out.sizes, splitDim,
+      chunkPieces(a.in.sizes[splitDim], std::move(split)), concatDim,
+      chunkPieces(a.out.sizes[concatDim], std::move(concat)), comm.rank(),
+      kNames, sizes));
+  SHARDLIN_RETURN_IF_ERROR(checkOutput(a.out, {&a.in}));
+  const char *send = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, a.in, sizes.send, send));
+  RecvBuffer recv;
+  SHARDLIN_RETURN_IF_ERROR(recvBuffer(ctx, a.out, sizes.recv, recv));
+  joined = true;
+  SHARDLIN_RETURN_IF_ERROR(
+      comm.allToAllV(send, sizes.send.counts, sizes.send.displs, recv.buffer,
+                     sizes.recv.counts, sizes.recv.displs, a.t));
+  return finishRecv(ctx, a.out, sizes.recv, recv);
+}
+
+Status reduceScatter(shardlin_context *ctx, int dtypeValue,
+                     const shardlin_memref *inRef,
+                     const shardlin_memref *outRef, int64_t dim,
+                     const int64_t *placementsPtr, bool &joined) {
+  InOut a;
+  CollectiveSizes sizes;
+  SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Scatter, dtypeValue, inRef,
+                                     outRef, dim, placementsPtr, a, sizes));
+  const char *send = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, a.in, sizes.send, send));
+  char *recv = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, a.out, Slot::OutDense, recv));
+  joined = true;
+  SHARDLIN_RETURN_IF_ERROR(ctx->comm->reduceScatterV(
+      send, sizes.send.counts, sizes.send.displs, recv, a.t));
+  finishOutput(a.out, recv);
+  return Status::ok();
+}
+
+Status chunkRange(int64_t n, int64_t worldSize, const int64_t *placementsPtr,
+                  int64_t rank, int64_t *offset, int64_t *size) {
+  const std::string fn = "shardlin_chunk_range";
+  if (!offset || !size)
+    return invalid(fn + ": offset and size must not be null");
+  if (n < 0)
+    return invalid(fn + ": n is negative (" + str(n) + ")");
+  if (worldSize < 1 || worldSize > kMaxWorldSize)
+    return invalid(fn + ": world_size must be in [1, " + str(kMaxWorldSize) +
+                   "], got " + str(worldSize));
+  std::vector<int64_t> placements;
+  SHARDLIN_RETURN_IF_ERROR(readPlacements(placementsPtr, "placements",
+                                          static_cast<int>(worldSize),
+                                          placements)
+                               .withContext(fn));
+  if (rank < 0 || rank >= worldSize)
+    return invalid(fn + ": rank " + str(rank) + " is not in [0, " +
+                   str(worldSize - 1) + "]");
+  const Range range = chunkPieces(n, std::move(placements)).ranges[rank];
+  *offset = range.offset;
+  *size = range.size;
+  return Status::ok();
+}
+
+} // namespace shardlin::rt::capi

@@ -1,0 +1,72 @@
+//===- Entries.h - What the C functions call --------------------*- C++ -*-===//
+//
+// Internal to the C ABI: the implementations behind the extern "C"
+// functions of Api.cpp, by the file that holds them. Each returns a Status
+// (Api.cpp turns it into a shardlin_status and the thread's last error) and
+// may throw only std::bad_alloc and the like, which Api.cpp catches.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_LIB_CAPI_ENTRIES_H
+#define SHARDLIN_RUNTIME_LIB_CAPI_ENTRIES_H
+
+#include "shardlin-c/Runtime.h"
+#include "shardlin/runtime/base/Status.h"
+
+#include <cstdint>
+
+namespace shardlin::rt::capi {
+
+//===-- Contexts.cpp ------------------------------------------------------===//
+
+/// The contexts of the registry's backend `backend` (BackendInfo::connect),
+/// for the C function `fn` whose output argument is called `outName`.
+Status createContexts(const char *fn, const char *outName, const char *backend,
+                      int worldSize, const shardlin_options *options,
+                      shardlin_context **contexts);
+
+/// Frees a context, and forgets it as its thread's.
+void destroyContext(shardlin_context *context);
+
+void setThreadContext(shardlin_context *context);
+shardlin_context *threadContext();
+
+//===-- Collectives.cpp ---------------------------------------------------===//
+
+/// Each collective sets `joined` right before it calls the communicator
+/// (OpCall, Context.h).
+Status allGather(shardlin_context *ctx, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 int64_t dim, const int64_t *placements, bool &joined);
+Status allToAll(shardlin_context *ctx, int dtypeValue,
+                const shardlin_memref *inRef, const shardlin_memref *outRef,
+                int64_t splitDim, const int64_t *splitPlacements,
+                int64_t concatDim, const int64_t *concatPlacements,
+                bool &joined);
+Status reduceScatter(shardlin_context *ctx, int dtypeValue,
+                     const shardlin_memref *inRef,
+                     const shardlin_memref *outRef, int64_t dim,
+                     const int64_t *placements, bool &joined);
+
+Status chunkRange(int64_t n, int64_t worldSize, const int64_t *placements,
+                  int64_t rank, int64_t *offset, int64_t *size);
+
+//===-- Compute.cpp -------------------------------------------------------===//
+
+Status gemm(shardlin_context *ctx, int dtypeValue,
+            const shardlin_memref *lhsRef, const shardlin_memref *rhsRef,
+            const shardlin_memref *biasRef, int outDtypeValue,
+            const shardlin_memref *outRef, bool transLhs, bool transRhs);
+Status biasAdd(shardlin_context *ctx, int dtypeValue,
+               const shardlin_memref *inRef, const shardlin_memref *biasRef,
+               const shardlin_memref *outRef);
+Status convert(shardlin_context *ctx, const shardlin_memref *inRef,
+               int fromValue, const shardlin_memref *outRef, int toValue);
+
+//===-- Views.cpp ---------------------------------------------------------===//
+
+Status viewInit(shardlin_memref *view, shardlin_view_storage *storage,
+                void *data, int64_t rank, const int64_t *sizes);
+
+} // namespace shardlin::rt::capi
+
+#endif // SHARDLIN_RUNTIME_LIB_CAPI_ENTRIES_H
