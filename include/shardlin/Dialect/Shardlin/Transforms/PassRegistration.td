@@ -20,12 +20,16 @@ def LowerShardedLinearOnFunctions : Pass<"lower-sharded-linear"> {
   let summary = LowerShardedLinearSummary;
   let description = [{
     Runs `LowerShardedLinear` (Passes.td) on every function under, or equal
-    to, the op it is scheduled on, as a dynamic pass pipeline.
+    to, the op it is scheduled on, as a dynamic pass pipeline. On a module
+    that holds a `shard.grid` (the upstream global view), runs the import
+    (`--shardlin-import-shard`) first.
   }];
   let options = LowerShardedLinearOptionList;
-  // The dependent dialects of the pass it runs: a dynamic pipeline may not
-  // load dialects.
-  let dependentDialects = ["::mlir::tensor::TensorDialect",
+  // The dependent dialects of the pass it runs and of the import: a dynamic
+  // pipeline may not load dialects, and an upstream-form module may hold no
+  // shardlin op yet.
+  let dependentDialects = ["::mlir::shardlin::ShardlinDialect",
+                           "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];
 }
