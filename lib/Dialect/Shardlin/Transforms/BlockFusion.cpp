@@ -81,7 +81,15 @@ public:
     Step s{Step::Compute};
     s.op = op;
     s.args.assign(args.begin(), args.end());
+    // The element type it computes in (i1 for a comparison, f32 between an
+    // extf and a truncf).
+    s.type = getElementTypeOrSelf(op->getResult(0).getType());
     return add(s);
+  }
+  /// The conversions are rebuilt too: the fused chain computes in the types
+  /// the module states.
+  FailureOr<int> convert(Operation *op, int arg) override {
+    return compute(op, {arg});
   }
 
   std::vector<Step> steps;
@@ -334,14 +342,16 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
             break;
           case Recorder::Step::Constant:
             values.push_back(arith::ConstantOp::create(
-                nb, nloc, nb.getFloatAttr(elt, s.value)));
+                nb, nloc,
+                nb.getFloatAttr(isa<FloatType>(s.type) ? s.type : elt,
+                                s.value)));
             break;
           case Recorder::Step::Compute: {
             OperationState state(nloc, s.op->getName());
             for (int a : s.args)
               state.addOperands(values[a]);
             state.addAttributes(s.op->getAttrs());
-            state.addTypes(isa<arith::CmpFOp>(s.op) ? nb.getI1Type() : elt);
+            state.addTypes(s.type);
             values.push_back(nb.create(state)->getResult(0));
             break;
           }

@@ -18,8 +18,9 @@ using namespace mlir::shardlin;
 
 const char *const mlir::shardlin::kSupportedElementwiseOps =
     "arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, "
-    "minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, "
-    "log, sqrt, rsqrt, absf; linalg ops with parallel iterators, identity "
+    "minnumf, cmpf, select and splat float constants; arith.extf and truncf "
+    "between f16 or bf16 and f32; math.tanh, erf, exp, log, sqrt, rsqrt, "
+    "absf; linalg ops with parallel iterators, identity "
     "maps or a vector broadcast along the last dim and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
     "their init";
@@ -40,6 +41,18 @@ bool isElementOp(Operation *op) {
       "math.tanh",      "math.erf",       "math.exp",     "math.log",
       "math.sqrt",      "math.rsqrt",     "math.absf"};
   return names.contains(op->getName().getStringRef());
+}
+
+/// arith.extf or arith.truncf between f16 or bf16 and f32 (on tensors or
+/// scalars): the mixed-precision idiom of producers (torch-mlir's bf16 GELU
+/// computes in f32 between the two).
+bool isConversion(Operation *op) {
+  if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return false;
+  Type from = getElementTypeOrSelf(op->getOperand(0).getType());
+  Type to = getElementTypeOrSelf(op->getResult(0).getType());
+  auto narrow = [](Type t) { return t.isF16() || t.isBF16(); };
+  return (narrow(from) && to.isF32()) || (from.isF32() && narrow(to));
 }
 
 bool isFloatOrBool(Type t) {
@@ -107,7 +120,7 @@ std::string linalgProblem(linalg::LinalgOp op) {
   for (Operation &body : op.getBlock()->without_terminator()) {
     if (isa<arith::ConstantOp>(body) && constantValue(&body))
       continue;
-    if (!isElementOp(&body))
+    if (!isElementOp(&body) && !isConversion(&body))
       return "its body holds '" + body.getName().getStringRef().str() + "'";
   }
   return {};
@@ -154,7 +167,7 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
       member = true;
       return success();
     }
-    if (!isElementOp(&op))
+    if (!isElementOp(&op) && !isConversion(&op))
       return unsupported("");
     if (!tensor)
       return fail("the shardlin runtime executes '",
@@ -235,6 +248,12 @@ private:
   FailureOr<int> elementOp(Operation *op) {
     if (std::optional<double> c = constantValue(op))
       return visitor_.constant(*c, getElementTypeOrSelf(op->getResult(0)));
+    if (isConversion(op)) {
+      FailureOr<int> arg = handle(op->getOperand(0));
+      if (failed(arg))
+        return failure();
+      return visitor_.convert(op, *arg);
+    }
     if (!isElementOp(op))
       return fail(op->getLoc(), "the shardlin runtime cannot execute '" +
                                     op->getName().getStringRef().str() +

@@ -262,7 +262,9 @@ LogicalResult FunctionImporter::importMatmul(linalg::MatmulOp op) {
     addend = c;
   }
   Value result = op.getResult(0);
-  if (!bias && !addend && result.hasOneUse()) {
+  // The add may read the matmul's result twice (as input and as init).
+  if (!bias && !addend && !result.use_empty() &&
+      llvm::all_equal(result.getUsers())) {
     Operation *user = *result.getUsers().begin();
     if (Value vec = biasAddVector(user, result)) {
       bias = vec;
