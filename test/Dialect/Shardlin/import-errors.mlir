@@ -306,3 +306,23 @@ func.func @expand_boundaries(%x: tensor<6x8xf32>) -> tensor<2x3x8xf32> {
   %e = tensor.expand_shape %xs [[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
   return %e : tensor<2x3x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @captured_tensor(%x: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %rows = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %rows : tensor<4x8xf32>
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%xs : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    // expected-error@+1 {{reads a tensor defined outside its elementwise op; the import takes tensors as the op's operands only}}
+    %v = tensor.extract %t[%c0, %c0] : tensor<4x8xf32>
+    %s = arith.addf %a, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -41,7 +41,7 @@ func.func @features_result_k_split(%x: tensor<8x16xf32>, %w: !wk) {
 
 !wn = !shardlin.sharded<tensor<16x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>
 func.func @three_d(%x: tensor<2x4x16xf32>, %w: !wn) {
-  // expected-error@+1 {{layouts replicated -> features take a 2-D input (rows x K), got 'tensor<2x4x16xf32>'}}
+  // expected-error@+1 {{layouts replicated -> features take a 2-D input (rows x K) and give a 2-D result, got 'tensor<2x4x16xf32>' and 'tensor<2x4x3xf32>'}}
   %y = shardlin.linear %x, %w weight_kn layouts replicated -> features : (tensor<2x4x16xf32>, !wn) -> tensor<2x4x3xf32>
   return
 }
@@ -53,6 +53,15 @@ func.func @features_input_width(%x: tensor<8x4xf32>, %w: !wk) {
   // Uneven K chunks: the rank's K columns are `?`.
   // expected-error@+1 {{a features input's last dim (4) must be the rank's chunk of the weight's dim 0 (K = 10): ?}}
   %y = shardlin.linear %x, %w weight_kn layouts features -> replicated : (tensor<8x4xf32>, !wk) -> tensor<8x12xf32>
+  return
+}
+
+// -----
+
+!wn = !shardlin.sharded<tensor<16x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>
+func.func @rank0_result(%x: tensor<8x16xf32>, %w: !wn) {
+  // expected-error@+1 {{layouts rows -> features take a 2-D input (rows x K) and give a 2-D result, got 'tensor<8x16xf32>' and 'tensor<f32>'}}
+  %y = shardlin.linear %x, %w weight_kn layouts rows -> features : (tensor<8x16xf32>, !wn) -> tensor<f32>
   return
 }
 

@@ -215,10 +215,12 @@ LogicalResult LinearOp::verify() {
   if (!hasDefaultLayouts()) {
     if (failed(verifyLayoutPair(*this)))
       return failure();
-    if (inType.getRank() != 2)
+    if (inType.getRank() != 2 || resType.getRank() != 2)
       return emitOpError() << "layouts " << stringifyLayout(getInputLayout())
                            << " -> " << stringifyLayout(getResultLayout())
-                           << " take a 2-D input (rows x K), got " << inType;
+                           << " take a 2-D input (rows x K) and give a 2-D "
+                              "result, got "
+                           << inType << " and " << resType;
   }
 
   if (inType.getRank() < 1)

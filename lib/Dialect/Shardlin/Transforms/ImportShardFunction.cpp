@@ -274,8 +274,17 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
   for (Region &region : op.getRegions()) {
     WalkResult walked = region.walk([&](Operation *inner) {
       for (Value v : inner->getOperands()) {
-        if (mapping.contains(v) || op.isAncestor(v.getParentRegion()->getParentOp()))
+        if (mapping.contains(v) ||
+            op.isAncestor(v.getParentRegion()->getParentOp()))
           continue;
+        // A tensor read inside the body would be the rank's part of it, not
+        // the tensor the body means.
+        if (isa<ShapedType>(v.getType())) {
+          inner->emitError()
+              << "reads a tensor defined outside its elementwise op; the "
+                 "import takes tensors as the op's operands only";
+          return WalkResult::interrupt();
+        }
         FailureOr<Value> s = getScalar(v);
         if (failed(s))
           return WalkResult::interrupt();
