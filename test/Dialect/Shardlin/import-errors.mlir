@@ -44,8 +44,9 @@ func.func @dynamic_offsets(%x: tensor<8x16xf32>, %o: i64) -> tensor<8x16xf32> {
 
 shard.grid @grid(shape = 4)
 func.func @offsets_end(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  // expected-error@+1 {{sharded_dims_offsets [0, 2, 4, 6, 7] are not the boundaries of 4 chunks of tensor dim 0 of 'tensor<8x16xf32>': bounds end at 7 but the dim has 8 elements}}
+  // expected-note@+1 {{the sharding}}
   %s = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [0, 2, 4, 6, 7] : !shard.sharding
+  // expected-error@+1 {{sharded_dims_offsets [0, 2, 4, 6, 7] are not the boundaries of 4 chunks of tensor dim 0 of 'tensor<8x16xf32>': bounds end at 7 but the dim has 8 elements}}
   %xs = shard.shard %x to %s : tensor<8x16xf32>
   return %xs : tensor<8x16xf32>
 }
@@ -65,8 +66,9 @@ func.func @offsets_count(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 shard.grid @grid(shape = 4)
 func.func @offsets_start(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  // expected-error@+1 {{bounds must start at 0, got 1}}
+  // expected-note@+1 {{the sharding}}
   %s = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [1, 2, 4, 6, 8] : !shard.sharding
+  // expected-error@+1 {{bounds must start at 0, got 1}}
   %xs = shard.shard %x to %s : tensor<8x16xf32>
   return %xs : tensor<8x16xf32>
 }

@@ -132,10 +132,16 @@ mlir::shardlin::import::parseSharding(Value sharding, RankedTensorType type,
   }
   std::vector<int64_t> bounds(offsets.begin(), offsets.end());
   std::string problem = ::shardlin::rt::checkBounds(bounds, w, size);
-  if (!problem.empty())
-    return op.emitError() << "sharded_dims_offsets [" << offsets
-                          << "] are not the boundaries of " << w
-                          << " chunks of tensor dim " << dim << " of " << type
-                          << ": " << problem;
+  if (!problem.empty()) {
+    // Reported where the offsets meet the tensor they must fit.
+    InFlightDiagnostic diag = at->emitError()
+                              << "sharded_dims_offsets [" << offsets
+                              << "] are not the boundaries of " << w
+                              << " chunks of tensor dim " << dim << " of "
+                              << type << ": " << problem;
+    if (at != op.getOperation())
+      diag.attachNote(op.getLoc()) << "the sharding";
+    return diag;
+  }
   return splitLayout(op.getContext(), grid, dim, size, offsets);
 }

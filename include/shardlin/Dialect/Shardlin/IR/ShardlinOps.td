@@ -355,11 +355,12 @@ def Shardlin_AllReduceOp : Shardlin_Op<"all_reduce", [Pure,
     it (`layouts replicated -> replicated` or `features -> replicated`):
     every rank's partial product over its K chunk, summed.
 
-    It maps to one collective call of the runtime (MPI_Allreduce,
-    ncclAllReduce, or the threads backend's own). Its traffic is counted as
-    that of a reduce-scatter followed by an all-gather of the flattened
-    elements' chunks by the ceil rule in rank order, which is what the cost
-    model charges (`allReduceTraffic` in CostModel.h).
+    It is meant to map to one collective call of the runtime
+    (MPI_Allreduce, ncclAllReduce, or the threads backend's own); the plan
+    executor and the native path do not run it yet and say so. Its traffic
+    is counted as that of a reduce-scatter followed by an all-gather of the
+    flattened elements' chunks by the ceil rule in rank order, which is what
+    the cost model charges (`allReduceTraffic` in CostModel.h).
 
     ```mlir
     %s = shardlin.all_reduce %p world_size = 4 : tensor<8x11xf32>
