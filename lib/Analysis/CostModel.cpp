@@ -72,6 +72,16 @@ RankTraffic rowsTraffic(const LinearShape &s, int64_t rank) {
     t.flops = 2 * w * b * n * own;
     return t;
   }
+  if (s.result == Layout::Features && !s.rowBounds.empty()) {
+    // The ranks' rows gathered by explicit row chunks: this rank's r rows
+    // to every other, the other S - r rows in; the rank's features of all
+    // S rows.
+    const uint64_t total = s.rowBounds.back(), r = ownRows(s, rank);
+    t.calls.push_back({(w - 1) * r * k * e, (total - r) * k * e});
+    t.peakExtraBytes = (total * k + total * own) * e;
+    t.flops = 2 * total * k * own;
+    return t;
+  }
   // all_gather: B x K to every other rank. Then, for a Rows result,
   // all_to_all: B x n_r to every other rank; receive B x n_d from each.
   t.calls.push_back({(w - 1) * b * k * e, (w - 1) * b * k * e});

@@ -138,11 +138,20 @@ TEST(CostModelTest, FeaturesInputPartialSums) {
   EXPECT_FALSE(strategyApplies(s, Strategy::GatherWeight));
 }
 
-// rows -> features: only the all_gather of x.
+// rows -> features: only the all_gather of x; with explicit row chunks
+// (10 rows at [0, 3, 6, 9, 10]) each rank sends its own rows.
 TEST(CostModelTest, RowsToFeatures) {
   EXPECT_EQ(sent(shape(2, 12, 16, 0, {}, Layout::Rows, Layout::Features),
                  Strategy::Activations),
             (std::vector<uint64_t>{384, 384, 384, 384}));
+  LinearShape s = shape(3, 12, 16, 0, {}, Layout::Rows, Layout::Features);
+  s.rowBounds = {0, 3, 6, 9, 10};
+  EXPECT_EQ(sent(s, Strategy::Activations),
+            (std::vector<uint64_t>{3 * 3 * 64, 3 * 3 * 64, 3 * 3 * 64,
+                                   3 * 1 * 64}));
+  EXPECT_EQ(estimateCost(s, Strategy::Activations, MachineModel())
+                .bytesReceived[3],
+            9u * 64);
 }
 
 // A block's bytes do not depend on the chunks of F, explicit or not; its

@@ -71,7 +71,9 @@ struct LinearShape {
   Layout result = Layout::Rows;
   /// For a Rows result of a Replicated or Features input, how its B rows
   /// are split: placements (empty: rank order) and boundaries (empty: the
-  /// ceil rule).
+  /// ceil rule). For Rows -> Features, the explicit chunks by which the
+  /// ranks' rows are gathered, if any (then each rank's rows are its chunk
+  /// of rowBounds' total; without them, `rows` on every rank).
   std::vector<int64_t> rowPlacements, rowBounds;
 };
 

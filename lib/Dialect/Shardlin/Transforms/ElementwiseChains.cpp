@@ -18,12 +18,11 @@ using namespace mlir::shardlin;
 
 const char *const mlir::shardlin::kSupportedElementwiseOps =
     "arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, "
-    "minnumf, cmpf, select and splat float constants; arith.extf and truncf "
-    "between f16 or bf16 and f32; math.tanh, erf, exp, log, sqrt, rsqrt, "
-    "absf; linalg ops with parallel iterators, identity "
+    "minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, "
+    "log, sqrt, rsqrt, absf; linalg ops with parallel iterators, identity "
     "maps or a vector broadcast along the last dim and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
-    "their init";
+    "their init; arith.extf and truncf between f16 or bf16 and f32";
 
 void mlir::shardlin::registerElementwiseDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, math::MathDialect,
@@ -326,6 +325,24 @@ private:
   int step() { return static_cast<int>(steps++); }
 };
 
+/// The element types a chain reads, and its first conversion.
+class TypesVisitor : public ChainVisitor {
+public:
+  FailureOr<int> input(Value value, bool) override {
+    inputTypes.push_back(getElementTypeOrSelf(value.getType()));
+    return 0;
+  }
+  FailureOr<int> constant(double, Type) override { return 0; }
+  FailureOr<int> compute(Operation *, ArrayRef<int>) override { return 0; }
+  FailureOr<int> convert(Operation *op, int arg) override {
+    if (!conversion)
+      conversion = op;
+    return arg;
+  }
+  SmallVector<Type> inputTypes;
+  Operation *conversion = nullptr;
+};
+
 } // namespace
 
 FailureOr<int> mlir::shardlin::walkChain(Value root,
@@ -423,6 +440,31 @@ LogicalResult ElementwiseChains::analyze(Block &body, size_t maxSteps) {
       mine.insert(&op);
     }
     reach[&op] = std::move(mine);
+  }
+
+  // The runtime computes one instruction in one element type, from inputs
+  // of that type to a stored value of it: a conversion is executed only
+  // inside a chain that converts back (extf, f32 ops, truncf), where it is
+  // the rounding of the stored value.
+  for (Operation &op : body) {
+    if (!stored_.contains(&op))
+      continue;
+    TypesVisitor types;
+    if (failed(walk(&op, types)))
+      return failure();
+    Type stored = getElementTypeOrSelf(op.getResult(0).getType());
+    if (llvm::all_of(types.inputTypes, [&](Type t) { return t == stored; }))
+      continue;
+    Operation *at = types.conversion ? types.conversion : &op;
+    return at->emitError()
+           << "the shardlin runtime cannot execute '" << at->getName()
+           << "' (elementwise ops it executes: " << kSupportedElementwiseOps
+           << "): here a chain of " << stored << " values would read a "
+           << *llvm::find_if(types.inputTypes,
+                             [&](Type t) { return t != stored; })
+           << " tensor; an instruction reads and stores one element type, so "
+              "a conversion runs only between a widening and the narrowing "
+              "that stores its value";
   }
 
   // A chain longer than `maxSteps` is cut: the member with the largest

@@ -47,8 +47,11 @@ bool mlir::shardlin::detail::hasDynamicBatch(LinearOp op) {
   shape.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
   shape.input = toCostLayout(op.getInputLayout());
   shape.result = toCostLayout(op.getResultLayout());
-  if (op.getResultLayout() == Layout::Rows &&
-      op.getInputLayout() != Layout::Rows) {
+  const bool rowsToFeatures = op.getInputLayout() == Layout::Rows &&
+                              op.getResultLayout() == Layout::Features;
+  if ((op.getResultLayout() == Layout::Rows &&
+       op.getInputLayout() != Layout::Rows) ||
+      rowsToFeatures) {
     ChunkAttr rows = op.getRowSplit();
     shape.rowPlacements.assign(rows.getPlacements().begin(),
                                rows.getPlacements().end());
