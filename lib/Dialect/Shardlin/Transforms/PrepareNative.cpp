@@ -2,7 +2,7 @@
 
 #include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
 
-#include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/runtime/ChunkLayout.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -51,8 +51,8 @@ LogicalResult decomposeAggregates(ModuleOp module) {
 /// The runtime's C ABI takes a chunk spec as its placements alone, so its
 /// collectives place chunks by the ceil rule: a spec whose explicit
 /// boundaries are another split is refused here, with the op that holds it,
-/// rather than run with the wrong chunks.
-LogicalResult checkChunkBounds(ModuleOp module) {
+/// rather than run with the wrong chunks. It has no all-reduce either.
+LogicalResult checkSupported(ModuleOp module) {
   auto unsupported = [](Attribute attr) {
     auto chunk = dyn_cast<ChunkAttr>(attr);
     if (!chunk || !chunk.hasExplicitBounds())
@@ -62,6 +62,11 @@ LogicalResult checkChunkBounds(ModuleOp module) {
            std::vector<int64_t>(bounds.begin(), bounds.end());
   };
   WalkResult walked = module.walk([&](Operation *op) {
+    if (isa<AllReduceOp>(op)) {
+      op->emitOpError() << "is not supported on the native path yet (the "
+                           "runtime's C ABI has no all-reduce)";
+      return WalkResult::interrupt();
+    }
     Attribute found;
     auto note = [&](Attribute attr) {
       if (unsupported(attr))
@@ -107,7 +112,7 @@ void markEntries(ModuleOp module) {
 struct PrepareNativePass
     : public mlir::shardlin::impl::PrepareNativeBase<PrepareNativePass> {
   void runOnOperation() override {
-    if (failed(checkChunkBounds(getOperation())) ||
+    if (failed(checkSupported(getOperation())) ||
         failed(decomposeAggregates(getOperation())))
       return signalPassFailure();
     markEntries(getOperation());
