@@ -7,12 +7,15 @@
 #            and the examples;
 #   npy:     arrays written by scripts/npytool.py (every dtype, 1-D to 3-D,
 #            empty), plus a few headers that are almost right;
-#   program: `shardlin-run --emit-program` of every runnable test input.
+#   program: `shardlin-run --emit-program` of every runnable test input;
+#   import:  the upstream-form modules of the import's tests
+#            (test/Dialect/Shardlin/import-*.mlir, split at `// -----`, and
+#            test/Dialect/Shardlin/Inputs/upstream/*.mlir).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 C="$ROOT/fuzz/corpus"
-mkdir -p "$C/mlir" "$C/npy" "$C/program"
+mkdir -p "$C/mlir" "$C/npy" "$C/program" "$C/import"
 find "$C" -type f ! -name 'crash-*' -delete
 
 # mlir: one file per `// -----` section.
@@ -40,6 +43,24 @@ for f in files:
         if h in seen:
             continue
         seen.add(h)
+        (out / f"{f.stem}-{h}.mlir").write_text(text)
+PY
+
+# import: one file per `// -----` section that holds a shard.grid.
+python3 - "$ROOT" "$C/import" <<'PY'
+import hashlib, pathlib, sys
+root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+tests = root / "test/Dialect/Shardlin"
+files = sorted(tests.glob("import-*.mlir")) + sorted(tests.glob("Inputs/upstream/*.mlir"))
+for f in files:
+    for part in f.read_text().split("// -----"):
+        lines = [l for l in part.splitlines()
+                 if not l.lstrip().startswith("// RUN") and "CHECK" not in l
+                 and "expected-" not in l]
+        text = "\n".join(lines).strip() + "\n"
+        if "shard.grid" not in text:
+            continue
+        h = hashlib.sha1(text.encode()).hexdigest()[:12]
         (out / f"{f.stem}-{h}.mlir").write_text(text)
 PY
 

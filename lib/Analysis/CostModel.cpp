@@ -29,10 +29,29 @@ uint64_t widenedReductionBytes(uint64_t b, uint64_t n, uint64_t e) {
   return p == e ? 0 : b * n * p;
 }
 
-// Each strategy's traffic for one rank; `own` is the size of the rank's chunk
-// of the split dim (k_r or n_r).
+/// The size of `rank`'s chunk of the weight's split dim.
+uint64_t ownSplit(const LinearShape &s, int64_t rank) {
+  return rt::ChunkLayout(s.dim == 1 ? s.k : s.n, s.placements, s.bounds)
+      .ofRank(rank)
+      .size;
+}
 
-RankTraffic activationsTraffic(const LinearShape &s, uint64_t own) {
+/// The rows `rank` keeps of a Rows result of a Replicated or Features input
+/// (B rows split by rowPlacements and rowBounds).
+uint64_t ownRows(const LinearShape &s, int64_t rank) {
+  std::vector<int64_t> placements = s.rowPlacements;
+  if (placements.empty())
+    for (int64_t r = 0; r < static_cast<int64_t>(s.placements.size()); ++r)
+      placements.push_back(r);
+  return rt::ChunkLayout(s.rows, placements, s.rowBounds).ofRank(rank).size;
+}
+
+// Each strategy's traffic for one rank.
+
+/// The reference algorithms on each rank's own rows (the dialect's default
+/// layouts).
+RankTraffic rowsTraffic(const LinearShape &s, int64_t rank) {
+  const uint64_t own = ownSplit(s, rank);
   const uint64_t w = s.placements.size();
   const uint64_t e = s.elementBytes;
   const uint64_t b = s.rows, n = s.n, k = s.k;
@@ -53,22 +72,99 @@ RankTraffic activationsTraffic(const LinearShape &s, uint64_t own) {
     t.flops = 2 * w * b * n * own;
     return t;
   }
-  // all_gather: B x K to every other rank. all_to_all: B x n_r to every
-  // other rank; receive B x n_d from each.
+  if (s.result == Layout::Features && !s.rowBounds.empty()) {
+    // The ranks' rows gathered by explicit row chunks: this rank's r rows
+    // to every other, the other S - r rows in; the rank's features of all
+    // S rows.
+    const uint64_t total = s.rowBounds.back(), r = ownRows(s, rank);
+    t.calls.push_back({(w - 1) * r * k * e, (total - r) * k * e});
+    t.peakExtraBytes = (total * k + total * own) * e;
+    t.flops = 2 * total * k * own;
+    return t;
+  }
+  // all_gather: B x K to every other rank. Then, for a Rows result,
+  // all_to_all: B x n_r to every other rank; receive B x n_d from each.
   t.calls.push_back({(w - 1) * b * k * e, (w - 1) * b * k * e});
-  t.calls.push_back({(w - 1) * b * own * e, b * others * e});
-  // Gathered inputs (W*B x K), local products (W*B x n_r), the unpack
-  // buffer of the column placement (B x N).
-  t.peakExtraBytes = (w * b * k + w * b * own + b * n) * e;
+  if (s.result == Layout::Rows) {
+    t.calls.push_back({(w - 1) * b * own * e, b * others * e});
+    // Gathered inputs (W*B x K), local products (W*B x n_r), the unpack
+    // buffer of the column placement (B x N).
+    t.peakExtraBytes = (w * b * k + w * b * own + b * n) * e;
+  } else {
+    // A Features result is the local product itself.
+    t.peakExtraBytes = (w * b * k + w * b * own) * e;
+  }
   t.flops = 2 * w * b * k * own;
   return t;
 }
 
-RankTraffic gatherWeightTraffic(const LinearShape &s, uint64_t own) {
+/// A K split of an input whose rows every rank holds (Replicated, sliced
+/// locally, or Features): one GEMM of partial sums over all B rows, then an
+/// all_reduce (Replicated result) or a reduce_scatter of the rows (Rows).
+RankTraffic partialSumsTraffic(const LinearShape &s, int64_t rank) {
+  const uint64_t own = ownSplit(s, rank);
+  const uint64_t w = s.placements.size();
+  const uint64_t e = s.elementBytes, p = partialSumBytes(s.elementBytes);
+  const uint64_t b = s.rows, n = s.n;
+  RankTraffic t;
+  // The strided copy of a replicated input's K chunk (local_chunk).
+  const uint64_t slice = s.input == Layout::Replicated ? b * own * e : 0;
+  if (s.result == Layout::Replicated) {
+    t.calls = allReduceTraffic(b * n, p, int64_t(w), rank);
+    t.peakExtraBytes = slice + b * n * p + widenedReductionBytes(b, n, e);
+  } else {
+    const uint64_t r = ownRows(s, rank);
+    t.calls.push_back({(b - r) * n * p, (w - 1) * r * n * p});
+    t.peakExtraBytes = slice + b * n * p + widenedReductionBytes(r, n, e);
+  }
+  t.flops = 2 * b * n * own;
+  return t;
+}
+
+/// An N split of a replicated input: one local GEMM of the rank's features
+/// of all B rows; nothing more for a Features result, an all_gather of the
+/// features for a Replicated one, an all_to_all to each rank its rows for
+/// a Rows one.
+RankTraffic localFeaturesTraffic(const LinearShape &s, int64_t rank) {
+  const uint64_t own = ownSplit(s, rank);
   const uint64_t w = s.placements.size();
   const uint64_t e = s.elementBytes;
   const uint64_t b = s.rows, n = s.n, k = s.k;
+  RankTraffic t;
+  t.peakExtraBytes = b * own * e;
+  if (s.result == Layout::Replicated) {
+    t.calls.push_back({(w - 1) * b * own * e, b * (n - own) * e});
+    t.peakExtraBytes += b * n * e; // the unpack buffer of the columns
+  } else if (s.result == Layout::Rows) {
+    const uint64_t r = ownRows(s, rank);
+    t.calls.push_back({(b - r) * own * e, r * (n - own) * e});
+    t.peakExtraBytes += r * n * e;
+  }
+  t.flops = 2 * b * k * own;
+  return t;
+}
+
+RankTraffic activationsTraffic(const LinearShape &s, int64_t rank) {
+  if (s.input == Layout::Rows)
+    return rowsTraffic(s, rank);
+  if (s.dim == 1)
+    return partialSumsTraffic(s, rank);
+  return localFeaturesTraffic(s, rank);
+}
+
+bool activationsApplies(const LinearShape &) { return true; }
+
+RankTraffic gatherWeightTraffic(const LinearShape &s, int64_t rank) {
+  const uint64_t own = ownSplit(s, rank);
+  const uint64_t w = s.placements.size();
+  const uint64_t e = s.elementBytes;
+  const uint64_t n = s.n, k = s.k;
   const uint64_t others = (s.dim == 1 ? k : n) - own;
+  // The rows this rank computes: its own, all of a replicated input for a
+  // replicated result, or its chunk of them for a Rows result.
+  const uint64_t b = (s.input == Layout::Replicated && s.result == Layout::Rows)
+                         ? ownRows(s, rank)
+                         : uint64_t(s.rows);
   RankTraffic t;
   // all_gather of the weight's chunks: this rank's chunk to every other.
   const uint64_t chunk = own * (s.dim == 1 ? n : k);
@@ -80,6 +176,10 @@ RankTraffic gatherWeightTraffic(const LinearShape &s, uint64_t own) {
   return t;
 }
 
+bool gatherWeightApplies(const LinearShape &s) {
+  return s.input != Layout::Features && s.result != Layout::Features;
+}
+
 } // namespace
 
 const std::vector<StrategyInfo> &strategies() {
@@ -87,10 +187,10 @@ const std::vector<StrategyInfo> &strategies() {
       {Strategy::Activations, "activations",
        "move activations: all_to_all + GEMM + reduce_scatter (row-wise) or "
        "all_gather + GEMM + all_to_all (col-wise)",
-       activationsTraffic},
+       activationsTraffic, activationsApplies},
       {Strategy::GatherWeight, "gather-weight",
        "all_gather the weight's chunks, then one local GEMM",
-       gatherWeightTraffic},
+       gatherWeightTraffic, gatherWeightApplies},
   };
   return table;
 }
@@ -124,12 +224,27 @@ uint64_t StrategyCost::maxPeakExtraBytes() const {
              : *std::max_element(peakExtraBytes.begin(), peakExtraBytes.end());
 }
 
+bool strategyApplies(const LinearShape &shape, Strategy strategy) {
+  return strategyInfo(strategy).applies(shape);
+}
+
+std::vector<std::pair<uint64_t, uint64_t>>
+allReduceTraffic(uint64_t elements, uint64_t bytes, int64_t w, int64_t rank) {
+  std::vector<int64_t> identity(w);
+  for (int64_t r = 0; r < w; ++r)
+    identity[r] = r;
+  const uint64_t mine =
+      rt::ChunkLayout(int64_t(elements), identity).ofRank(rank).size;
+  const uint64_t uw = w;
+  // Reduce-scatter: every other rank's chunk out, (W-1) of this rank's
+  // chunk in; all-gather: the reduced chunk out to W-1 ranks, the rest in.
+  return {{(elements - mine) * bytes, (uw - 1) * mine * bytes},
+          {(uw - 1) * mine * bytes, (elements - mine) * bytes}};
+}
+
 StrategyCost estimateCost(const LinearShape &s, Strategy strategy,
                           const MachineModel &m) {
   const int64_t w = static_cast<int64_t>(s.placements.size());
-  // The split dim's size and each rank's share of it.
-  const int64_t splitSize = s.dim == 1 ? s.k : s.n;
-  rt::ChunkLayout layout(splitSize, s.placements);
   const StrategyInfo &info = strategyInfo(strategy);
 
   StrategyCost c;
@@ -141,7 +256,7 @@ StrategyCost estimateCost(const LinearShape &s, Strategy strategy,
   double worstUs = 0.0;
 
   for (int64_t r = 0; r < w; ++r) {
-    RankTraffic t = info.rankTraffic(s, layout.ofRank(r).size);
+    RankTraffic t = info.rankTraffic(s, r);
     uint64_t sent = 0, received = 0;
     double us = t.flops / (m.gemmGflops * 1e3); // GFLOP/s = 1e3 flop/us
     // Each collective call is charged its own latency and transfer time.
@@ -167,6 +282,8 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
   std::optional<Strategy> best;
   double bestUs = 0.0;
   for (const StrategyInfo &info : strategies()) {
+    if (!info.applies(shape))
+      continue;
     StrategyCost c = estimateCost(shape, info.strategy, machine);
     if (memoryCapBytes != 0 && c.maxPeakExtraBytes() > memoryCapBytes)
       continue;
@@ -181,7 +298,7 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
 StrategyCost estimateFusedBlockCost(const BlockShape &s,
                                     const MachineModel &m) {
   const int64_t w = static_cast<int64_t>(s.placements.size());
-  rt::ChunkLayout layout(s.f, s.placements);
+  rt::ChunkLayout layout(s.f, s.placements, s.bounds);
   const uint64_t e = s.elementBytes;
   const uint64_t p = partialSumBytes(s.elementBytes);
   const uint64_t b = s.rows, k = s.k, n = s.n, uw = w;

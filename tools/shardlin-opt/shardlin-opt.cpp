@@ -8,6 +8,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,7 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
   if (const mlir::PassInfo *info =
           mlir::PassInfo::lookup("lower-sharded-linear"))
     info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+
   os << "\nThe native path (docs/native.md): to the LLVM dialect, shardlin's "
         "ops as calls of\nthe runtime's C ABI:\n";
   for (const char *name : {"shardlin-lower-to-llvm", "localize-sharded",
@@ -73,6 +75,7 @@ int main(int argc, char **argv) {
   });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
+  mlir::shardlin::registerImportShardPass();
   // The native path: its pipeline and the passes it is made of
   // (one-shot-bufferize, convert-shardlin-to-llvm, ...), to run its steps
   // one by one.
@@ -82,6 +85,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::shardlin::ShardlinDialect, mlir::func::FuncDialect>();
   // The elementwise ops of blocks (arith, math, linalg) and tensor reshapes.
   mlir::shardlin::registerElementwiseDialects(registry);
+  // Upstream-form modules: the shard dialect.
+  mlir::shardlin::registerImportShardDialects(registry);
   // What --shardlin-lower-to-llvm works on, with their bufferization models.
   mlir::shardlin::registerLowerToLLVMDialects(registry);
   // --help is the short page; --help-all is MlirOptMain's own --help.

@@ -99,6 +99,61 @@ TEST_F(ChunkArithTest, FoldsToChunkLayoutForEveryRank) {
   EXPECT_GT(checked, 7000); // 7368 ranges
 }
 
+/// Every way to cut n elements into w chunks (for small n, w), as bounds.
+static void allBounds(int64_t n, int64_t w, std::vector<int64_t> &prefix,
+                      std::vector<std::vector<int64_t>> &out) {
+  if (static_cast<int64_t>(prefix.size()) == w) {
+    std::vector<int64_t> bounds = prefix;
+    bounds.push_back(n);
+    out.push_back(bounds);
+    return;
+  }
+  for (int64_t b = prefix.back(); b <= n; ++b) {
+    prefix.push_back(b);
+    allBounds(n, w, prefix, out);
+    prefix.pop_back();
+  }
+}
+
+// Explicit chunk bounds (empty chunks, uneven chunks, bounds equal to the
+// ceil rule): the IR folds, for every rank, to what ChunkLayout gives, and
+// the attribute's local size is static exactly when the chunks are equal.
+TEST_F(ChunkArithTest, FoldsToExplicitBoundsForEveryRank) {
+  OpBuilder b(&context);
+  b.setInsertionPointToEnd(module->getBody());
+  Location loc = b.getUnknownLoc();
+  int checked = 0;
+  for (int64_t w = 1; w <= 4; ++w)
+    for (int64_t n : {0, 1, 3, 4, 6}) {
+      std::vector<std::vector<int64_t>> cuts;
+      std::vector<int64_t> prefix{0};
+      allBounds(n, w, prefix, cuts);
+      for (const std::vector<int64_t> &bounds : cuts)
+        for (const std::vector<int64_t> &placements : placementsFor(w)) {
+          auto chunk = ChunkAttr::get(&context, /*dim=*/0, placements, bounds);
+          rt::ChunkLayout layout(n, placements, bounds);
+          EXPECT_EQ(ShapedType::isStatic(chunk.getLocalSize(n)),
+                    layout.uniform());
+          for (int64_t rank = 0; rank < w; ++rank) {
+            Value r = arith::ConstantIndexOp::create(b, loc, rank);
+            ChunkRangeValues range = buildChunkRange(b, loc, chunk, n, r);
+            std::optional<int64_t> offset = getConstantIntValue(range.offset);
+            std::optional<int64_t> size = getConstantIntValue(range.size);
+            ASSERT_TRUE(offset && size);
+            EXPECT_EQ(*offset, layout.ofRank(rank).offset);
+            EXPECT_EQ(*size, layout.ofRank(rank).size);
+            auto [chunkOffset, chunkSize] = chunk.getChunkRange(
+                n, std::find(placements.begin(), placements.end(), rank) -
+                       placements.begin());
+            EXPECT_EQ(chunkOffset, layout.ofRank(rank).offset);
+            EXPECT_EQ(chunkSize, layout.ofRank(rank).size);
+            ++checked;
+          }
+        }
+    }
+  EXPECT_GT(checked, 2000);
+}
+
 TEST_F(ChunkArithTest, SizeIsStaticExactlyWhenChunksAreEven) {
   OpBuilder b(&context);
   b.setInsertionPointToEnd(module->getBody());

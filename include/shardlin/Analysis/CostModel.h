@@ -44,12 +44,37 @@ std::optional<Strategy> parseStrategy(const std::string &name);
 /// elements, `elementBytes` otherwise (the lowering's partialSumType).
 int64_t partialSumBytes(int64_t elementBytes);
 
+/// How a linear's input or result is spread over the ranks (the dialect's
+/// #shardlin.layout, docs/interop.md).
+enum class Layout {
+  /// Each rank its own rows (a rank-local value; rank r's rows of the
+  /// global tensor): the dialect's default.
+  Rows,
+  /// The same tensor on every rank.
+  Replicated,
+  /// Each rank all rows, but only the features (last-dim columns) of its
+  /// chunk of the weight's split dim.
+  Features,
+};
+
 struct LinearShape {
-  int64_t rows = 0; // B
+  /// B: the input's rows, per rank for a Rows input, in all for a
+  /// Replicated or Features one.
+  int64_t rows = 0;
   int64_t n = 0, k = 0;
-  int64_t dim = 1; // weight sharding dim: 1 = K split, 0 = N split
+  int64_t dim = 1; // 1 = K split, 0 = N split (whatever the weight's storage)
   std::vector<int64_t> placements;
   int64_t elementBytes = 4;
+  /// The chunk boundaries of the split dim; empty: the ceil rule.
+  std::vector<int64_t> bounds;
+  Layout input = Layout::Rows;
+  Layout result = Layout::Rows;
+  /// For a Rows result of a Replicated or Features input, how its B rows
+  /// are split: placements (empty: rank order) and boundaries (empty: the
+  /// ceil rule). For Rows -> Features, the explicit chunks by which the
+  /// ranks' rows are gathered, if any (then each rank's rows are its chunk
+  /// of rowBounds' total; without them, `rows` on every rank).
+  std::vector<int64_t> rowPlacements, rowBounds;
 };
 
 /// The machine model. Defaults describe a CPU node with shared memory; the
@@ -97,9 +122,10 @@ struct StrategyInfo {
   const char *name;
   /// One line, for --help.
   const char *description;
-  /// The traffic of a rank whose chunk of the split dim has `own` elements
-  /// (K elements when shape.dim is 1, N elements when it is 0).
-  RankTraffic (*rankTraffic)(const LinearShape &shape, uint64_t own);
+  /// The traffic of `rank` (in [0, W)).
+  RankTraffic (*rankTraffic)(const LinearShape &shape, int64_t rank);
+  /// Whether the strategy can lower a linear of these layouts.
+  bool (*applies)(const LinearShape &shape);
 };
 
 /// Every strategy, in the order chooseStrategy breaks ties in.
@@ -107,14 +133,30 @@ const std::vector<StrategyInfo> &strategies();
 /// The entry of `s` in strategies().
 const StrategyInfo &strategyInfo(Strategy s);
 
-/// The cost of `strategy` for `shape` (W = placements.size() >= 2).
+/// Whether `strategy` can lower a linear of `shape`'s layouts (moving
+/// activations lowers every supported pair; gathering the weight needs every
+/// rank to hold whole rows of the input: a Rows or Replicated input, and a
+/// result that is not split by features).
+bool strategyApplies(const LinearShape &shape, Strategy strategy);
+
+/// What an all-reduce of `elements` values of `bytes` each sends and
+/// receives on `rank` of `w`: counted as a reduce-scatter followed by an
+/// all-gather of the flattened values' chunks by the ceil rule in rank order
+/// (the bandwidth-optimal ring's traffic, 2 (W-1)/W of the data for
+/// divisible sizes). The runtime counts an all_reduce the same way. Two
+/// entries, one per phase.
+std::vector<std::pair<uint64_t, uint64_t>>
+allReduceTraffic(uint64_t elements, uint64_t bytes, int64_t w, int64_t rank);
+
+/// The cost of `strategy` for `shape` (W = placements.size() >= 2), which
+/// must apply to it (strategyApplies).
 StrategyCost estimateCost(const LinearShape &shape, Strategy strategy,
                           const MachineModel &machine);
 
-/// The cheapest strategy by estimated time among those whose peak extra
-/// memory fits `memoryCapBytes` (0: no cap); ties go to the strategy listed
-/// first in strategies() (Activations). Returns
-/// nullopt if none fits.
+/// The cheapest strategy by estimated time among those that apply and whose
+/// peak extra memory fits `memoryCapBytes` (0: no cap); ties go to the
+/// strategy listed first in strategies() (Activations). Returns nullopt if
+/// none fits.
 std::optional<Strategy> chooseStrategy(const LinearShape &shape,
                                        const MachineModel &machine,
                                        uint64_t memoryCapBytes);
@@ -131,6 +173,8 @@ struct BlockShape {
   int64_t colLinears = 1;
   std::vector<int64_t> placements;
   int64_t elementBytes = 4;
+  /// The chunk boundaries of F; empty: the ceil rule.
+  std::vector<int64_t> bounds;
 };
 
 /// The fused lowering of a block (Megatron's sequence-parallel MLP):

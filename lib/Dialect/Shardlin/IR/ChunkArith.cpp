@@ -45,6 +45,25 @@ ChunkRangeValues mlir::shardlin::buildChunkRange(OpBuilder &b, Location loc,
   auto cst = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  // Explicit, uneven boundaries: the rank's offset and size are table
+  // lookups, one compare and select per chunk (placements is a permutation,
+  // so at most one matches; a rank outside [0, W) gets the empty range at
+  // n). Equal chunks are the ceil rule's and take the arithmetic below.
+  if (chunk.getLocalSize(n) == ShapedType::kDynamic &&
+      chunk.hasExplicitBounds()) {
+    ArrayRef<int64_t> placements = chunk.getPlacements();
+    Value offset = cst(n), size = cst(0);
+    for (int64_t i = 0; i < w; ++i) {
+      auto [chunkOffset, chunkSize] = chunk.getChunkRange(n, i);
+      Value match = b.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, rank, cst(placements[i]));
+      offset = b.createOrFold<arith::SelectOp>(loc, match, cst(chunkOffset),
+                                               offset);
+      size =
+          b.createOrFold<arith::SelectOp>(loc, match, cst(chunkSize), size);
+    }
+    return {offset, size};
+  }
   Value c = buildChunkOfRank(b, loc, chunk, rank);
   Value start = b.createOrFold<arith::MulIOp>(loc, c, cst(split));
   ChunkRangeValues range;

@@ -9,6 +9,8 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
+#include "Verification.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -18,14 +20,13 @@
 
 using namespace mlir;
 using namespace mlir::shardlin;
+using namespace mlir::shardlin::detail;
 
-namespace {
-
-std::string formatDim(int64_t d) {
+std::string mlir::shardlin::detail::formatDim(int64_t d) {
   return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
 }
 
-std::string formatShape(ArrayRef<int64_t> shape) {
+std::string mlir::shardlin::detail::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape)) {
     if (i)
@@ -35,19 +36,20 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// Two dims are compatible if either is dynamic or they are equal.
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-/// The runtime and the GEMM backends work on plain dense tensors; an encoding
-/// would be silently dropped by the lowering.
-LogicalResult checkNoEncoding(Operation *op, Type t, StringRef what) {
+LogicalResult mlir::shardlin::detail::checkNoEncoding(Operation *op, Type t,
+                                                      StringRef what) {
   auto ranked = dyn_cast<RankedTensorType>(t);
   if (!ranked || !ranked.getEncoding())
     return success();
   return op->emitOpError() << what << " type " << t
                            << " has an encoding, which is not supported";
+}
+
+namespace {
+
+/// Two dims are compatible if either is dynamic or they are equal.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
 LogicalResult checkChunkDim(Operation *op, ChunkAttr chunk, int64_t rank,
@@ -70,6 +72,10 @@ LogicalResult checkChunkedShapes(Operation *op, ChunkAttr chunk,
                                  ArrayRef<int64_t> local, StringRef fullName,
                                  StringRef localName, int64_t dim,
                                  bool collective = true) {
+  // Explicit chunk bounds split a static dim of exactly their extent.
+  if (failed(chunk.verifyDimSize([&] { return op->emitOpError(); }, full[dim],
+                                 (fullName + " dim " + Twine(dim)).str())))
+    return failure();
   if (ShapedType::isDynamic(full[dim]) && collective)
     return success();
   if (ShapedType::isDynamic(full[dim]))
@@ -89,77 +95,17 @@ LogicalResult checkChunkedShapes(Operation *op, ChunkAttr chunk,
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// LinearOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult LinearOp::verify() {
-  ShardedType wType = getWeightType();
-  RankedTensorType inType = getInput().getType();
-  RankedTensorType resType = getResult().getType();
-
-  for (auto [v, what] : {std::pair<Value, StringRef>{getInput(), "input"},
-                         {getBias(), "bias"},
-                         {getResult(), "result"}})
-    if (v && failed(checkNoEncoding(*this, v.getType(), what)))
-      return failure();
-  if (wType.getShape().size() != 2)
-    return emitOpError() << "expects a rank-2 weight (N x K), got rank "
-                         << wType.getShape().size() << " ("
-                         << wType.getTensorType() << ")";
-  int64_t dim = wType.getSharding().getDim();
-  if (dim != 0 && dim != 1)
-    return emitOpError() << "weight sharding dim must be 0 or 1, got " << dim;
-  int64_t n = wType.getShape()[0], k = wType.getShape()[1];
-
-  if (inType.getRank() < 1)
-    return emitOpError() << "expects an input of rank >= 1, got " << inType;
-  // Batch dims may be dynamic (sizes known at run time, possibly different
-  // on each rank); K is the contraction dim and must be static.
-  if (ShapedType::isDynamic(inType.getShape().back()))
-    return emitOpError() << "expects the input's last dim (K) to be static "
-                            "(only the leading batch dims may be dynamic), "
-                            "got "
-                         << inType;
-  if (inType.getShape().back() != k)
-    return emitOpError() << "input's last dim (" << inType.getShape().back()
-                         << ") must equal the weight's dim 1 (K = " << k
-                         << ")";
-
-  Type elt = inType.getElementType();
-  if (wType.getElementType() != elt)
-    return emitOpError() << "weight element type " << wType.getElementType()
-                         << " differs from input element type " << elt;
-
-  if (Value bias = getBias()) {
-    auto bType = cast<RankedTensorType>(bias.getType());
-    if (bType.getRank() != 1)
-      return emitOpError() << "expects a rank-1 bias, got " << bType;
-    if (bType.getShape()[0] != n)
-      return emitOpError() << "bias size (" << formatDim(bType.getShape()[0])
-                           << ") must equal the weight's dim 0 (N = " << n
-                           << ")";
-    if (bType.getElementType() != elt)
-      return emitOpError() << "bias element type " << bType.getElementType()
-                           << " differs from input element type " << elt;
-  }
-
-  SmallVector<int64_t> expected(inType.getShape());
-  expected.back() = n;
-  if (resType.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "result shape " << formatShape(resType.getShape())
-                         << " does not match the expected "
-                         << formatShape(expected)
-                         << " (input shape with the last dim replaced by N = "
-                         << n << ")";
-  if (resType.getElementType() != elt)
-    return emitOpError() << "result element type " << resType.getElementType()
-                         << " differs from input element type " << elt;
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // LocalShardOp / LocalChunkOp
 //===----------------------------------------------------------------------===//
+
+LogicalResult FromLocalOp::verify() {
+  RankedTensorType expected = getResult().getType().getLocalType();
+  if (getSource().getType() != expected)
+    return emitOpError() << "source type " << getSource().getType()
+                         << " is not the local chunk type " << expected
+                         << " of the result";
+  return success();
+}
 
 LogicalResult LocalShardOp::verify() {
   RankedTensorType expected = getSource().getType().getLocalType();

@@ -48,7 +48,12 @@ ShardedType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "chunk dim " << sharding.getDim()
                        << " is out of range for the rank-"
                        << tensorType.getRank() << " tensor " << tensorType;
-  return success();
+  std::string what;
+  llvm::raw_string_ostream os(what);
+  os << "dim " << sharding.getDim() << " of the sharded tensor '" << tensorType
+     << "'";
+  return sharding.verifyDimSize(
+      emitError, tensorType.getShape()[sharding.getDim()], what);
 }
 
 RankedTensorType ShardedType::getLocalType() const {

@@ -81,7 +81,15 @@ public:
     Step s{Step::Compute};
     s.op = op;
     s.args.assign(args.begin(), args.end());
+    // The element type it computes in (i1 for a comparison, f32 between an
+    // extf and a truncf).
+    s.type = getElementTypeOrSelf(op->getResult(0).getType());
     return add(s);
+  }
+  /// The conversions are rebuilt too: the fused chain computes in the types
+  /// the module states.
+  FailureOr<int> convert(Operation *op, int arg) override {
+    return compute(op, {arg});
   }
 
   std::vector<Step> steps;
@@ -111,6 +119,21 @@ struct Candidate {
   llvm::SetVector<Operation *> ops;
 };
 
+/// `[p0, ...]` and, if explicit, `, bounds [b0, ...]`.
+std::string describeChunks(ChunkAttr chunks) {
+  auto list = [](ArrayRef<int64_t> values) {
+    return "[" +
+           llvm::join(llvm::map_range(
+                          values, [](int64_t v) { return std::to_string(v); }),
+                      ", ") +
+           "]";
+  };
+  std::string text = list(chunks.getPlacements());
+  if (chunks.hasExplicitBounds())
+    text += ", bounds " + list(chunks.getBounds());
+  return text;
+}
+
 /// Why `b` cannot be fused, or empty.
 std::string fusionProblem(Candidate &b) {
   LinearOp row = b.row;
@@ -124,26 +147,17 @@ std::string fusionProblem(Candidate &b) {
     return "the elementwise ops read a vector by broadcast, which may differ "
            "between ranks (only a linear's bias is the same on every rank)";
   ChunkAttr spec = row.getWeightType().getSharding();
+  const int64_t f = row.getK();
   for (Value in : b.chain.inputs) {
     auto col = in.getDefiningOp<LinearOp>();
-    if (!col || col.getWeightType().getSharding().getDim() != 0)
+    if (!col || col.splitsK() || !col.hasDefaultLayouts())
       return "its input is computed from a value that is not a col-wise "
              "linear's result";
     ChunkAttr colSpec = col.getWeightType().getSharding();
-    if (colSpec.getPlacements() != spec.getPlacements())
-      return "the col-wise weight's chunks (placements [" +
-             llvm::join(llvm::map_range(colSpec.getPlacements(),
-                                        [](int64_t p) {
-                                          return std::to_string(p);
-                                        }),
-                        ", ") +
-             "]) are not the row-wise weight's ([" +
-             llvm::join(llvm::map_range(spec.getPlacements(),
-                                        [](int64_t p) {
-                                          return std::to_string(p);
-                                        }),
-                        ", ") +
-             "])";
+    if (!colSpec.sameChunks(spec, f))
+      return "the col-wise weight's chunks (placements " +
+             describeChunks(colSpec) + ") are not the row-wise weight's (" +
+             describeChunks(spec) + ")";
     if (!b.cols.empty() && col.getInput() != b.cols.front().getInput())
       return "its col-wise linears read different inputs";
     b.cols.push_back(col);
@@ -222,12 +236,14 @@ int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
   else
     for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
       s.rows *= xType.getShape()[i]; // Checked by the pass before fusing.
-  s.k = col.getWeightType().getShape()[1];
-  s.f = w2.getShape()[1];
-  s.n = w2.getShape()[0];
+  s.k = col.getK();
+  s.f = b.row.getK();
+  s.n = b.row.getN();
   s.colLinears = static_cast<int64_t>(b.cols.size());
   s.placements.assign(w2.getSharding().getPlacements().begin(),
                       w2.getSharding().getPlacements().end());
+  s.bounds.assign(w2.getSharding().getBounds().begin(),
+                  w2.getSharding().getBounds().end());
   s.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
   return s;
 }
@@ -259,10 +275,14 @@ Choice choose(Candidate &b, const LoweringOptions &options) {
   Choice c;
   ::shardlin::BlockShape shape = blockShape(b, options.assumedRows);
   c.fused = ::shardlin::estimateFusedBlockCost(shape, options.machine);
-  ::shardlin::LinearShape colShape{shape.rows, shape.f, shape.k, 0,
-                                   shape.placements, shape.elementBytes};
-  ::shardlin::LinearShape rowShape{shape.rows, shape.n, shape.f, 1,
-                                   shape.placements, shape.elementBytes};
+  ::shardlin::LinearShape colShape{shape.rows,      shape.f,
+                                   shape.k,         0,
+                                   shape.placements, shape.elementBytes,
+                                   shape.bounds};
+  ::shardlin::LinearShape rowShape{shape.rows,      shape.n,
+                                   shape.f,         1,
+                                   shape.placements, shape.elementBytes,
+                                   shape.bounds};
   std::optional<::shardlin::StrategyCost> col = separateCost(colShape, options);
   std::optional<::shardlin::StrategyCost> row = separateCost(rowShape, options);
   if (col && row) {
@@ -322,14 +342,16 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
             break;
           case Recorder::Step::Constant:
             values.push_back(arith::ConstantOp::create(
-                nb, nloc, nb.getFloatAttr(elt, s.value)));
+                nb, nloc,
+                nb.getFloatAttr(isa<FloatType>(s.type) ? s.type : elt,
+                                s.value)));
             break;
           case Recorder::Step::Compute: {
             OperationState state(nloc, s.op->getName());
             for (int a : s.args)
               state.addOperands(values[a]);
             state.addAttributes(s.op->getAttrs());
-            state.addTypes(isa<arith::CmpFOp>(s.op) ? nb.getI1Type() : elt);
+            state.addTypes(s.type);
             values.push_back(nb.create(state)->getResult(0));
             break;
           }
@@ -350,12 +372,12 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
   ShardedType w2 = row.getWeightType();
   ChunkAttr spec = w2.getSharding();
   const int64_t w = w2.getNumRanks();
-  const int64_t f = w2.getShape()[1], n = w2.getShape()[0];
+  const int64_t f = row.getK(), n = row.getN();
   const int64_t fLocal = spec.getLocalSize(f);
   LinearOp first = b.cols.front();
   Value x = first.getInput();
   Type elt = cast<RankedTensorType>(x.getType()).getElementType();
-  const int64_t k = first.getWeightType().getShape()[1];
+  const int64_t k = first.getK();
   ChunkAttr rowBlocks = rankOrderRows(ctx, w);
 
   int64_t batch = 0;
@@ -374,13 +396,13 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
                                    col.getWeight());
     Value biasChunk;
     if (Value bias = col.getBias())
-      biasChunk = LocalChunkOp::create(
-          rewriter, colLoc, tensorOf({fLocal}, elt), bias,
-          ChunkAttr::get(ctx, 0, spec.getPlacements()));
+      biasChunk = LocalChunkOp::create(rewriter, colLoc,
+                                       tensorOf({fLocal}, elt), bias,
+                                       spec.withDim(0));
     auto h = GemmOp::create(rewriter, colLoc,
                             tensorOf({stacked, fLocal}, elt), gathered, a,
                             biasChunk, /*transpose_lhs=*/false,
-                            /*transpose_rhs=*/true);
+                            /*transpose_rhs=*/!col.getWeightKn());
     annotateLowering(h, "fused", &cost, assumedRows);
     mapped.push_back(h);
   }
@@ -390,7 +412,7 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
   auto p = GemmOp::create(rewriter, loc,
                           tensorOf({stacked, n}, partialSumType(elt)), e, a2,
                           /*bias=*/Value(), /*transpose_lhs=*/false,
-                          /*transpose_rhs=*/true);
+                          /*transpose_rhs=*/!row.getWeightKn());
   annotateLowering(p, "fused", &cost, assumedRows);
   Value y = reduceRowBlocks(rewriter, loc, p, rowBlocks, batch, n, elt,
                             row.getBias());
@@ -418,8 +440,8 @@ void mlir::shardlin::detail::fuseBlocks(Operation *root,
                                         bool explain, uint64_t &numFused) {
   SmallVector<LinearOp> rows;
   root->walk([&](LinearOp op) {
-    ShardedType w = op.getWeightType();
-    if (w.getSharding().getDim() == 1 && w.getNumRanks() > 1)
+    if (op.splitsK() && op.hasDefaultLayouts() &&
+        op.getWeightType().getNumRanks() > 1)
       rows.push_back(op);
   });
   for (LinearOp row : rows) {
@@ -429,7 +451,7 @@ void mlir::shardlin::detail::fuseBlocks(Operation *root,
     // Only a chain that reaches a col-wise linear is worth a remark.
     bool reachesColWise = llvm::any_of(b.chain.inputs, [](Value v) {
       auto col = v.getDefiningOp<LinearOp>();
-      return col && col.getWeightType().getSharding().getDim() == 0;
+      return col && !col.splitsK();
     });
     if (!problem.empty()) {
       if (explain && reachesColWise)

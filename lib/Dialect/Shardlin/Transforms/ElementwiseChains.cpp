@@ -22,7 +22,7 @@ const char *const mlir::shardlin::kSupportedElementwiseOps =
     "log, sqrt, rsqrt, absf; linalg ops with parallel iterators, identity "
     "maps or a vector broadcast along the last dim and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
-    "their init";
+    "their init; arith.extf and truncf between f16 or bf16 and f32";
 
 void mlir::shardlin::registerElementwiseDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, math::MathDialect,
@@ -40,6 +40,18 @@ bool isElementOp(Operation *op) {
       "math.tanh",      "math.erf",       "math.exp",     "math.log",
       "math.sqrt",      "math.rsqrt",     "math.absf"};
   return names.contains(op->getName().getStringRef());
+}
+
+/// arith.extf or arith.truncf between f16 or bf16 and f32 (on tensors or
+/// scalars): the mixed-precision idiom of producers (torch-mlir's bf16 GELU
+/// computes in f32 between the two).
+bool isConversion(Operation *op) {
+  if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return false;
+  Type from = getElementTypeOrSelf(op->getOperand(0).getType());
+  Type to = getElementTypeOrSelf(op->getResult(0).getType());
+  auto narrow = [](Type t) { return t.isF16() || t.isBF16(); };
+  return (narrow(from) && to.isF32()) || (from.isF32() && narrow(to));
 }
 
 bool isFloatOrBool(Type t) {
@@ -107,7 +119,7 @@ std::string linalgProblem(linalg::LinalgOp op) {
   for (Operation &body : op.getBlock()->without_terminator()) {
     if (isa<arith::ConstantOp>(body) && constantValue(&body))
       continue;
-    if (!isElementOp(&body))
+    if (!isElementOp(&body) && !isConversion(&body))
       return "its body holds '" + body.getName().getStringRef().str() + "'";
   }
   return {};
@@ -154,7 +166,7 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
       member = true;
       return success();
     }
-    if (!isElementOp(&op))
+    if (!isElementOp(&op) && !isConversion(&op))
       return unsupported("");
     if (!tensor)
       return fail("the shardlin runtime executes '",
@@ -235,6 +247,12 @@ private:
   FailureOr<int> elementOp(Operation *op) {
     if (std::optional<double> c = constantValue(op))
       return visitor_.constant(*c, getElementTypeOrSelf(op->getResult(0)));
+    if (isConversion(op)) {
+      FailureOr<int> arg = handle(op->getOperand(0));
+      if (failed(arg))
+        return failure();
+      return visitor_.convert(op, *arg);
+    }
     if (!isElementOp(op))
       return fail(op->getLoc(), "the shardlin runtime cannot execute '" +
                                     op->getName().getStringRef().str() +
@@ -305,6 +323,24 @@ public:
 
 private:
   int step() { return static_cast<int>(steps++); }
+};
+
+/// The element types a chain reads, and its first conversion.
+class TypesVisitor : public ChainVisitor {
+public:
+  FailureOr<int> input(Value value, bool) override {
+    inputTypes.push_back(getElementTypeOrSelf(value.getType()));
+    return 0;
+  }
+  FailureOr<int> constant(double, Type) override { return 0; }
+  FailureOr<int> compute(Operation *, ArrayRef<int>) override { return 0; }
+  FailureOr<int> convert(Operation *op, int arg) override {
+    if (!conversion)
+      conversion = op;
+    return arg;
+  }
+  SmallVector<Type> inputTypes;
+  Operation *conversion = nullptr;
 };
 
 } // namespace
@@ -404,6 +440,31 @@ LogicalResult ElementwiseChains::analyze(Block &body, size_t maxSteps) {
       mine.insert(&op);
     }
     reach[&op] = std::move(mine);
+  }
+
+  // The runtime computes one instruction in one element type, from inputs
+  // of that type to a stored value of it: a conversion is executed only
+  // inside a chain that converts back (extf, f32 ops, truncf), where it is
+  // the rounding of the stored value.
+  for (Operation &op : body) {
+    if (!stored_.contains(&op))
+      continue;
+    TypesVisitor types;
+    if (failed(walk(&op, types)))
+      return failure();
+    Type stored = getElementTypeOrSelf(op.getResult(0).getType());
+    if (llvm::all_of(types.inputTypes, [&](Type t) { return t == stored; }))
+      continue;
+    Operation *at = types.conversion ? types.conversion : &op;
+    return at->emitError()
+           << "the shardlin runtime cannot execute '" << at->getName()
+           << "' (elementwise ops it executes: " << kSupportedElementwiseOps
+           << "): here a chain of " << stored << " values would read a "
+           << *llvm::find_if(types.inputTypes,
+                             [&](Type t) { return t != stored; })
+           << " tensor; an instruction reads and stores one element type, so "
+              "a conversion runs only between a widening and the narrowing "
+              "that stores its value";
   }
 
   // A chain longer than `maxSteps` is cut: the member with the largest

@@ -5,41 +5,28 @@
 // rank-dependent size from the weight's #shardlin.chunk, so the emitted program
 // is SPMD: one program, sizes resolved per rank at run time.
 //
-// The pass decides once per linear which strategy lowers it (forced by the
-// `strategy` option or picked by the cost model) and the patterns follow that
-// decision; docs/lowering.md lists what adding a strategy touches.
+// The pass (LowerShardedLinearPass.cpp) decides once per linear which
+// strategy lowers it (forced by the `strategy` option or picked by the cost
+// model, LinearDecisions.h) and the patterns follow that decision;
+// docs/lowering.md lists what adding a strategy touches. This file holds the
+// linears of the default layouts (each rank its own rows); LowerLayouts.cpp
+// those of the other layouts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
-#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
-#include "BlockFusion.h"
+#include "LinearDecisions.h"
 #include "LoweringSupport.h"
-#include "PassOptions.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
-#include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/FormatVariadic.h"
 
-#include <cstdio>
 #include <memory>
-#include <mutex>
-
-namespace mlir::shardlin {
-#define GEN_PASS_DEF_LOWERSHARDEDLINEAR
-#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
-} // namespace mlir::shardlin
 
 using namespace mlir;
 using namespace mlir::shardlin;
-namespace support = mlir::shardlin::detail;
-using support::rankOrderRows;
-using support::tensorOf;
+using namespace mlir::shardlin::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared pieces
@@ -54,230 +41,39 @@ struct FlatLinear {
   int64_t n, k;
   int64_t worldSize;
   Type elementType;
+  /// The GEMM's transpose_rhs: an N x K weight is transposed, a K x N one
+  /// (weight_kn) is not.
+  bool transposeWeight;
 };
 
 /// Flattens the input of `op` to a B x K matrix: 1-D inputs become one row,
 /// N-D inputs collapse their leading dims.
 FlatLinear flattenInput(LinearOp op, PatternRewriter &rewriter) {
-  ShardedType wType = op.getWeightType();
   FlatLinear flat;
-  flat.n = wType.getShape()[0];
-  flat.k = wType.getShape()[1];
-  flat.worldSize = wType.getNumRanks();
+  flat.n = op.getN();
+  flat.k = op.getK();
+  flat.worldSize = op.getWeightType().getNumRanks();
+  flat.transposeWeight = !op.getWeightKn();
   flat.elementType =
       cast<RankedTensorType>(op.getInput().getType()).getElementType();
-  flat.rows = support::flattenToRows(rewriter, op.getLoc(), op.getInput(),
-                                    flat.batch); // Checked by checkSizes.
+  flat.rows = flattenToRows(rewriter, op.getLoc(), op.getInput(),
+                            flat.batch); // Checked by checkSizes.
   return flat;
 }
 
 /// Reshapes the B x N result back to the linear's result type.
 Value restoreShape(LinearOp op, Value rows, PatternRewriter &rewriter) {
-  return support::restoreFromRows(
-      rewriter, op.getLoc(), rows,
-      cast<RankedTensorType>(op.getResult().getType()), op.getInput());
+  return restoreFromRows(rewriter, op.getLoc(), rows,
+                         cast<RankedTensorType>(op.getResult().getType()),
+                         op.getInput());
 }
-
-/// Whether the input's batch dims include a dynamic one (B is then known
-/// only at run time).
-bool hasDynamicBatch(LinearOp op) {
-  return !cast<RankedTensorType>(op.getInput().getType()).hasStaticShape();
-}
-
-/// The shape the cost model sees: B is the product of the batch dims, or
-/// `assumedRows` when one of them is dynamic.
-::shardlin::LinearShape linearShape(LinearOp op, int64_t assumedRows) {
-  auto xType = cast<RankedTensorType>(op.getInput().getType());
-  ShardedType w = op.getWeightType();
-  ::shardlin::LinearShape shape;
-  shape.rows = 1;
-  if (hasDynamicBatch(op))
-    shape.rows = assumedRows;
-  else
-    for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-      shape.rows *= xType.getShape()[i]; // Checked by checkSizes.
-  shape.n = w.getShape()[0];
-  shape.k = w.getShape()[1];
-  shape.dim = w.getSharding().getDim();
-  shape.placements.assign(w.getSharding().getPlacements().begin(),
-                          w.getSharding().getPlacements().end());
-  shape.elementBytes = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-  return shape;
-}
-
-/// Fails if the sizes of `op` overflow 64-bit arithmetic once flattened and
-/// stacked over ranks (with a diagnostic when `emitErrors`). Every other
-/// size computation of the lowering relies on this check. With dynamic
-/// batch dims, the static ones are checked, and the cost model's sizes
-/// with `assumedRows` rows.
-LogicalResult checkSizes(LinearOp op, bool emitErrors, int64_t assumedRows) {
-  auto xType = cast<RankedTensorType>(op.getInput().getType());
-  int64_t batch = 1;
-  for (int64_t i = 0; i + 1 < xType.getRank(); ++i) {
-    if (xType.isDynamicDim(i))
-      continue;
-    std::optional<int64_t> prod = llvm::checkedMul(batch, xType.getShape()[i]);
-    if (!prod) {
-      if (!emitErrors)
-        return failure();
-      return op.emitOpError() << "the input's batch dims (" << xType
-                              << ") overflow a 64-bit row count";
-    }
-    batch = *prod;
-  }
-  if (hasDynamicBatch(op))
-    batch = assumedRows;
-  int64_t w = op.getWeightType().getNumRanks();
-  ShardedType wType = op.getWeightType();
-  int64_t n = wType.getShape()[0], k = wType.getShape()[1];
-  std::optional<int64_t> stacked = llvm::checkedMul(batch, w);
-  if (!stacked || !llvm::checkedMul(*stacked, n) ||
-      !llvm::checkedMul(*stacked, k) || !llvm::checkedMul(n, k)) {
-    if (!emitErrors)
-      return failure();
-    return op.emitOpError() << "sizes overflow 64-bit arithmetic: " << batch
-                            << " rows x " << w << " ranks with a " << n
-                            << " x " << k << " weight";
-  }
-  // Byte counts of the cost model are 64-bit too. Every product and sum
-  // here is checked: the operands themselves may be near the int64 limit.
-  const int64_t elt = 8;
-  std::optional<int64_t> stackedBytes = llvm::checkedMul(*stacked, elt);
-  std::optional<int64_t> nPlusK = llvm::checkedAdd(n, k);
-  std::optional<int64_t> rankBytes = llvm::checkedMul(elt, w);
-  if (!stackedBytes || !nPlusK || !rankBytes ||
-      !llvm::checkedMul(*stackedBytes, *nPlusK) ||
-      !llvm::checkedMul(n * k, *rankBytes)) {
-    if (!emitErrors)
-      return failure();
-    return op.emitOpError() << "sizes overflow 64-bit byte counts: " << batch
-                            << " rows x " << w << " ranks with a " << n
-                            << " x " << k << " weight";
-  }
-  return success();
-}
-
-/// What deciding a linear gives, fitting or not: every strategy's cost and,
-/// if one fits the memory cap, the chosen one.
-struct Outcome {
-  bool fits = false;
-  LoweringDecision decision; // strategy and cost are set only if fits
-};
-
-Outcome decide(LinearOp op, const LoweringOptions &options) {
-  ::shardlin::LinearShape shape = linearShape(op, options.assumedRows);
-  Outcome out;
-  LoweringDecision &d = out.decision;
-  if (hasDynamicBatch(op))
-    d.assumedRows = options.assumedRows;
-  for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
-    d.candidates.push_back(
-        ::shardlin::estimateCost(shape, info.strategy, options.machine));
-  std::optional<::shardlin::Strategy> pick = options.forced;
-  if (!pick)
-    pick = ::shardlin::chooseStrategy(shape, options.machine,
-                                      options.memoryCapBytes);
-  if (!pick)
-    return out;
-  out.fits = true;
-  d.strategy = *pick;
-  // The chosen strategy's cost is its candidate, found by strategy rather
-  // than by its position in the list above.
-  for (const ::shardlin::StrategyCost &c : d.candidates)
-    if (c.strategy == *pick)
-      d.cost = c;
-  return out;
-}
-
-/// The diagnostic of a linear for which no strategy fits the memory cap.
-void reportNoFit(LinearOp op, const LoweringOptions &options,
-                 const LoweringDecision &d) {
-  InFlightDiagnostic diag = op.emitOpError()
-                            << "no lowering strategy fits the memory cap of "
-                            << options.memoryCapBytes << " bytes per rank";
-  for (const ::shardlin::StrategyCost &c : d.candidates)
-    diag << "; " << ::shardlin::strategyName(c.strategy) << " needs "
-         << c.maxPeakExtraBytes();
-}
-
-/// The decisions of one pattern set, each made once and recorded: the pass
-/// decides every linear before rewriting, and the patterns read what it
-/// recorded; patterns used without the pass decide on first match.
-///
-/// A decision depends only on the linear's types and the options, so it is
-/// recorded by (input type, weight type). Types live as long as the
-/// context, so a key cannot come to name another linear, as the address of
-/// an erased op could. One frozen pattern set may lower several functions on
-/// several threads at once, hence the lock.
-class DecisionTable {
-public:
-  /// A linear's recorded outcome, or nullopt if its sizes overflow (see
-  /// checkSizes); then nothing about it may be computed.
-  using Entry = std::optional<Outcome>;
-
-  explicit DecisionTable(const LoweringOptions &options) : options(options) {}
-
-  /// The outcome for `op` (W >= 2), decided on the first request for its
-  /// types. Emits no diagnostic.
-  Entry get(LinearOp op) {
-    std::pair<Type, Type> key{op.getInput().getType(),
-                              op.getWeight().getType()};
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = entries.find(key);
-    if (it != entries.end())
-      return it->second;
-    Entry e;
-    if (succeeded(checkSizes(op, /*emitErrors=*/false, options.assumedRows)))
-      e = decide(op, options);
-    entries.try_emplace(key, e);
-    return e;
-  }
-
-private:
-  const LoweringOptions options;
-  std::mutex mutex;
-  llvm::DenseMap<std::pair<Type, Type>, Entry> entries;
-};
 
 //===----------------------------------------------------------------------===//
 // Strategies
 //===----------------------------------------------------------------------===//
 
-/// Base of the multi-rank strategies: matches only the linears for which
-/// `Kind` was decided. The decision is the one recorded in the table shared
-/// by every pattern of the set (and by the pass), so a linear is decided
-/// once, however many patterns look at it.
-template <::shardlin::Strategy Kind>
-struct StrategyPattern : OpRewritePattern<LinearOp> {
-  StrategyPattern(MLIRContext *ctx, std::shared_ptr<DecisionTable> decisions)
-      : OpRewritePattern<LinearOp>(ctx), decisions(std::move(decisions)) {}
-
-  /// The decision if this strategy is the one chosen for `op`.
-  std::optional<LoweringDecision> chosen(LinearOp op) const {
-    if (op.getWeightType().getNumRanks() == 1)
-      return std::nullopt;
-    // Diagnostics were emitted by the pass before rewriting. Pipelines that
-    // use the patterns alone may not have checked: a linear whose sizes
-    // overflow, or for which no strategy fits, then does not match.
-    DecisionTable::Entry e = decisions->get(op);
-    if (!e || !e->fits || e->decision.strategy != Kind)
-      return std::nullopt;
-    return e->decision;
-  }
-
-  std::shared_ptr<DecisionTable> decisions;
-};
-
-/// Records the decision on the GEMM of a lowered linear, so that the output
-/// IR says which strategy was used and what it was predicted to cost.
-void annotate(Operation *gemm, const LoweringDecision *d) {
-  if (!d)
-    return support::annotateLowering(gemm, "local", nullptr);
-  support::annotateLowering(gemm, ::shardlin::strategyName(d->strategy),
-                            &d->cost, d->assumedRows);
-}
-
-/// W = 1: the whole weight is local; one GEMM with the bias fused.
+/// W = 1: the whole weight is local; one GEMM with the bias fused. Every
+/// layout is the whole tensor on the one rank.
 struct LowerSingleRank : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
@@ -296,7 +92,7 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
     auto gemm = GemmOp::create(rewriter, loc,
                                tensorOf({f.batch, f.n}, f.elementType), f.rows,
                                a, op.getBias(), /*transpose_lhs=*/false,
-                               /*transpose_rhs=*/true);
+                               f.transposeWeight);
     annotate(gemm, nullptr);
     rewriter.replaceOp(op, restoreShape(op, gemm, rewriter));
     return success();
@@ -304,9 +100,9 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
 };
 
 /// What both moving-activations lowerings start from: the decision, the
-/// input as rows, the weight's chunks along `SplitDim`, the rank-order row
-/// blocks of the stacked (W*B)-row tensor, the rank's size along the split
-/// dim and its weight chunk.
+/// input as rows, the weight's chunks, the rank-order row blocks of the
+/// stacked (W*B)-row tensor, the rank's size along the split dim and its
+/// weight chunk.
 struct ActivationsStart {
   LoweringDecision decision;
   FlatLinear f;
@@ -315,45 +111,48 @@ struct ActivationsStart {
   Value a;
 };
 
-template <int64_t SplitDim>
+/// `SplitsK`: the row-wise (K split) or col-wise (N split) lowering of a
+/// linear of the default layouts.
+template <bool SplitsK>
 struct ActivationsPattern
     : StrategyPattern<::shardlin::Strategy::Activations> {
   using StrategyPattern::StrategyPattern;
 
-  /// Fails to match unless the weight is split on SplitDim and activations
+  /// Fails to match unless the weight is split on K (or N) and activations
   /// was chosen; else flattens the input and takes the weight's chunk.
   FailureOr<ActivationsStart> start(LinearOp op,
                                     PatternRewriter &rewriter) const {
-    ShardedType wType = op.getWeightType();
-    if (wType.getSharding().getDim() != SplitDim)
-      return rewriter.notifyMatchFailure(op, SplitDim == 1
-                                                 ? "not a row-wise split"
-                                                 : "not a col-wise split");
+    if (!op.hasDefaultLayouts())
+      return rewriter.notifyMatchFailure(op, "other layouts");
+    if (op.splitsK() != SplitsK)
+      return rewriter.notifyMatchFailure(op, SplitsK ? "not a row-wise split"
+                                                     : "not a col-wise split");
     std::optional<LoweringDecision> decision = chosen(op);
     if (!decision)
       return rewriter.notifyMatchFailure(op, "another strategy was chosen");
+    ShardedType wType = op.getWeightType();
     ActivationsStart s;
     s.decision = *decision;
     s.f = flattenInput(op, rewriter);
     s.chunks = wType.getSharding();
     s.rowBlocks = rankOrderRows(op.getContext(), s.f.worldSize);
     // Checked by checkSizes; dynamic if B is.
-    s.stacked = support::stackedRows(s.f.worldSize, s.f.batch);
-    s.local = s.chunks.getLocalSize(SplitDim == 1 ? s.f.k : s.f.n);
+    s.stacked = stackedRows(s.f.worldSize, s.f.batch);
+    s.local = s.chunks.getLocalSize(SplitsK ? s.f.k : s.f.n);
     s.a = LocalShardOp::create(rewriter, op.getLoc(), wType.getLocalType(),
                                op.getWeight());
     return s;
   }
 };
 
-/// Row-wise (dim 1, K split), moving activations:
+/// Row-wise (K split), moving activations:
 ///   all_to_all  x[:, K_c(s)] to rank s, stacked by source rank: (W*B) x k_s
 ///   gemm        P_s = X_s A_s^T                                 (W*B) x N
 ///   reduce_scatter (sum) row block r to rank r                  B x N
 ///   bias_add    once, after the reduction
 /// For f16/bf16, P_s, the sum and the bias addition are f32, rounded once
 /// at the end (reduceRowBlocks).
-struct LowerRowWiseActivations : ActivationsPattern<1> {
+struct LowerRowWiseActivations : ActivationsPattern<true> {
   using ActivationsPattern::ActivationsPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -362,29 +161,27 @@ struct LowerRowWiseActivations : ActivationsPattern<1> {
       return failure();
     Location loc = op.getLoc();
     const FlatLinear &f = s->f;
+    // x's K columns are split as the weight's K (its chunks and bounds).
     Value xs = AllToAllOp::create(
         rewriter, loc, tensorOf({s->stacked, s->local}, f.elementType), f.rows,
-        /*split=*/ChunkAttr::get(op.getContext(), 1, s->chunks.getPlacements()),
-        /*concat=*/s->rowBlocks);
+        /*split=*/s->chunks.withDim(1), /*concat=*/s->rowBlocks);
     auto p = GemmOp::create(
-        rewriter, loc,
-        tensorOf({s->stacked, f.n}, support::partialSumType(f.elementType)),
-        xs, s->a, /*bias=*/Value(), /*transpose_lhs=*/false,
-        /*transpose_rhs=*/true);
+        rewriter, loc, tensorOf({s->stacked, f.n}, partialSumType(f.elementType)),
+        xs, s->a, /*bias=*/Value(), /*transpose_lhs=*/false, f.transposeWeight);
     annotate(p, &s->decision);
-    Value y = support::reduceRowBlocks(rewriter, loc, p, s->rowBlocks, f.batch,
-                                       f.n, f.elementType, op.getBias());
+    Value y = reduceRowBlocks(rewriter, loc, p, s->rowBlocks, f.batch, f.n,
+                              f.elementType, op.getBias());
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
   }
 };
 
-/// Col-wise (dim 0, N split), moving activations:
+/// Col-wise (N split), moving activations:
 ///   all_gather  every rank's rows, in rank order                (W*B) x K
 ///   gemm        Q_s = X A_s^T + b[N_c(s)]                       (W*B) x n_s
 ///   all_to_all  row block r to rank r; the block from rank s lands at the
 ///               N offset of the chunk s holds                   B x N
-struct LowerColWiseActivations : ActivationsPattern<0> {
+struct LowerColWiseActivations : ActivationsPattern<false> {
   using ActivationsPattern::ActivationsPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -392,25 +189,23 @@ struct LowerColWiseActivations : ActivationsPattern<0> {
     if (failed(s))
       return failure();
     Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
     const FlatLinear &f = s->f;
     Value x = AllGatherOp::create(
         rewriter, loc, tensorOf({s->stacked, f.k}, f.elementType), f.rows,
         s->rowBlocks);
     Value biasChunk;
     if (Value bias = op.getBias())
-      biasChunk = LocalChunkOp::create(
-          rewriter, loc, tensorOf({s->local}, f.elementType), bias,
-          ChunkAttr::get(ctx, 0, s->chunks.getPlacements()));
+      biasChunk = LocalChunkOp::create(rewriter, loc,
+                                       tensorOf({s->local}, f.elementType),
+                                       bias, s->chunks.withDim(0));
     auto q = GemmOp::create(rewriter, loc,
                             tensorOf({s->stacked, s->local}, f.elementType), x,
                             s->a, biasChunk, /*transpose_lhs=*/false,
-                            /*transpose_rhs=*/true);
+                            f.transposeWeight);
     annotate(q, &s->decision);
     Value y = AllToAllOp::create(
         rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), q,
-        /*split=*/s->rowBlocks,
-        /*concat=*/ChunkAttr::get(ctx, 1, s->chunks.getPlacements()));
+        /*split=*/s->rowBlocks, /*concat=*/s->chunks.withDim(1));
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
   }
@@ -425,6 +220,8 @@ struct LowerGatherWeight
   using StrategyPattern::StrategyPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!op.hasDefaultLayouts())
+      return rewriter.notifyMatchFailure(op, "other layouts");
     std::optional<LoweringDecision> decision = chosen(op);
     if (!decision)
       return rewriter.notifyMatchFailure(op, "another strategy was chosen");
@@ -438,7 +235,7 @@ struct LowerGatherWeight
     auto y = GemmOp::create(rewriter, loc,
                             tensorOf({f.batch, f.n}, f.elementType), f.rows,
                             full, op.getBias(), /*transpose_lhs=*/false,
-                            /*transpose_rhs=*/true);
+                            f.transposeWeight);
     annotate(y, &*decision);
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
@@ -503,9 +300,9 @@ LogicalResult mlir::shardlin::checkLowerable(LinearOp op,
   return success();
 }
 
-/// Adds the pattern(s) that emit `strategy`. The switch has no default, so
-/// a strategy added to the cost model's list without its patterns is a
-/// -Wswitch warning here rather than a linear left unlowered.
+/// Adds the pattern(s) that emit `strategy`, for every layout. The switch
+/// has no default, so a strategy added to the cost model's list without its
+/// patterns is a -Wswitch warning here rather than a linear left unlowered.
 static void addStrategyPatterns(::shardlin::Strategy strategy,
                                 RewritePatternSet &patterns,
                                 const std::shared_ptr<DecisionTable> &table) {
@@ -513,16 +310,16 @@ static void addStrategyPatterns(::shardlin::Strategy strategy,
   switch (strategy) {
   case ::shardlin::Strategy::Activations:
     patterns.add<LowerRowWiseActivations, LowerColWiseActivations>(ctx, table);
-    return;
+    break;
   case ::shardlin::Strategy::GatherWeight:
     patterns.add<LowerGatherWeight>(ctx, table);
-    return;
+    break;
   }
+  addLayoutPatterns(strategy, patterns, table);
 }
 
-/// Every pattern, all reading `table`.
-static void populatePatterns(RewritePatternSet &patterns,
-                             const std::shared_ptr<DecisionTable> &table) {
+void mlir::shardlin::detail::populateLinearPatterns(
+    RewritePatternSet &patterns, const std::shared_ptr<DecisionTable> &table) {
   patterns.add<LowerSingleRank>(patterns.getContext());
   for (const ::shardlin::StrategyInfo &info : ::shardlin::strategies())
     addStrategyPatterns(info.strategy, patterns, table);
@@ -532,164 +329,6 @@ void mlir::shardlin::populateLowerShardedLinearPatterns(
     RewritePatternSet &patterns, const LoweringOptions &options) {
   // Without the pass nothing has been decided: the patterns decide each
   // linear on first match, once, in a table of their own.
-  populatePatterns(patterns, std::make_shared<DecisionTable>(options));
+  populateLinearPatterns(patterns, std::make_shared<DecisionTable>(options));
 }
 
-namespace {
-using support::checkOptionString;
-using support::optionValues;
-using support::toLoweringOptions;
-
-struct LowerShardedLinearPass
-    : mlir::shardlin::impl::LowerShardedLinearBase<LowerShardedLinearPass> {
-  using LowerShardedLinearBase::LowerShardedLinearBase;
-  friend LowerShardedLinearOptions
-  support::optionValues<>(const LowerShardedLinearPass &);
-  friend LogicalResult support::checkOptionString<>(
-      LowerShardedLinearPass &, StringRef,
-      function_ref<LogicalResult(const Twine &)>);
-  template <typename PassT, typename Fn>
-  friend void support::forEachOption(PassT &, Fn &&);
-
-  LogicalResult initializeOptions(
-      StringRef options,
-      function_ref<LogicalResult(const Twine &)> errorHandler) override {
-    if (failed(checkOptionString(*this, options, errorHandler)))
-      return failure();
-    return LowerShardedLinearBase::initializeOptions(options, errorHandler);
-  }
-
-  LogicalResult initialize(MLIRContext *ctx) override {
-    std::string error;
-    FailureOr<LoweringOptions> checked =
-        toLoweringOptions(optionValues(*this), error);
-    if (failed(checked))
-      return emitError(UnknownLoc::get(ctx)) << error;
-    options = *checked;
-    decisions = std::make_shared<DecisionTable>(options);
-    RewritePatternSet set(ctx);
-    populatePatterns(set, decisions);
-    patterns = std::move(set);
-    return success();
-  }
-
-  void explainDecision(LinearOp op, const LoweringDecision &d) {
-    InFlightDiagnostic r = op.emitRemark();
-    r << "lowered " << (op.getWeightType().getSharding().getDim() == 1
-                            ? "row-wise"
-                            : "col-wise")
-      << " with " << ::shardlin::strategyName(d.strategy) << " ("
-      << (options.forced ? "forced" : "cheapest estimate") << ")";
-    if (d.assumedRows > 0)
-      r << " for " << d.assumedRows
-        << " rows per rank (the batch dims are dynamic; option assumed-rows)";
-    for (const ::shardlin::StrategyCost &c : d.candidates)
-      r << "; " << ::shardlin::strategyName(c.strategy) << ": est. "
-        << llvm::formatv("{0:F3}", c.estimatedUs).str() << " us, max "
-        << c.maxBytesSent() << " bytes sent, max " << c.maxPeakExtraBytes()
-        << " extra bytes per rank";
-  }
-
-  void runOnOperation() override {
-    bool ok = true;
-    // Every linear's sizes first: the block fusion and the decisions below
-    // compute with them.
-    getOperation()->walk([&](LinearOp op) {
-      if (failed(checkSizes(op, /*emitErrors=*/true, options.assumedRows)))
-        ok = false;
-    });
-    if (!ok)
-      return signalPassFailure();
-
-    // Blocks (col-wise -> elementwise -> row-wise) fused as one unit; the
-    // linears of a fused block are gone before the per-linear decisions.
-    if (fuseBlocks) {
-      uint64_t fused = 0;
-      support::fuseBlocks(getOperation(), options, explain, fused);
-      numFusedBlocks += fused;
-    }
-
-    // Decide every other linear once, reporting what cannot be lowered;
-    // the patterns then read the decisions recorded here.
-    getOperation()->walk([&](LinearOp op) {
-      ShardedType w = op.getWeightType();
-      if (w.getNumRanks() == 1) {
-        ++numSingleRank;
-        return;
-      }
-      DecisionTable::Entry e = decisions->get(op);
-      const LoweringDecision &d = e->decision; // Sizes checked above.
-      if (!e->fits) {
-        reportNoFit(op, options, d);
-        ok = false;
-        return;
-      }
-      if (explain)
-        explainDecision(op, d);
-      if (d.strategy == ::shardlin::Strategy::GatherWeight)
-        ++numGatherWeight;
-      else if (w.getSharding().getDim() == 1)
-        ++numRowWise;
-      else
-        ++numColWise;
-    });
-    if (!ok)
-      return signalPassFailure();
-
-    walkAndApplyPatterns(getOperation(), patterns);
-
-    // Every verified linear matches exactly one pattern; anything left is a
-    // bug, reported as a diagnostic rather than silently passed on.
-    getOperation()->walk([&](LinearOp op) {
-      op.emitOpError() << "no lowering strategy applies to this linear";
-      ok = false;
-    });
-    if (!ok)
-      signalPassFailure();
-  }
-
-  FrozenRewritePatternSet patterns;
-  LoweringOptions options;
-  /// Shared with `patterns`.
-  std::shared_ptr<DecisionTable> decisions;
-};
-
-} // namespace
-
-std::vector<LoweringFlag> mlir::shardlin::lowerShardedLinearFlags() {
-  // The defaults as the pass prints its options:
-  // "lower-sharded-linear{assumed-rows=1024 bandwidth-gbps=... }".
-  LowerShardedLinearPass pass;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  pass.printAsTextualPipeline(os);
-  llvm::StringMap<std::string> defaults;
-  StringRef body = StringRef(text).split('{').second.rsplit('}').first;
-  SmallVector<StringRef> pairs;
-  body.split(pairs, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef pair : pairs) {
-    auto [key, value] = pair.split('=');
-    defaults[key] = value.str();
-  }
-  std::vector<LoweringFlag> flags;
-  support::forEachOption(pass, [&](auto &option) {
-    flags.push_back({option.ArgStr.str(), option.HelpStr.str(),
-                     defaults.lookup(option.ArgStr)});
-  });
-  return flags;
-}
-
-FailureOr<LowerShardedLinearOptions>
-mlir::shardlin::parseLowerShardedLinearOptions(StringRef options,
-                                               std::string &error) {
-  LowerShardedLinearPass pass;
-  if (failed(pass.initializeOptions(options, [&](const Twine &message) {
-        error = message.str();
-        return failure();
-      })))
-    return failure();
-  LowerShardedLinearOptions values = optionValues(pass);
-  if (failed(toLoweringOptions(values, error)))
-    return failure();
-  return values;
-}

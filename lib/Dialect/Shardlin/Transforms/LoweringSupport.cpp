@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
+using namespace mlir::shardlin;
 using namespace mlir::shardlin::detail;
 namespace sd = mlir::shardlin::detail;
 
@@ -85,20 +86,39 @@ Type sd::partialSumType(Type elt) {
   return elt;
 }
 
+/// The bias (of `elt`, if any) added once to the reduced partial sums `y`,
+/// and the result in `elt` (one rounding for f16 and bf16).
+static Value finishPartialSums(OpBuilder &b, Location loc, Value y, Type elt,
+                               Value bias) {
+  auto type = cast<RankedTensorType>(y.getType());
+  Type sumType = type.getElementType();
+  if (bias) {
+    if (sumType != elt)
+      bias = ConvertOp::create(
+          b, loc, tensorOf(cast<RankedTensorType>(bias.getType()).getShape(),
+                           sumType),
+          bias);
+    y = BiasAddOp::create(b, loc, y.getType(), y, bias);
+  }
+  if (sumType != elt)
+    y = ConvertOp::create(b, loc, tensorOf(type.getShape(), elt), y);
+  return y;
+}
+
 Value sd::reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
                           ChunkAttr rowBlocks, int64_t batch, int64_t n,
                           Type elt, Value bias) {
   Type sumType = partialSumType(elt);
   Value y = ReduceScatterOp::create(b, loc, tensorOf({batch, n}, sumType),
                                     partials, rowBlocks);
-  if (bias) {
-    if (sumType != elt)
-      bias = ConvertOp::create(b, loc, tensorOf({n}, sumType), bias);
-    y = BiasAddOp::create(b, loc, y.getType(), y, bias);
-  }
-  if (sumType != elt)
-    y = ConvertOp::create(b, loc, tensorOf({batch, n}, elt), y);
-  return y;
+  return finishPartialSums(b, loc, y, elt, bias);
+}
+
+Value sd::allReduceRows(OpBuilder &b, Location loc, Value partials,
+                        int64_t worldSize, Type elt, Value bias) {
+  Value y = AllReduceOp::create(b, loc, partials.getType(), partials,
+                                static_cast<uint64_t>(worldSize));
+  return finishPartialSums(b, loc, y, elt, bias);
 }
 
 void sd::annotateLowering(Operation *gemm, StringRef strategy,

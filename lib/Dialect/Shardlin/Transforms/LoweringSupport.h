@@ -54,6 +54,13 @@ Value reduceRowBlocks(OpBuilder &b, Location loc, Value partials,
                       ChunkAttr rowBlocks, int64_t batch, int64_t n, Type elt,
                       Value bias);
 
+/// The end of a K split whose every rank holds partial sums of the same
+/// rows: `partials` (rows x N, of partialSumType(elt)) summed over the
+/// `worldSize` ranks (all_reduce), the bias added once and the result in
+/// `elt`, as in reduceRowBlocks.
+Value allReduceRows(OpBuilder &b, Location loc, Value partials,
+                    int64_t worldSize, Type elt, Value bias);
+
 /// Records on `gemm` (a `shardlin.lowering` dictionary) the strategy that
 /// produced it and, if given, what it was predicted to cost, and for
 /// dynamic batch dims (`assumedRows` > 0) the rows that cost assumed.

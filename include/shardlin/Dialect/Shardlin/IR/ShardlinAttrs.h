@@ -5,6 +5,8 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "shardlin/Dialect/Shardlin/IR/ShardlinEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "shardlin/Dialect/Shardlin/IR/ShardlinAttrs.h.inc"
 

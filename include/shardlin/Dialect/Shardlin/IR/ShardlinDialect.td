@@ -25,7 +25,14 @@ def Shardlin_Dialect : Dialect {
     Chunk rule: a dimension of size n over W chunks has split = ceil(n / W);
     chunk i covers [i*split, min(n, (i+1)*split)), possibly empty
     (n = 5, W = 4 gives sizes 2, 2, 1, 0). `placements[i]` is the rank that
-    holds chunk i.
+    holds chunk i. A `#shardlin.chunk` may instead give the chunk boundaries
+    explicitly (`bounds`), for splits such as upstream's
+    `sharded_dims_offsets`.
+
+    Modules in the upstream global view (`shard` + `linalg`) are imported
+    into this dialect by `--shardlin-import-shard`; a linear's `layouts`
+    then say which activations are replicated or split along their features
+    rather than each rank's own rows.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;

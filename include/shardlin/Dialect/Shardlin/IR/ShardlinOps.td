@@ -25,7 +25,7 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
     input at run time, may differ between ranks and may be 0; the result has
     the same dynamic dims. The weight may be split along dim 1 (K,
     "row-wise") or dim 0 (N, "col-wise") in any placement order, with uneven
-    or empty chunks.
+    or empty chunks, by the ceil rule or by explicit chunk bounds.
 
     ```mlir
     %y = shardlin.linear %x, %w, %b : (tensor<5x19xf32>,
@@ -40,23 +40,101 @@ def Shardlin_LinearOp : Shardlin_Op<"linear", [Pure]> {
         -> tensor<?x?x11xf32>
     ```
 
-    Verified: the weight has rank 2; `dim` is 0 or 1; the input has rank >= 1
-    and a static last dim (K; only the batch dims may be dynamic); its last
-    dim equals K; the bias has rank 1 and size N; the result shape is the
-    input shape with the last dim replaced by N (dynamic where the input's
-    is); one element type (f16, bf16, f32 or f64) throughout.
+    **Weight storage.** With `weight_kn` the weight is stored K x N (the
+    `linalg.matmul` form y = x W + b, W = A^T): K is its dim 0 and N its dim
+    1, and the lowering only changes the GEMM's transpose flag (nothing is
+    transposed in memory). A split of its dim 0 is then a K split.
+
+    **Layouts** (`#shardlin.layout`, for programs imported from the global
+    view, docs/interop.md). `layouts IN -> OUT` says how the input and the
+    result are spread over the ranks; without it both are `rows` (each rank
+    its own rows, the semantics above). The other pairs take a 2-D input
+    (rows x K; an importer reshapes N-D activations around the linear):
+
+    | input -> result | weight split | per rank |
+    |---|---|---|
+    | `rows -> features` | N | all ranks' rows stacked by `row_chunks`, the rank's N chunk |
+    | `replicated -> features` | N | all B rows, the rank's N chunk |
+    | `replicated -> replicated` | N or K | all B rows, all N features, the same on every rank |
+    | `replicated -> rows` | N or K | the rank's chunk of the B rows, all N |
+    | `features -> replicated` | K | the input holds the rank's K chunk of all B rows |
+    | `features -> rows` | K | likewise; the result the rank's chunk of the rows |
+
+    Where one side holds all rows and the other each rank's chunk of them,
+    `along <chunk>` (the `row_chunks` attribute: a `#shardlin.chunk` on dim
+    0 with W chunks; default: rank order by the ceil rule) says how the
+    rows are split: the result's for a `rows` result of a `replicated` or
+    `features` input, the input's for `rows -> features` (whose result
+    stacks every rank's rows in that order; its row count is `?` or the
+    total the chunks give). For a `features` input that a `rows ->
+    features` linear stacked, the same chunks give each rank back its own
+    rows. A replicated x is never gathered; a K split with a replicated
+    result ends in one `all_reduce`, with a `rows` result in one
+    `reduce_scatter`.
+
+    ```mlir
+    %h = shardlin.linear %x, %w1 weight_kn layouts replicated -> features
+        : (tensor<8x16xf32>, !shardlin.sharded<tensor<16x12xf32>,
+           #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> tensor<8x3xf32>
+    ```
+
+    Verified: the weight has rank 2 and is split on one of its dims; the
+    input has rank >= 1 and a static last dim (K, or the rank's K chunk for
+    a `features` input; only the batch dims may be dynamic); the bias has
+    rank 1 and size N; the layouts are one of the pairs above, with the
+    weight split that pair needs; the result shape is the one the layouts
+    give (above: N, or the rank's N chunk for `features`; the rows of the
+    input, all ranks' for `rows -> features`, the rank's chunk of them for
+    a `rows` result of another input); `row_chunks` only where one side
+    holds all rows, on dim 0, with W chunks that fit the rows;
+    one element type (f16, bf16, f32 or f64) throughout.
 
     `--lower-sharded-linear` rewrites it into explicit collectives and GEMMs.
   }];
   let arguments = (ins Shardlin_Tensor:$input, Shardlin_ShardedType:$weight,
-                       Optional<Shardlin_Tensor>:$bias);
+                       Optional<Shardlin_Tensor>:$bias,
+                       UnitAttr:$weight_kn,
+                       DefaultValuedAttr<Shardlin_LayoutAttr,
+                           "::mlir::shardlin::Layout::Rows">:$input_layout,
+                       DefaultValuedAttr<Shardlin_LayoutAttr,
+                           "::mlir::shardlin::Layout::Rows">:$result_layout,
+                       OptionalAttr<Shardlin_ChunkAttr>:$row_chunks);
   let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? (`weight_kn` $weight_kn^)?
+    custom<LinearLayouts>($input_layout, $result_layout, $row_chunks)
+    attr-dict `:` functional-type(operands, results)
   }];
+  let builders = [
+    // The dialect's default form: an N x K weight, each rank its own rows.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::Value":$weight,
+                   CArg<"::mlir::Value", "{}">:$bias), [{
+      build($_builder, $_state, result, input, weight, bias,
+            /*weight_kn=*/false, ::mlir::shardlin::Layout::Rows,
+            ::mlir::shardlin::Layout::Rows, /*row_chunks=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ShardedType getWeightType() { return getWeight().getType(); }
+    /// The weight's dims of N and of K.
+    int64_t getNDim() { return getWeightKn() ? 1 : 0; }
+    int64_t getKDim() { return getWeightKn() ? 0 : 1; }
+    int64_t getN() { return getWeightType().getShape()[getNDim()]; }
+    int64_t getK() { return getWeightType().getShape()[getKDim()]; }
+    /// Whether the weight's split dim is K (row-wise) rather than N.
+    bool splitsK() {
+      return getWeightType().getSharding().getDim() == getKDim();
+    }
+    /// Whether both layouts are the default `rows`.
+    bool hasDefaultLayouts() {
+      return getInputLayout() == Layout::Rows &&
+             getResultLayout() == Layout::Rows;
+    }
+    /// How the rows are split where one side holds all of them (see the
+    /// description): `row_chunks`, or rank order by the ceil rule.
+    ChunkAttr getRowSplit();
   }];
 }
 
@@ -104,6 +182,31 @@ def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
   let assemblyFormat = [{
     $source `along` $along attr-dict `:` type($source) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_FromLocalOp : Shardlin_Op<"from_local", [Pure]> {
+  let summary = "A sharded tensor from every rank's chunk";
+  let description = [{
+    The inverse of `shardlin.local_shard`: the sharded tensor of which the
+    calling rank holds `source`, its chunk under the result type's spec.
+    No data moves; the source's type must be the result's local chunk type
+    (`?` where chunks differ in size, the rank's size at run time).
+
+    An importer returns a function result that the module states split (a
+    sequence- or feature-sharded activation) through it, so that the
+    function's signature says which global tensor each rank's value is a
+    chunk of.
+
+    ```mlir
+    %y = shardlin.from_local %yl : tensor<?x16xf32> -> !shardlin.sharded<
+        tensor<10x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3],
+        bounds = [0, 3, 6, 9, 10]>>
+    ```
+  }];
+  let arguments = (ins Shardlin_Tensor:$source);
+  let results = (outs Shardlin_ShardedType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -235,6 +338,39 @@ def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
   let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
     $input `along` $along attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Shardlin_AllReduceOp : Shardlin_Op<"all_reduce", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Sum over ranks; every rank receives the whole sum";
+  let description = [{
+    Computes the elementwise sum of the inputs of all `world_size` ranks and
+    returns it to every rank: rank-local in and out, the same shape on every
+    rank. f16 and bf16 are summed in f32 and rounded once (the lowering
+    sums a K split's partial products in f32 anyway and rounds after the
+    bias).
+
+    The lowering of a K-split linear whose result is replicated ends with
+    it (`layouts replicated -> replicated` or `features -> replicated`):
+    every rank's partial product over its K chunk, summed.
+
+    It is meant to map to one collective call of the runtime
+    (MPI_Allreduce, ncclAllReduce, or the threads backend's own); the plan
+    executor and the native path do not run it yet and say so. Its traffic
+    is counted as that of a reduce-scatter followed by an all-gather of the
+    flattened elements' chunks by the ceil rule in rank order, which is what
+    the cost model charges (`allReduceTraffic` in CostModel.h).
+
+    ```mlir
+    %s = shardlin.all_reduce %p world_size = 4 : tensor<8x11xf32>
+    ```
+  }];
+  let arguments = (ins Shardlin_Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs Shardlin_Tensor:$result);
+  let assemblyFormat = [{
+    $input `world_size` `=` $world_size attr-dict `:` type($input)
   }];
 }
 

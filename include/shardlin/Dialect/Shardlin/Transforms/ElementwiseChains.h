@@ -1,7 +1,8 @@
 //===- ElementwiseChains.h - Chains of rank-local elementwise ops -*- C++ -*-===//
 //
 // The rank-local elementwise ops between and around linears, as producers
-// write them: arith and math ops on tensors, splat constants, linalg
+// write them: arith and math ops on tensors (arith.extf / truncf between
+// f16 or bf16 and f32 included), splat constants, linalg
 // structured ops whose iterators are all parallel (linalg.elementwise,
 // linalg.generic, linalg.fill, ...) with identity maps or a vector broadcast
 // along the last dim, and tensor.empty as their unread init.
@@ -56,6 +57,12 @@ public:
   /// An elementwise arith or math op (on tensors or on scalars of a linalg
   /// body) applied to the handles of its operands, in order.
   virtual FailureOr<int> compute(Operation *op, ArrayRef<int> args) = 0;
+  /// arith.extf or arith.truncf (between f16 or bf16 and f32) of `arg`. The
+  /// default passes the operand through: the runtime computes f16 and bf16
+  /// chains in f32 and rounds once, where a value is stored, so a widening
+  /// is exact there and a narrowing is the rounding of the stored value. A
+  /// visitor that rebuilds the chain as IR records it instead.
+  virtual FailureOr<int> convert(Operation *op, int arg) { return arg; }
 };
 
 /// Walks the chain that computes `root`: a tensor value for which `isLeaf`

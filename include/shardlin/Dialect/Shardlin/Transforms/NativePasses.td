@@ -51,6 +51,12 @@ def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
       `bufferization.writable = false` unless already marked (the caller's
       buffers are read, never written: bufferization copies before an
       in-place write instead).
+
+    It also refuses, with a diagnostic at the op, a `#shardlin.chunk` whose
+    explicit `bounds` are not the ceil rule's: the runtime's C ABI takes a
+    chunk spec as its placements alone and places chunks by the ceil rule,
+    so such a program would move the wrong chunks. And it refuses
+    `shardlin.all_reduce`, which the C ABI does not have yet.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",

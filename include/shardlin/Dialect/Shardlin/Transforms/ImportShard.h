@@ -1,0 +1,42 @@
+//===- ImportShard.h - Upstream shard + linalg to shardlin ------*- C++ -*-===//
+//
+// The entry points of the importer for embedders (docs/interop.md): a module
+// in the upstream global view (linalg / arith / math on whole tensors, the
+// tensor parallelism stated by `shard.grid`, `shard.sharding` and
+// `shard.shard`) rewritten into shardlin IR (shardlin.linear on sharded
+// weights, rank-local tensors for the rest).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_IMPORTSHARD_H
+#define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_IMPORTSHARD_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::shardlin {
+
+/// Registers what an upstream-form module holds and the importer emits:
+/// the shard, func, linalg, tensor, arith and math dialects and shardlin.
+void registerImportShardDialects(DialectRegistry &registry);
+
+/// Registers `--shardlin-import-shard` for command lines (shardlin-opt).
+/// The pass itself is createImportShard() (Passes.h).
+void registerImportShardPass();
+
+/// Whether `module` holds a `shard.grid` (then it is in the upstream form
+/// and needs the import before it can be lowered).
+bool hasShardGrid(ModuleOp module);
+
+/// Imports every function of `module` and erases its `shard.grid`. Fails,
+/// with one located diagnostic per function that cannot be imported, and
+/// leaves such a function as it was. A module without a grid is left
+/// unchanged.
+LogicalResult importShard(ModuleOp module);
+
+} // namespace mlir::shardlin
+
+#endif

@@ -1,0 +1,116 @@
+//===- ImportShard.cpp - The --shardlin-import-shard pass -----------------===//
+//
+// Finds the module's grid, imports every function (ImportShardFunction.cpp)
+// and erases the grid. A 2-D grid is rejected with a diagnostic naming it:
+// shardlin programs are tensor-parallel over one axis (docs/interop.md says
+// how to run data-parallel groups).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+
+#include "ImportShardInternal.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::shardlin {
+#define GEN_PASS_DEF_IMPORTSHARD
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+} // namespace mlir::shardlin
+
+using namespace mlir;
+using namespace mlir::shardlin;
+using namespace mlir::shardlin::import;
+
+void mlir::shardlin::registerImportShardDialects(DialectRegistry &registry) {
+  registry.insert<ShardlinDialect, shard::ShardDialect, func::FuncDialect,
+                  linalg::LinalgDialect, tensor::TensorDialect,
+                  arith::ArithDialect, math::MathDialect>();
+}
+
+void mlir::shardlin::registerImportShardPass() {
+  registerPass([] { return createImportShard(); });
+}
+
+bool mlir::shardlin::hasShardGrid(ModuleOp module) {
+  return !module.getOps<shard::GridOp>().empty();
+}
+
+/// The module's one 1-D grid of static size.
+static FailureOr<Grid> findGrid(ModuleOp module) {
+  Grid grid;
+  for (shard::GridOp op : module.getOps<shard::GridOp>()) {
+    if (grid.op)
+      return op.emitError()
+             << "a second shard.grid (@" << op.getSymName() << " after @"
+             << grid.name
+             << "): the import takes one grid per module";
+    grid.op = op;
+    grid.name = op.getSymName();
+  }
+  if (!grid.op)
+    return failure();
+  ArrayRef<int64_t> shape = grid.op.getShape();
+  if (shape.size() != 1)
+    return grid.op.emitError()
+           << "shard.grid @" << grid.name << " has " << shape.size()
+           << " axes (shape "
+           << llvm::join(llvm::map_range(shape,
+                                         [](int64_t d) {
+                                           return ShapedType::isDynamic(d)
+                                                      ? std::string("?")
+                                                      : std::to_string(d);
+                                         }),
+                         "x")
+           << "): shardlin imports 1-D grids (tensor parallelism over one "
+              "axis); run each data-parallel group as its own program on a "
+              "1-D grid of its tensor-parallel size";
+  if (ShapedType::isDynamic(shape[0]) || shape[0] < 1)
+    return grid.op.emitError()
+           << "shard.grid @" << grid.name
+           << " has a dynamic or empty shape: the import needs the number of "
+              "devices (shardlin's world size) statically";
+  grid.worldSize = shape[0];
+  return grid;
+}
+
+LogicalResult mlir::shardlin::importShard(ModuleOp module) {
+  if (!hasShardGrid(module))
+    return success();
+  FailureOr<Grid> grid = findGrid(module);
+  if (failed(grid))
+    return failure();
+  bool ok = true;
+  // Only functions: anything else that refers to the grid keeps it alive,
+  // and is reported below.
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (failed(FunctionImporter(func, *grid).run()))
+      ok = false;
+  if (!ok)
+    return failure();
+  // Everything that named the grid is gone with the functions' bodies.
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(grid->op.getSymNameAttr(),
+                                     module.getOperation());
+      uses && !uses->empty())
+    return uses->begin()->getUser()->emitError()
+           << "refers to the grid @" << grid->op.getSymName()
+           << " outside the functions the import rewrites";
+  grid->op.erase();
+  return success();
+}
+
+namespace {
+struct ImportShardPass
+    : mlir::shardlin::impl::ImportShardBase<ImportShardPass> {
+  void runOnOperation() override {
+    if (failed(importShard(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,522 @@
+//===- ImportShardFunction.cpp - One function of the global view ----------===//
+//
+// The walk over one function: its arguments (split ones become sharded
+// arguments), the shard.shard annotations, the elementwise ops (computed
+// in the layout of their operands), reshapes and transposes, and the
+// return (split results become sharded results). Linears are
+// ImportShardLinear.cpp's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportShardInternal.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+using namespace mlir::shardlin::import;
+
+const char *const mlir::shardlin::import::kSupportedImportOps =
+    "shard.sharding and shard.shard; linalg.matmul (a linear when its weight "
+    "is split); elementwise arith and math ops on tensors; linalg ops with "
+    "parallel iterators and identity maps (or a vector broadcast along the "
+    "last dim): linalg.generic, linalg.elementwise, linalg.add, ..., "
+    "linalg.fill, linalg.broadcast of a vector; linalg.transpose; "
+    "tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; "
+    "arith.constant; func.return";
+
+/// The map of a rank-1 operand broadcast along the last of `loops` dims.
+static bool isVectorMap(AffineMap map, unsigned loops) {
+  return map.getNumDims() == loops && map.getNumResults() == 1 &&
+         map.getResult(0) == getAffineDimExpr(loops - 1, map.getContext());
+}
+
+bool mlir::shardlin::import::isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return false;
+  if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return op->hasTrait<OpTrait::Elementwise>();
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      !linalgOp.isAllParallelLoops() || linalgOp.hasIndexSemantics())
+    return false;
+  const unsigned loops = linalgOp.getNumLoops();
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+    if (!isa<ShapedType>(operand.get().getType())) {
+      if (map.getNumResults() != 0)
+        return false;
+      continue;
+    }
+    if (map.isIdentity())
+      continue;
+    if (linalgOp.isDpsInput(&operand) &&
+        cast<ShapedType>(operand.get().getType()).getRank() == 1 &&
+        loops > 1 && isVectorMap(map, loops))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The walk
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionImporter::collectAnnotations() {
+  WalkResult walked = func_.walk([&](shard::ShardOp op) {
+    if (op.getAnnotateForUsers())
+      return WalkResult::advance();
+    Value src = op.getSrc();
+    FailureOr<ValueLayout> layout =
+        parseSharding(op.getSharding(), op.getResult().getType(), grid_, op);
+    if (failed(layout))
+      return WalkResult::interrupt();
+    for (Value v : {src, Value(op.getResult())}) {
+      if (std::optional<ValueLayout> before = declared(v);
+          before && *before != *layout) {
+        op.emitError() << "conflicting shardings of one value: "
+                       << describe(*layout) << " here, " << describe(*before)
+                       << " before";
+        return WalkResult::interrupt();
+      }
+      declared_[v] = *layout;
+    }
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
+
+LogicalResult FunctionImporter::importArguments(Block &newBlock) {
+  Block &old = func_.getBody().front();
+  b_.setInsertionPointToEnd(&newBlock);
+  for (BlockArgument arg : old.getArguments()) {
+    Location loc = arg.getLoc();
+    auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+    std::optional<ValueLayout> layout = declared(arg);
+    if (!tensor || !layout || layout->isReplicated()) {
+      // Replicated (every rank passes the same tensor) or not a tensor.
+      Value local = newBlock.addArgument(arg.getType(), loc);
+      if (!tensor) {
+        locals_[arg] = local;
+        continue;
+      }
+      layouts_[arg] = ValueLayout::replicated();
+      locals_[arg] = local;
+      continue;
+    }
+    auto sharded = ShardedType::getChecked(
+        [&]() -> InFlightDiagnostic {
+          return func_.emitError()
+                 << "argument #" << arg.getArgNumber() << " (" << tensor
+                 << ", " << describe(*layout) << "): ";
+        },
+        tensor.getContext(), tensor, layout->chunks);
+    if (!sharded)
+      return failure();
+    Value shardedArg = newBlock.addArgument(sharded, loc);
+    shardedArgs_[arg] = shardedArg;
+    layouts_[arg] = *layout;
+    locals_[arg] = LocalShardOp::create(b_, loc, sharded.getLocalType(),
+                                        shardedArg);
+  }
+  return success();
+}
+
+LogicalResult FunctionImporter::importOp(Operation &op) {
+  if (absorbed_.contains(&op) || isa<shard::ShardingOp>(op))
+    return success();
+  // Built where a user needs them, in its layout.
+  if (op.getNumResults() == 1 && isBuildableAnywhere(op.getResult(0)))
+    return success();
+  if (auto shardOp = dyn_cast<shard::ShardOp>(op)) {
+    Value src = shardOp.getSrc();
+    std::optional<ValueLayout> layout = declared(shardOp.getResult());
+    if (shardOp.getAnnotateForUsers()) {
+      FailureOr<ValueLayout> wanted = parseSharding(
+          shardOp.getSharding(), shardOp.getResult().getType(), grid_, &op);
+      if (failed(wanted))
+        return failure();
+      layout = *wanted;
+    }
+    if (!layout) {
+      FailureOr<std::optional<ValueLayout>> have = layoutOf(src);
+      if (failed(have))
+        return failure();
+      layout = have->value_or(ValueLayout::replicated());
+    }
+    FailureOr<Value> local = get(src, *layout);
+    if (failed(local))
+      return failure();
+    return define(shardOp.getResult(), *local, *layout);
+  }
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+    return importMatmul(matmul);
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return importReturn(ret);
+  // Scalars: built where used.
+  if (isa<arith::ConstantOp, tensor::DimOp>(op) ||
+      (isa<arith::ArithDialect>(op.getDialect()) &&
+       llvm::none_of(op.getResultTypes(),
+                     [](Type t) { return isa<ShapedType>(t); })))
+    return success();
+  if (isa<linalg::TransposeOp, tensor::CollapseShapeOp>(op) &&
+      feedsLinearsOnly(&op)) {
+    deferred_.insert(&op);
+    return success();
+  }
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+    return importTranspose(transpose);
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    return importReshape(op);
+  if (isElementwise(&op))
+    return importElementwise(op);
+  if (isa<linalg::LinalgOp>(op))
+    return op.emitError()
+           << "'" << op.getName()
+           << "' is not supported by the import: a linalg op is imported as "
+              "a linear (linalg.matmul) or as an elementwise op (parallel "
+              "iterators, identity maps or a vector broadcast along the last "
+              "dim, tensors)";
+  return op.emitError() << "'" << op.getName()
+                        << "' is not supported by the import (supported: "
+                        << kSupportedImportOps << ")";
+}
+
+LogicalResult FunctionImporter::importElementwise(Operation &op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+  auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+  const int64_t rank = resultType.getRank();
+  // A vector operand: a rank-1 linalg input broadcast along the last dim.
+  auto isVector = [&](OpOperand &operand) {
+    return linalgOp && linalgOp.isDpsInput(&operand) && rank > 1 &&
+           !linalgOp.getMatchingIndexingMap(&operand).isIdentity() &&
+           isa<ShapedType>(operand.get().getType());
+  };
+  // The layout: that of the operands that are split (all the same), else
+  // replicated.
+  std::optional<ValueLayout> layout;
+  OpOperand *from = nullptr;
+  for (OpOperand &operand : op.getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()) || isVector(operand))
+      continue;
+    FailureOr<std::optional<ValueLayout>> l = layoutOf(operand.get());
+    if (failed(l))
+      return failure();
+    if (!*l || (*l)->isReplicated())
+      continue;
+    if (layout && *layout != **l)
+      return op.emitError()
+             << "operands #" << from->getOperandNumber() << " and #"
+             << operand.getOperandNumber()
+             << " have conflicting shardings: " << describe(*layout)
+             << " and " << describe(**l)
+             << "; an elementwise op keeps the sharding of its operands";
+    layout = **l;
+    from = &operand;
+  }
+  ValueLayout l = layout.value_or(ValueLayout::replicated());
+  if (!l.isReplicated() && l.dim != 0 && l.dim != rank - 1)
+    return op.emitError() << "the operands are " << describe(l)
+                          << "; shardlin splits activations along their first "
+                             "(rows) or last (features) dim";
+
+  // The operands in that layout; full tensors first, so that the first
+  // one sizes what is built for the others.
+  IRMapping mapping;
+  Value donor;
+  for (bool fullPass : {true, false}) {
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value v = operand.get();
+      if (mapping.contains(v))
+        continue;
+      if (!isa<RankedTensorType>(v.getType())) {
+        FailureOr<Value> s = getScalar(v);
+        if (failed(s))
+          return failure();
+        mapping.map(v, *s);
+        continue;
+      }
+      if (isVector(operand)) {
+        if (fullPass)
+          continue;
+        FailureOr<Value> vec = get(v, ValueLayout::replicated());
+        if (failed(vec))
+          return failure();
+        Value local = *vec;
+        if (l.dim == rank - 1) {
+          // Split along the features: each rank its chunk of the vector.
+          auto vType = cast<RankedTensorType>(local.getType());
+          local = LocalChunkOp::create(
+              b_, op.getLoc(),
+              RankedTensorType::get({l.chunks.getLocalSize(vType.getShape()[0])},
+                                    vType.getElementType()),
+              local, l.chunks.withDim(0));
+        }
+        mapping.map(v, local);
+        continue;
+      }
+      if (fullPass && isBuildableAnywhere(v))
+        continue;
+      FailureOr<Value> local = get(v, l, donor);
+      if (failed(local))
+        return failure();
+      if (!donor)
+        donor = *local;
+      mapping.map(v, *local);
+    }
+  }
+  // Scalars the regions capture from the function body.
+  for (Region &region : op.getRegions()) {
+    WalkResult walked = region.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        if (mapping.contains(v) ||
+            op.isAncestor(v.getParentRegion()->getParentOp()))
+          continue;
+        // A tensor read inside the body would be the rank's part of it, not
+        // the tensor the body means.
+        if (isa<ShapedType>(v.getType())) {
+          inner->emitError()
+              << "reads a tensor defined outside its elementwise op; the "
+                 "import takes tensors as the op's operands only";
+          return WalkResult::interrupt();
+        }
+        FailureOr<Value> s = getScalar(v);
+        if (failed(s))
+          return WalkResult::interrupt();
+        mapping.map(v, *s);
+      }
+      return WalkResult::advance();
+    });
+    if (walked.wasInterrupted())
+      return failure();
+  }
+  Operation *local = b_.clone(op, mapping);
+  RankedTensorType type = localType(resultType, l);
+  if (linalgOp)
+    type = cast<RankedTensorType>(
+        cast<linalg::LinalgOp>(local).getDpsInitOperand(0)->get().getType());
+  local->getResult(0).setType(type);
+  return define(op.getResult(0), local->getResult(0), l);
+}
+
+LogicalResult FunctionImporter::importTranspose(linalg::TransposeOp op) {
+  FailureOr<std::optional<ValueLayout>> in = layoutOf(op.getInput());
+  if (failed(in))
+    return failure();
+  ValueLayout l = in->value_or(ValueLayout::replicated());
+  FailureOr<Value> input = get(op.getInput(), l);
+  if (failed(input))
+    return failure();
+  // The split dim moves where the permutation puts it.
+  ValueLayout out = ValueLayout::replicated();
+  if (!l.isReplicated()) {
+    ArrayRef<int64_t> perm = op.getPermutation();
+    auto it = llvm::find(perm, l.dim);
+    out.dim = it - perm.begin();
+    out.chunks = l.chunks.withDim(out.dim);
+  }
+  FailureOr<Value> init = get(op.getInit(), out, Value());
+  if (failed(init))
+    return failure();
+  Value local = linalg::TransposeOp::create(b_, op.getLoc(), *input, *init,
+                                            op.getPermutation())
+                    ->getResult(0);
+  return define(op->getResult(0), local, out);
+}
+
+LogicalResult FunctionImporter::importReshape(Operation &op) {
+  Value src = op.getOperand(0);
+  FailureOr<std::optional<ValueLayout>> in = layoutOf(src);
+  if (failed(in))
+    return failure();
+  ValueLayout l = in->value_or(ValueLayout::replicated());
+  FailureOr<Value> input = get(src, l);
+  if (failed(input))
+    return failure();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto resType = cast<RankedTensorType>(op.getResult(0).getType());
+  if (l.isReplicated()) {
+    IRMapping mapping;
+    mapping.map(src, *input);
+    for (Value v : op.getOperands().drop_front()) {
+      FailureOr<Value> s = getScalar(v);
+      if (failed(s))
+        return failure();
+      mapping.map(v, *s);
+    }
+    return define(op.getResult(0), b_.clone(op, mapping)->getResult(0), l);
+  }
+  // A split dim that stays the outermost dim of its group keeps its chunks,
+  // scaled by the static dims folded inside it.
+  SmallVector<ReassociationIndices> groups =
+      isa<tensor::CollapseShapeOp>(op)
+          ? cast<tensor::CollapseShapeOp>(op).getReassociationIndices()
+          : cast<tensor::ExpandShapeOp>(op).getReassociationIndices();
+  const bool collapse = isa<tensor::CollapseShapeOp>(op);
+  RankedTensorType wide = collapse ? srcType : resType;
+  int64_t groupIndex = -1, inner = 1;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    if (collapse ? !llvm::is_contained(group, l.dim) : g != uint64_t(l.dim))
+      continue;
+    groupIndex = g;
+    if (collapse && group.front() != l.dim)
+      return op.emitError() << "collapses the split dim " << l.dim
+                            << " into dims outside it; shardlin keeps a split "
+                               "dim outermost in its group";
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front()) {
+      if (wide.isDynamicDim(d))
+        return op.emitError()
+               << "reshapes the split dim with the dynamic dim " << d;
+      inner *= wide.getShape()[d];
+    }
+  }
+  const int64_t newDim = collapse ? groupIndex : groups[l.dim].front();
+  const int64_t oldSize = srcType.getShape()[l.dim];
+  SmallVector<int64_t> bounds = l.chunks.getBoundsFor(oldSize);
+  for (int64_t &bound : bounds) {
+    if (!collapse && bound % inner != 0)
+      return op.emitError()
+             << "splits the rows of a chunked dim (chunk boundaries ["
+             << ArrayRef<int64_t>(l.chunks.getBoundsFor(oldSize))
+             << "]) across its new dims of " << inner << " elements";
+    bound = collapse ? bound * inner : bound / inner;
+  }
+  ValueLayout out = splitLayout(op.getContext(), grid_, newDim,
+                           resType.getShape()[newDim], bounds);
+  RankedTensorType type = localType(resType, out);
+  Value local;
+  if (collapse) {
+    local = tensor::CollapseShapeOp::create(b_, op.getLoc(), type, *input,
+                                            groups);
+  } else {
+    auto expand = cast<tensor::ExpandShapeOp>(op);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        sizes.push_back(b_.getIndexAttr(type.getShape()[d]));
+        continue;
+      }
+      if (d == newDim) {
+        // The rank's rows over the inner dims.
+        Value rows = tensor::DimOp::create(b_, op.getLoc(), *input, l.dim);
+        Value p = arith::ConstantIndexOp::create(b_, op.getLoc(), inner);
+        sizes.push_back(
+            arith::DivUIOp::create(b_, op.getLoc(), rows, p).getResult());
+        continue;
+      }
+      OpFoldResult size = expand.getMixedOutputShape()[d];
+      if (auto v = dyn_cast<Value>(size)) {
+        FailureOr<Value> s = getScalar(v);
+        if (failed(s))
+          return failure();
+        size = *s;
+      }
+      sizes.push_back(size);
+    }
+    local = tensor::ExpandShapeOp::create(b_, op.getLoc(), type, *input, groups,
+                                          sizes);
+  }
+  return define(op.getResult(0), local, out);
+}
+
+LogicalResult FunctionImporter::importReturn(func::ReturnOp op) {
+  SmallVector<Value> results;
+  for (Value v : op.getOperands()) {
+    auto tensor = dyn_cast<RankedTensorType>(v.getType());
+    if (!tensor) {
+      FailureOr<Value> s = getScalar(v);
+      if (failed(s))
+        return failure();
+      results.push_back(*s);
+      continue;
+    }
+    FailureOr<std::optional<ValueLayout>> layout = layoutOf(v);
+    if (failed(layout))
+      return failure();
+    ValueLayout l = layout->value_or(ValueLayout::replicated());
+    FailureOr<Value> local = get(v, l);
+    if (failed(local))
+      return failure();
+    if (l.isReplicated()) {
+      results.push_back(*local);
+      continue;
+    }
+    // A split result: the global tensor of which each rank returns its
+    // chunk, so that the signature says which.
+    auto sharded = ShardedType::getChecked(
+        [&]() -> InFlightDiagnostic {
+          return op.emitError() << "result #" << results.size() << " ("
+                                << tensor << ", " << describe(l) << "): ";
+        },
+        tensor.getContext(), tensor, l.chunks);
+    if (!sharded)
+      return failure();
+    results.push_back(
+        FromLocalOp::create(b_, op.getLoc(), sharded, *local).getResult());
+  }
+  func::ReturnOp::create(b_, op.getLoc(), results);
+  return success();
+}
+
+LogicalResult FunctionImporter::run() {
+  if (func_.isExternal())
+    return success();
+  if (!func_.getBody().hasOneBlock())
+    return func_.emitError()
+           << "the import takes functions of one block (structured control "
+              "flow such as scf.for is not supported)";
+  if (failed(collectAnnotations()))
+    return failure();
+  Block &old = func_.getBody().front();
+  auto newBlock = std::make_unique<Block>();
+  LogicalResult ok = importArguments(*newBlock);
+  for (Operation &op : old) {
+    if (failed(ok))
+      break;
+    ok = importOp(op);
+  }
+  // Every operand of the new body must be defined in it: anything else is a
+  // bug of the import, reported rather than left to crash the verifier.
+  if (succeeded(ok)) {
+    WalkResult walked = newBlock->walk([&](Operation *op) {
+      for (Value v : op->getOperands()) {
+        Region *region = v.getParentRegion();
+        if (region && (region->getParentOp() == func_.getOperation() ||
+                       func_->isAncestor(region->getParentOp())) &&
+            v.getParentBlock() == &old) {
+          op->emitError() << "internal: the import left a use of the "
+                             "original body";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (walked.wasInterrupted())
+      ok = failure();
+  }
+  if (failed(ok)) {
+    newBlock->dropAllDefinedValueUses();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*newBlock)))
+      op.erase();
+    return failure();
+  }
+  // Swap the bodies.
+  old.dropAllDefinedValueUses();
+  old.erase();
+  func_.getBody().push_back(newBlock.release());
+  Block &body = func_.getBody().front();
+  // What was built but is not needed after all (the parts a linear
+  // absorbed, unused local shards).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  func_.setFunctionType(FunctionType::get(
+      func_.getContext(), body.getArgumentTypes(),
+      body.getTerminator()->getOperandTypes()));
+  return success();
+}

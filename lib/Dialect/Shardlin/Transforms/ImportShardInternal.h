@@ -1,0 +1,174 @@
+//===- ImportShardInternal.h - The importer's pieces ------------*- C++ -*-===//
+//
+// Internal to the Transforms library: how the importer (ImportShard*.cpp)
+// represents the sharding of a value, and the per-function rewriter that
+// the files share.
+//
+// The importer walks a function of the global view once, in order, and
+// builds its SPMD body in a new block. Every tensor value of the old body
+// gets a layout (how the ranks hold it: replicated, or split along one dim
+// by a chunk spec) and a local value in the new body (the rank's part).
+// Values that can be built in any layout for free (tensor.empty, splat
+// constants, fills, broadcasts of replicated vectors) are built where a user
+// needs them, in the user's layout; so are the reshapes and transposes that
+// feed a linear, which the linear usually absorbs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_LIB_TRANSFORMS_IMPORTSHARDINTERNAL_H
+#define SHARDLIN_LIB_TRANSFORMS_IMPORTSHARDINTERNAL_H
+
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::shardlin::import {
+
+/// The one grid of the module.
+struct Grid {
+  shard::GridOp op;
+  /// Its symbol name.
+  StringRef name;
+  int64_t worldSize = 1;
+};
+
+/// How the ranks hold a tensor of the global view: replicated (dim < 0),
+/// or split along `dim` by `chunks` (chunk i on rank i, the grid's order;
+/// explicit bounds only where they are not the ceil rule).
+struct ValueLayout {
+  int64_t dim = -1;
+  ChunkAttr chunks;
+
+  static ValueLayout replicated() { return {}; }
+  bool isReplicated() const { return dim < 0; }
+  bool operator==(const ValueLayout &o) const {
+    return dim == o.dim && chunks == o.chunks;
+  }
+  bool operator!=(const ValueLayout &o) const { return !(*this == o); }
+};
+
+/// `replicated` or `split along dim D by <chunks>`, for diagnostics.
+std::string describe(const ValueLayout &layout);
+
+/// The rank's type of a value of `global` type in `layout`.
+RankedTensorType localType(RankedTensorType global, const ValueLayout &layout);
+
+/// The layout of dim `dim` of a tensor with `size` elements split over the
+/// grid by `bounds` (empty: the even split), canonical: no bounds where
+/// they are the ceil rule.
+ValueLayout splitLayout(MLIRContext *ctx, const Grid &grid, int64_t dim,
+                   int64_t size, ArrayRef<int64_t> bounds = {});
+
+/// The layout `sharding` (a shard.sharding value) gives a tensor of `type`.
+/// Fails with a diagnostic at `at` for what shardlin does not support:
+/// another grid, halo sizes, dynamic offsets, several split dims, a split
+/// of a dynamic dim or a non-divisible one without offsets (the shard
+/// dialect's types size every shard dimSize / shardCount, which is no split
+/// of such a dim), offsets that are not the dim's boundaries.
+FailureOr<ValueLayout> parseSharding(Value sharding, RankedTensorType type,
+                                const Grid &grid, Operation *at);
+
+/// The rewriter of one function.
+class FunctionImporter {
+public:
+  FunctionImporter(func::FuncOp func, const Grid &grid)
+      : func_(func), grid_(grid), b_(func.getContext()) {}
+
+  /// Imports the function; on failure it is left as it was and one
+  /// diagnostic says why.
+  LogicalResult run();
+
+  //===--------------------------------------------------------------------===//
+  // Values (ImportShardValues.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// The layout of old tensor value `v`, or nullopt if it can be built in
+  /// any layout (see the file comment).
+  FailureOr<std::optional<ValueLayout>> layoutOf(Value v);
+  /// The rank's part of old value `v` in layout `want`, resharded or built
+  /// as needed. `donor`, if given, is a new value of the same local shape
+  /// whose dims size what is built (`?` dims need a size at run time).
+  FailureOr<Value> get(Value v, const ValueLayout &want, Value donor = {});
+  /// The rank's part of `v` in its own layout (replicated if any).
+  FailureOr<Value> get(Value v);
+  /// A scalar or index old value (a constant, a tensor.dim) in the new body.
+  FailureOr<Value> getScalar(Value v);
+  /// Records that old `v` is `local` in `layout`, and reshards it to the
+  /// layout the module states for `v` (a shard.shard on it), if any.
+  LogicalResult define(Value v, Value local, const ValueLayout &layout);
+  /// The layout the module states for old value `v` (a shard.shard of it
+  /// without annotate_for_users), if any.
+  std::optional<ValueLayout> declared(Value v) const;
+  /// `local`, of `global` type, from layout `from` to `to`: local_chunk
+  /// (replicated to split, no communication), all_gather (split to
+  /// replicated) or both.
+  FailureOr<Value> reshard(Location loc, Value local, RankedTensorType global,
+                           const ValueLayout &from, const ValueLayout &to);
+
+  //===--------------------------------------------------------------------===//
+  // Linears (ImportShardLinear.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// A linalg.matmul: a shardlin.linear when its weight is split, else a
+  /// rank-local matmul.
+  LogicalResult importMatmul(linalg::MatmulOp op);
+  /// Whether `op` only feeds linears in a way they absorb (a transpose of a
+  /// weight, a collapse of an N-D input), so that it is built only if a
+  /// user needs it after all.
+  bool feedsLinearsOnly(Operation *op);
+
+  //===--------------------------------------------------------------------===//
+  // Shared state
+  //===--------------------------------------------------------------------===//
+
+  func::FuncOp func_;
+  const Grid &grid_;
+  OpBuilder b_;
+  /// Old value -> its layout and its rank's part in the new body.
+  llvm::DenseMap<Value, ValueLayout> layouts_;
+  llvm::DenseMap<Value, Value> locals_;
+  /// Old function argument -> the new sharded argument (split arguments).
+  llvm::DenseMap<Value, Value> shardedArgs_;
+  /// Old value -> the layout a shard.shard without annotate_for_users
+  /// states for it.
+  llvm::DenseMap<Value, ValueLayout> declared_;
+  /// Old ops whose results a linear defined (its bias add, its reshape).
+  llvm::DenseSet<Operation *> absorbed_;
+  /// Old ops built only where a user needs them.
+  llvm::DenseSet<Operation *> deferred_;
+
+private:
+  LogicalResult collectAnnotations();
+  LogicalResult importArguments(Block &newBlock);
+  LogicalResult importOp(Operation &op);
+  LogicalResult importElementwise(Operation &op);
+  LogicalResult importReshape(Operation &op);
+  LogicalResult importTranspose(linalg::TransposeOp op);
+  LogicalResult importReturn(func::ReturnOp op);
+  /// Builds deferred old op `op` (result `v`) in `want`.
+  FailureOr<Value> build(Value v, const ValueLayout &want, Value donor);
+};
+
+/// Whether `op` is elementwise for the importer: an arith or math op on
+/// tensors with the Elementwise trait, or a linalg op whose iterators are
+/// all parallel and whose maps are identities, scalar maps or the
+/// broadcast of a rank-1 operand along the last dim.
+bool isElementwise(Operation *op);
+
+/// Whether old tensor value `v` can be built in any layout for free.
+bool isBuildableAnywhere(Value v);
+
+/// The ops an upstream module may hold, in one sentence, for diagnostics.
+extern const char *const kSupportedImportOps;
+
+} // namespace mlir::shardlin::import
+
+#endif

@@ -1,0 +1,287 @@
+//===- ImportShardValues.cpp - Old values, their layouts and local parts --===//
+//
+// How the importer finds the rank's part of a value of the global view in
+// the layout a user needs: the value as it was imported, resharded
+// (local_chunk and all_gather only; no program the importer emits moves
+// more than that), or built on the spot when it can be built in any layout
+// for free.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportShardInternal.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+using namespace mlir::shardlin::import;
+
+namespace {
+
+/// The dims of `old` that are the broadcast of a rank-1 vector along the
+/// last dim: linalg.broadcast with `dimensions` all but the last.
+bool isLastDimBroadcast(linalg::BroadcastOp op) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto out = dyn_cast<RankedTensorType>(op.getInit().getType());
+  if (!in || !out || in.getRank() != 1 || out.getRank() < 2)
+    return false;
+  ArrayRef<int64_t> dims = op.getDimensions();
+  if (static_cast<int64_t>(dims.size()) != out.getRank() - 1)
+    return false;
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool mlir::shardlin::import::isBuildableAnywhere(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<RankedTensorType>(v.getType()))
+    return false;
+  // An annotation says how the value is distributed; built anywhere, it is
+  // the same value.
+  if (auto shardOp = dyn_cast<shard::ShardOp>(def))
+    return isBuildableAnywhere(shardOp.getSrc());
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    return dense && dense.isSplat();
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return fill.hasPureTensorSemantics() &&
+           isBuildableAnywhere(fill.getOutputs()[0]);
+  if (auto bcast = dyn_cast<linalg::BroadcastOp>(def))
+    return bcast.hasPureTensorSemantics() && isLastDimBroadcast(bcast) &&
+           isBuildableAnywhere(bcast.getInit());
+  return false;
+}
+
+std::optional<ValueLayout> FunctionImporter::declared(Value v) const {
+  auto it = declared_.find(v);
+  if (it == declared_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+FailureOr<std::optional<ValueLayout>> FunctionImporter::layoutOf(Value v) {
+  auto it = layouts_.find(v);
+  if (it != layouts_.end())
+    return std::optional<ValueLayout>(it->second);
+  if (isBuildableAnywhere(v))
+    return std::optional<ValueLayout>();
+  Operation *def = v.getDefiningOp();
+  if (def && deferred_.contains(def)) {
+    // A reshape or transpose that a linear did not absorb after all: it is
+    // built now, in the layout its input gives it.
+    deferred_.erase(def);
+    LogicalResult built =
+        isa<linalg::TransposeOp>(def)
+            ? importTranspose(cast<linalg::TransposeOp>(def))
+            : importReshape(*def);
+    if (failed(built))
+      return failure();
+    return layoutOf(v);
+  }
+  return emitError(v.getLoc())
+         << "internal: the import has no layout for this value";
+}
+
+FailureOr<Value> FunctionImporter::get(Value v) {
+  FailureOr<std::optional<ValueLayout>> layout = layoutOf(v);
+  if (failed(layout))
+    return failure();
+  return get(v, layout->value_or(ValueLayout::replicated()));
+}
+
+FailureOr<Value> FunctionImporter::get(Value v, const ValueLayout &want,
+                                       Value donor) {
+  if (layouts_.count(v)) {
+    Value local = locals_[v];
+    const ValueLayout &have = layouts_[v];
+    if (have == want)
+      return local;
+    return reshard(v.getLoc(), local, cast<RankedTensorType>(v.getType()),
+                   have, want);
+  }
+  if (isBuildableAnywhere(v))
+    return build(v, want, donor);
+  FailureOr<std::optional<ValueLayout>> layout = layoutOf(v);
+  if (failed(layout))
+    return failure();
+  return get(v, want, donor);
+}
+
+FailureOr<Value> FunctionImporter::getScalar(Value v) {
+  if (Value mapped = locals_.lookup(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return emitError(v.getLoc())
+           << "internal: the import has no value for this argument";
+  Value local;
+  if (isa<arith::ConstantOp>(def)) {
+    local = b_.clone(*def)->getResult(0);
+  } else if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    // The rank's size of the dim: what a user of the rank's part needs.
+    FailureOr<Value> source = get(dim.getSource());
+    FailureOr<Value> index = getScalar(dim.getIndex());
+    if (failed(source) || failed(index))
+      return failure();
+    local = tensor::DimOp::create(b_, dim.getLoc(), *source, *index);
+  } else if (isa<arith::ArithDialect>(def->getDialect()) &&
+             def->getNumResults() == 1 && def->getNumRegions() == 0) {
+    IRMapping mapping;
+    for (Value operand : def->getOperands()) {
+      FailureOr<Value> m = getScalar(operand);
+      if (failed(m))
+        return failure();
+      mapping.map(operand, *m);
+    }
+    local = b_.clone(*def, mapping)->getResult(0);
+  } else {
+    return def->emitError()
+           << "'" << def->getName()
+           << "' computes a scalar the import cannot carry over (supported: "
+              "constants, tensor.dim and arith ops on them)";
+  }
+  locals_[v] = local;
+  return local;
+}
+
+LogicalResult FunctionImporter::define(Value v, Value local,
+                                       const ValueLayout &layout) {
+  ValueLayout final = layout;
+  if (std::optional<ValueLayout> want = declared(v); want && *want != layout) {
+    FailureOr<Value> moved = reshard(v.getLoc(), local,
+                                     cast<RankedTensorType>(v.getType()),
+                                     layout, *want);
+    if (failed(moved))
+      return failure();
+    local = *moved;
+    final = *want;
+  }
+  layouts_[v] = final;
+  locals_[v] = local;
+  return success();
+}
+
+FailureOr<Value> FunctionImporter::reshard(Location loc, Value local,
+                                           RankedTensorType global,
+                                           const ValueLayout &from,
+                                           const ValueLayout &to) {
+  if (from == to)
+    return local;
+  if (!from.isReplicated()) {
+    // All chunks gathered: the whole tensor on every rank. The other dims
+    // are the local value's (a dynamic batch dim stays dynamic).
+    SmallVector<int64_t> shape(cast<RankedTensorType>(local.getType()).getShape());
+    shape[from.dim] = global.getShape()[from.dim];
+    local = AllGatherOp::create(
+        b_, loc, RankedTensorType::get(shape, global.getElementType()), local,
+        from.chunks);
+  }
+  if (to.isReplicated())
+    return local;
+  SmallVector<int64_t> shape(cast<RankedTensorType>(local.getType()).getShape());
+  shape[to.dim] = to.chunks.getLocalSize(shape[to.dim]);
+  return LocalChunkOp::create(
+             b_, loc, RankedTensorType::get(shape, global.getElementType()),
+             local, to.chunks)
+      .getResult();
+}
+
+FailureOr<Value> FunctionImporter::build(Value v, const ValueLayout &want,
+                                         Value donor) {
+  auto global = cast<RankedTensorType>(v.getType());
+  RankedTensorType type = localType(global, want);
+  Operation *def = v.getDefiningOp();
+  Location loc = v.getLoc();
+  if (auto shardOp = dyn_cast<shard::ShardOp>(def))
+    return build(shardOp.getSrc(), want, donor);
+  // The sizes of the `?` dims: the donor's (a value of the same local
+  // shape), or for a dim that is not split, the old op's own size.
+  auto dynamicSizes = [&](ValueRange oldSizes) -> FailureOr<SmallVector<Value>> {
+    SmallVector<Value> sizes;
+    unsigned next = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      const bool oldDynamic = global.isDynamicDim(d);
+      Value oldSize = oldDynamic && next < oldSizes.size() ? oldSizes[next]
+                                                           : Value();
+      if (oldDynamic)
+        ++next;
+      if (!type.isDynamicDim(d))
+        continue;
+      // A donor's `?` dim at the same place is the same rank-local size
+      // (the rows of an operand, or its chunk of a split dim).
+      if (auto donorType =
+              donor ? cast<RankedTensorType>(donor.getType()) : nullptr;
+          donorType && donorType.getRank() == type.getRank() &&
+          donorType.isDynamicDim(d)) {
+        sizes.push_back(tensor::DimOp::create(b_, loc, donor, d));
+        continue;
+      }
+      if (oldSize && d != want.dim) {
+        FailureOr<Value> size = getScalar(oldSize);
+        if (failed(size))
+          return failure();
+        sizes.push_back(*size);
+        continue;
+      }
+      return emitError(loc) << "the import cannot size dim " << d << " of "
+                            << type
+                            << " here: no value of this shape to take it from";
+    }
+    return sizes;
+  };
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def)) {
+    FailureOr<SmallVector<Value>> sizes = dynamicSizes(empty.getDynamicSizes());
+    if (failed(sizes))
+      return failure();
+    return tensor::EmptyOp::create(b_, loc, type, *sizes).getResult();
+  }
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = cast<DenseElementsAttr>(cst.getValue());
+    if (type.hasStaticShape())
+      return arith::ConstantOp::create(b_, loc, type,
+                                       dense.resizeSplat(type))
+          .getResult();
+    // A dense splat needs a static shape: a fill of the scalar instead.
+    FailureOr<SmallVector<Value>> sizes = dynamicSizes({});
+    if (failed(sizes))
+      return failure();
+    Value scalar = arith::ConstantOp::create(
+        b_, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    Value init = tensor::EmptyOp::create(b_, loc, type, *sizes);
+    return linalg::FillOp::create(b_, loc, scalar, init).getResult(0);
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+    FailureOr<Value> scalar = getScalar(fill.getInputs()[0]);
+    FailureOr<Value> init = get(fill.getOutputs()[0], want, donor);
+    if (failed(scalar) || failed(init))
+      return failure();
+    return linalg::FillOp::create(b_, loc, *scalar, *init).getResult(0);
+  }
+  auto bcast = cast<linalg::BroadcastOp>(def);
+  // The vector is along the last dim: split there, each rank takes its
+  // chunk of it; otherwise all of it.
+  FailureOr<Value> vec = get(bcast.getInput(), ValueLayout::replicated());
+  FailureOr<Value> init = get(bcast.getInit(), want, donor);
+  if (failed(vec) || failed(init))
+    return failure();
+  Value vector = *vec;
+  if (want.dim == global.getRank() - 1) {
+    auto vType = cast<RankedTensorType>(vector.getType());
+    vector = LocalChunkOp::create(
+        b_, loc,
+        RankedTensorType::get({type.getShape().back()}, vType.getElementType()),
+        vector, want.chunks.withDim(0));
+  }
+  return linalg::BroadcastOp::create(b_, loc, vector, *init,
+                                     bcast.getDimensions())
+      ->getResult(0);
+}

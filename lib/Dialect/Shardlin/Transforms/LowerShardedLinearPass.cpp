@@ -1,0 +1,198 @@
+//===- LowerShardedLinearPass.cpp - The --lower-sharded-linear pass ------===//
+//
+// The pass on one function: checks every linear's sizes, fuses the blocks,
+// decides every other linear once (reporting what cannot be lowered) and
+// applies the patterns of LowerShardedLinear.cpp and LowerLayouts.cpp; and
+// its options as other tools' flags (lowerShardedLinearFlags).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+
+#include "BlockFusion.h"
+#include "LinearDecisions.h"
+#include "PassOptions.h"
+
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <memory>
+
+namespace mlir::shardlin {
+#define GEN_PASS_DEF_LOWERSHARDEDLINEAR
+#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+} // namespace mlir::shardlin
+
+using namespace mlir;
+using namespace mlir::shardlin;
+namespace support = mlir::shardlin::detail;
+using support::DecisionTable;
+
+namespace {
+using support::checkOptionString;
+using support::optionValues;
+using support::toLoweringOptions;
+
+struct LowerShardedLinearPass
+    : mlir::shardlin::impl::LowerShardedLinearBase<LowerShardedLinearPass> {
+  using LowerShardedLinearBase::LowerShardedLinearBase;
+  friend LowerShardedLinearOptions
+  support::optionValues<>(const LowerShardedLinearPass &);
+  friend LogicalResult support::checkOptionString<>(
+      LowerShardedLinearPass &, StringRef,
+      function_ref<LogicalResult(const Twine &)>);
+  template <typename PassT, typename Fn>
+  friend void support::forEachOption(PassT &, Fn &&);
+
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(checkOptionString(*this, options, errorHandler)))
+      return failure();
+    return LowerShardedLinearBase::initializeOptions(options, errorHandler);
+  }
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    std::string error;
+    FailureOr<LoweringOptions> checked =
+        toLoweringOptions(optionValues(*this), error);
+    if (failed(checked))
+      return emitError(UnknownLoc::get(ctx)) << error;
+    options = *checked;
+    decisions = std::make_shared<DecisionTable>(options);
+    RewritePatternSet set(ctx);
+    support::populateLinearPatterns(set, decisions);
+    patterns = std::move(set);
+    return success();
+  }
+
+  void explainDecision(LinearOp op, const LoweringDecision &d) {
+    InFlightDiagnostic r = op.emitRemark();
+    r << "lowered " << (op.splitsK() ? "row-wise" : "col-wise");
+    if (!op.hasDefaultLayouts())
+      r << " (layouts " << stringifyLayout(op.getInputLayout()) << " -> "
+        << stringifyLayout(op.getResultLayout()) << ")";
+    r << " with " << ::shardlin::strategyName(d.strategy) << " (";
+    if (!options.forced)
+      r << "cheapest estimate";
+    else if (*options.forced == d.strategy)
+      r << "forced";
+    else
+      r << "cheapest estimate: the forced "
+        << ::shardlin::strategyName(*options.forced)
+        << " does not apply to these layouts";
+    r << ")";
+    if (d.assumedRows > 0)
+      r << " for " << d.assumedRows
+        << " rows per rank (the batch dims are dynamic; option assumed-rows)";
+    for (const ::shardlin::StrategyCost &c : d.candidates)
+      r << "; " << ::shardlin::strategyName(c.strategy) << ": est. "
+        << llvm::formatv("{0:F3}", c.estimatedUs).str() << " us, max "
+        << c.maxBytesSent() << " bytes sent, max " << c.maxPeakExtraBytes()
+        << " extra bytes per rank";
+  }
+
+  void runOnOperation() override {
+    bool ok = true;
+    // Every linear's sizes first: the block fusion and the decisions below
+    // compute with them.
+    getOperation()->walk([&](LinearOp op) {
+      if (failed(support::checkSizes(op, /*emitErrors=*/true,
+                                     options.assumedRows)))
+        ok = false;
+    });
+    if (!ok)
+      return signalPassFailure();
+
+    // Blocks (col-wise -> elementwise -> row-wise) fused as one unit; the
+    // linears of a fused block are gone before the per-linear decisions.
+    if (fuseBlocks) {
+      uint64_t fused = 0;
+      support::fuseBlocks(getOperation(), options, explain, fused);
+      numFusedBlocks += fused;
+    }
+
+    // Decide every other linear once, reporting what cannot be lowered;
+    // the patterns then read the decisions recorded here.
+    getOperation()->walk([&](LinearOp op) {
+      ShardedType w = op.getWeightType();
+      if (w.getNumRanks() == 1) {
+        ++numSingleRank;
+        return;
+      }
+      DecisionTable::Entry e = decisions->get(op);
+      const LoweringDecision &d = e->decision; // Sizes checked above.
+      if (!e->fits) {
+        support::reportNoFit(op, options, d);
+        ok = false;
+        return;
+      }
+      if (explain)
+        explainDecision(op, d);
+      if (d.strategy == ::shardlin::Strategy::GatherWeight)
+        ++numGatherWeight;
+      else if (op.splitsK())
+        ++numRowWise;
+      else
+        ++numColWise;
+    });
+    if (!ok)
+      return signalPassFailure();
+
+    walkAndApplyPatterns(getOperation(), patterns);
+
+    // Every verified linear matches exactly one pattern; anything left is a
+    // bug, reported as a diagnostic rather than silently passed on.
+    getOperation()->walk([&](LinearOp op) {
+      op.emitOpError() << "no lowering strategy applies to this linear";
+      ok = false;
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+
+  FrozenRewritePatternSet patterns;
+  LoweringOptions options;
+  /// Shared with `patterns`.
+  std::shared_ptr<DecisionTable> decisions;
+};
+
+} // namespace
+
+std::vector<LoweringFlag> mlir::shardlin::lowerShardedLinearFlags() {
+  // The defaults as the pass prints its options:
+  // "lower-sharded-linear{assumed-rows=1024 bandwidth-gbps=... }".
+  LowerShardedLinearPass pass;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  llvm::StringMap<std::string> defaults;
+  StringRef body = StringRef(text).split('{').second.rsplit('}').first;
+  SmallVector<StringRef> pairs;
+  body.split(pairs, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef pair : pairs) {
+    auto [key, value] = pair.split('=');
+    defaults[key] = value.str();
+  }
+  std::vector<LoweringFlag> flags;
+  support::forEachOption(pass, [&](auto &option) {
+    flags.push_back({option.ArgStr.str(), option.HelpStr.str(),
+                     defaults.lookup(option.ArgStr)});
+  });
+  return flags;
+}
+
+FailureOr<LowerShardedLinearOptions>
+mlir::shardlin::parseLowerShardedLinearOptions(StringRef options,
+                                               std::string &error) {
+  LowerShardedLinearPass pass;
+  if (failed(pass.initializeOptions(options, [&](const Twine &message) {
+        error = message.str();
+        return failure();
+      })))
+    return failure();
+  LowerShardedLinearOptions values = optionValues(pass);
+  if (failed(toLoweringOptions(values, error)))
+    return failure();
+  return values;
+}
