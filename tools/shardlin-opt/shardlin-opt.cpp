@@ -2,6 +2,10 @@
 //
 // MlirOptMain with the shardlin dialect and passes, plus the upstream dialects
 // and generic passes (canonicalize, cse, ...) that shardlin programs use.
+// A pipeline that lowers linears (--lower-sharded-linear) imports upstream
+// `shard` modules first (--shardlin-import-shard, which leaves a module
+// without a shard.grid as it is), so that modules in the global view lower
+// directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,11 +17,15 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <vector>
@@ -75,7 +83,6 @@ int main(int argc, char **argv) {
   });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
-  mlir::shardlin::registerImportShardPass();
   // The native path: its pipeline and the passes it is made of
   // (one-shot-bufferize, convert-shardlin-to-llvm, ...), to run its steps
   // one by one.
@@ -101,6 +108,42 @@ int main(int argc, char **argv) {
     if (arg == "--help-all" || arg == "-help-all")
       a = fullHelp;
   }
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      static_cast<int>(args.size()), args.data(), kOverview, registry));
+  int count = static_cast<int>(args.size());
+  auto [inputFilename, outputFilename] =
+      mlir::registerAndParseCLIOptions(count, args.data(), kOverview, registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  const mlir::MlirOptMainConfig commandLine = config;
+  config.setPassPipelineSetupFn([commandLine](mlir::PassManager &pm) {
+    // The command line's pipeline, built once in a scratch manager to see
+    // whether it lowers linears.
+    mlir::PassManager probe(pm.getContext(), pm.getOpAnchorName(),
+                            mlir::OpPassManager::Nesting::Implicit);
+    if (mlir::failed(commandLine.setupPassPipeline(probe)))
+      return mlir::failure();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    probe.printAsTextualPipeline(os);
+    if (llvm::StringRef(text).contains("lower-sharded-linear") &&
+        !llvm::StringRef(text).contains("shardlin-import-shard"))
+      pm.addPass(mlir::shardlin::createImportShard());
+    return commandLine.setupPassPipeline(pm);
+  });
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

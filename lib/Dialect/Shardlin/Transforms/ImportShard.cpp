@@ -33,10 +33,6 @@ void mlir::shardlin::registerImportShardDialects(DialectRegistry &registry) {
                   arith::ArithDialect, math::MathDialect>();
 }
 
-void mlir::shardlin::registerImportShardPass() {
-  registerPass([] { return createImportShard(); });
-}
-
 bool mlir::shardlin::hasShardGrid(ModuleOp module) {
   return !module.getOps<shard::GridOp>().empty();
 }

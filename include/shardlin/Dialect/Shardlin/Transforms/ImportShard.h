@@ -23,9 +23,8 @@ namespace mlir::shardlin {
 /// the shard, func, linalg, tensor, arith and math dialects and shardlin.
 void registerImportShardDialects(DialectRegistry &registry);
 
-/// Registers `--shardlin-import-shard` for command lines (shardlin-opt).
-/// The pass itself is createImportShard() (Passes.h).
-void registerImportShardPass();
+/// The pass is createImportShard(); registerShardlinPasses() registers
+/// `--shardlin-import-shard` for command lines (Passes.h).
 
 /// Whether `module` holds a `shard.grid` (then it is in the upstream form
 /// and needs the import before it can be lowered).
