@@ -238,6 +238,34 @@ def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
   }];
 }
 
+def Shardlin_AllReduceOp : Shardlin_CollectiveOp<"all_reduce",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Sum over ranks; every rank receives the whole sum";
+  let description = [{
+    Computes the elementwise sum of the inputs of all ranks and returns it
+    to every rank. The input and the result are rank-local tensors of the
+    same type; every rank's input must have the same shape at run time (a
+    dynamic dim takes the same size on every rank). f16 and bf16 are summed
+    in f32 and rounded once.
+
+    It is the collective of a value that every rank holds alike but whose
+    contributions are computed on each rank: a replicated bias's gradient
+    (docs/training.md), or a row-wise layer whose result is replicated.
+
+    ```mlir
+    %s = shardlin.all_reduce %db : tensor<11xf32> -> tensor<11xf32>
+    ```
+
+    It maps to one all-reduce call of the runtime (MPI_Allreduce,
+    ncclAllReduce). It has no chunk attribute: every rank contributes and
+    receives the whole tensor.
+  }];
+  let arguments = commonArgs;
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  // AllTypesMatch is the whole rule.
+  let hasVerifier = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Local compute.
 //===----------------------------------------------------------------------===//
