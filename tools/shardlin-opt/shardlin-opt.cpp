@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
@@ -37,6 +38,10 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
      << "shardlin's pass:\n";
   if (const mlir::PassInfo *info =
           mlir::PassInfo::lookup("lower-sharded-linear"))
+    info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+  os << "\nBackward functions (docs/training.md):\n";
+  if (const mlir::PassInfo *info =
+          mlir::PassInfo::lookup("shardlin-generate-backward"))
     info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
   os << "\nThe native path (docs/native.md): to the LLVM dialect, shardlin's "
         "ops as calls of\nthe runtime's C ABI:\n";
@@ -73,6 +78,8 @@ int main(int argc, char **argv) {
   });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
+  // --shardlin-generate-backward (docs/training.md).
+  mlir::shardlin::registerShardlinBackwardPasses();
   // The native path: its pipeline and the passes it is made of
   // (one-shot-bufferize, convert-shardlin-to-llvm, ...), to run its steps
   // one by one.
