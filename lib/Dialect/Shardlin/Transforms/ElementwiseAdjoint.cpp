@@ -119,6 +119,22 @@ public:
     constants.try_emplace(v, c);
     return c;
   }
+  /// A constant of the derivative's own (2/sqrt(pi)): in f16 or bf16, the
+  /// sum of the type's nearest value and of the nearest value of the rest,
+  /// which the runtime adds in f32 (its compute type for them), so that the
+  /// constant is not rounded to 11 or 8 bits.
+  Value precise(double v) {
+    auto ft = cast<FloatType>(t);
+    if (!(t.isF16() || t.isBF16()))
+      return constant(v);
+    APFloat hi(v);
+    bool lost = false;
+    hi.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    const double h = hi.convertToDouble();
+    if (!lost)
+      return constant(h);
+    return add(constant(h), constant(v - h));
+  }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
@@ -224,7 +240,7 @@ Value reverse(Scalars &s, ArrayRef<Operation *> ops, Value root, Value g,
       accumulate(a, s.mul(gr, s.sub(s.constant(1.0), s.mul(r, r))));
     } else if (isa<math::ErfOp>(op)) {
       // erf'(a) = 2/sqrt(pi) exp(-a^2).
-      Value scale = s.constant(2.0 / std::sqrt(M_PI));
+      Value scale = s.precise(2.0 / std::sqrt(M_PI));
       accumulate(a, s.mul(gr, s.mul(scale, s.exp(s.neg(s.mul(a, a))))));
     } else if (isa<math::ExpOp>(op)) {
       accumulate(a, s.mul(gr, r));
