@@ -26,6 +26,8 @@
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/runtime/ChunkLayout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -151,6 +153,42 @@ void expectClose(const std::vector<double> &got,
         << what << " element " << e;
 }
 
+/// Fails the test unless every op of `f` is one the runtime runs (the ops
+/// of its op table, elementwise chains it accepts, which ElementwiseChains
+/// decides as the translator does) or one of the three that backward
+/// functions add and the runtime is yet to run (sum_rows, all_reduce,
+/// from_local_shard; docs/training.md). An expand_shape's dynamic sizes are
+/// the dims of one tensor at the same positions, as the translator needs.
+void expectRunnable(func::FuncOp f) {
+  ElementwiseChains chains;
+  EXPECT_TRUE(succeeded(chains.analyze(f.getBody().front(), 64)))
+      << "@" << f.getSymName().str();
+  f.walk([&](Operation *op) {
+    if (op->getParentOp() != f.getOperation() || chains.contains(op))
+      return;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      Value like;
+      for (auto [i, size] : llvm::enumerate(expand.getMixedOutputShape()))
+        if (auto v = dyn_cast<Value>(size)) {
+          auto dim = v.getDefiningOp<tensor::DimOp>();
+          ASSERT_TRUE(dim && dim.getConstantIndex() == static_cast<int64_t>(i))
+              << "an expand_shape size that is not tensor.dim %t, " << i;
+          EXPECT_TRUE(!like || like == dim.getSource());
+          like = dim.getSource();
+        }
+      return;
+    }
+    EXPECT_TRUE(
+        (isa<LocalShardOp, LocalChunkOp, AllGatherOp, AllToAllOp,
+             ReduceScatterOp, GemmOp, BiasAddOp, ConvertOp,
+             tensor::CollapseShapeOp, tensor::DimOp, func::ReturnOp, SumRowsOp,
+             AllReduceOp, FromLocalShardOp>(op)) ||
+        (isa<arith::ConstantOp>(op) && op->getResult(0).getType().isIndex()))
+        << "@" << f.getSymName().str() << " holds '"
+        << op->getName().getStringRef().str() << "'";
+  });
+}
+
 TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
   const auto &[c, options] = GetParam();
   const int64_t w = c.worldSize;
@@ -171,13 +209,17 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
   auto saving = module->lookupSymbol<func::FuncOp>("f_forward_saving");
   ASSERT_TRUE(f) << "no @f";
   ASSERT_TRUE(lowered) << "no lowered @f";
-  ASSERT_TRUE(backward) << "no @f_backward in\n" << [&] {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    return text;
-  }();
+  ASSERT_TRUE(backward) << "no @f_backward in\n"
+                        << [&] {
+                             std::string text;
+                             llvm::raw_string_ostream os(text);
+                             module->print(os);
+                             return text;
+                           }();
   lowered.walk([&](LinearOp) { FAIL() << "@f is not lowered"; });
+  expectRunnable(backward);
+  if (saving)
+    expectRunnable(saving);
 
   std::mt19937 rng(1234);
   std::vector<std::vector<Tensor>> args = randomArgs(f, c, rng);
@@ -249,41 +291,40 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
     }
     for (int64_t r = 0; r < w; ++r) {
       const std::string what = std::string(c.name) + " (" + options.name +
-                               "): gradient of argument " +
-                               std::to_string(i) + " on rank " +
-                               std::to_string(r);
+                               "): gradient of argument " + std::to_string(i) +
+                               " on rank " + std::to_string(r);
       if (!sharded) {
         expectClose(grads[i][r].data, want[r], what);
         continue;
       }
       // Rank r holds the gradient of its own chunk of the weight.
       const int64_t d = sharded.getSharding().getDim();
-      std::vector<int64_t> placements(sharded.getSharding().getPlacements().begin(),
-                                      sharded.getSharding().getPlacements().end());
+      std::vector<int64_t> placements(
+          sharded.getSharding().getPlacements().begin(),
+          sharded.getSharding().getPlacements().end());
       ::shardlin::rt::Range range =
           ::shardlin::rt::ChunkLayout(sharded.getShape()[d], placements)
               .ofRank(r);
       Tensor all = args[i][r];
       all.data = want[r];
-      expectClose(grads[i][r].data,
-                  [&] {
-                    std::vector<int64_t> shape = all.shape;
-                    std::vector<double> chunk;
-                    int64_t outer = 1, inner = 1;
-                    for (int64_t k = 0; k < d; ++k)
-                      outer *= shape[k];
-                    for (size_t k = d + 1; k < shape.size(); ++k)
-                      inner *= shape[k];
-                    for (int64_t o = 0; o < outer; ++o)
-                      for (int64_t k = 0; k < range.size; ++k)
-                        for (int64_t in = 0; in < inner; ++in)
-                          chunk.push_back(
-                              all.data[(o * shape[d] + range.offset + k) *
-                                           inner +
-                                       in]);
-                    return chunk;
-                  }(),
-                  what + " (its chunk)");
+      expectClose(
+          grads[i][r].data,
+          [&] {
+            std::vector<int64_t> shape = all.shape;
+            std::vector<double> chunk;
+            int64_t outer = 1, inner = 1;
+            for (int64_t k = 0; k < d; ++k)
+              outer *= shape[k];
+            for (size_t k = d + 1; k < shape.size(); ++k)
+              inner *= shape[k];
+            for (int64_t o = 0; o < outer; ++o)
+              for (int64_t k = 0; k < range.size; ++k)
+                for (int64_t in = 0; in < inner; ++in)
+                  chunk.push_back(
+                      all.data[(o * shape[d] + range.offset + k) * inner + in]);
+            return chunk;
+          }(),
+          what + " (its chunk)");
     }
   }
 }
@@ -292,138 +333,321 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
 // The cases
 //===----------------------------------------------------------------------===//
 
-#define SH(shape, dim, placements)                                            \
-  "!shardlin.sharded<tensor<" shape ">, #shardlin.chunk<dim = " dim           \
+#define SH(shape, dim, placements)                                             \
+  "!shardlin.sharded<tensor<" shape ">, #shardlin.chunk<dim = " dim            \
   ", placements = [" placements "]>>"
 
 const Case kCases[] = {
     // Col-wise, N = 7 over 3 ranks (3, 3, 1), permuted placements.
     {"col_wise",
-     "func.func @f(%x: tensor<4x5xf64>, %w: " SH("7x5xf64", "0", "2, 0, 1")
-     ", %b: tensor<7xf64>) -> tensor<4x7xf64> {\n"
-     "  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf64>, " SH("7x5xf64", "0", "2, 0, 1")
-     ", tensor<7xf64>) -> tensor<4x7xf64>\n"
-     "  return %y : tensor<4x7xf64>\n}\n",
+     "func.func @f(%x: tensor<4x5xf64>, %w: " SH(
+         "7x5xf64", "0",
+         "2, 0, 1") ", %b: tensor<7xf64>) -> tensor<4x7xf64> {\n"
+                    "  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf64>, " SH(
+                        "7x5xf64", "0",
+                        "2, 0, 1") ", tensor<7xf64>) -> tensor<4x7xf64>\n"
+                                   "  return %y : tensor<4x7xf64>\n}\n",
      3,
      {2}},
     // Row-wise, K = 5 over 4 ranks (2, 2, 1, 0: an empty chunk), a
     // multi-hop permutation, a 3-D input.
     {"row_wise_empty_chunk",
-     "func.func @f(%x: tensor<2x3x5xf64>, %w: " SH("6x5xf64", "1", "3, 1, 0, 2")
-     ", %b: tensor<6xf64>) -> tensor<2x3x6xf64> {\n"
-     "  %y = shardlin.linear %x, %w, %b : (tensor<2x3x5xf64>, " SH("6x5xf64", "1", "3, 1, 0, 2")
-     ", tensor<6xf64>) -> tensor<2x3x6xf64>\n"
-     "  return %y : tensor<2x3x6xf64>\n}\n",
+     "func.func @f(%x: tensor<2x3x5xf64>, %w: " SH(
+         "6x5xf64", "1",
+         "3, 1, 0, 2") ", %b: tensor<6xf64>) -> tensor<2x3x6xf64> {\n"
+                       "  %y = shardlin.linear %x, %w, %b : "
+                       "(tensor<2x3x5xf64>, " SH(
+                           "6x5xf64", "1",
+                           "3, 1, 0, 2") ", tensor<6xf64>) -> "
+                                         "tensor<2x3x6xf64>\n"
+                                         "  return %y : tensor<2x3x6xf64>\n}\n",
      4,
      {2}},
     // A 1-D input (one row), no bias.
     {"one_d",
-     "func.func @f(%x: tensor<5xf64>, %w: " SH("4x5xf64", "0", "1, 0")
-     ") -> tensor<4xf64> {\n"
-     "  %y = shardlin.linear %x, %w : (tensor<5xf64>, " SH("4x5xf64", "0", "1, 0")
-     ") -> tensor<4xf64>\n"
-     "  return %y : tensor<4xf64>\n}\n",
+     "func.func @f(%x: tensor<5xf64>, %w: " SH(
+         "4x5xf64", "0",
+         "1, 0") ") -> tensor<4xf64> {\n"
+                 "  %y = shardlin.linear %x, %w : (tensor<5xf64>, " SH(
+                     "4x5xf64", "0", "1, 0") ") -> tensor<4xf64>\n"
+                                             "  return %y : tensor<4xf64>\n}\n",
      2,
      {}},
     // An MLP with GELU (tanh form, tensor ops), F = 7 over 3 ranks, and a
     // residual add.
-    {"mlp_gelu_tanh",
-     "func.func @f(%x: tensor<3x4xf64>, %w1: " SH("7x4xf64", "0", "1, 2, 0")
-     ", %b1: tensor<7xf64>, %w2: " SH("4x7xf64", "1", "1, 2, 0")
-     ", %b2: tensor<4xf64>) -> tensor<3x4xf64> {\n"
-     "  %h = shardlin.linear %x, %w1, %b1 : (tensor<3x4xf64>, " SH("7x4xf64", "0", "1, 2, 0")
-     ", tensor<7xf64>) -> tensor<3x7xf64>\n"
-     "  %half = arith.constant dense<0.5> : tensor<3x7xf64>\n"
-     "  %one = arith.constant dense<1.0> : tensor<3x7xf64>\n"
-     "  %c = arith.constant dense<0.7978845608028654> : tensor<3x7xf64>\n"
-     "  %k = arith.constant dense<0.044715> : tensor<3x7xf64>\n"
-     "  %h2 = arith.mulf %h, %h : tensor<3x7xf64>\n"
-     "  %h3 = arith.mulf %h2, %h : tensor<3x7xf64>\n"
-     "  %t0 = arith.mulf %k, %h3 : tensor<3x7xf64>\n"
-     "  %t1 = arith.addf %h, %t0 : tensor<3x7xf64>\n"
-     "  %t2 = arith.mulf %c, %t1 : tensor<3x7xf64>\n"
-     "  %t3 = math.tanh %t2 : tensor<3x7xf64>\n"
-     "  %t4 = arith.addf %one, %t3 : tensor<3x7xf64>\n"
-     "  %t5 = arith.mulf %half, %h : tensor<3x7xf64>\n"
-     "  %a = arith.mulf %t5, %t4 : tensor<3x7xf64>\n"
-     "  %y = shardlin.linear %a, %w2, %b2 : (tensor<3x7xf64>, " SH("4x7xf64", "1", "1, 2, 0")
-     ", tensor<4xf64>) -> tensor<3x4xf64>\n"
-     "  %r = arith.addf %y, %x : tensor<3x4xf64>\n"
-     "  return %r : tensor<3x4xf64>\n}\n",
-     3,
-     {2, 4}},
+    {
+        "mlp_gelu_tanh",
+        "func.func @f(%x: tensor<3x4xf64>, %w1: " SH("7x4xf64", "0", "1, 2, 0") ", %b1: tensor<7xf64>, %w2: " SH(
+            "4x7xf64", "1",
+            "1, 2, 0") ", %b2: tensor<4xf64>) -> tensor<3x4xf64> {\n"
+                       "  %h = shardlin.linear %x, %w1, %b1 : "
+                       "(tensor<3x4xf64>, " SH(
+                           "7x4xf64", "0",
+                           "1, 2, 0") ", tensor<7xf64>) -> tensor<3x7xf64>\n"
+                                      "  %half = arith.constant dense<0.5> : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %one = arith.constant dense<1.0> : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %c = arith.constant "
+                                      "dense<0.7978845608028654> : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %k = arith.constant dense<0.044715> : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %h2 = arith.mulf %h, %h : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %h3 = arith.mulf %h2, %h : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t0 = arith.mulf %k, %h3 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t1 = arith.addf %h, %t0 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t2 = arith.mulf %c, %t1 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t3 = math.tanh %t2 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t4 = arith.addf %one, %t3 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %t5 = arith.mulf %half, %h : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %a = arith.mulf %t5, %t4 : "
+                                      "tensor<3x7xf64>\n"
+                                      "  %y = shardlin.linear %a, %w2, %b2 : "
+                                      "(tensor<3x7xf64>, " SH(
+                                          "4x7xf64", "1",
+                                          "1, 2, 0") ", tensor<4xf64>) -> "
+                                                     "tensor<3x4xf64>\n"
+                                                     "  %r = arith.addf %y, %x "
+                                                     ": tensor<3x4xf64>\n"
+                                                     "  return %r : "
+                                                     "tensor<3x4xf64>\n}\n",
+        3,
+        {2, 4}},
     // SwiGLU written as one linalg.generic (silu(gate) * up), F = 5 over 2
     // ranks, a 3-D input, the down projection's bias only.
-    {"swiglu_generic",
-     "#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>\n"
-     "func.func @f(%x: tensor<2x2x3xf64>, %wg: " SH("5x3xf64", "0", "1, 0")
-     ", %wu: " SH("5x3xf64", "0", "1, 0") ", %wd: " SH("3x5xf64", "1", "1, 0")
-     ", %bd: tensor<3xf64>) -> tensor<2x2x3xf64> {\n"
-     "  %g = shardlin.linear %x, %wg : (tensor<2x2x3xf64>, " SH("5x3xf64", "0", "1, 0")
-     ") -> tensor<2x2x5xf64>\n"
-     "  %u = shardlin.linear %x, %wu : (tensor<2x2x3xf64>, " SH("5x3xf64", "0", "1, 0")
-     ") -> tensor<2x2x5xf64>\n"
-     "  %e = tensor.empty() : tensor<2x2x5xf64>\n"
-     "  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = "
-     "[\"parallel\", \"parallel\", \"parallel\"]} ins(%g, %u : tensor<2x2x5xf64>, "
-     "tensor<2x2x5xf64>) outs(%e : tensor<2x2x5xf64>) {\n"
-     "  ^bb0(%gi: f64, %ui: f64, %o: f64):\n"
-     "    %one = arith.constant 1.0 : f64\n"
-     "    %n = arith.negf %gi : f64\n"
-     "    %ex = math.exp %n : f64\n"
-     "    %d = arith.addf %one, %ex : f64\n"
-     "    %s = arith.divf %gi, %d : f64\n"
-     "    %p = arith.mulf %s, %ui : f64\n"
-     "    linalg.yield %p : f64\n"
-     "  } -> tensor<2x2x5xf64>\n"
-     "  %y = shardlin.linear %a, %wd, %bd : (tensor<2x2x5xf64>, " SH("3x5xf64", "1", "1, 0")
-     ", tensor<3xf64>) -> tensor<2x2x3xf64>\n"
-     "  return %y : tensor<2x2x3xf64>\n}\n",
-     2,
-     {4}},
+    {
+        "swiglu_generic",
+        "#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>\n"
+        "func.func @f(%x: tensor<2x2x3xf64>, %wg: " SH("5x3xf64", "0", "1, 0") ", %wu: " SH(
+            "5x3xf64", "0",
+            "1, 0") ", %wd: " SH("3x5xf64", "1",
+                                 "1, 0") ", %bd: tensor<3xf64>) -> "
+                                         "tensor<2x2x3xf64> {\n"
+                                         "  %g = shardlin.linear %x, %wg : "
+                                         "(tensor<2x2x3xf64>, " SH(
+                                             "5x3xf64", "0",
+                                             "1, 0") ") -> tensor<2x2x5xf64>\n"
+                                                     "  %u = shardlin.linear "
+                                                     "%x, %wu : "
+                                                     "(tensor<2x2x3xf64>, " SH(
+                                                         "5x3xf64", "0",
+                                                         "1, 0") ") -> "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>\n"
+                                                                 "  %e = "
+                                                                 "tensor.empty("
+                                                                 ") : "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>\n"
+                                                                 "  %a = "
+                                                                 "linalg."
+                                                                 "generic "
+                                                                 "{indexing_"
+                                                                 "maps = [#id, "
+                                                                 "#id, #id], "
+                                                                 "iterator_"
+                                                                 "types = "
+                                                                 "[\"parallel\""
+                                                                 ", "
+                                                                 "\"parallel\","
+                                                                 " \"parallel\""
+                                                                 "]} ins(%g, "
+                                                                 "%u : "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>, "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>) "
+                                                                 "outs(%e : "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>) "
+                                                                 "{\n"
+                                                                 "  ^bb0(%gi: "
+                                                                 "f64, %ui: "
+                                                                 "f64, %o: "
+                                                                 "f64):\n"
+                                                                 "    %one = "
+                                                                 "arith."
+                                                                 "constant 1.0 "
+                                                                 ": f64\n"
+                                                                 "    %n = "
+                                                                 "arith.negf "
+                                                                 "%gi : f64\n"
+                                                                 "    %ex = "
+                                                                 "math.exp %n "
+                                                                 ": f64\n"
+                                                                 "    %d = "
+                                                                 "arith.addf "
+                                                                 "%one, %ex : "
+                                                                 "f64\n"
+                                                                 "    %s = "
+                                                                 "arith.divf "
+                                                                 "%gi, %d : "
+                                                                 "f64\n"
+                                                                 "    %p = "
+                                                                 "arith.mulf "
+                                                                 "%s, %ui : "
+                                                                 "f64\n"
+                                                                 "    "
+                                                                 "linalg.yield "
+                                                                 "%p : f64\n"
+                                                                 "  } -> "
+                                                                 "tensor<"
+                                                                 "2x2x5xf64>\n"
+                                                                 "  %y = "
+                                                                 "shardlin."
+                                                                 "linear %a, "
+                                                                 "%wd, %bd : "
+                                                                 "(tensor<"
+                                                                 "2x2x5xf64>,"
+                                                                 " " SH(
+                                                                     "3x5xf64",
+                                                                     "1",
+                                                                     "1, 0") ","
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "3"
+                                                                             "x"
+                                                                             "f"
+                                                                             "6"
+                                                                             "4"
+                                                                             ">"
+                                                                             ")"
+                                                                             " "
+                                                                             "-"
+                                                                             ">"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "2"
+                                                                             "x"
+                                                                             "2"
+                                                                             "x"
+                                                                             "3"
+                                                                             "x"
+                                                                             "f"
+                                                                             "6"
+                                                                             "4"
+                                                                             ">"
+                                                                             "\n"
+                                                                             " "
+                                                                             " "
+                                                                             "r"
+                                                                             "e"
+                                                                             "t"
+                                                                             "u"
+                                                                             "r"
+                                                                             "n"
+                                                                             " "
+                                                                             "%"
+                                                                             "y"
+                                                                             " "
+                                                                             ":"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "2"
+                                                                             "x"
+                                                                             "2"
+                                                                             "x"
+                                                                             "3"
+                                                                             "x"
+                                                                             "f"
+                                                                             "6"
+                                                                             "4"
+                                                                             ">"
+                                                                             "\n}\n",
+        2,
+        {4}},
     // Dynamic batch: 2, 0 and 3 rows on the three ranks; a ReLU MLP
     // (maximumf) with a residual.
-    {"dynamic_relu_mlp",
-     "func.func @f(%x: tensor<?x4xf64>, %w1: " SH("5x4xf64", "0", "0, 2, 1")
-     ", %b1: tensor<5xf64>, %w2: " SH("4x5xf64", "1", "0, 2, 1")
-     ", %b2: tensor<4xf64>) -> tensor<?x4xf64> {\n"
-     "  %h = shardlin.linear %x, %w1, %b1 : (tensor<?x4xf64>, " SH("5x4xf64", "0", "0, 2, 1")
-     ", tensor<5xf64>) -> tensor<?x5xf64>\n"
-     "  %c0 = arith.constant 0 : index\n"
-     "  %n = tensor.dim %h, %c0 : tensor<?x5xf64>\n"
-     "  %e = tensor.empty(%n) : tensor<?x5xf64>\n"
-     "  %zero = arith.constant 0.0 : f64\n"
-     "  %z = linalg.fill ins(%zero : f64) outs(%e : tensor<?x5xf64>) -> tensor<?x5xf64>\n"
-     "  %a = arith.maximumf %h, %z : tensor<?x5xf64>\n"
-     "  %y = shardlin.linear %a, %w2, %b2 : (tensor<?x5xf64>, " SH("4x5xf64", "1", "0, 2, 1")
-     ", tensor<4xf64>) -> tensor<?x4xf64>\n"
-     "  %r = arith.addf %y, %x : tensor<?x4xf64>\n"
-     "  return %r : tensor<?x4xf64>\n}\n",
-     3,
-     {2, 4},
-     {2, 0, 3}},
+    {
+        "dynamic_relu_mlp",
+        "func.func @f(%x: tensor<?x4xf64>, %w1: " SH("5x4xf64", "0", "0, 2, 1") ", %b1: tensor<5xf64>, %w2: " SH(
+            "4x5xf64", "1",
+            "0, 2, 1") ", %b2: tensor<4xf64>) -> tensor<?x4xf64> {\n"
+                       "  %h = shardlin.linear %x, %w1, %b1 : "
+                       "(tensor<?x4xf64>, " SH(
+                           "5x4xf64", "0",
+                           "0, 2, 1") ", tensor<5xf64>) -> tensor<?x5xf64>\n"
+                                      "  %c0 = arith.constant 0 : index\n"
+                                      "  %n = tensor.dim %h, %c0 : "
+                                      "tensor<?x5xf64>\n"
+                                      "  %e = tensor.empty(%n) : "
+                                      "tensor<?x5xf64>\n"
+                                      "  %zero = arith.constant 0.0 : f64\n"
+                                      "  %z = linalg.fill ins(%zero : f64) "
+                                      "outs(%e : tensor<?x5xf64>) -> "
+                                      "tensor<?x5xf64>\n"
+                                      "  %a = arith.maximumf %h, %z : "
+                                      "tensor<?x5xf64>\n"
+                                      "  %y = shardlin.linear %a, %w2, %b2 : "
+                                      "(tensor<?x5xf64>, " SH(
+                                          "4x5xf64", "1",
+                                          "0, 2, 1") ", tensor<4xf64>) -> "
+                                                     "tensor<?x4xf64>\n"
+                                                     "  %r = arith.addf %y, %x "
+                                                     ": tensor<?x4xf64>\n"
+                                                     "  return %r : "
+                                                     "tensor<?x4xf64>\n}\n",
+        3,
+        {2, 4},
+        {2, 0, 3}},
     // Row-wise with an empty chunk on rows of run-time sizes (1, 3, 0, 2
     // rows on the four ranks, batch x 2), the result used twice.
     {"dynamic_row_wise",
-     "func.func @f(%x: tensor<?x2x5xf64>, %w: " SH("3x5xf64", "1", "2, 3, 1, 0")
-     ", %b: tensor<3xf64>) -> tensor<?x2x3xf64> {\n"
-     "  %y = shardlin.linear %x, %w, %b : (tensor<?x2x5xf64>, " SH("3x5xf64", "1", "2, 3, 1, 0")
-     ", tensor<3xf64>) -> tensor<?x2x3xf64>\n"
-     "  %s = arith.mulf %y, %y : tensor<?x2x3xf64>\n"
-     "  return %s : tensor<?x2x3xf64>\n}\n",
+     "func.func @f(%x: tensor<?x2x5xf64>, %w: " SH(
+         "3x5xf64", "1",
+         "2, 3, 1, 0") ", %b: tensor<3xf64>) -> tensor<?x2x3xf64> {\n"
+                       "  %y = shardlin.linear %x, %w, %b : "
+                       "(tensor<?x2x5xf64>, " SH(
+                           "3x5xf64", "1",
+                           "2, 3, 1, 0") ", tensor<3xf64>) -> "
+                                         "tensor<?x2x3xf64>\n"
+                                         "  %s = arith.mulf %y, %y : "
+                                         "tensor<?x2x3xf64>\n"
+                                         "  return %s : tensor<?x2x3xf64>\n}\n",
      4,
      {2},
      {1, 3, 0, 2}},
     // W = 1 with GELU (erf form) on a 2-D batch of dynamic dims.
     {"single_rank_gelu_erf",
-     "func.func @f(%x: tensor<?x?x3xf64>, %w: " SH("4x3xf64", "0", "0")
-     ", %b: tensor<4xf64>) -> tensor<?x?x4xf64> {\n"
-     "  %h = shardlin.linear %x, %w, %b : (tensor<?x?x3xf64>, " SH("4x3xf64", "0", "0")
-     ", tensor<4xf64>) -> tensor<?x?x4xf64>\n"
-     "  %a = linalg.elementwise kind=#linalg.elementwise_kind<erf> ins(%h : "
-     "tensor<?x?x4xf64>) outs(%h : tensor<?x?x4xf64>) -> tensor<?x?x4xf64>\n"
-     "  %p = arith.mulf %a, %h : tensor<?x?x4xf64>\n"
-     "  return %p : tensor<?x?x4xf64>\n}\n",
+     "func.func @f(%x: tensor<?x?x3xf64>, %w: " SH(
+         "4x3xf64", "0",
+         "0") ", %b: tensor<4xf64>) -> tensor<?x?x4xf64> {\n"
+              "  %h = shardlin.linear %x, %w, %b : (tensor<?x?x3xf64>, " SH(
+                  "4x3xf64", "0",
+                  "0") ", tensor<4xf64>) -> tensor<?x?x4xf64>\n"
+                       "  %a = linalg.elementwise "
+                       "kind=#linalg.elementwise_kind<erf> ins(%h : "
+                       "tensor<?x?x4xf64>) outs(%h : tensor<?x?x4xf64>) -> "
+                       "tensor<?x?x4xf64>\n"
+                       "  %p = arith.mulf %a, %h : tensor<?x?x4xf64>\n"
+                       "  return %p : tensor<?x?x4xf64>\n}\n",
      1,
      {2},
      {3}},
@@ -432,65 +656,247 @@ const Case kCases[] = {
     {"elementwise_zoo",
      "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
      "#row = affine_map<(d0, d1) -> (d1)>\n"
-     "func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: " SH("6x4xf64", "0", "1, 0")
-     ", %b1: tensor<6xf64>, %s: tensor<6xf64>, %w2: " SH("2x6xf64", "1", "0, 1")
-     ") -> (tensor<3x2xf64>, tensor<3x6xf64>) {\n"
-     "  %bb = arith.mulf %b1, %s : tensor<6xf64>\n"
-     "  %h = shardlin.linear %x, %w1, %bb : (tensor<3x4xf64>, " SH("6x4xf64", "0", "1, 0")
-     ", tensor<6xf64>) -> tensor<3x6xf64>\n"
-     "  %e = tensor.empty() : tensor<3x6xf64>\n"
-     "  %m = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = "
-     "[\"parallel\", \"parallel\"]} ins(%h, %v : tensor<3x6xf64>, tensor<6xf64>) "
-     "outs(%e : tensor<3x6xf64>) {\n"
-     "  ^bb0(%hi: f64, %vi: f64, %o: f64):\n"
-     "    %a = math.absf %hi : f64\n"
-     "    %l = math.log %a : f64\n"
-     "    %q = math.sqrt %a : f64\n"
-     "    %rq = math.rsqrt %a : f64\n"
-     "    %ex = math.exp %vi : f64\n"
-     "    %t1 = arith.subf %l, %q : f64\n"
-     "    %t2 = arith.mulf %t1, %rq : f64\n"
-     "    %t3 = arith.divf %t2, %ex : f64\n"
-     "    %mn = arith.minimumf %t3, %vi : f64\n"
-     "    %mx = arith.maxnumf %mn, %hi : f64\n"
-     "    %c = arith.cmpf olt, %hi, %vi : f64\n"
-     "    %sel = arith.select %c, %mx, %t3 : f64\n"
-     "    %ng = arith.negf %sel : f64\n"
-     "    linalg.yield %ng : f64\n"
-     "  } -> tensor<3x6xf64>\n"
-     "  %y = shardlin.linear %m, %w2 : (tensor<3x6xf64>, " SH("2x6xf64", "1", "0, 1")
-     ") -> tensor<3x2xf64>\n"
-     "  return %y, %m : tensor<3x2xf64>, tensor<3x6xf64>\n}\n",
+     "func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: " SH(
+         "6x4xf64", "0", "1, 0") ", %b1: tensor<6xf64>, %s: tensor<6xf64>, "
+                                 "%w2: " SH("2x6xf64", "1",
+                                            "0, 1") ") -> (tensor<3x2xf64>, "
+                                                    "tensor<3x6xf64>) {\n"
+                                                    "  %bb = arith.mulf %b1, "
+                                                    "%s : tensor<6xf64>\n"
+                                                    "  %h = shardlin.linear "
+                                                    "%x, %w1, %bb : "
+                                                    "(tensor<3x4xf64>, " SH(
+                                                        "6x4xf64", "0",
+                                                        "1, 0") ", "
+                                                                "tensor<6xf64>)"
+                                                                " -> "
+                                                                "tensor<"
+                                                                "3x6xf64>\n"
+                                                                "  %e = "
+                                                                "tensor.empty()"
+                                                                " : "
+                                                                "tensor<"
+                                                                "3x6xf64>\n"
+                                                                "  %m = "
+                                                                "linalg."
+                                                                "generic "
+                                                                "{indexing_"
+                                                                "maps = [#id, "
+                                                                "#row, #id], "
+                                                                "iterator_"
+                                                                "types = "
+                                                                "[\"parallel\","
+                                                                " \"parallel\"]"
+                                                                "} ins(%h, %v "
+                                                                ": "
+                                                                "tensor<"
+                                                                "3x6xf64>, "
+                                                                "tensor<6xf64>)"
+                                                                " "
+                                                                "outs(%e : "
+                                                                "tensor<"
+                                                                "3x6xf64>) {\n"
+                                                                "  ^bb0(%hi: "
+                                                                "f64, %vi: "
+                                                                "f64, %o: "
+                                                                "f64):\n"
+                                                                "    %a = "
+                                                                "math.absf %hi "
+                                                                ": f64\n"
+                                                                "    %l = "
+                                                                "math.log %a : "
+                                                                "f64\n"
+                                                                "    %q = "
+                                                                "math.sqrt %a "
+                                                                ": f64\n"
+                                                                "    %rq = "
+                                                                "math.rsqrt %a "
+                                                                ": f64\n"
+                                                                "    %ex = "
+                                                                "math.exp %vi "
+                                                                ": f64\n"
+                                                                "    %t1 = "
+                                                                "arith.subf "
+                                                                "%l, %q : f64\n"
+                                                                "    %t2 = "
+                                                                "arith.mulf "
+                                                                "%t1, %rq : "
+                                                                "f64\n"
+                                                                "    %t3 = "
+                                                                "arith.divf "
+                                                                "%t2, %ex : "
+                                                                "f64\n"
+                                                                "    %mn = "
+                                                                "arith."
+                                                                "minimumf %t3, "
+                                                                "%vi : f64\n"
+                                                                "    %mx = "
+                                                                "arith.maxnumf "
+                                                                "%mn, %hi : "
+                                                                "f64\n"
+                                                                "    %c = "
+                                                                "arith.cmpf "
+                                                                "olt, %hi, %vi "
+                                                                ": f64\n"
+                                                                "    %sel = "
+                                                                "arith.select "
+                                                                "%c, %mx, %t3 "
+                                                                ": f64\n"
+                                                                "    %ng = "
+                                                                "arith.negf "
+                                                                "%sel : f64\n"
+                                                                "    "
+                                                                "linalg.yield "
+                                                                "%ng : f64\n"
+                                                                "  } -> "
+                                                                "tensor<"
+                                                                "3x6xf64>\n"
+                                                                "  %y = "
+                                                                "shardlin."
+                                                                "linear %m, "
+                                                                "%w2 : "
+                                                                "(tensor<"
+                                                                "3x6xf64>, " SH(
+                                                                    "2x6xf64",
+                                                                    "1",
+                                                                    "0, 1") ") "
+                                                                            "->"
+                                                                            " t"
+                                                                            "en"
+                                                                            "so"
+                                                                            "r<"
+                                                                            "3x"
+                                                                            "2x"
+                                                                            "f6"
+                                                                            "4>"
+                                                                            "\n"
+                                                                            "  "
+                                                                            "re"
+                                                                            "tu"
+                                                                            "rn"
+                                                                            " %"
+                                                                            "y,"
+                                                                            " %"
+                                                                            "m "
+                                                                            ": "
+                                                                            "te"
+                                                                            "ns"
+                                                                            "or"
+                                                                            "<3"
+                                                                            "x2"
+                                                                            "xf"
+                                                                            "64"
+                                                                            ">,"
+                                                                            " t"
+                                                                            "en"
+                                                                            "so"
+                                                                            "r<"
+                                                                            "3x"
+                                                                            "6x"
+                                                                            "f6"
+                                                                            "4>"
+                                                                            "\n"
+                                                                            "}"
+                                                                            "\n",
      2,
      {3, 4}},
     // Two blocks and residuals on a 1-D input, the first weight used twice
     // (tied), f32 and f16 interpreted exactly (the program's structure:
     // f32 partial sums, converts).
     {"two_blocks_tied_f16",
-     "func.func @f(%x: tensor<6xf16>, %w1: " SH("5x6xf16", "0", "3, 1, 0, 2")
-     ", %w2: " SH("6x5xf16", "1", "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<6xf16> {\n"
-     "  %h1 = shardlin.linear %x, %w1 : (tensor<6xf16>, " SH("5x6xf16", "0", "3, 1, 0, 2")
-     ") -> tensor<5xf16>\n"
-     "  %a1 = math.tanh %h1 : tensor<5xf16>\n"
-     "  %y1 = shardlin.linear %a1, %w2, %b : (tensor<5xf16>, " SH("6x5xf16", "1", "3, 1, 0, 2")
-     ", tensor<6xf16>) -> tensor<6xf16>\n"
-     "  %r1 = arith.addf %y1, %x : tensor<6xf16>\n"
-     "  %h2 = shardlin.linear %r1, %w1 : (tensor<6xf16>, " SH("5x6xf16", "0", "3, 1, 0, 2")
-     ") -> tensor<5xf16>\n"
-     "  %a2 = math.erf %h2 : tensor<5xf16>\n"
-     "  %y2 = shardlin.linear %a2, %w2 : (tensor<5xf16>, " SH("6x5xf16", "1", "3, 1, 0, 2")
-     ") -> tensor<6xf16>\n"
-     "  %r2 = arith.addf %y2, %r1 : tensor<6xf16>\n"
-     "  return %r2 : tensor<6xf16>\n}\n",
+     "func.func @f(%x: tensor<6xf16>, %w1: " SH("5x6xf16", "0", "3, 1, 0, 2") ", %w2: " SH(
+         "6x5xf16", "1",
+         "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<6xf16> {\n"
+                       "  %h1 = shardlin.linear %x, %w1 : (tensor<6xf16>, " SH(
+                           "5x6xf16",
+                           "0", "3, 1, 0, 2") ") -> tensor<5xf16>\n"
+                                              "  %a1 = math.tanh %h1 : "
+                                              "tensor<5xf16>\n"
+                                              "  %y1 = shardlin.linear %a1, "
+                                              "%w2, %b : (tensor<5xf16>, " SH(
+                                                  "6x5xf16", "1",
+                                                  "3, 1, 0, 2") ", "
+                                                                "tensor<6xf16>)"
+                                                                " -> "
+                                                                "tensor<6xf16>"
+                                                                "\n"
+                                                                "  %r1 = "
+                                                                "arith.addf "
+                                                                "%y1, %x : "
+                                                                "tensor<6xf16>"
+                                                                "\n"
+                                                                "  %h2 = "
+                                                                "shardlin."
+                                                                "linear %r1, "
+                                                                "%w1 : "
+                                                                "(tensor<6xf16>"
+                                                                ", " SH(
+                                                                    "5x6xf16",
+                                                                    "0",
+                                                                    "3, 1, 0, "
+                                                                    "2") ") -> "
+                                                                         "tenso"
+                                                                         "r<"
+                                                                         "5xf16"
+                                                                         ">\n"
+                                                                         "  "
+                                                                         "%a2 "
+                                                                         "= "
+                                                                         "math."
+                                                                         "erf "
+                                                                         "%h2 "
+                                                                         ": "
+                                                                         "tenso"
+                                                                         "r<"
+                                                                         "5xf16"
+                                                                         ">\n"
+                                                                         "  "
+                                                                         "%y2 "
+                                                                         "= "
+                                                                         "shard"
+                                                                         "lin."
+                                                                         "linea"
+                                                                         "r "
+                                                                         "%a2, "
+                                                                         "%w2 "
+                                                                         ": "
+                                                                         "(tens"
+                                                                         "or<"
+                                                                         "5xf16"
+                                                                         ">,"
+                                                                         " " SH(
+                                                                             "6"
+                                                                             "x"
+                                                                             "5"
+                                                                             "x"
+                                                                             "f"
+                                                                             "1"
+                                                                             "6",
+                                                                             "1",
+                                                                             "3"
+                                                                             ","
+                                                                             " "
+                                                                             "1"
+                                                                             ","
+                                                                             " "
+                                                                             "0"
+                                                                             ","
+                                                                             " "
+                                                                             "2") ") -> tensor<6xf16>\n"
+                                                                                  "  %r2 = arith.addf %y2, %r1 : tensor<6xf16>\n"
+                                                                                  "  return %r2 : tensor<6xf16>\n}\n",
      4,
      {3}},
     // bf16, row-wise with a bias (f32 partial sums and bias in f32).
     {"row_wise_bf16",
-     "func.func @f(%x: tensor<3x7xbf16>, %w: " SH("2x7xbf16", "1", "1, 2, 0")
-     ", %b: tensor<2xbf16>) -> tensor<3x2xbf16> {\n"
-     "  %y = shardlin.linear %x, %w, %b : (tensor<3x7xbf16>, " SH("2x7xbf16", "1", "1, 2, 0")
-     ", tensor<2xbf16>) -> tensor<3x2xbf16>\n"
-     "  return %y : tensor<3x2xbf16>\n}\n",
+     "func.func @f(%x: tensor<3x7xbf16>, %w: " SH(
+         "2x7xbf16", "1",
+         "1, 2, 0") ", %b: tensor<2xbf16>) -> tensor<3x2xbf16> {\n"
+                    "  %y = shardlin.linear %x, %w, %b : "
+                    "(tensor<3x7xbf16>, " SH(
+                        "2x7xbf16", "1",
+                        "1, 2, 0") ", tensor<2xbf16>) -> tensor<3x2xbf16>\n"
+                                   "  return %y : tensor<3x2xbf16>\n}\n",
      3,
      {2}},
 };

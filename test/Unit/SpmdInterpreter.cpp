@@ -111,22 +111,38 @@ double scalarOp(Operation *op, const std::vector<double> &a) {
     const bool unordered = std::isnan(x) || std::isnan(y);
     using P = arith::CmpFPredicate;
     switch (cmp.getPredicate()) {
-    case P::AlwaysFalse: return 0;
-    case P::OEQ: return !unordered && x == y;
-    case P::OGT: return !unordered && x > y;
-    case P::OGE: return !unordered && x >= y;
-    case P::OLT: return !unordered && x < y;
-    case P::OLE: return !unordered && x <= y;
-    case P::ONE: return !unordered && x != y;
-    case P::ORD: return !unordered;
-    case P::UEQ: return unordered || x == y;
-    case P::UGT: return unordered || x > y;
-    case P::UGE: return unordered || x >= y;
-    case P::ULT: return unordered || x < y;
-    case P::ULE: return unordered || x <= y;
-    case P::UNE: return unordered || x != y;
-    case P::UNO: return unordered;
-    case P::AlwaysTrue: return 1;
+    case P::AlwaysFalse:
+      return 0;
+    case P::OEQ:
+      return !unordered && x == y;
+    case P::OGT:
+      return !unordered && x > y;
+    case P::OGE:
+      return !unordered && x >= y;
+    case P::OLT:
+      return !unordered && x < y;
+    case P::OLE:
+      return !unordered && x <= y;
+    case P::ONE:
+      return !unordered && x != y;
+    case P::ORD:
+      return !unordered;
+    case P::UEQ:
+      return unordered || x == y;
+    case P::UGT:
+      return unordered || x > y;
+    case P::UGE:
+      return unordered || x >= y;
+    case P::ULT:
+      return unordered || x < y;
+    case P::ULE:
+      return unordered || x <= y;
+    case P::UNE:
+      return unordered || x != y;
+    case P::UNO:
+      return unordered;
+    case P::AlwaysTrue:
+      return 1;
     }
   }
   auto nanOr = [&](double v) {
@@ -134,23 +150,40 @@ double scalarOp(Operation *op, const std::vector<double> &a) {
                ? std::numeric_limits<double>::quiet_NaN()
                : v;
   };
-  if (name == "arith.addf") return a[0] + a[1];
-  if (name == "arith.subf") return a[0] - a[1];
-  if (name == "arith.mulf") return a[0] * a[1];
-  if (name == "arith.divf") return a[0] / a[1];
-  if (name == "arith.negf") return -a[0];
-  if (name == "arith.maximumf") return nanOr(std::max(a[0], a[1]));
-  if (name == "arith.minimumf") return nanOr(std::min(a[0], a[1]));
-  if (name == "arith.maxnumf") return std::fmax(a[0], a[1]);
-  if (name == "arith.minnumf") return std::fmin(a[0], a[1]);
-  if (name == "arith.select") return a[0] != 0 ? a[1] : a[2];
-  if (name == "math.tanh") return std::tanh(a[0]);
-  if (name == "math.erf") return std::erf(a[0]);
-  if (name == "math.exp") return std::exp(a[0]);
-  if (name == "math.log") return std::log(a[0]);
-  if (name == "math.sqrt") return std::sqrt(a[0]);
-  if (name == "math.rsqrt") return 1.0 / std::sqrt(a[0]);
-  if (name == "math.absf") return std::fabs(a[0]);
+  if (name == "arith.addf")
+    return a[0] + a[1];
+  if (name == "arith.subf")
+    return a[0] - a[1];
+  if (name == "arith.mulf")
+    return a[0] * a[1];
+  if (name == "arith.divf")
+    return a[0] / a[1];
+  if (name == "arith.negf")
+    return -a[0];
+  if (name == "arith.maximumf")
+    return nanOr(std::max(a[0], a[1]));
+  if (name == "arith.minimumf")
+    return nanOr(std::min(a[0], a[1]));
+  if (name == "arith.maxnumf")
+    return std::fmax(a[0], a[1]);
+  if (name == "arith.minnumf")
+    return std::fmin(a[0], a[1]);
+  if (name == "arith.select")
+    return a[0] != 0 ? a[1] : a[2];
+  if (name == "math.tanh")
+    return std::tanh(a[0]);
+  if (name == "math.erf")
+    return std::erf(a[0]);
+  if (name == "math.exp")
+    return std::exp(a[0]);
+  if (name == "math.log")
+    return std::log(a[0]);
+  if (name == "math.sqrt")
+    return std::sqrt(a[0]);
+  if (name == "math.rsqrt")
+    return 1.0 / std::sqrt(a[0]);
+  if (name == "math.absf")
+    return std::fabs(a[0]);
   fail("no scalar evaluation of '" + name.str() + "'");
   return 0;
 }
@@ -254,7 +287,8 @@ void Interpreter::step(Operation *op) {
         fail("only splat constants");
         return;
       }
-      Tensor t = Tensor::zeros({type.getShape().begin(), type.getShape().end()});
+      Tensor t =
+          Tensor::zeros({type.getShape().begin(), type.getShape().end()});
       std::fill(t.data.begin(), t.data.end(), *v);
       out.tensors.assign(w, t);
     }
@@ -263,15 +297,14 @@ void Interpreter::step(Operation *op) {
   }
   if (auto d = dyn_cast<tensor::DimOp>(op)) {
     for (int64_t r = 0; r < w; ++r)
-      out.indices.push_back(
-          in(d.getSource())[r].shape[*d.getConstantIndex()]);
+      out.indices.push_back(in(d.getSource())[r].shape[*d.getConstantIndex()]);
     env[d.getResult()] = std::move(out);
     return;
   }
   if (auto e = dyn_cast<tensor::EmptyOp>(op)) {
     each([&](int64_t r) {
-      Tensor t = Tensor::zeros(dynamicSizes(op, e.getType(),
-                                            e.getDynamicSizes(), r));
+      Tensor t =
+          Tensor::zeros(dynamicSizes(op, e.getType(), e.getDynamicSizes(), r));
       std::fill(t.data.begin(), t.data.end(),
                 std::numeric_limits<double>::quiet_NaN());
       return t;
@@ -326,9 +359,9 @@ void Interpreter::step(Operation *op) {
         ChunkAttr spec = l.getSource().getType().getSharding();
         each([&](int64_t r) {
           const Tensor &g = in(l.getSource())[r];
-          rt::Range range = rt::ChunkLayout(g.shape[spec.getDim()],
-                                            placementsOf(spec))
-                                .ofRank(r);
+          rt::Range range =
+              rt::ChunkLayout(g.shape[spec.getDim()], placementsOf(spec))
+                  .ofRank(r);
           return slice(g, spec.getDim(), range.offset, range.size);
         });
       })
@@ -336,9 +369,9 @@ void Interpreter::step(Operation *op) {
         ChunkAttr spec = l.getAlong();
         each([&](int64_t r) {
           const Tensor &g = in(l.getSource())[r];
-          rt::Range range = rt::ChunkLayout(g.shape[spec.getDim()],
-                                            placementsOf(spec))
-                                .ofRank(r);
+          rt::Range range =
+              rt::ChunkLayout(g.shape[spec.getDim()], placementsOf(spec))
+                  .ofRank(r);
           return slice(g, spec.getDim(), range.offset, range.size);
         });
       })
@@ -394,8 +427,8 @@ void Interpreter::step(Operation *op) {
       .Case([&](AllToAllOp a) {
         const int64_t sd = a.getSplit().getDim(), cd = a.getConcat().getDim();
         std::vector<int64_t> concatPlacements = placementsOf(a.getConcat());
-        const bool dynamicConcat = ShapedType::isDynamic(
-            a.getResult().getType().getShape()[cd]);
+        const bool dynamicConcat =
+            ShapedType::isDynamic(a.getResult().getType().getShape()[cd]);
         each([&](int64_t t) {
           std::vector<Tensor> pieces;
           std::vector<int64_t> sizes;
@@ -403,8 +436,7 @@ void Interpreter::step(Operation *op) {
             const Tensor &src = in(a.getInput())[concatPlacements[c]];
             std::vector<rt::Range> ranges =
                 splitRanges(src, sd, placementsOf(a.getSplit()));
-            pieces.push_back(
-                slice(src, sd, ranges[t].offset, ranges[t].size));
+            pieces.push_back(slice(src, sd, ranges[t].offset, ranges[t].size));
             sizes.push_back(pieces.back().shape[cd]);
           }
           Tensor res = concat(pieces, cd);
@@ -544,8 +576,8 @@ void Interpreter::elementwise(Operation *op) {
       };
       if (!linalgOp) {
         std::vector<double> args;
-        AffineMap id = AffineMap::getMultiDimIdentityMap(
-            res.shape.size(), op->getContext());
+        AffineMap id = AffineMap::getMultiDimIdentityMap(res.shape.size(),
+                                                         op->getContext());
         for (Value v : op->getOperands())
           args.push_back(read(v, id));
         res.data[e] = scalarOp(op, args);

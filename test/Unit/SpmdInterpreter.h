@@ -1,4 +1,5 @@
-//===- SpmdInterpreter.h - Running shardlin IR on W simulated ranks -*- C++ -*-===//
+//===- SpmdInterpreter.h - Running shardlin IR on W simulated ranks -*- C++
+//-*-===//
 //
 // A test-only float64 interpreter of shardlin functions, high level
 // (shardlin.linear, by its definition y = x A^T + b with the global weight)

@@ -20,12 +20,10 @@ LogicalResult SumRowsOp::verify() {
                          << in << " and " << res;
   int64_t cols = in.getShape()[1], n = res.getShape()[0];
   if (!ShapedType::isDynamic(cols) && !ShapedType::isDynamic(n) && cols != n)
-    return emitOpError() << "result size " << n
-                         << " differs from the input's " << cols
-                         << " columns";
+    return emitOpError() << "result size " << n << " differs from the input's "
+                         << cols << " columns";
   Type elt = in.getElementType(), resElt = res.getElementType();
-  const bool f32OfNarrow =
-      resElt.isF32() && (elt.isF16() || elt.isBF16());
+  const bool f32OfNarrow = resElt.isF32() && (elt.isF16() || elt.isBF16());
   if (resElt != elt && !f32OfNarrow)
     return emitOpError() << "result element type " << resElt
                          << " must be the input's (" << elt

@@ -37,7 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BackwardBuilder.h"
+#include "BackwardGen.h"
 
 #include "ElementwiseAdjoint.h"
 #include "LoweringSupport.h"
@@ -62,113 +62,9 @@ using namespace mlir::shardlin::detail;
 namespace sd = mlir::shardlin::detail;
 
 bool sd::isCostly(Operation *op) {
-  return isa_and_nonnull<AllGatherOp, AllToAllOp, ReduceScatterOp,
-                         AllReduceOp, GemmOp>(op);
+  return isa_and_nonnull<AllGatherOp, AllToAllOp, ReduceScatterOp, AllReduceOp,
+                         GemmOp>(op);
 }
-
-namespace {
-
-bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
-
-Type elementOf(Value v) {
-  if (auto s = dyn_cast<ShardedType>(v.getType()))
-    return s.getElementType();
-  return cast<ShapedType>(v.getType()).getElementType();
-}
-
-RankedTensorType withElement(Type shaped, Type elt) {
-  return cast<RankedTensorType>(shaped).clone(elt);
-}
-
-bool isChainOp(Operation *op) {
-  bool member = false;
-  return succeeded(isChainMember(*op, member, /*emitErrors=*/false)) &&
-         member && !isa<tensor::EmptyOp, arith::ConstantOp>(op);
-}
-
-/// Whether `spec` is B rows per rank stacked in rank order (dim 0, the
-/// identity placements).
-bool isRankOrderRows(ChunkAttr spec) {
-  if (spec.getDim() != 0)
-    return false;
-  for (auto [i, p] : llvm::enumerate(spec.getPlacements()))
-    if (p != static_cast<int64_t>(i))
-      return false;
-  return true;
-}
-
-class BackwardGen {
-public:
-  explicit BackwardGen(const BackwardRequest &r)
-      : req(r), forward(r.forward), backward(r.backward),
-        fwdBody(forward.getBody().front()),
-        body(backward.getBody().front()), recompute(backward.getContext()),
-        adjoint(backward.getContext()),
-        currentLoc(UnknownLoc::get(backward.getContext())) {}
-
-  FailureOr<SmallVector<Value>> run();
-
-private:
-  //===--- Forward values in the backward ---------------------------------===//
-
-  /// The backward's value of forward value `v`: an argument, a saved
-  /// argument, or recomputed (before every adjoint op).
-  Value primal(Value v);
-  /// A backward value with the shape of forward value `v` (for sizes only):
-  /// an argument or a value already available when elementwise ops, which
-  /// keep shapes, lead to one; else `v` itself.
-  Value shapeOf(Value v);
-  Value findShape(Value v, unsigned depth);
-
-  //===--- Gradients ------------------------------------------------------===//
-
-  /// The element type a gradient of `v` is kept in (see the file comment).
-  Type accType(Value v);
-  /// `c` with element type `elt`: as it is, the narrow value it was widened
-  /// from, or converted.
-  Value convertTo(Value c, Type elt);
-  Value add(Value a, Value b);
-  Value sumRows(Value t, Type elt);
-  Value asRows(Value t);
-  Value zeroLike(Value x);
-  Location loc() { return currentLoc; }
-
-  void contribute(Value v, Value c);
-  /// The sum over all rows of `rows` (rank 2) contributed to vector `v`.
-  void contributeRowSums(Value v, Value rows);
-  Value gradient(Value v);
-  Value finalizeReplicated(Value v);
-
-  LogicalResult visit(Operation *op);
-  LogicalResult visitGemm(GemmOp op);
-  LogicalResult visitElementwise(Operation *op);
-
-  struct Replicated {
-    Value summed, local;
-    SmallVector<Value> rows;
-    llvm::MapVector<Attribute, Value> chunks;
-  };
-
-  const BackwardRequest &req;
-  func::FuncOp forward, backward;
-  Block &fwdBody;
-  Block &body;
-  OpBuilder recompute, adjoint;
-  Location currentLoc;
-
-  llvm::DenseMap<Value, Value> primals;
-  SmallVector<Value> saved;
-  llvm::DenseSet<Value> active, replicated;
-  llvm::DenseMap<Value, Value> grads;
-  llvm::MapVector<Value, Replicated> reps;
-  llvm::DenseMap<Value, Value> finalized;
-  /// A backward tensor -> its all_gather in rank order of rows.
-  llvm::DenseMap<Value, Value> gatheredRows;
-  /// During the pass over replicated ops: contributions are already sums
-  /// over ranks.
-  bool summed = false;
-  int64_t worldSize = 0;
-};
 
 //===----------------------------------------------------------------------===//
 // Forward values
@@ -245,7 +141,8 @@ Type BackwardGen::accType(Value v) {
   if (!isHalf(elt))
     return elt;
   Operation *def = v.getDefiningOp();
-  bool sumOverRanks = replicated.contains(v) || isa_and_nonnull<AllGatherOp>(def);
+  bool sumOverRanks =
+      replicated.contains(v) || isa_and_nonnull<AllGatherOp>(def);
   if (auto chunk = dyn_cast_or_null<LocalChunkOp>(def))
     sumOverRanks = replicated.contains(chunk.getSource());
   return sumOverRanks ? Float32Type::get(v.getContext()) : elt;
@@ -282,8 +179,7 @@ Value BackwardGen::asRows(Value t) {
 Value BackwardGen::sumRows(Value t, Type elt) {
   auto type = cast<RankedTensorType>(t.getType());
   return SumRowsOp::create(adjoint, loc(),
-                           RankedTensorType::get({type.getShape()[1]}, elt),
-                           t);
+                           RankedTensorType::get({type.getShape()[1]}, elt), t);
 }
 
 /// Zeros of `x`'s type: x's elements selected away by an always-true
@@ -335,8 +231,8 @@ void BackwardGen::contributeRowSums(Value v, Value rows) {
   }
   Type acc = accType(v);
   Type rowsElt = cast<RankedTensorType>(rows.getType()).getElementType();
-  contribute(v, sumRows(rows, rowsElt == acc || isHalf(rowsElt) ? acc
-                                                                : rowsElt));
+  contribute(v,
+             sumRows(rows, rowsElt == acc || isHalf(rowsElt) ? acc : rowsElt));
 }
 
 Value BackwardGen::gradient(Value v) {
@@ -380,209 +276,10 @@ Value BackwardGen::finalizeReplicated(Value v) {
   }
   for (auto &[spec, chunk] : r.chunks)
     total = add(total, AllGatherOp::create(adjoint, loc(),
-                                           withElement(v.getType(), acc),
-                                           chunk, cast<ChunkAttr>(spec)));
+                                           withElement(v.getType(), acc), chunk,
+                                           cast<ChunkAttr>(spec)));
   return total;
 }
-
-//===----------------------------------------------------------------------===//
-// Adjoints
-//===----------------------------------------------------------------------===//
-
-LogicalResult BackwardGen::visitGemm(GemmOp op) {
-  Value g = gradient(op.getResult());
-  Value lhs = op.getLhs(), rhs = op.getRhs();
-  const bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
-  Type t = elementOf(lhs);
-  Value gt = convertTo(g, t);
-  // The backward GEMMs say which lowering they are the dual of.
-  auto annotate = [&](GemmOp gemm) {
-    SmallVector<NamedAttribute> fields;
-    if (auto lowering =
-            op->getAttrOfType<DictionaryAttr>("shardlin.lowering"))
-      if (Attribute strategy = lowering.get("strategy"))
-        fields.push_back(adjoint.getNamedAttr("strategy", strategy));
-    fields.push_back(
-        adjoint.getNamedAttr("backward", adjoint.getUnitAttr()));
-    gemm->setAttr("shardlin.lowering", adjoint.getDictionaryAttr(fields));
-    return gemm.getResult();
-  };
-  if (active.contains(lhs)) {
-    // d op(l) = g op(m)^T.
-    Type type = withElement(lhs.getType(), accType(lhs));
-    GemmOp d = tl ? GemmOp::create(adjoint, loc(), type, primal(rhs), gt,
-                                   Value(), tr, true)
-                  : GemmOp::create(adjoint, loc(), type, gt, primal(rhs),
-                                   Value(), false, !tr);
-    contribute(lhs, annotate(d));
-  }
-  if (active.contains(rhs)) {
-    // d op(m) = op(l)^T g.
-    Type type = withElement(rhs.getType(), accType(rhs));
-    GemmOp d = tr ? GemmOp::create(adjoint, loc(), type, gt, primal(lhs),
-                                   Value(), true, tl)
-                  : GemmOp::create(adjoint, loc(), type, primal(lhs), gt,
-                                   Value(), !tl, false);
-    contribute(rhs, annotate(d));
-  }
-  if (Value bias = op.getBias())
-    contributeRowSums(bias, g);
-  return success();
-}
-
-LogicalResult BackwardGen::visitElementwise(Operation *op) {
-  Value g = gradient(op->getResult(0));
-  FailureOr<ElementwiseForm> form = getElementwiseForm(op);
-  if (failed(form))
-    return failure();
-  Type t = cast<RankedTensorType>(g.getType()).getElementType();
-  // Forward values as the derivative reads them: floats in the gradient's
-  // type (f32 where the gradient is a sum over ranks still to be done).
-  llvm::DenseMap<unsigned, Value> inputs;
-  auto primalInput = [&](unsigned i) {
-    auto [it, inserted] = inputs.try_emplace(i, Value());
-    if (inserted) {
-      Value in = form->inputs[i];
-      Value p = primal(in);
-      it->second = elementOf(in).isInteger(1) ? p : convertTo(p, t);
-    }
-    return it->second;
-  };
-  for (auto [j, in] : llvm::enumerate(form->inputs)) {
-    if (!active.contains(in) || elementOf(in).isInteger(1))
-      continue;
-    Value c = emitInputAdjoint(adjoint, loc(), *form, j, g, primalInput);
-    if (!c)
-      continue;
-    if (form->vector[j])
-      contributeRowSums(in, asRows(c));
-    else
-      contribute(in, c);
-  }
-  return success();
-}
-
-LogicalResult BackwardGen::visit(Operation *op) {
-  currentLoc = op->getLoc();
-  if (isa<arith::ConstantOp, tensor::EmptyOp, tensor::DimOp>(op))
-    return success();
-  if (llvm::none_of(op->getResults(),
-                    [&](Value r) { return static_cast<bool>(gradient(r)); }))
-    return success();
-  if (isChainOp(op))
-    return visitElementwise(op);
-  return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](tensor::CollapseShapeOp c) {
-        Value src = c.getSrc();
-        Value g = gradient(c.getResult());
-        auto type = withElement(src.getType(), elementOf(g));
-        SmallVector<OpFoldResult> sizes;
-        for (auto [i, d] : llvm::enumerate(type.getShape()))
-          sizes.push_back(
-              ShapedType::isDynamic(d)
-                  ? OpFoldResult(tensor::DimOp::create(adjoint, loc(),
-                                                       shapeOf(src), i)
-                                     .getResult())
-                  : OpFoldResult(adjoint.getIndexAttr(d)));
-        contribute(src, tensor::ExpandShapeOp::create(
-                            adjoint, loc(), type, g,
-                            c.getReassociationIndices(), sizes));
-        return success();
-      })
-      .Case([&](tensor::ExpandShapeOp e) {
-        Value g = gradient(e.getResult());
-        contribute(e.getSrc(),
-                   tensor::CollapseShapeOp::create(
-                       adjoint, loc(),
-                       withElement(e.getSrc().getType(), elementOf(g)), g,
-                       e.getReassociationIndices()));
-        return success();
-      })
-      .Case([&](AllGatherOp a) {
-        Value g = gradient(a.getResult());
-        contribute(a.getInput(),
-                   ReduceScatterOp::create(
-                       adjoint, loc(),
-                       withElement(a.getInput().getType(), elementOf(g)), g,
-                       a.getAlong()));
-        return success();
-      })
-      .Case([&](ReduceScatterOp r) {
-        Value g = gradient(r.getResult());
-        // Gather the narrow values a widening convert came from: half the
-        // bytes, and exactly the same values.
-        Value narrow = g;
-        if (auto widened = g.getDefiningOp<ConvertOp>())
-          narrow = widened.getInput();
-        auto gathered = AllGatherOp::create(
-            adjoint, loc(),
-            withElement(r.getInput().getType(), elementOf(narrow)), narrow,
-            r.getAlong());
-        if (isRankOrderRows(r.getAlong()))
-          gatheredRows[narrow] = gathered;
-        contribute(r.getInput(),
-                   narrow == g ? gathered.getResult()
-                               : Value(ConvertOp::create(
-                                     adjoint, loc(),
-                                     withElement(gathered.getType(),
-                                                 elementOf(g)),
-                                     gathered)));
-        return success();
-      })
-      .Case([&](AllToAllOp a) {
-        Value g = gradient(a.getResult());
-        contribute(a.getInput(),
-                   AllToAllOp::create(
-                       adjoint, loc(),
-                       withElement(a.getInput().getType(), elementOf(g)), g,
-                       /*split=*/a.getConcat(), /*concat=*/a.getSplit()));
-        return success();
-      })
-      .Case([&](AllReduceOp a) {
-        Value g = gradient(a.getResult());
-        contribute(a.getInput(),
-                   AllReduceOp::create(adjoint, loc(), g.getType(), g));
-        return success();
-      })
-      .Case([&](LocalShardOp l) -> LogicalResult {
-        auto arg = dyn_cast<BlockArgument>(l.getSource());
-        if (!arg)
-          return l.emitOpError() << "cannot differentiate the chunk of a "
-                                    "sharded value that is not an argument";
-        Value g = convertTo(gradient(l.getResult()), elementOf(arg));
-        grads[arg] = add(grads.lookup(arg), g);
-        return success();
-      })
-      .Case([&](LocalChunkOp l) -> LogicalResult {
-        Value src = l.getSource();
-        if (!active.contains(src))
-          return success();
-        if (!replicated.contains(src))
-          return l.emitOpError()
-                 << "cannot differentiate the chunk of a rank-local value "
-                    "(only of a value every rank holds alike, such as a bias)";
-        Value &chunk = reps[src].chunks[l.getAlong()];
-        chunk = add(chunk, convertTo(gradient(l.getResult()), accType(src)));
-        return success();
-      })
-      .Case([&](GemmOp g) { return visitGemm(g); })
-      .Case([&](BiasAddOp b) {
-        Value g = gradient(b.getResult());
-        contribute(b.getInput(), g);
-        contributeRowSums(b.getBias(), asRows(g));
-        return success();
-      })
-      .Case([&](ConvertOp c) {
-        contribute(c.getInput(), gradient(c.getResult()));
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError()
-               << "cannot be differentiated by shardlin-generate-backward";
-      });
-}
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // The function
@@ -592,8 +289,7 @@ namespace {
 
 /// Whether `op` computes a value every rank holds alike from values that
 /// are (`isReplicated`): a rank-local op on replicated values only.
-bool computesReplicated(Operation *op,
-                        function_ref<bool(Value)> isReplicated) {
+bool computesReplicated(Operation *op, function_ref<bool(Value)> isReplicated) {
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp>(op))
     return isReplicated(op->getOperand(0));
   if (!isChainOp(op))
@@ -656,9 +352,9 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
       if (!arg)
         return ret.emitOpError() << "cannot differentiate a sharded result "
                                     "that is not an argument";
-      grads[arg] = add(grads.lookup(arg),
-                       LocalShardOp::create(adjoint, loc(),
-                                            sharded.getLocalType(), dy));
+      grads[arg] =
+          add(grads.lookup(arg),
+              LocalShardOp::create(adjoint, loc(), sharded.getLocalType(), dy));
       continue;
     }
     contribute(v, dy);
@@ -699,11 +395,9 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
         return failure();
     }
     if (auto sharded = dyn_cast<ShardedType>(a.getType())) {
-      Value local =
-          g ? convertTo(g, elt)
-            : zeroLike(LocalShardOp::create(adjoint, loc(),
-                                            sharded.getLocalType(),
-                                            primal(a)));
+      Value local = g ? convertTo(g, elt)
+                      : zeroLike(LocalShardOp::create(
+                            adjoint, loc(), sharded.getLocalType(), primal(a)));
       results.push_back(
           FromLocalShardOp::create(adjoint, loc(), sharded, local));
       continue;
@@ -735,11 +429,12 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
       kept.push_back(v);
   }
   body.eraseArguments(unused);
-  backward.setType(FunctionType::get(
-      fwd.getContext(), body.getArgumentTypes(), backRet.getOperandTypes()));
+  backward.setType(FunctionType::get(fwd.getContext(), body.getArgumentTypes(),
+                                     backRet.getOperandTypes()));
   return kept;
 }
 
-FailureOr<SmallVector<Value>> sd::buildBackward(const BackwardRequest &request) {
+FailureOr<SmallVector<Value>>
+sd::buildBackward(const BackwardRequest &request) {
   return BackwardGen(request).run();
 }

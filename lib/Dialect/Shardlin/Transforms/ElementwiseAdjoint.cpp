@@ -71,9 +71,8 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
     form.vector.push_back(vector);
   };
   auto reject = [&](Value v) {
-    return op->emitError()
-           << "cannot differentiate: it reads the scalar " << v.getType()
-           << " that is not a constant";
+    return op->emitError() << "cannot differentiate: it reads the scalar "
+                           << v.getType() << " that is not a constant";
   };
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
@@ -231,11 +230,9 @@ Value reverse(Scalars &s, ArrayRef<Operation *> ops, Value root, Value g,
     } else if (auto sel = dyn_cast<arith::SelectOp>(op)) {
       Value zero = s.constant(0.0);
       if (isActive(sel.getTrueValue()))
-        accumulate(sel.getTrueValue(),
-                   s.select(sel.getCondition(), gr, zero));
+        accumulate(sel.getTrueValue(), s.select(sel.getCondition(), gr, zero));
       if (isActive(sel.getFalseValue()))
-        accumulate(sel.getFalseValue(),
-                   s.select(sel.getCondition(), zero, gr));
+        accumulate(sel.getFalseValue(), s.select(sel.getCondition(), zero, gr));
     } else if (isa<math::TanhOp>(op)) {
       accumulate(a, s.mul(gr, s.sub(s.constant(1.0), s.mul(r, r))));
     } else if (isa<math::ErfOp>(op)) {
@@ -253,9 +250,9 @@ Value reverse(Scalars &s, ArrayRef<Operation *> ops, Value root, Value g,
       accumulate(a, s.mul(s.mul(gr, s.constant(-0.5)), s.mul(r, s.mul(r, r))));
     } else if (isa<math::AbsFOp>(op)) {
       Value zero = s.constant(0.0);
-      accumulate(a, s.select(s.cmp(P::OGT, a, zero), gr,
-                             s.select(s.cmp(P::OLT, a, zero), s.neg(gr),
-                                      zero)));
+      accumulate(a,
+                 s.select(s.cmp(P::OGT, a, zero), gr,
+                          s.select(s.cmp(P::OLT, a, zero), s.neg(gr), zero)));
     }
     // cmpf and constants have no gradient; every other op was rejected
     // before (isChainMember).
@@ -307,8 +304,8 @@ linalg::GenericOp buildAdjointGeneric(OpBuilder &b, Location loc,
                                              utils::IteratorType::parallel);
   bool zero = false;
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
-      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Scalars s(nb, nloc, t);
         llvm::DenseMap<Value, Value> scalar;
         // An absent input gets a placeholder of its own (the derivative
@@ -318,9 +315,8 @@ linalg::GenericOp buildAdjointGeneric(OpBuilder &b, Location loc,
             scalar[v] = args[argOf[i]];
             continue;
           }
-          bool isBool = cast<ShapedType>(v.getType())
-                            .getElementType()
-                            .isInteger(1);
+          bool isBool =
+              cast<ShapedType>(v.getType()).getElementType().isInteger(1);
           scalar[v] = arith::ConstantOp::create(
               nb, nloc,
               isBool ? TypedAttr(nb.getBoolAttr(false))
@@ -392,8 +388,7 @@ Value sd::emitInputAdjoint(OpBuilder &b, Location loc,
   // The init is read by nothing: the gradient's own tensor when it has the
   // input's type (no forward value needed), else the input's value (a
   // vector's contribution has the result's shape, the gradient's).
-  const bool initIsGrad =
-      form.vector[j] || typeOf(j) == gradType;
+  const bool initIsGrad = form.vector[j] || typeOf(j) == gradType;
 
   // Which forward values the derivative reads: built once on placeholders
   // in a scratch block, so that only those are recomputed or saved (a sum's
@@ -415,9 +410,8 @@ Value sd::emitInputAdjoint(OpBuilder &b, Location loc,
     for (unsigned i = 0; i < form.inputs.size(); ++i)
       needed[i] = !body->getArgument(1 + i).use_empty();
     // The gradient itself (a sum, a residual): no op at all.
-    const bool identity =
-        initIsGrad &&
-        body->getTerminator()->getOperand(0) == body->getArgument(0);
+    const bool identity = initIsGrad && body->getTerminator()->getOperand(0) ==
+                                            body->getArgument(0);
     probe->erase();
     if (identity)
       return grad;

@@ -64,8 +64,8 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
       continue;
     return op.emitError() << "cannot differentiate '" << op.getName()
                           << "': shardlin-generate-backward differentiates "
-                          << kDifferentiable << " ("
-                          << kSupportedElementwiseOps << ")";
+                          << kDifferentiable << " (" << kSupportedElementwiseOps
+                          << ")";
   }
   return success();
 }
@@ -91,8 +91,7 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
         continue;
       }
       Operation *def = v.getDefiningOp();
-      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp>(
-              def)) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp>(def)) {
         work.push_back(def->getOperand(0));
         continue;
       }
@@ -192,7 +191,9 @@ private:
             staticProduct *= type.getShape()[g];
         for (int64_t g : group)
           if (ShapedType::isDynamic(type.getShape()[g])) {
-            dims[g] = placed ? 1 : ceilDiv(src[i], std::max<int64_t>(staticProduct, 1));
+            dims[g] =
+                placed ? 1
+                       : ceilDiv(src[i], std::max<int64_t>(staticProduct, 1));
             placed = true;
           }
       }
@@ -210,8 +211,7 @@ private:
     } else if (auto a = dyn_cast<AllToAllOp>(def)) {
       int64_t split = a.getSplit().getDim();
       fill([&](size_t i) {
-        return static_cast<int64_t>(i) == split ? ceilDiv(in[i], w)
-                                                : in[i] * w;
+        return static_cast<int64_t>(i) == split ? ceilDiv(in[i], w) : in[i] * w;
       });
     } else if (auto s = dyn_cast<LocalShardOp>(def)) {
       ArrayRef<int64_t> full = s.getSource().getType().getShape();
