@@ -92,6 +92,16 @@ Value BackwardGen::primal(Value v) {
   for (Value c : captured)
     map.map(c, primal(c));
   Operation *copy = recompute.clone(*def, map);
+  // A recomputed GEMM says so rather than repeat the forward's figures.
+  if (auto lowering =
+          copy->getAttrOfType<DictionaryAttr>("shardlin.lowering")) {
+    SmallVector<NamedAttribute> fields;
+    if (Attribute strategy = lowering.get("strategy"))
+      fields.push_back(recompute.getNamedAttr("strategy", strategy));
+    fields.push_back(
+        recompute.getNamedAttr("recomputed", recompute.getUnitAttr()));
+    copy->setAttr("shardlin.lowering", recompute.getDictionaryAttr(fields));
+  }
   for (auto [r, c] : llvm::zip(def->getResults(), copy->getResults()))
     primals[r] = c;
   return primals.lookup(v);

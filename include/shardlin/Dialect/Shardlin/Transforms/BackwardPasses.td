@@ -83,7 +83,10 @@ def GenerateBackward : Pass<"shardlin-generate-backward", "::mlir::ModuleOp"> {
                "The functions to differentiate (default: every public "
                "function with a body)">,
   ]);
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  // The shardlin dialect too: a function of elementwise ops alone has none
+  // of its ops, and its backward may (sum_rows of a broadcast vector).
+  let dependentDialects = ["::mlir::shardlin::ShardlinDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
