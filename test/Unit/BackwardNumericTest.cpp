@@ -19,6 +19,7 @@
 
 #include "SpmdInterpreter.h"
 
+#include "shardlin/Analysis/CostModel.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
@@ -38,6 +39,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -657,147 +659,146 @@ const Case kCases[] = {
      "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
      "#row = affine_map<(d0, d1) -> (d1)>\n"
      "func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: " SH(
-         "6x4xf64", "0", "1, 0") ", %b1: tensor<6xf64>, %s: tensor<6xf64>, "
-                                 "%w2: " SH("2x6xf64", "1",
-                                            "0, 1") ") -> (tensor<3x2xf64>, "
-                                                    "tensor<3x6xf64>) {\n"
-                                                    "  %bb = arith.mulf %b1, "
-                                                    "%s : tensor<6xf64>\n"
-                                                    "  %h = shardlin.linear "
-                                                    "%x, %w1, %bb : "
-                                                    "(tensor<3x4xf64>, " SH(
-                                                        "6x4xf64", "0",
-                                                        "1, 0") ", "
-                                                                "tensor<6xf64>)"
-                                                                " -> "
-                                                                "tensor<"
-                                                                "3x6xf64>\n"
-                                                                "  %e = "
-                                                                "tensor.empty()"
-                                                                " : "
-                                                                "tensor<"
-                                                                "3x6xf64>\n"
-                                                                "  %m = "
-                                                                "linalg."
-                                                                "generic "
-                                                                "{indexing_"
-                                                                "maps = [#id, "
-                                                                "#row, #id], "
-                                                                "iterator_"
-                                                                "types = "
-                                                                "[\"parallel\","
-                                                                " \"parallel\"]"
-                                                                "} ins(%h, %v "
-                                                                ": "
-                                                                "tensor<"
-                                                                "3x6xf64>, "
-                                                                "tensor<6xf64>)"
-                                                                " "
-                                                                "outs(%e : "
-                                                                "tensor<"
-                                                                "3x6xf64>) {\n"
-                                                                "  ^bb0(%hi: "
-                                                                "f64, %vi: "
-                                                                "f64, %o: "
-                                                                "f64):\n"
-                                                                "    %a = "
-                                                                "math.absf %hi "
-                                                                ": f64\n"
-                                                                "    %l = "
-                                                                "math.log %a : "
-                                                                "f64\n"
-                                                                "    %q = "
-                                                                "math.sqrt %a "
-                                                                ": f64\n"
-                                                                "    %rq = "
-                                                                "math.rsqrt %a "
-                                                                ": f64\n"
-                                                                "    %ex = "
-                                                                "math.exp %vi "
-                                                                ": f64\n"
-                                                                "    %t1 = "
-                                                                "arith.subf "
-                                                                "%l, %q : f64\n"
-                                                                "    %t2 = "
-                                                                "arith.mulf "
-                                                                "%t1, %rq : "
-                                                                "f64\n"
-                                                                "    %t3 = "
-                                                                "arith.divf "
-                                                                "%t2, %ex : "
-                                                                "f64\n"
-                                                                "    %mn = "
-                                                                "arith."
-                                                                "minimumf %t3, "
-                                                                "%vi : f64\n"
-                                                                "    %mx = "
-                                                                "arith.maxnumf "
-                                                                "%mn, %hi : "
-                                                                "f64\n"
-                                                                "    %c = "
-                                                                "arith.cmpf "
-                                                                "olt, %hi, %vi "
-                                                                ": f64\n"
-                                                                "    %sel = "
-                                                                "arith.select "
-                                                                "%c, %mx, %t3 "
-                                                                ": f64\n"
-                                                                "    %ng = "
-                                                                "arith.negf "
-                                                                "%sel : f64\n"
-                                                                "    "
-                                                                "linalg.yield "
-                                                                "%ng : f64\n"
-                                                                "  } -> "
-                                                                "tensor<"
-                                                                "3x6xf64>\n"
-                                                                "  %y = "
-                                                                "shardlin."
-                                                                "linear %m, "
-                                                                "%w2 : "
-                                                                "(tensor<"
-                                                                "3x6xf64>, " SH(
-                                                                    "2x6xf64",
-                                                                    "1",
-                                                                    "0, 1") ") "
-                                                                            "->"
-                                                                            " t"
-                                                                            "en"
-                                                                            "so"
-                                                                            "r<"
-                                                                            "3x"
-                                                                            "2x"
-                                                                            "f6"
-                                                                            "4>"
-                                                                            "\n"
-                                                                            "  "
-                                                                            "re"
-                                                                            "tu"
-                                                                            "rn"
-                                                                            " %"
-                                                                            "y,"
-                                                                            " %"
-                                                                            "m "
-                                                                            ": "
-                                                                            "te"
-                                                                            "ns"
-                                                                            "or"
-                                                                            "<3"
-                                                                            "x2"
-                                                                            "xf"
-                                                                            "64"
-                                                                            ">,"
-                                                                            " t"
-                                                                            "en"
-                                                                            "so"
-                                                                            "r<"
-                                                                            "3x"
-                                                                            "6x"
-                                                                            "f6"
-                                                                            "4>"
-                                                                            "\n"
-                                                                            "}"
-                                                                            "\n",
+         "6x4xf64", "0",
+         "1, 0") ", %b1: tensor<6xf64>, %s: tensor<6xf64>, "
+                 "%w2: " SH("2x6xf64", "1",
+                            "0, 1") ") -> (tensor<3x2xf64>, "
+                                    "tensor<3x6xf64>) {\n"
+                                    "  %bb = arith.mulf %b1, "
+                                    "%s : tensor<6xf64>\n"
+                                    "  %h = shardlin.linear "
+                                    "%x, %w1, %bb : "
+                                    "(tensor<3x4xf64>, " SH(
+                                        "6x4xf64", "0",
+                                        "1, 0") ", "
+                                                "tensor<6xf64>)"
+                                                " -> "
+                                                "tensor<"
+                                                "3x6xf64>\n"
+                                                "  %e = "
+                                                "tensor.empty()"
+                                                " : "
+                                                "tensor<"
+                                                "3x6xf64>\n"
+                                                "  %m = "
+                                                "linalg."
+                                                "generic "
+                                                "{indexing_"
+                                                "maps = [#id, "
+                                                "#row, #id], "
+                                                "iterator_"
+                                                "types = "
+                                                "[\"parallel\","
+                                                " \"parallel\"]"
+                                                "} ins(%h, %v "
+                                                ": "
+                                                "tensor<"
+                                                "3x6xf64>, "
+                                                "tensor<6xf64>)"
+                                                " "
+                                                "outs(%e : "
+                                                "tensor<"
+                                                "3x6xf64>) {\n"
+                                                "  ^bb0(%hi: "
+                                                "f64, %vi: "
+                                                "f64, %o: "
+                                                "f64):\n"
+                                                "    %a = "
+                                                "math.absf %hi "
+                                                ": f64\n"
+                                                "    %l = "
+                                                "math.log %a : "
+                                                "f64\n"
+                                                "    %q = "
+                                                "math.sqrt %a "
+                                                ": f64\n"
+                                                "    %rq = "
+                                                "math.rsqrt %a "
+                                                ": f64\n"
+                                                "    %ex = "
+                                                "math.exp %vi "
+                                                ": f64\n"
+                                                "    %t1 = "
+                                                "arith.subf "
+                                                "%l, %q : f64\n"
+                                                "    %t2 = "
+                                                "arith.mulf "
+                                                "%t1, %rq : "
+                                                "f64\n"
+                                                "    %t3 = "
+                                                "arith.divf "
+                                                "%t2, %ex : "
+                                                "f64\n"
+                                                "    %mn = "
+                                                "arith."
+                                                "minimumf %t3, "
+                                                "%vi : f64\n"
+                                                "    %mx = "
+                                                "arith.maxnumf "
+                                                "%mn, %hi : "
+                                                "f64\n"
+                                                "    %c = "
+                                                "arith.cmpf "
+                                                "olt, %hi, %vi "
+                                                ": f64\n"
+                                                "    %sel = "
+                                                "arith.select "
+                                                "%c, %mx, %t3 "
+                                                ": f64\n"
+                                                "    %ng = "
+                                                "arith.negf "
+                                                "%sel : f64\n"
+                                                "    "
+                                                "linalg.yield "
+                                                "%ng : f64\n"
+                                                "  } -> "
+                                                "tensor<"
+                                                "3x6xf64>\n"
+                                                "  %y = "
+                                                "shardlin."
+                                                "linear %m, "
+                                                "%w2 : "
+                                                "(tensor<"
+                                                "3x6xf64>, " SH("2x6xf64", "1",
+                                                                "0, 1") ") "
+                                                                        "->"
+                                                                        " t"
+                                                                        "en"
+                                                                        "so"
+                                                                        "r<"
+                                                                        "3x"
+                                                                        "2x"
+                                                                        "f6"
+                                                                        "4>"
+                                                                        "\n"
+                                                                        "  "
+                                                                        "re"
+                                                                        "tu"
+                                                                        "rn"
+                                                                        " %"
+                                                                        "y,"
+                                                                        " %"
+                                                                        "m "
+                                                                        ": "
+                                                                        "te"
+                                                                        "ns"
+                                                                        "or"
+                                                                        "<3"
+                                                                        "x2"
+                                                                        "xf"
+                                                                        "64"
+                                                                        ">,"
+                                                                        " t"
+                                                                        "en"
+                                                                        "so"
+                                                                        "r<"
+                                                                        "3x"
+                                                                        "6x"
+                                                                        "f6"
+                                                                        "4>"
+                                                                        "\n"
+                                                                        "}"
+                                                                        "\n",
      2,
      {3, 4}},
     // Two blocks and residuals on a 1-D input, the first weight used twice
@@ -808,83 +809,171 @@ const Case kCases[] = {
          "6x5xf16", "1",
          "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<6xf16> {\n"
                        "  %h1 = shardlin.linear %x, %w1 : (tensor<6xf16>, " SH(
-                           "5x6xf16",
-                           "0", "3, 1, 0, 2") ") -> tensor<5xf16>\n"
-                                              "  %a1 = math.tanh %h1 : "
-                                              "tensor<5xf16>\n"
-                                              "  %y1 = shardlin.linear %a1, "
-                                              "%w2, %b : (tensor<5xf16>, " SH(
-                                                  "6x5xf16", "1",
-                                                  "3, 1, 0, 2") ", "
-                                                                "tensor<6xf16>)"
-                                                                " -> "
-                                                                "tensor<6xf16>"
-                                                                "\n"
-                                                                "  %r1 = "
-                                                                "arith.addf "
-                                                                "%y1, %x : "
-                                                                "tensor<6xf16>"
-                                                                "\n"
-                                                                "  %h2 = "
-                                                                "shardlin."
-                                                                "linear %r1, "
-                                                                "%w1 : "
-                                                                "(tensor<6xf16>"
-                                                                ", " SH(
-                                                                    "5x6xf16",
-                                                                    "0",
-                                                                    "3, 1, 0, "
-                                                                    "2") ") -> "
-                                                                         "tenso"
-                                                                         "r<"
-                                                                         "5xf16"
-                                                                         ">\n"
-                                                                         "  "
-                                                                         "%a2 "
-                                                                         "= "
-                                                                         "math."
-                                                                         "erf "
-                                                                         "%h2 "
-                                                                         ": "
-                                                                         "tenso"
-                                                                         "r<"
-                                                                         "5xf16"
-                                                                         ">\n"
-                                                                         "  "
-                                                                         "%y2 "
-                                                                         "= "
-                                                                         "shard"
-                                                                         "lin."
-                                                                         "linea"
-                                                                         "r "
-                                                                         "%a2, "
-                                                                         "%w2 "
-                                                                         ": "
-                                                                         "(tens"
-                                                                         "or<"
-                                                                         "5xf16"
-                                                                         ">,"
-                                                                         " " SH(
+                           "5x6xf16", "0",
+                           "3, 1, 0, 2") ") -> tensor<5xf16>\n"
+                                         "  %a1 = math.tanh %h1 : "
+                                         "tensor<5xf16>\n"
+                                         "  %y1 = shardlin.linear %a1, "
+                                         "%w2, %b : (tensor<5xf16>, " SH(
+                                             "6x5xf16", "1",
+                                             "3, 1, 0, 2") ", "
+                                                           "tensor<6xf16>)"
+                                                           " -> "
+                                                           "tensor<6xf16>"
+                                                           "\n"
+                                                           "  %r1 = "
+                                                           "arith.addf "
+                                                           "%y1, %x : "
+                                                           "tensor<6xf16>"
+                                                           "\n"
+                                                           "  %h2 = "
+                                                           "shardlin."
+                                                           "linear %r1, "
+                                                           "%w1 : "
+                                                           "(tensor<6xf16>"
+                                                           ", " SH(
+                                                               "5x6xf16", "0",
+                                                               "3, 1, 0, "
+                                                               "2") ") -> "
+                                                                    "tenso"
+                                                                    "r<"
+                                                                    "5xf16"
+                                                                    ">\n"
+                                                                    "  "
+                                                                    "%a2 "
+                                                                    "= "
+                                                                    "math."
+                                                                    "erf "
+                                                                    "%h2 "
+                                                                    ": "
+                                                                    "tenso"
+                                                                    "r<"
+                                                                    "5xf16"
+                                                                    ">\n"
+                                                                    "  "
+                                                                    "%y2 "
+                                                                    "= "
+                                                                    "shard"
+                                                                    "lin."
+                                                                    "linea"
+                                                                    "r "
+                                                                    "%a2, "
+                                                                    "%w2 "
+                                                                    ": "
+                                                                    "(tens"
+                                                                    "or<"
+                                                                    "5xf16"
+                                                                    ">,"
+                                                                    " " SH(
+                                                                        "6"
+                                                                        "x"
+                                                                        "5"
+                                                                        "x"
+                                                                        "f"
+                                                                        "1"
+                                                                        "6",
+                                                                        "1",
+                                                                        "3"
+                                                                        ","
+                                                                        " "
+                                                                        "1"
+                                                                        ","
+                                                                        " "
+                                                                        "0"
+                                                                        ","
+                                                                        " "
+                                                                        "2") ")"
+                                                                             " "
+                                                                             "-"
+                                                                             ">"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
                                                                              "6"
-                                                                             "x"
-                                                                             "5"
                                                                              "x"
                                                                              "f"
                                                                              "1"
-                                                                             "6",
-                                                                             "1",
-                                                                             "3"
+                                                                             "6"
+                                                                             ">"
+                                                                             "\n"
+                                                                             " "
+                                                                             " "
+                                                                             "%"
+                                                                             "r"
+                                                                             "2"
+                                                                             " "
+                                                                             "="
+                                                                             " "
+                                                                             "a"
+                                                                             "r"
+                                                                             "i"
+                                                                             "t"
+                                                                             "h"
+                                                                             "."
+                                                                             "a"
+                                                                             "d"
+                                                                             "d"
+                                                                             "f"
+                                                                             " "
+                                                                             "%"
+                                                                             "y"
+                                                                             "2"
                                                                              ","
                                                                              " "
+                                                                             "%"
+                                                                             "r"
                                                                              "1"
-                                                                             ","
                                                                              " "
-                                                                             "0"
-                                                                             ","
+                                                                             ":"
                                                                              " "
-                                                                             "2") ") -> tensor<6xf16>\n"
-                                                                                  "  %r2 = arith.addf %y2, %r1 : tensor<6xf16>\n"
-                                                                                  "  return %r2 : tensor<6xf16>\n}\n",
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "6"
+                                                                             "x"
+                                                                             "f"
+                                                                             "1"
+                                                                             "6"
+                                                                             ">"
+                                                                             "\n"
+                                                                             " "
+                                                                             " "
+                                                                             "r"
+                                                                             "e"
+                                                                             "t"
+                                                                             "u"
+                                                                             "r"
+                                                                             "n"
+                                                                             " "
+                                                                             "%"
+                                                                             "r"
+                                                                             "2"
+                                                                             " "
+                                                                             ":"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "6"
+                                                                             "x"
+                                                                             "f"
+                                                                             "1"
+                                                                             "6"
+                                                                             ">"
+                                                                             "\n}\n",
      4,
      {3}},
     // bf16, row-wise with a bias (f32 partial sums and bias in f32).
@@ -927,6 +1016,313 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<std::tuple<Case, Options>> &info) {
       return std::string(std::get<0>(info.param).name) + "_" +
              std::get<1>(info.param).name;
+    });
+
+//===----------------------------------------------------------------------===//
+// Bytes: every rank's traffic in a backward function, counted as the
+// runtime counts it, equals the cost model's (CostModel.h, "Backward
+// functions"), recomputed and saved.
+//===----------------------------------------------------------------------===//
+
+struct BytesCase {
+  const char *name;
+  const char *source;
+  int64_t worldSize;
+  std::vector<unsigned> replicated;
+  const char *strategy;
+  /// The cost model's figures for the backward, recomputed or not.
+  std::function<::shardlin::StrategyCost(bool recompute)> expected;
+};
+
+void PrintTo(const BytesCase &c, std::ostream *os) { *os << c.name; }
+
+class BackwardBytes
+    : public ::testing::TestWithParam<std::tuple<BytesCase, bool>> {
+protected:
+  void SetUp() override {
+    registry.insert<ShardlinDialect, func::FuncDialect>();
+    registerElementwiseDialects(registry);
+    static bool registered = [] {
+      registerShardlinPasses();
+      registerShardlinBackwardPasses();
+      return true;
+    }();
+    (void)registered;
+  }
+  DialectRegistry registry;
+};
+
+TEST_P(BackwardBytes, EqualTheCostModel) {
+  const auto &[c, recompute] = GetParam();
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(c.source, &ctx);
+  ASSERT_TRUE(module);
+  auto f = module->lookupSymbol<func::FuncOp>("f");
+  Case numeric{c.name, c.source, c.worldSize, c.replicated};
+  std::mt19937 rng(7);
+  std::vector<std::vector<Tensor>> args = randomArgs(f, numeric, rng);
+  PassManager pm(&ctx);
+  std::string pipeline = std::string("shardlin-generate-backward{strategy=") +
+                         c.strategy +
+                         " recompute=" + (recompute ? "always" : "never") + "}";
+  ASSERT_TRUE(succeeded(parsePassPipeline(pipeline, pm)));
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  auto backward = module->lookupSymbol<func::FuncOp>("f_backward");
+  auto saving = module->lookupSymbol<func::FuncOp>("f_forward_saving");
+  ASSERT_TRUE(backward);
+  EXPECT_EQ(!saving, recompute);
+
+  std::vector<std::vector<Tensor>> ys, backArgs = args;
+  std::string error;
+  ASSERT_TRUE(::shardlin::testing::runSpmd(f, c.worldSize, args, ys, error))
+      << error;
+  std::vector<std::vector<Tensor>> fs;
+  if (saving)
+    ASSERT_TRUE(
+        ::shardlin::testing::runSpmd(saving, c.worldSize, args, fs, error))
+        << error;
+  for (const auto &y : ys)
+    backArgs.push_back(y); // any dy of the right shapes
+  if (saving)
+    backArgs.insert(backArgs.end(), fs.begin() + ys.size(), fs.end());
+  std::vector<std::vector<Tensor>> grads;
+  std::vector<uint64_t> sent;
+  ASSERT_TRUE(::shardlin::testing::runSpmd(backward, c.worldSize, backArgs,
+                                           grads, error, &sent))
+      << error;
+  ::shardlin::StrategyCost want = c.expected(recompute);
+  for (int64_t r = 0; r < c.worldSize; ++r)
+    EXPECT_EQ(sent[r], want.bytesSent[r]) << c.name << " rank " << r;
+}
+
+::shardlin::LinearShape linearShape(int64_t rows, int64_t n, int64_t k,
+                                    int64_t dim,
+                                    std::vector<int64_t> placements,
+                                    int64_t elementBytes) {
+  ::shardlin::LinearShape s;
+  s.rows = rows;
+  s.n = n;
+  s.k = k;
+  s.dim = dim;
+  s.placements = std::move(placements);
+  s.elementBytes = elementBytes;
+  return s;
+}
+
+const BytesCase kBytesCases[] = {
+    {"col_wise_uneven",
+     "func.func @f(%x: tensor<4x5xf32>, %w: " SH(
+         "7x5xf32", "0",
+         "2, 0, 1") ", %b: tensor<7xf32>) -> tensor<4x7xf32> {\n"
+                    "  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf32>, " SH(
+                        "7x5xf32", "0",
+                        "2, 0, 1") ", tensor<7xf32>) -> tensor<4x7xf32>\n"
+                                   "  return %y : tensor<4x7xf32>\n}\n",
+     3,
+     {2},
+     "activations",
+     [](bool recompute) {
+       return ::shardlin::estimateBackwardCost(
+           linearShape(4, 7, 5, 0, {2, 0, 1}, 4),
+           ::shardlin::Strategy::Activations, {}, recompute, true);
+     }},
+    {"row_wise_f16_empty_chunk",
+     "func.func @f(%x: tensor<2x3x5xf16>, %w: " SH(
+         "6x5xf16", "1",
+         "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<2x3x6xf16> {\n"
+                       "  %y = shardlin.linear %x, %w, %b : "
+                       "(tensor<2x3x5xf16>, " SH(
+                           "6x5xf16", "1",
+                           "3, 1, 0, 2") ", tensor<6xf16>) -> "
+                                         "tensor<2x3x6xf16>\n"
+                                         "  return %y : tensor<2x3x6xf16>\n}\n",
+     4,
+     {2},
+     "activations",
+     [](bool recompute) {
+       return ::shardlin::estimateBackwardCost(
+           linearShape(6, 6, 5, 1, {3, 1, 0, 2}, 2),
+           ::shardlin::Strategy::Activations, {}, recompute, true);
+     }},
+    {"gather_weight_dim0_bf16",
+     "func.func @f(%x: tensor<4x5xbf16>, %w: " SH(
+         "7x5xbf16", "0",
+         "1, 2, 0") ", %b: tensor<7xbf16>) -> tensor<4x7xbf16> {\n"
+                    "  %y = shardlin.linear %x, %w, %b : "
+                    "(tensor<4x5xbf16>, " SH(
+                        "7x5xbf16", "0",
+                        "1, 2, 0") ", tensor<7xbf16>) -> tensor<4x7xbf16>\n"
+                                   "  return %y : tensor<4x7xbf16>\n}\n",
+     3,
+     {2},
+     "gather-weight",
+     [](bool recompute) {
+       return ::shardlin::estimateBackwardCost(
+           linearShape(4, 7, 5, 0, {1, 2, 0}, 2),
+           ::shardlin::Strategy::GatherWeight, {}, recompute, true);
+     }},
+    {"gather_weight_dim1",
+     "func.func @f(%x: tensor<3x5xf64>, %w: " SH(
+         "6x5xf64", "1",
+         "3, 1, 0, 2") ", %b: tensor<6xf64>) -> tensor<3x6xf64> {\n"
+                       "  %y = shardlin.linear %x, %w, %b : "
+                       "(tensor<3x5xf64>, " SH(
+                           "6x5xf64", "1",
+                           "3, 1, 0, 2") ", tensor<6xf64>) -> tensor<3x6xf64>\n"
+                                         "  return %y : tensor<3x6xf64>\n}\n",
+     4,
+     {2},
+     "gather-weight",
+     [](bool recompute) {
+       return ::shardlin::estimateBackwardCost(
+           linearShape(3, 6, 5, 1, {3, 1, 0, 2}, 8),
+           ::shardlin::Strategy::GatherWeight, {}, recompute, true);
+     }},
+    // A fused MLP, F = 10 over 3 ranks, both biases: 2(W-1)·B·H elements,
+    // the b1 gradient's chunks, and X again if recomputed.
+    {"fused_mlp",
+     "func.func @f(%x: tensor<2x3x8xf32>, %w1: " SH("10x8xf32", "0", "2, 0, 1") ", %b1: tensor<10xf32>, %w2: " SH(
+         "8x10xf32", "1",
+         "2, 0, 1") ", %b2: tensor<8xf32>) -> tensor<2x3x8xf32> {\n"
+                    "  %h = shardlin.linear %x, %w1, %b1 : "
+                    "(tensor<2x3x8xf32>, " SH(
+                        "10x8xf32", "0",
+                        "2, 0, 1") ", tensor<10xf32>) -> tensor<2x3x10xf32>\n"
+                                   "  %t = math.tanh %h : tensor<2x3x10xf32>\n"
+                                   "  %y = shardlin.linear %t, %w2, %b2 : "
+                                   "(tensor<2x3x10xf32>, " SH(
+                                       "8x10xf32", "1",
+                                       "2, 0, 1") ", tensor<8xf32>) -> "
+                                                  "tensor<2x3x8xf32>\n"
+                                                  "  return %y : "
+                                                  "tensor<2x3x8xf32>\n}\n",
+     3,
+     {2, 4},
+     "activations",
+     [](bool recompute) {
+       ::shardlin::BlockShape s;
+       s.rows = 6;
+       s.k = 8;
+       s.f = 10;
+       s.n = 8;
+       s.placements = {2, 0, 1};
+       s.elementBytes = 4;
+       return ::shardlin::estimateFusedBlockBackwardCost(s, {}, recompute, 1);
+     }},
+    // A bf16 SwiGLU: two col-wise linears, no bias; dx's partial sums f32.
+    {
+        "fused_swiglu_bf16",
+        "func.func @f(%x: tensor<4x6xbf16>, %wg: " SH("16x6xbf16", "0", "1, 0") ", %wu: " SH(
+            "16x6xbf16", "0",
+            "1, 0") ", %wd: " SH("6x16xbf16", "1",
+                                 "1, 0") ") -> tensor<4x6xbf16> {\n"
+                                         "  %g = shardlin.linear %x, %wg : "
+                                         "(tensor<4x6xbf16>, " SH(
+                                             "16x6xbf16", "0",
+                                             "1, 0") ") -> tensor<4x16xbf16>\n"
+                                                     "  %u = shardlin.linear "
+                                                     "%x, %wu : "
+                                                     "(tensor<4x6xbf16>, " SH(
+                                                         "16x6xbf16", "0",
+                                                         "1, 0") ") -> "
+                                                                 "tensor<"
+                                                                 "4x16xbf16>\n"
+                                                                 "  %s = "
+                                                                 "math.tanh %g "
+                                                                 ": "
+                                                                 "tensor<"
+                                                                 "4x16xbf16>\n"
+                                                                 "  %a = "
+                                                                 "arith.mulf "
+                                                                 "%s, %u : "
+                                                                 "tensor<"
+                                                                 "4x16xbf16>\n"
+                                                                 "  %y = "
+                                                                 "shardlin."
+                                                                 "linear %a, "
+                                                                 "%wd : "
+                                                                 "(tensor<"
+                                                                 "4x16xbf16>,"
+                                                                 " " SH(
+                                                                     "6x16xbf1"
+                                                                     "6",
+                                                                     "1",
+                                                                     "1, 0") ")"
+                                                                             " "
+                                                                             "-"
+                                                                             ">"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "4"
+                                                                             "x"
+                                                                             "6"
+                                                                             "x"
+                                                                             "b"
+                                                                             "f"
+                                                                             "1"
+                                                                             "6"
+                                                                             ">"
+                                                                             "\n"
+                                                                             " "
+                                                                             " "
+                                                                             "r"
+                                                                             "e"
+                                                                             "t"
+                                                                             "u"
+                                                                             "r"
+                                                                             "n"
+                                                                             " "
+                                                                             "%"
+                                                                             "y"
+                                                                             " "
+                                                                             ":"
+                                                                             " "
+                                                                             "t"
+                                                                             "e"
+                                                                             "n"
+                                                                             "s"
+                                                                             "o"
+                                                                             "r"
+                                                                             "<"
+                                                                             "4"
+                                                                             "x"
+                                                                             "6"
+                                                                             "x"
+                                                                             "b"
+                                                                             "f"
+                                                                             "1"
+                                                                             "6"
+                                                                             ">"
+                                                                             "\n}\n",
+        2,
+        {},
+        "activations",
+        [](bool recompute) {
+          ::shardlin::BlockShape s;
+          s.rows = 4;
+          s.k = 6;
+          s.f = 16;
+          s.n = 6;
+          s.colLinears = 2;
+          s.placements = {1, 0};
+          s.elementBytes = 2;
+          return ::shardlin::estimateFusedBlockBackwardCost(s, {}, recompute,
+                                                            0);
+        }},
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BackwardBytes,
+    ::testing::Combine(::testing::ValuesIn(kBytesCases), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<std::tuple<BytesCase, bool>> &info) {
+      return std::string(std::get<0>(info.param).name) +
+             (std::get<1>(info.param) ? "_recompute" : "_save");
     });
 
 } // namespace

@@ -202,7 +202,7 @@ std::optional<double> floatConstant(Value v) {
 
 class Interpreter {
 public:
-  Interpreter(int64_t w) : w(w) {}
+  Interpreter(int64_t w) : w(w), sent(w, 0) {}
 
   std::vector<std::vector<Tensor>>
   run(func::FuncOp f, const std::vector<std::vector<Tensor>> &args) {
@@ -269,8 +269,19 @@ private:
   }
 
   int64_t w;
+
+public:
+  /// Bytes each rank sends, by the runtime's CommStats rules.
+  std::vector<uint64_t> sent;
+
+private:
   llvm::DenseMap<Value, Values> env;
 };
+
+/// The element size of `v` in bytes.
+uint64_t elementBytes(Value v) {
+  return (cast<ShapedType>(v.getType()).getElementTypeBitWidth() + 7) / 8;
+}
 
 void Interpreter::step(Operation *op) {
   Values out;
@@ -386,6 +397,9 @@ void Interpreter::step(Operation *op) {
           sizes.push_back(parts.back().shape[d]);
         }
         gathered = concat(parts, d);
+        for (int64_t r = 0; r < w; ++r)
+          sent[r] += in(a.getInput())[r].numel() * (w - 1) *
+                     elementBytes(a.getInput());
         int64_t n = a.getResult().getType().getShape()[d];
         if (ShapedType::isDynamic(n)) {
           gathered.blockDim = d;
@@ -411,6 +425,14 @@ void Interpreter::step(Operation *op) {
         const int64_t d = rs.getAlong().getDim();
         std::vector<rt::Range> ranges =
             splitRanges(parts[0], d, placementsOf(rs.getAlong()));
+        const int64_t perRow =
+            d < static_cast<int64_t>(sum.shape.size()) && sum.shape[d] > 0
+                ? sum.numel() / sum.shape[d]
+                : 0;
+        for (int64_t r = 0; r < w; ++r)
+          for (int64_t t = 0; t < w; ++t)
+            if (t != r)
+              sent[r] += ranges[t].size * perRow * elementBytes(rs.getInput());
         each([&](int64_t r) {
           return slice(sum, d, ranges[r].offset, ranges[r].size);
         });
@@ -422,6 +444,8 @@ void Interpreter::step(Operation *op) {
           for (size_t i = 0; i < sum.data.size(); ++i)
             sum.data[i] += parts[r].data[i];
         sum.blockDim = -1;
+        for (int64_t r = 0; r < w; ++r)
+          sent[r] += 2 * sum.numel() * (w - 1) / w * elementBytes(a.getInput());
         out.tensors.assign(w, sum);
       })
       .Case([&](AllToAllOp a) {
@@ -438,6 +462,9 @@ void Interpreter::step(Operation *op) {
                 splitRanges(src, sd, placementsOf(a.getSplit()));
             pieces.push_back(slice(src, sd, ranges[t].offset, ranges[t].size));
             sizes.push_back(pieces.back().shape[cd]);
+            if (concatPlacements[c] != t)
+              sent[concatPlacements[c]] +=
+                  pieces.back().numel() * elementBytes(a.getInput());
           }
           Tensor res = concat(pieces, cd);
           if (dynamicConcat) {
@@ -619,11 +646,15 @@ void Interpreter::elementwise(Operation *op) {
 
 bool runSpmd(func::FuncOp f, int64_t worldSize,
              const std::vector<std::vector<Tensor>> &args,
-             std::vector<std::vector<Tensor>> &results, std::string &error) {
+             std::vector<std::vector<Tensor>> &results, std::string &error,
+             std::vector<uint64_t> *bytesSent) {
   error.clear();
   firstError = &error;
-  results = Interpreter(worldSize).run(f, args);
+  Interpreter interpreter(worldSize);
+  results = interpreter.run(f, args);
   firstError = nullptr;
+  if (bytesSent)
+    *bytesSent = interpreter.sent;
   return error.empty();
 }
 

@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,10 +47,13 @@ struct Tensor {
 /// sharded argument is given as its global tensor (the same on every rank),
 /// of which local_shard takes each rank's chunk. `results[i][r]` is result
 /// i on rank r; a sharded result is the rank's chunk. On failure, returns
-/// false and says why in `error`.
+/// false and says why in `error`. `bytesSent`, if given, receives the bytes
+/// each rank's collectives send, counted as the runtime's CommStats count
+/// them (Communicator.h).
 bool runSpmd(mlir::func::FuncOp f, int64_t worldSize,
              const std::vector<std::vector<Tensor>> &args,
-             std::vector<std::vector<Tensor>> &results, std::string &error);
+             std::vector<std::vector<Tensor>> &results, std::string &error,
+             std::vector<uint64_t> *bytesSent = nullptr);
 
 } // namespace shardlin::testing
 
