@@ -39,10 +39,11 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
   if (const mlir::PassInfo *info =
           mlir::PassInfo::lookup("lower-sharded-linear"))
     info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
-  os << "\nBackward functions (docs/training.md):\n";
-  if (const mlir::PassInfo *info =
-          mlir::PassInfo::lookup("shardlin-generate-backward"))
-    info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+  // One line, to keep this page short: its options are the lowering's and
+  // two of its own (--help-all lists them).
+  os << "  --shardlin-generate-backward    -   Add the backward function of "
+        "each public function (docs/training.md; the options above, "
+        "recompute=auto|always|never, functions=f,g)\n";
   os << "\nThe native path (docs/native.md): to the LLVM dialect, shardlin's "
         "ops as calls of\nthe runtime's C ABI:\n";
   for (const char *name : {"shardlin-lower-to-llvm", "localize-sharded",
