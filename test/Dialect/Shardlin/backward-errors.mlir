@@ -70,4 +70,12 @@ func.func @branches(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
+// -----
+
+// expected-error@+1 {{cannot generate the backward of a function with an argument of type 'tensor<4xi1>' (a gradient is a float tensor)}}
+func.func @boolean(%c: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = arith.select %c, %x, %x : tensor<4xi1>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
 // MISSING: error: shardlin-generate-backward: no function named 'missing'

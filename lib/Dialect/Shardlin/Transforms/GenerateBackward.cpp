@@ -48,11 +48,23 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
   if (!f.getBody().hasOneBlock())
     return f.emitError() << "cannot generate the backward of a function "
                             "with more than one block";
+  // Gradients are float tensors: of every argument, and of every result.
+  auto differentiable = [](Type t) {
+    if (isa<ShardedType>(t))
+      return true;
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && isa<FloatType>(tensor.getElementType());
+  };
+  for (Type t : f.getArgumentTypes())
+    if (!differentiable(t))
+      return f.emitError() << "cannot generate the backward of a function "
+                              "with an argument of type "
+                           << t << " (a gradient is a float tensor)";
   for (Type t : f.getResultTypes())
-    if (!isa<RankedTensorType, ShardedType>(t))
+    if (!differentiable(t))
       return f.emitError() << "cannot generate the backward of a function "
                               "returning "
-                           << t;
+                           << t << " (a gradient is a float tensor)";
   for (Operation &op : f.getBody().front()) {
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
