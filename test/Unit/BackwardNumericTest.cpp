@@ -66,6 +66,10 @@ struct Options {
   /// (without `recompute`).
   const char *backward;
   const char *lowering;
+  /// If set, @f is lowered with these options first: the pass then
+  /// differentiates lowered IR (biases found by bias_add, gemm and
+  /// local_chunk).
+  const char *prelower = nullptr;
 };
 
 std::vector<std::vector<Tensor>> randomArgs(func::FuncOp f, const Case &c,
@@ -197,6 +201,12 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
   MLIRContext ctx(registry);
   OwningOpRef<ModuleOp> original = parseSourceString<ModuleOp>(c.source, &ctx);
   ASSERT_TRUE(original);
+  if (options.prelower) {
+    PassManager pre(&ctx);
+    ASSERT_TRUE(succeeded(parsePassPipeline(
+        std::string("lower-sharded-linear{") + options.prelower + "}", pre)));
+    ASSERT_TRUE(succeeded(pre.run(*original)));
+  }
   OwningOpRef<ModuleOp> module = original->clone();
   PassManager pm(&ctx);
   std::string pipeline = std::string("shardlin-generate-backward{") +
@@ -1005,6 +1015,10 @@ const Options kOptions[] = {
     {"gather_weight_save", "strategy=gather-weight recompute=never",
      "strategy=gather-weight"},
     {"auto", "", ""},
+    // The pass on IR that is lowered already.
+    {"prelowered_save", "recompute=never", "", "strategy=activations"},
+    {"prelowered_gather_weight", "recompute=always", "",
+     "strategy=gather-weight"},
     // A cap that the lowering fits and the saved values may not.
     {"auto_capped", "memory-cap-mib=0.002", "memory-cap-mib=0.002"},
 };

@@ -51,12 +51,13 @@ func.func private @taken_backward(%x: tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// Hand-written lowered IR: the chunk of a rank-local value has no gradient
-// the backward can form (every rank's chunk of a different vector).
-func.func @local_chunk_rank_local(%x: tensor<4xf32>) -> tensor<?xf32> {
-  // expected-error@+1 {{'shardlin.local_chunk' op cannot differentiate the chunk of a rank-local value (only of a value every rank holds alike, such as a bias)}}
-  %c = shardlin.local_chunk %x along <dim = 0, placements = [1, 0, 2]> : tensor<4xf32> -> tensor<?xf32>
-  return %c : tensor<?xf32>
+// Lowered IR: a local_chunk's source, a bias_add's or a gemm's bias is a
+// bias too, the same on every rank; one computed by a gemm is not.
+func.func @chunk_of_gemm(%x: tensor<4x4xf32>) -> tensor<4x?xf32> {
+  %p = shardlin.gemm %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error@+1 {{'shardlin.local_chunk' op cannot be differentiated: its bias is computed by 'shardlin.gemm'}}
+  %c = shardlin.local_chunk %p along <dim = 1, placements = [1, 0, 2]> : tensor<4x4xf32> -> tensor<4x?xf32>
+  return %c : tensor<4x?xf32>
 }
 
 // -----

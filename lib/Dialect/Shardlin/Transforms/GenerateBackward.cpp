@@ -82,51 +82,69 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
   return success();
 }
 
-/// The arguments every rank holds alike: those a linear's bias is computed
-/// from (through elementwise ops and reshapes). Fails, at the linear, for a
-/// bias computed from anything else: its gradient is a sum over ranks,
-/// defined only for a value that is the same on every rank.
+/// The bias operands of `op`, which the dialect defines as the same on
+/// every rank: a linear's bias, and in lowered IR the bias of a bias_add or
+/// a gemm, and the source of a local_chunk (how a col-wise layer takes its
+/// chunk of a bias).
+SmallVector<Value> biasOperands(Operation *op) {
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return linear.getBias() ? SmallVector<Value>{linear.getBias()}
+                            : SmallVector<Value>{};
+  if (auto add = dyn_cast<BiasAddOp>(op))
+    return {add.getBias()};
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getBias() ? SmallVector<Value>{gemm.getBias()}
+                          : SmallVector<Value>{};
+  if (auto chunk = dyn_cast<LocalChunkOp>(op))
+    return {chunk.getSource()};
+  return {};
+}
+
+/// The arguments every rank holds alike: those a bias is computed from
+/// (through elementwise ops, reshapes, converts and chunks). Fails, at the
+/// op that reads the bias, for a bias computed from anything else: its
+/// gradient is a sum over ranks, defined only for a value that is the same
+/// on every rank.
 FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
   llvm::SmallBitVector replicated(f.getNumArguments());
-  WalkResult walked = f.walk([&](LinearOp linear) {
-    Value bias = linear.getBias();
-    if (!bias)
-      return WalkResult::advance();
-    SmallVector<Value> work{bias};
-    llvm::DenseSet<Value> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      if (!seen.insert(v).second || constantOf(v))
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        replicated.set(arg.getArgNumber());
-        continue;
-      }
-      Operation *def = v.getDefiningOp();
-      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp>(def)) {
-        work.push_back(def->getOperand(0));
-        continue;
-      }
-      bool member = false;
-      if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
-          member && !isa<tensor::EmptyOp>(def)) {
-        if (FailureOr<ElementwiseForm> form = getElementwiseForm(def);
-            succeeded(form)) {
-          llvm::append_range(work, form->inputs);
-          continue;
+  WalkResult walked =
+      f.walk([&](Operation *user) {
+        SmallVector<Value> work = biasOperands(user);
+        llvm::DenseSet<Value> seen;
+        while (!work.empty()) {
+          Value v = work.pop_back_val();
+          if (!seen.insert(v).second || constantOf(v))
+            continue;
+          if (auto arg = dyn_cast<BlockArgument>(v)) {
+            replicated.set(arg.getArgNumber());
+            continue;
+          }
+          Operation *def = v.getDefiningOp();
+          if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp,
+                  LocalChunkOp>(def)) {
+            work.push_back(def->getOperand(0));
+            continue;
+          }
+          bool member = false;
+          if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
+              member && !isa<tensor::EmptyOp>(def)) {
+            if (FailureOr<ElementwiseForm> form = getElementwiseForm(def);
+                succeeded(form)) {
+              llvm::append_range(work, form->inputs);
+              continue;
+            }
+          }
+          user->emitOpError()
+              << "cannot be differentiated: its bias is computed by '"
+              << def->getName()
+              << "', whose value may differ between ranks; a bias is the same "
+                 "on every rank (a function argument, or computed from "
+                 "arguments and constants by elementwise ops and reshapes) and "
+                 "its gradient is summed over ranks";
+          return WalkResult::interrupt();
         }
-      }
-      linear.emitOpError()
-          << "cannot be differentiated: its bias is computed by '"
-          << def->getName()
-          << "', whose value may differ between ranks; a bias is the same "
-             "on every rank (a function argument, or computed from "
-             "arguments and constants by elementwise ops and reshapes) and "
-             "its gradient is summed over ranks";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
+        return WalkResult::advance();
+      });
   if (walked.wasInterrupted())
     return failure();
   return replicated;

@@ -27,8 +27,10 @@ def GenerateBackward : Pass<"shardlin-generate-backward", "::mlir::ModuleOp"> {
       tensor's gradient is its rank's own; a sharded weight's gradient has
       the weight's sharded type, each rank holding the gradient of its own
       chunk summed over every rank's rows (`shardlin.from_local_shard`); a
-      replicated argument (a linear's bias, or what only computes biases)
-      gets the full vector on every rank, summed over all ranks.
+      replicated argument (a bias, or what a bias is computed from: a
+      linear's bias or, in lowered IR, a bias_add's or gemm's bias or a
+      local_chunk's source) gets the full vector on every rank, summed over
+      all ranks.
 
     The backward is reverse mode over the program `--lower-sharded-linear`
     makes of `@f` (run here, with this pass's lowering options, on a copy),
