@@ -68,7 +68,14 @@ def GenerateBackward : Pass<"shardlin-generate-backward", "::mlir::ModuleOp"> {
     and leaves them as they are. `functions=f,g` limits the pass to those
     functions.
   }];
-  let options = !listconcat(LowerShardedLinearOptionList, [
+  // The lowering's options, but `explain`, which says here what the
+  // backward saves or recomputes (the lowering of @f explains itself when
+  // --lower-sharded-linear runs).
+  let options = !listconcat(
+      !filter(o, LowerShardedLinearOptionList, !ne(o.argument, "explain")), [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per forward value the backward needs, saying "
+           "whether it is saved or recomputed and why (default false)">,
     Option<"recompute", "recompute", "::mlir::shardlin::RecomputeOption",
            /*default=*/"::mlir::shardlin::RecomputeOption::Auto",
            "Forward values the backward needs: auto (the cost model and "
