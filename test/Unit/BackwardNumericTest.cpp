@@ -279,7 +279,8 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
   ASSERT_EQ(grads.size(), args.size());
 
   const double eps = 1e-6;
-  for (auto [i, type] : llvm::enumerate(f.getArgumentTypes())) {
+  for (auto [index, type] : llvm::enumerate(f.getArgumentTypes())) {
+    const size_t i = index; // captured by the lambdas below
     auto sharded = dyn_cast<ShardedType>(type);
     const bool together = sharded || llvm::is_contained(c.replicated, i);
     // The gradient every rank should hold, or each rank's own.
@@ -1091,10 +1092,11 @@ TEST_P(BackwardBytes, EqualTheCostModel) {
   ASSERT_TRUE(::shardlin::testing::runSpmd(f, c.worldSize, args, ys, error))
       << error;
   std::vector<std::vector<Tensor>> fs;
-  if (saving)
+  if (saving) {
     ASSERT_TRUE(
         ::shardlin::testing::runSpmd(saving, c.worldSize, args, fs, error))
         << error;
+  }
   for (const auto &y : ys)
     backArgs.push_back(y); // any dy of the right shapes
   if (saving)

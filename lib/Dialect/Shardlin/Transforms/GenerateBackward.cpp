@@ -389,9 +389,11 @@ void GenerateBackwardPass::decide(SmallVector<Candidate> &candidates) {
   SmallVector<Candidate *> order;
   for (Candidate &c : candidates)
     order.push_back(&c);
-  llvm::stable_sort(order, [](const Candidate *a, const Candidate *b) {
-    return a->recomputeUs * std::max<uint64_t>(b->bytes, 1) >
-           b->recomputeUs * std::max<uint64_t>(a->bytes, 1);
+  // Ties keep the candidates' order (pointers into one vector).
+  llvm::sort(order, [](const Candidate *a, const Candidate *b) {
+    const double ta = a->recomputeUs * std::max<uint64_t>(b->bytes, 1);
+    const double tb = b->recomputeUs * std::max<uint64_t>(a->bytes, 1);
+    return ta != tb ? ta > tb : a < b;
   });
   uint64_t kept = 0;
   for (Candidate *c : order) {
