@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
@@ -47,7 +48,11 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
   if (const mlir::PassInfo *info =
           mlir::PassInfo::lookup("lower-sharded-linear"))
     info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
-
+  // One line, to keep this page short: its options are the lowering's and
+  // two of its own (--help-all lists them).
+  os << "  --shardlin-generate-backward    -   Add the backward function of "
+        "each public function (docs/training.md; the options above, "
+        "recompute=auto|always|never, functions=f,g)\n";
   os << "\nThe native path (docs/native.md): to the LLVM dialect, shardlin's "
         "ops as calls of\nthe runtime's C ABI:\n";
   for (const char *name : {"shardlin-lower-to-llvm", "localize-sharded",
@@ -83,6 +88,8 @@ int main(int argc, char **argv) {
   });
   mlir::registerTransformsPasses();
   mlir::shardlin::registerShardlinPasses();
+  // --shardlin-generate-backward (docs/training.md).
+  mlir::shardlin::registerShardlinBackwardPasses();
   // The native path: its pipeline and the passes it is made of
   // (one-shot-bufferize, convert-shardlin-to-llvm, ...), to run its steps
   // one by one.

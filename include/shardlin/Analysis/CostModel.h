@@ -187,6 +187,46 @@ struct BlockShape {
 StrategyCost estimateFusedBlockCost(const BlockShape &shape,
                                     const MachineModel &machine);
 
+//===----------------------------------------------------------------------===//
+// Backward functions (--shardlin-generate-backward, docs/training.md;
+// lib/Analysis/BackwardCost.cpp). The same counting rules: what each rank
+// sends and receives in each collective call, as the runtime counts it.
+//===----------------------------------------------------------------------===//
+
+/// The backward of one linear lowered with `strategy` (W >= 2): the duals of
+/// its forward collectives, and, with `recompute`, the forward collective
+/// that gives the backward the input it needs again (the gathered x,
+/// the exchanged x, or the gathered weight); without, that value was saved
+/// by the forward and nothing else moves. Per rank r (own = r's share of the
+/// split dim; e = elementBytes, p = partialSumBytes(e)):
+///   row-wise activations: all_gather dy (W-1)·B·N·e; all_to_all of dx
+///     (W-1)·B·own·e sent, B·(K-own)·e received; recompute: the all_to_all
+///     of x; a bias costs nothing (the sum of the gathered dy's rows);
+///   col-wise activations: all_to_all of dy B·(N-own)·e sent, (W-1)·B·own·e
+///     received; reduce_scatter of dx's partial sums (W-1)·B·K·p; recompute:
+///     all_gather of x (W-1)·B·K·e; a bias: all_gather of its chunks,
+///     (W-1)·own·p sent, (N-own)·p received;
+///   gather-weight: reduce_scatter of the weight's gradient (the f32 sums of
+///     every rank's rows for f16/bf16), (S-own)·O·p sent, (W-1)·own·O·p
+///     received (S the split dim's size, O the other's); recompute: the
+///     weight's all_gather; a bias: all_reduce of N·p, 2·N·(W-1)/W elements
+///     (integer division) each way.
+StrategyCost estimateBackwardCost(const LinearShape &shape, Strategy strategy,
+                                  const MachineModel &machine, bool recompute,
+                                  bool bias);
+
+/// The backward of a fused block (estimateFusedBlockCost's shape): an
+/// all_gather of dy, (W-1)·B·N·e, and a reduce_scatter of dx's partial sums,
+/// (W-1)·B·K·p: 2(W-1)·B·H elements for an H -> F -> H block; with
+/// `recompute`, the all_gather of x again, (W-1)·B·K·e; for each of
+/// `colBiases` col-wise linears with a bias, an all_gather of its gradient's
+/// chunks, (W-1)·f_r·p sent, (F-f_r)·p received. The row-wise bias costs
+/// nothing (the sum of the gathered dy's rows).
+StrategyCost estimateFusedBlockBackwardCost(const BlockShape &shape,
+                                            const MachineModel &machine,
+                                            bool recompute,
+                                            int64_t colBiases);
+
 } // namespace shardlin
 
 #endif // SHARDLIN_ANALYSIS_COSTMODEL_H

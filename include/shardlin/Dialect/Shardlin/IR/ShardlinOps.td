@@ -454,5 +454,6 @@ def Shardlin_ConvertOp : Shardlin_Op<"convert", [Pure,
 }
 
 include "shardlin/Dialect/Shardlin/IR/ShardlinBufferOps.td"
+include "shardlin/Dialect/Shardlin/IR/ShardlinGradOps.td"
 
 #endif // SHARDLIN_OPS_TD

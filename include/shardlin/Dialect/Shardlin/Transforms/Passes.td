@@ -2,7 +2,7 @@
 #ifndef SHARDLIN_PASSES_TD
 #define SHARDLIN_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinearOptions.td"
 
 // A pass on func.func, as upstream's shard-partition runs per function: a
 // pass that names its op is nested implicitly by command lines (so that
@@ -84,28 +84,7 @@ def LowerShardedLinear : Pass<"lower-sharded-linear", "::mlir::func::FuncOp"> {
     shardlin-run takes the same options as flags of its own
     (`--strategy=...`, `--latency-us=...`), read from this declaration.
   }];
-  let options = [
-    Option<"strategy", "strategy", "::mlir::shardlin::StrategyOption",
-           /*default=*/"::mlir::shardlin::StrategyOption::Auto",
-           "Lowering strategy: auto (cost model, the default), activations or gather-weight",
-           // The same clEnumValN values as shardlin-run's --strategy.
-           "::mlir::shardlin::strategyOptionValues()">,
-    Option<"latencyUs", "latency-us", "double", /*default=*/"2.0",
-           "Machine model: latency per collective and peer, in microseconds (default 2)">,
-    Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10.0",
-           "Machine model: bytes each rank sends (and receives) per second, in GB/s (default 10)">,
-    Option<"gemmGflops", "gemm-gflops", "double", /*default=*/"100.0",
-           "Machine model: GEMM rate per rank, in GFLOP/s (default 100)">,
-    Option<"memoryCapMiB", "memory-cap-mib", "double", /*default=*/"0.0",
-           "Cap on the extra memory per rank a strategy may use, in MiB (default 0: none)">,
-    Option<"assumedRows", "assumed-rows", "int64_t", /*default=*/"1024",
-           "Cost model: the rows per rank (product of the batch dims) assumed for a linear whose batch dims are dynamic (default 1024)">,
-    Option<"explain", "explain", "bool", /*default=*/"false",
-           "Emit a remark per linear with every strategy's cost and the choice (default false)">,
-    Option<"fuseBlocks", "fuse-blocks", "bool", /*default=*/"true",
-           "Fuse col-wise -> elementwise -> row-wise chains into one block "
-           "(all_gather, GEMMs, reduce_scatter) where the chunk specs match (default true)">
-  ];
+  let options = LowerShardedLinearOptionList;
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];

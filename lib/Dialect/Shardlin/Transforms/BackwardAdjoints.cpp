@@ -1,0 +1,214 @@
+//===- BackwardAdjoints.cpp - The adjoint of each lowered op --------------===//
+//
+// BackwardGen::visit: for one op of the lowered forward, the gradients of
+// its operands from the gradients of its results (the table is in
+// BackwardBuilder.cpp's file comment).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardGen.h"
+
+#include "ElementwiseAdjoint.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::shardlin;
+using namespace mlir::shardlin::detail;
+
+//===----------------------------------------------------------------------===//
+// Adjoints
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardGen::visitGemm(GemmOp op) {
+  Value g = gradient(op.getResult());
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  const bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
+  Type t = elementOf(lhs);
+  Value gt = convertTo(g, t);
+  // The backward GEMMs say which lowering they are the dual of.
+  auto annotate = [&](GemmOp gemm) {
+    SmallVector<NamedAttribute> fields;
+    if (auto lowering = op->getAttrOfType<DictionaryAttr>("shardlin.lowering"))
+      if (Attribute strategy = lowering.get("strategy"))
+        fields.push_back(adjoint.getNamedAttr("strategy", strategy));
+    fields.push_back(adjoint.getNamedAttr("backward", adjoint.getUnitAttr()));
+    gemm->setAttr("shardlin.lowering", adjoint.getDictionaryAttr(fields));
+    return gemm.getResult();
+  };
+  if (active.contains(lhs)) {
+    // d op(l) = g op(m)^T.
+    Type type = withElement(lhs.getType(), accType(lhs));
+    GemmOp d = tl ? GemmOp::create(adjoint, loc(), type, primal(rhs), gt,
+                                   Value(), tr, true)
+                  : GemmOp::create(adjoint, loc(), type, gt, primal(rhs),
+                                   Value(), false, !tr);
+    contribute(lhs, annotate(d));
+  }
+  if (active.contains(rhs)) {
+    // d op(m) = op(l)^T g.
+    Type type = withElement(rhs.getType(), accType(rhs));
+    GemmOp d = tr ? GemmOp::create(adjoint, loc(), type, gt, primal(lhs),
+                                   Value(), true, tl)
+                  : GemmOp::create(adjoint, loc(), type, primal(lhs), gt,
+                                   Value(), !tl, false);
+    contribute(rhs, annotate(d));
+  }
+  if (Value bias = op.getBias())
+    contributeRowSums(bias, g);
+  return success();
+}
+
+LogicalResult BackwardGen::visitElementwise(Operation *op) {
+  Value g = gradient(op->getResult(0));
+  FailureOr<ElementwiseForm> form = getElementwiseForm(op);
+  if (failed(form))
+    return failure();
+  Type t = cast<RankedTensorType>(g.getType()).getElementType();
+  // Forward values as the derivative reads them: floats in the gradient's
+  // type (f32 where the gradient is a sum over ranks still to be done).
+  llvm::DenseMap<unsigned, Value> inputs;
+  auto primalInput = [&](unsigned i) {
+    auto [it, inserted] = inputs.try_emplace(i, Value());
+    if (inserted) {
+      Value in = form->inputs[i];
+      Value p = primal(in);
+      it->second = elementOf(in).isInteger(1) ? p : convertTo(p, t);
+    }
+    return it->second;
+  };
+  for (auto [j, in] : llvm::enumerate(form->inputs)) {
+    if (!active.contains(in) || elementOf(in).isInteger(1))
+      continue;
+    Value c = emitInputAdjoint(adjoint, loc(), *form, j, g, primalInput);
+    if (!c)
+      continue;
+    if (form->vector[j])
+      contributeRowSums(in, asRows(c));
+    else
+      contribute(in, c);
+  }
+  return success();
+}
+
+LogicalResult BackwardGen::visit(Operation *op) {
+  currentLoc = op->getLoc();
+  if (isa<arith::ConstantOp, tensor::EmptyOp, tensor::DimOp>(op))
+    return success();
+  if (llvm::none_of(op->getResults(),
+                    [&](Value r) { return static_cast<bool>(gradient(r)); }))
+    return success();
+  if (isChainOp(op))
+    return visitElementwise(op);
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](tensor::CollapseShapeOp c) {
+        Value src = c.getSrc();
+        Value g = gradient(c.getResult());
+        auto type = withElement(src.getType(), elementOf(g));
+        SmallVector<OpFoldResult> sizes;
+        for (auto [i, d] : llvm::enumerate(type.getShape()))
+          sizes.push_back(
+              ShapedType::isDynamic(d)
+                  ? OpFoldResult(
+                        tensor::DimOp::create(adjoint, loc(), shapeOf(src), i)
+                            .getResult())
+                  : OpFoldResult(adjoint.getIndexAttr(d)));
+        contribute(src, tensor::ExpandShapeOp::create(
+                            adjoint, loc(), type, g,
+                            c.getReassociationIndices(), sizes));
+        return success();
+      })
+      .Case([&](tensor::ExpandShapeOp e) {
+        Value g = gradient(e.getResult());
+        contribute(e.getSrc(),
+                   tensor::CollapseShapeOp::create(
+                       adjoint, loc(),
+                       withElement(e.getSrc().getType(), elementOf(g)), g,
+                       e.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](AllGatherOp a) {
+        Value g = gradient(a.getResult());
+        contribute(a.getInput(),
+                   ReduceScatterOp::create(
+                       adjoint, loc(),
+                       withElement(a.getInput().getType(), elementOf(g)), g,
+                       a.getAlong()));
+        return success();
+      })
+      .Case([&](ReduceScatterOp r) {
+        Value g = gradient(r.getResult());
+        // Gather the narrow values a widening convert came from: half the
+        // bytes, and exactly the same values.
+        Value narrow = g;
+        if (auto widened = g.getDefiningOp<ConvertOp>())
+          narrow = widened.getInput();
+        auto gathered = AllGatherOp::create(
+            adjoint, loc(),
+            withElement(r.getInput().getType(), elementOf(narrow)), narrow,
+            r.getAlong());
+        if (isRankOrderRows(r.getAlong()))
+          gatheredRows[narrow] = gathered;
+        contribute(r.getInput(),
+                   narrow == g
+                       ? gathered.getResult()
+                       : Value(ConvertOp::create(
+                             adjoint, loc(),
+                             withElement(gathered.getType(), elementOf(g)),
+                             gathered)));
+        return success();
+      })
+      .Case([&](AllToAllOp a) {
+        Value g = gradient(a.getResult());
+        contribute(a.getInput(),
+                   AllToAllOp::create(
+                       adjoint, loc(),
+                       withElement(a.getInput().getType(), elementOf(g)), g,
+                       /*split=*/a.getConcat(), /*concat=*/a.getSplit()));
+        return success();
+      })
+      .Case([&](AllReduceOp a) {
+        Value g = gradient(a.getResult());
+        contribute(a.getInput(),
+                   AllReduceOp::create(adjoint, loc(), g.getType(), g,
+                                       a.getWorldSize()));
+        return success();
+      })
+      .Case([&](LocalShardOp l) -> LogicalResult {
+        auto arg = dyn_cast<BlockArgument>(l.getSource());
+        if (!arg)
+          return l.emitOpError() << "cannot differentiate the chunk of a "
+                                    "sharded value that is not an argument";
+        Value g = convertTo(gradient(l.getResult()), elementOf(arg));
+        grads[arg] = add(grads.lookup(arg), g);
+        return success();
+      })
+      .Case([&](LocalChunkOp l) -> LogicalResult {
+        Value src = l.getSource();
+        if (!active.contains(src))
+          return success();
+        if (!replicated.contains(src))
+          return l.emitOpError()
+                 << "cannot differentiate the chunk of a rank-local value "
+                    "(only of a value every rank holds alike, such as a bias)";
+        Value &chunk = reps[src].chunks[l.getAlong()];
+        chunk = add(chunk, convertTo(gradient(l.getResult()), accType(src)));
+        return success();
+      })
+      .Case([&](GemmOp g) { return visitGemm(g); })
+      .Case([&](BiasAddOp b) {
+        Value g = gradient(b.getResult());
+        contribute(b.getInput(), g);
+        contributeRowSums(b.getBias(), asRows(g));
+        return success();
+      })
+      .Case([&](ConvertOp c) {
+        contribute(c.getInput(), gradient(c.getResult()));
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "cannot be differentiated by shardlin-generate-backward";
+      });
+}

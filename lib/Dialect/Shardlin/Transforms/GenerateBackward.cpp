@@ -1,0 +1,559 @@
+//===- GenerateBackward.cpp - --shardlin-generate-backward ----------------===//
+//
+// For each public function: check that it can be differentiated, lower a
+// copy of it with the pass's lowering options, decide which costly forward
+// values the backward saves rather than recomputes (the cost model and the
+// memory cap), and build @f_backward by reverse mode over the lowered copy
+// (BackwardBuilder.cpp); the copy becomes @f_forward_saving when the
+// backward takes saved values, and is dropped otherwise. docs/training.md
+// describes the functions, the gradients and the decision.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
+
+#include "BackwardBuilder.h"
+#include "ElementwiseAdjoint.h"
+#include "PassOptions.h"
+
+#include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::shardlin {
+#define GEN_PASS_DEF_GENERATEBACKWARD
+#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h.inc"
+} // namespace mlir::shardlin
+
+using namespace mlir;
+using namespace mlir::shardlin;
+using namespace mlir::shardlin::detail;
+namespace sd = mlir::shardlin::detail;
+
+namespace {
+
+constexpr const char *kDifferentiable =
+    "shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, "
+    "all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, "
+    "convert), tensor.collapse_shape and expand_shape, and the elementwise "
+    "ops the shardlin runtime executes";
+
+/// Fails, with a located error, on what the backward cannot differentiate.
+LogicalResult checkDifferentiable(func::FuncOp f) {
+  if (!f.getBody().hasOneBlock())
+    return f.emitError() << "cannot generate the backward of a function "
+                            "with more than one block";
+  // Gradients are float tensors: of every argument, and of every result.
+  auto differentiable = [](Type t) {
+    if (isa<ShardedType>(t))
+      return true;
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && isa<FloatType>(tensor.getElementType());
+  };
+  for (Type t : f.getArgumentTypes())
+    if (!differentiable(t))
+      return f.emitError() << "cannot generate the backward of a function "
+                              "with an argument of type "
+                           << t << " (a gradient is a float tensor)";
+  for (Type t : f.getResultTypes())
+    if (!differentiable(t))
+      return f.emitError() << "cannot generate the backward of a function "
+                              "returning "
+                           << t << " (a gradient is a float tensor)";
+  for (Operation &op : f.getBody().front()) {
+    if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
+            AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
+            ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+            tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op))
+      continue;
+    bool member = false;
+    if (succeeded(isChainMember(op, member, /*emitErrors=*/false)) && member)
+      continue;
+    return op.emitError() << "cannot differentiate '" << op.getName()
+                          << "': shardlin-generate-backward differentiates "
+                          << kDifferentiable << " (" << kSupportedElementwiseOps
+                          << ")";
+  }
+  return success();
+}
+
+/// The bias operands of `op`, which the dialect defines as the same on
+/// every rank: a linear's bias, and in lowered IR the bias of a bias_add or
+/// a gemm, and the source of a local_chunk (how a col-wise layer takes its
+/// chunk of a bias).
+SmallVector<Value> biasOperands(Operation *op) {
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return linear.getBias() ? SmallVector<Value>{linear.getBias()}
+                            : SmallVector<Value>{};
+  if (auto add = dyn_cast<BiasAddOp>(op))
+    return {add.getBias()};
+  if (auto gemm = dyn_cast<GemmOp>(op))
+    return gemm.getBias() ? SmallVector<Value>{gemm.getBias()}
+                          : SmallVector<Value>{};
+  if (auto chunk = dyn_cast<LocalChunkOp>(op))
+    return {chunk.getSource()};
+  return {};
+}
+
+/// The arguments every rank holds alike: those a bias is computed from
+/// (through elementwise ops, reshapes, converts and chunks). Fails, at the
+/// op that reads the bias, for a bias computed from anything else: its
+/// gradient is a sum over ranks, defined only for a value that is the same
+/// on every rank.
+FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
+  llvm::SmallBitVector replicated(f.getNumArguments());
+  WalkResult walked =
+      f.walk([&](Operation *user) {
+        SmallVector<Value> work = biasOperands(user);
+        llvm::DenseSet<Value> seen;
+        while (!work.empty()) {
+          Value v = work.pop_back_val();
+          if (!seen.insert(v).second || constantOf(v))
+            continue;
+          if (auto arg = dyn_cast<BlockArgument>(v)) {
+            replicated.set(arg.getArgNumber());
+            continue;
+          }
+          Operation *def = v.getDefiningOp();
+          if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp,
+                  LocalChunkOp>(def)) {
+            work.push_back(def->getOperand(0));
+            continue;
+          }
+          bool member = false;
+          if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
+              member && !isa<tensor::EmptyOp>(def)) {
+            if (FailureOr<ElementwiseForm> form = getElementwiseForm(def);
+                succeeded(form)) {
+              llvm::append_range(work, form->inputs);
+              continue;
+            }
+          }
+          user->emitOpError()
+              << "cannot be differentiated: its bias is computed by '"
+              << def->getName()
+              << "', whose value may differ between ranks; a bias is the same "
+                 "on every rank (a function argument, or computed from "
+                 "arguments and constants by elementwise ops and reshapes) and "
+                 "its gradient is summed over ranks";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+  if (walked.wasInterrupted())
+    return failure();
+  return replicated;
+}
+
+//===----------------------------------------------------------------------===//
+// What saving or recomputing a forward value costs
+//===----------------------------------------------------------------------===//
+
+/// Upper bounds of every rank's sizes of the lowered function's values: a
+/// `?` that a chunk makes is the largest chunk, one that rows of run-time
+/// size make is `assumedRows` rows (the product of an argument's dynamic
+/// batch dims), stacked over W ranks where a collective stacks them.
+class SizeBounds {
+public:
+  SizeBounds(int64_t worldSize, int64_t assumedRows)
+      : w(std::max<int64_t>(worldSize, 1)), rows(assumedRows) {}
+
+  SmallVector<int64_t> of(Value v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    SmallVector<int64_t> dims = compute(v);
+    memo[v] = dims;
+    return dims;
+  }
+
+  uint64_t bytes(Value v) {
+    uint64_t n = 1;
+    for (int64_t d : of(v))
+      n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    auto type = cast<RankedTensorType>(v.getType());
+    return n * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+
+private:
+  static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  SmallVector<int64_t> compute(Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> dims(type.getShape());
+    auto fill = [&](auto &&bound) {
+      for (auto [i, d] : llvm::enumerate(dims))
+        if (ShapedType::isDynamic(d))
+          d = bound(i);
+    };
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      bool first = true;
+      fill([&](size_t) {
+        int64_t b = first ? rows : 1;
+        first = false;
+        return b;
+      });
+      return dims;
+    }
+    auto operand = [&](unsigned k) { return of(def->getOperand(k)); };
+    if (auto c = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      SmallVector<int64_t> src = operand(0);
+      for (auto [i, group] : llvm::enumerate(c.getReassociationIndices())) {
+        int64_t p = 1;
+        for (int64_t g : group)
+          p *= src[g];
+        dims[i] = p;
+      }
+      return dims;
+    }
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      SmallVector<int64_t> src = operand(0);
+      for (auto [i, group] : llvm::enumerate(e.getReassociationIndices())) {
+        int64_t staticProduct = 1;
+        bool placed = false;
+        for (int64_t g : group)
+          if (!ShapedType::isDynamic(type.getShape()[g]))
+            staticProduct *= type.getShape()[g];
+        for (int64_t g : group)
+          if (ShapedType::isDynamic(type.getShape()[g])) {
+            dims[g] =
+                placed ? 1
+                       : ceilDiv(src[i], std::max<int64_t>(staticProduct, 1));
+            placed = true;
+          }
+      }
+      return dims;
+    }
+    SmallVector<int64_t> in =
+        def->getNumOperands() > 0 &&
+                isa<RankedTensorType>(def->getOperand(0).getType())
+            ? operand(0)
+            : SmallVector<int64_t>();
+    if (auto a = dyn_cast<AllGatherOp>(def)) {
+      fill([&](size_t i) { return in[i] * w; });
+    } else if (auto r = dyn_cast<ReduceScatterOp>(def)) {
+      fill([&](size_t i) { return ceilDiv(in[i], w); });
+    } else if (auto a = dyn_cast<AllToAllOp>(def)) {
+      int64_t split = a.getSplit().getDim();
+      fill([&](size_t i) {
+        return static_cast<int64_t>(i) == split ? ceilDiv(in[i], w) : in[i] * w;
+      });
+    } else if (auto s = dyn_cast<LocalShardOp>(def)) {
+      ArrayRef<int64_t> full = s.getSource().getType().getShape();
+      fill([&](size_t i) { return ceilDiv(full[i], w); });
+    } else if (isa<LocalChunkOp>(def)) {
+      fill([&](size_t i) { return ceilDiv(in[i], w); });
+    } else if (auto g = dyn_cast<GemmOp>(def)) {
+      SmallVector<int64_t> l = operand(0), m = operand(1);
+      dims = {g.getTransposeLhs() ? l[1] : l[0],
+              g.getTransposeRhs() ? m[0] : m[1]};
+    } else if (!in.empty() && in.size() == dims.size()) {
+      fill([&](size_t i) { return in[i]; });
+    } else {
+      fill([&](size_t) { return rows; });
+    }
+    return dims;
+  }
+
+  int64_t w, rows;
+  llvm::DenseMap<Value, SmallVector<int64_t>> memo;
+};
+
+/// A costly forward value the backward needs, with what recomputing it
+/// costs one rank (at most) and what saving it keeps.
+struct Candidate {
+  Value value;
+  uint64_t bytes = 0;       // kept from the forward to the backward
+  uint64_t sentBytes = 0;   // sent again to recompute it
+  double recomputeUs = 0.0; // latency, bandwidth and GEMM model
+  bool save = false;
+  std::string why;
+};
+
+Candidate estimate(Value v, SizeBounds &bounds, int64_t w,
+                   const ::shardlin::MachineModel &m) {
+  Candidate c;
+  c.value = v;
+  c.bytes = bounds.bytes(v);
+  Operation *def = v.getDefiningOp();
+  if (auto gemm = dyn_cast<GemmOp>(def)) {
+    SmallVector<int64_t> l = bounds.of(gemm.getLhs());
+    SmallVector<int64_t> r = bounds.of(gemm.getResult());
+    const double k = gemm.getTransposeLhs() ? l[0] : l[1];
+    c.recomputeUs = 2.0 * r[0] * r[1] * k / (m.gemmGflops * 1e3);
+    return c;
+  }
+  const uint64_t in = bounds.bytes(def->getOperand(0));
+  const uint64_t uw = static_cast<uint64_t>(std::max<int64_t>(w, 1));
+  if (isa<AllGatherOp>(def))
+    c.sentBytes = in * (uw - 1);
+  else if (isa<AllReduceOp>(def))
+    c.sentBytes = 2 * in * (uw - 1) / uw;
+  else // all_to_all, reduce_scatter: every other rank's share
+    c.sentBytes = in * (uw - 1) / uw;
+  c.recomputeUs = m.latencyUs * (uw - 1) +
+                  static_cast<double>(c.sentBytes) / (m.bandwidthGBps * 1e3);
+  return c;
+}
+
+/// The name of what a candidate is, for remarks: "the all_gather result
+/// tensor<18x8xf32>".
+std::string describe(Value v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "the " << v.getDefiningOp()->getName().stripDialect() << " result "
+     << v.getType();
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct GenerateBackwardPass
+    : mlir::shardlin::impl::GenerateBackwardBase<GenerateBackwardPass> {
+  using GenerateBackwardBase::GenerateBackwardBase;
+  friend LowerShardedLinearOptions
+  sd::optionValues<>(const GenerateBackwardPass &);
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    std::string error;
+    FailureOr<LoweringOptions> checked =
+        toLoweringOptions(optionValues(*this), error);
+    if (failed(checked))
+      return emitError(UnknownLoc::get(ctx)) << error;
+    options = *checked;
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringSet<> wanted;
+    for (const std::string &name : functions)
+      wanted.insert(name);
+    SmallVector<func::FuncOp> todo;
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (f.isExternal() || f->hasAttr(kBackwardOf) ||
+          f->hasAttr(kForwardSavingOf))
+        continue;
+      if (wanted.empty() ? f.isPublic() : wanted.contains(f.getSymName()))
+        todo.push_back(f);
+    }
+    for (const std::string &name : functions)
+      if (!module.lookupSymbol<func::FuncOp>(name)) {
+        module.emitError() << "shardlin-generate-backward: no function named '"
+                           << name << "'";
+        return signalPassFailure();
+      }
+    bool ok = true;
+    for (func::FuncOp f : todo)
+      if (failed(generate(f)))
+        ok = false;
+    if (!ok)
+      signalPassFailure();
+  }
+
+  LogicalResult generate(func::FuncOp f);
+  /// Decides which candidates are saved, by the `recompute` option and,
+  /// for auto, the memory cap.
+  void decide(SmallVector<Candidate> &candidates);
+
+  static constexpr StringLiteral kBackwardOf = "shardlin.backward_of";
+  static constexpr StringLiteral kForwardSavingOf =
+      "shardlin.forward_saving_of";
+
+  LoweringOptions options;
+};
+
+void GenerateBackwardPass::decide(SmallVector<Candidate> &candidates) {
+  if (recompute != RecomputeOption::Auto) {
+    const bool save = recompute == RecomputeOption::Never;
+    for (Candidate &c : candidates) {
+      c.save = save;
+      c.why = save ? "forced: recompute=never" : "forced: recompute=always";
+    }
+    return;
+  }
+  if (options.memoryCapBytes == 0) {
+    for (Candidate &c : candidates) {
+      c.save = true;
+      c.why = "no memory cap: saving costs no time";
+    }
+    return;
+  }
+  // The values that save the most time per byte kept, while they fit.
+  SmallVector<Candidate *> order;
+  for (Candidate &c : candidates)
+    order.push_back(&c);
+  // Ties keep the candidates' order (pointers into one vector).
+  llvm::sort(order, [](const Candidate *a, const Candidate *b) {
+    const double ta = a->recomputeUs * std::max<uint64_t>(b->bytes, 1);
+    const double tb = b->recomputeUs * std::max<uint64_t>(a->bytes, 1);
+    return ta != tb ? ta > tb : a < b;
+  });
+  uint64_t kept = 0;
+  for (Candidate *c : order) {
+    c->save = kept + c->bytes <= options.memoryCapBytes;
+    if (c->save)
+      kept += c->bytes;
+    c->why = c->save ? "it fits the memory cap of " +
+                           std::to_string(options.memoryCapBytes) +
+                           " bytes with the values saved before it"
+                     : "saving it would exceed the memory cap of " +
+                           std::to_string(options.memoryCapBytes) + " bytes";
+  }
+}
+
+LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  SymbolTable symbols(module);
+  const std::string backwardName = (f.getSymName() + "_backward").str();
+  const std::string savingName = (f.getSymName() + "_forward_saving").str();
+  for (const std::string &name : {backwardName, savingName})
+    if (symbols.lookup(name))
+      return f.emitError() << "cannot add the backward of @" << f.getSymName()
+                           << ": a symbol named '" << name
+                           << "' already exists";
+  if (failed(checkDifferentiable(f)))
+    return failure();
+  FailureOr<llvm::SmallBitVector> replicated = replicatedArguments(f);
+  if (failed(replicated))
+    return failure();
+
+  // The lowered copy the backward is the dual of.
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(f);
+  auto lowered = cast<func::FuncOp>(b.clone(*f));
+  lowered.setSymName(("__shardlin_lowered_" + f.getSymName()).str());
+  lowered.setPrivate();
+  symbols.insert(lowered);
+  LowerShardedLinearOptions o = optionValues(*this);
+  o.explain = false; // The lowering of @f explains itself when it is run.
+  OpPassManager pm(func::FuncOp::getOperationName());
+  pm.addPass(createLowerShardedLinear(o));
+  if (failed(runPipeline(pm, lowered))) {
+    lowered.erase();
+    return failure();
+  }
+
+  SmallVector<Type> inputs(f.getArgumentTypes());
+  llvm::append_range(inputs, f.getResultTypes());
+  auto makeBackward = [&](StringRef name) {
+    OpBuilder fb(ctx);
+    fb.setInsertionPointAfter(lowered);
+    auto fn = func::FuncOp::create(
+        fb, f.getLoc(), name,
+        FunctionType::get(ctx, inputs, f.getArgumentTypes()));
+    fn.addEntryBlock();
+    return fn;
+  };
+  BackwardRequest request;
+  request.forward = lowered;
+  request.replicatedArgs = *replicated;
+
+  // A first build that saves every costly value it needs lists them.
+  func::FuncOp probe = makeBackward("__shardlin_probe_backward");
+  request.backward = probe;
+  auto saveAll = [](Value) { return true; };
+  request.save = saveAll;
+  FailureOr<SmallVector<Value>> needed = buildBackward(request);
+  probe.erase();
+  if (failed(needed)) {
+    lowered.erase();
+    return failure();
+  }
+  int64_t worldSize = 1;
+  for (Type t : f.getArgumentTypes())
+    if (auto s = dyn_cast<ShardedType>(t))
+      worldSize = s.getNumRanks();
+  SizeBounds bounds(worldSize, options.assumedRows);
+  SmallVector<Candidate> candidates;
+  for (Value v : *needed)
+    candidates.push_back(estimate(v, bounds, worldSize, options.machine));
+  decide(candidates);
+  llvm::DenseSet<Value> saveSet;
+  for (const Candidate &c : candidates)
+    if (c.save)
+      saveSet.insert(c.value);
+  // A value only the recomputation of another needs (none was listed with
+  // it): recomputed too, as the decision to recompute its user implies.
+  func::FuncOp backward = makeBackward(backwardName);
+  request.backward = backward;
+  auto saveDecided = [&](Value v) { return saveSet.contains(v); };
+  request.save = saveDecided;
+  FailureOr<SmallVector<Value>> saved = buildBackward(request);
+  if (failed(saved)) {
+    backward.erase();
+    lowered.erase();
+    return failure();
+  }
+  symbols.insert(backward);
+
+  // The arguments say what they hold.
+  const unsigned firstSaved = backward.getNumArguments() - saved->size();
+  for (auto [i, v] : llvm::enumerate(*saved))
+    backward.setArgAttr(firstSaved + i, "shardlin.saved",
+                        b.getStringAttr(describe(v)));
+  backward->setAttr(kBackwardOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
+  ++numBackward;
+
+  uint64_t savedBytes = 0;
+  unsigned numSavedHere = 0;
+  for (const Candidate &c : candidates) {
+    const bool isSaved = llvm::is_contained(*saved, c.value);
+    if (isSaved) {
+      ++numSaved;
+      ++numSavedHere;
+      savedBytes += c.bytes;
+    } else {
+      ++numRecomputed;
+    }
+    if (!explain)
+      continue;
+    InFlightDiagnostic r = emitRemark(c.value.getLoc());
+    r << "backward of @" << f.getSymName() << ": "
+      << (isSaved ? "saves " : "recomputes ") << describe(c.value) << " ("
+      << c.why << "): it keeps at most " << c.bytes
+      << " bytes per rank from the forward to the backward; recomputing it "
+         "sends at most "
+      << c.sentBytes << " bytes per rank, est. "
+      << llvm::formatv("{0:F3}", c.recomputeUs).str() << " us";
+  }
+  if (explain) {
+    InFlightDiagnostic r = emitRemark(f.getLoc());
+    r << "generated @" << backwardName;
+    if (numSavedHere)
+      r << " and @" << savingName << ": " << numSavedHere
+        << " forward value(s) saved, at most " << savedBytes
+        << " bytes per rank";
+    else
+      r << ": every forward value it needs is recomputed";
+    r << " (" << candidates.size() - numSavedHere
+      << " recomputed by communication or a GEMM)";
+  }
+
+  // The lowered copy is @f_forward_saving if the backward takes values
+  // from it (remarks above still name its values).
+  if (saved->empty()) {
+    lowered.erase();
+  } else {
+    auto ret = cast<func::ReturnOp>(lowered.getBody().front().getTerminator());
+    ret.getOperandsMutable().append(*saved);
+    lowered.setType(FunctionType::get(ctx, lowered.getArgumentTypes(),
+                                      ret.getOperandTypes()));
+    if (failed(symbols.rename(lowered, savingName)))
+      return lowered.emitError() << "cannot name it " << savingName;
+    lowered.setPublic();
+    lowered->setAttr(kForwardSavingOf,
+                     FlatSymbolRefAttr::get(f.getSymNameAttr()));
+  }
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,129 @@
+// RUN: shardlin-opt %s --shardlin-generate-backward | FileCheck %s
+
+// The derivatives of elementwise ops (docs/training.md): for each tensor an
+// op reads, one linalg.generic that rebuilds the op's scalar computation and
+// runs reverse mode over it; the runtime fuses these chains as it does the
+// forward's. A function of elementwise ops alone (W = 1) is differentiated
+// like any other.
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// ReLU as select(x > 0, x, 0): the gradient flows where the condition holds,
+// so ReLU'(0) = 0. The comparison is recomputed and read by the derivative;
+// the constant branch gets nothing.
+// CHECK-LABEL: func.func @relu_select_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x5xf32>, %[[DY:[^:]*]]: tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK: %[[C:.*]] = arith.cmpf ugt, %[[X]], %{{.*}} : tensor<4x5xf32>
+// CHECK-NEXT: %[[D:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[C]] : tensor<4x5xf32>, tensor<4x5xi1>) outs(%[[DY]] : tensor<4x5xf32>)
+// CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[CV:.*]]: i1, %{{.*}}: f32):
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[CV]], %[[G]], %[[Z]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: return %[[D]]
+func.func @relu_select(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant dense<0.0> : tensor<4x5xf32>
+  %c = arith.cmpf ugt, %x, %zero : tensor<4x5xf32>
+  %r = arith.select %c, %x, %zero : tensor<4x5xi1>, tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// GELU (erf form) in f16 on rows of run-time size: the product rule over
+// 0.5 v (1 + erf(v / sqrt 2)), erf'(t) = 2/sqrt(pi) exp(-t^2). 2/sqrt(pi) is
+// the sum of two f16 constants (1.1279 + 0.000449), which the runtime adds
+// in f32: one f16 constant would round it to 11 bits.
+// CHECK-LABEL: func.func @gelu_erf_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x5xf16>, %[[DY:[^:]*]]: tensor<?x5xf16>) -> tensor<?x5xf16>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[DY]], %[[X]] : tensor<?x5xf16>, tensor<?x5xf16>) outs(%[[DY]] : tensor<?x5xf16>)
+// CHECK: math.erf
+// CHECK-DAG: %[[LO:.*]] = arith.constant 4.494190e-04 : f16
+// CHECK-DAG: %[[HI:.*]] = arith.constant 1.127930e+00 : f16
+// CHECK: %[[K:.*]] = arith.addf %[[HI]], %[[LO]] : f16
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: arith.mulf %[[K]], %[[E]] : f16
+// CHECK: linalg.yield
+func.func @gelu_erf(%x: tensor<?x5xf16>) -> tensor<?x5xf16> {
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x5xf16>) outs(%x : tensor<?x5xf16>) {
+  ^bb0(%v: f16, %o: f16):
+    %half = arith.constant 0.5 : f16
+    %one = arith.constant 1.0 : f16
+    %s = arith.constant 0.70710678 : f16
+    %t = arith.mulf %v, %s : f16
+    %e = math.erf %t : f16
+    %p = arith.addf %one, %e : f16
+    %h = arith.mulf %half, %v : f16
+    %r = arith.mulf %h, %p : f16
+    linalg.yield %r : f16
+  } -> tensor<?x5xf16>
+  return %a : tensor<?x5xf16>
+}
+
+// maximumf of two variables: the gradient goes to the operand equal to the
+// result, half to each at a tie (torch.maximum's convention).
+// CHECK-LABEL: func.func @max_two_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<3xf64>, %[[Y:[^:]*]]: tensor<3xf64>, %[[DY:[^:]*]]: tensor<3xf64>)
+// CHECK-NEXT: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[X]], %[[Y]] : {{.*}})
+// CHECK-NEXT: ^bb0(%[[G:[^:]*]]: f64, %[[A:[^:]*]]: f64, %[[B:[^:]*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT: %[[R:.*]] = arith.maximumf %[[A]], %[[B]] : f64
+// CHECK-NEXT: %[[ISA:.*]] = arith.cmpf oeq, %[[A]], %[[R]] : f64
+// CHECK-NEXT: %[[ISB:.*]] = arith.cmpf oeq, %[[B]], %[[R]] : f64
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: %[[H:.*]] = arith.constant 5.000000e-01 : f64
+// CHECK-NEXT: %[[HALF:.*]] = arith.mulf %[[G]], %[[H]] : f64
+// CHECK-NEXT: %[[TIE:.*]] = arith.select %[[ISB]], %[[HALF]], %[[G]] : f64
+// CHECK-NEXT: %[[D:.*]] = arith.select %[[ISA]], %[[TIE]], %[[Z]] : f64
+// CHECK-NEXT: linalg.yield %[[D]] : f64
+// CHECK: %[[DYY:.*]] = linalg.generic
+// CHECK: return %[[DX]], %[[DYY]]
+func.func @max_two(%x: tensor<3xf64>, %y: tensor<3xf64>) -> tensor<3xf64> {
+  %m = arith.maximumf %x, %y : tensor<3xf64>
+  return %m : tensor<3xf64>
+}
+
+// A residual add passes the gradient on as it is: no op.
+// CHECK-LABEL: func.func @residual_backward
+// CHECK-SAME: %[[DY:[^:]*]]: tensor<3xf64>)
+// CHECK-NEXT: return %[[DY]], %[[DY]]
+func.func @residual(%x: tensor<3xf64>, %y: tensor<3xf64>) -> tensor<3xf64> {
+  %m = arith.addf %x, %y : tensor<3xf64>
+  return %m : tensor<3xf64>
+}
+
+// A vector broadcast along the last dim: its gradient is the sum of the rows
+// of the contributions (N-D collapsed to rows first).
+// CHECK-LABEL: func.func @broadcast_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3x4xf32>, %[[V:[^:]*]]: tensor<4xf32>, %[[DY:[^:]*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[DX:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]], #[[ROW:.*]], #[[ID]]], {{.*}} ins(%[[DY]], %[[X]], %[[V]] : {{.*}})
+// CHECK: math.tanh
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[X]] : {{.*}}) outs(%[[DY]] : tensor<2x3x4xf32>)
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[C]] {{\[}}[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK-NEXT: %[[DV:.*]] = shardlin.sum_rows %[[R]] : tensor<6x4xf32> -> tensor<4xf32>
+// CHECK-NEXT: return %[[DX]], %[[DV]]
+func.func @broadcast(%x: tensor<2x3x4xf32>, %v: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %v : tensor<2x3x4xf32>, tensor<4xf32>) outs(%e : tensor<2x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = math.tanh %a : f32
+    %r = arith.mulf %t, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x4xf32>
+  return %m : tensor<2x3x4xf32>
+}
+
+// An argument nothing reads has a zero gradient: its own elements selected
+// away by an always-true comparison (the runtime's elementwise op needs a
+// tensor to read, and x * 0 would keep NaN and infinities).
+// CHECK-LABEL: func.func @unused_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<3xf32>, %[[Y:[^:]*]]: tensor<3xf32>, %[[DY:[^:]*]]: tensor<3xf32>)
+// CHECK: %[[DX:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[X]] : {{.*}})
+// CHECK: math.sqrt
+// CHECK: %[[DYY:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<3xf32>) outs(%[[Y]] : tensor<3xf32>)
+// CHECK-NEXT: ^bb0(%[[A:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.cmpf true, %[[A]], %[[A]] : f32
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[T]], %[[Z]], %[[A]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: return %[[DX]], %[[DYY]]
+func.func @unused(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %s = math.sqrt %x : tensor<3xf32>
+  return %s : tensor<3xf32>
+}

@@ -1,0 +1,82 @@
+// RUN: shardlin-opt %s --shardlin-generate-backward -split-input-file -verify-diagnostics
+// RUN: not shardlin-opt %s '--shardlin-generate-backward=functions=missing' 2>&1 | FileCheck %s --check-prefix=MISSING
+
+// What shardlin-generate-backward cannot differentiate: one located error
+// naming the op (or the function) and why.
+
+func.func @sin(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{cannot differentiate 'math.sin': shardlin-generate-backward differentiates shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, convert), tensor.collapse_shape and expand_shape, and the elementwise ops the shardlin runtime executes (arith.addf, subf, mulf}}
+  %y = math.sin %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func private @callee(%x: tensor<4xf32>) -> tensor<4xf32>
+func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{cannot differentiate 'func.call'}}
+  %y = func.call @callee(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A contraction is not an elementwise op.
+func.func @matmul(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  // expected-error@+1 {{cannot differentiate 'linalg.matmul'}}
+  %y = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A bias is the same on every rank; one computed by a linear is not.
+!w = !shardlin.sharded<tensor<6x4xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>
+!v = !shardlin.sharded<tensor<6x6xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>
+func.func @bias_from_linear(%x: tensor<2x4xf32>, %w: !w, %b: tensor<6xf32>, %v: !v) -> tensor<2x6xf32> {
+  %h = shardlin.linear %b, %v : (tensor<6xf32>, !v) -> tensor<6xf32>
+  // expected-error@+1 {{'shardlin.linear' op cannot be differentiated: its bias is computed by 'shardlin.linear', whose value may differ between ranks; a bias is the same on every rank (a function argument, or computed from arguments and constants by elementwise ops and reshapes) and its gradient is summed over ranks}}
+  %y = shardlin.linear %x, %w, %h : (tensor<2x4xf32>, !w, tensor<6xf32>) -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// expected-error@+1 {{cannot add the backward of @taken: a symbol named 'taken_backward' already exists}}
+func.func @taken(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func private @taken_backward(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// Lowered IR: a local_chunk's source, a bias_add's or a gemm's bias is a
+// bias too, the same on every rank; one computed by a gemm is not.
+func.func @chunk_of_gemm(%x: tensor<4x4xf32>) -> tensor<4x?xf32> {
+  %p = shardlin.gemm %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error@+1 {{'shardlin.local_chunk' op cannot be differentiated: its bias is computed by 'shardlin.gemm'}}
+  %c = shardlin.local_chunk %p along <dim = 1, placements = [1, 0, 2]> : tensor<4x4xf32> -> tensor<4x?xf32>
+  return %c : tensor<4x?xf32>
+}
+
+// -----
+
+// expected-error@+1 {{cannot generate the backward of a function with more than one block}}
+func.func @branches(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  cf.cond_br %c, ^a, ^b
+^a:
+  return %x : tensor<4xf32>
+^b:
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{cannot generate the backward of a function with an argument of type 'tensor<4xi1>' (a gradient is a float tensor)}}
+func.func @boolean(%c: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = arith.select %c, %x, %x : tensor<4xi1>, tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// MISSING: error: shardlin-generate-backward: no function named 'missing'
