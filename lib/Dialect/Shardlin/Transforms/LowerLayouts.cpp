@@ -113,8 +113,11 @@ struct LowerRowsToFeatures
         cast<RankedTensorType>(op.getResult().getType()).getShape()[0];
     Value x = AllGatherOp::create(rewriter, loc, tensorOf({stacked, l.k}, l.elt),
                                   op.getInput(), op.getRowSplit());
-    auto q = GemmOp::create(rewriter, loc, op.getResult().getType(), x,
-                            localWeight(rewriter, op), localBias(rewriter, op, l),
+    // One statement each: the order of the ops they create must not depend
+    // on the compiler's order of evaluating arguments.
+    Value bias = localBias(rewriter, op, l);
+    Value a = localWeight(rewriter, op);
+    auto q = GemmOp::create(rewriter, loc, op.getResult().getType(), x, a, bias,
                             /*transpose_lhs=*/false, l.transposeWeight);
     annotate(q, &*d);
     rewriter.replaceOp(op, q);
@@ -138,9 +141,10 @@ struct LowerReplicatedColWise
       return rewriter.notifyMatchFailure(op, "not a replicated col-wise input");
     LayoutLinear l = layoutLinear(op);
     Location loc = op.getLoc();
+    Value bias = localBias(rewriter, op, l);
+    Value a = localWeight(rewriter, op);
     auto q = GemmOp::create(rewriter, loc, tensorOf({l.rows, l.local}, l.elt),
-                            op.getInput(), localWeight(rewriter, op),
-                            localBias(rewriter, op, l),
+                            op.getInput(), a, bias,
                             /*transpose_lhs=*/false, l.transposeWeight);
     annotate(q, &*d);
     Value y = q;
