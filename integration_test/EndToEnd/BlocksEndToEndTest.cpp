@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockTesting.h"
+#include "SingleBlasThread.h"
 
 #include "shardlin/Analysis/CostModel.h"
 #include "shardlin/runtime/backends/Registry.h"
@@ -33,12 +34,9 @@ namespace {
 
 namespace rt = ::shardlin::rt;
 
-class SingleBlasThread : public ::testing::Environment {
-public:
-  void SetUp() override { rt::setBlasThreads(1); }
-};
+// The ranks run as threads at the same time: one BLAS thread each.
 const ::testing::Environment *const singleBlasThread =
-    ::testing::AddGlobalTestEnvironment(new SingleBlasThread);
+    ::testing::AddGlobalTestEnvironment(new rt::test::SingleBlasThread);
 
 /// What the pass must do with `spec` and what each rank then sends
 /// (BlockTesting: blockIsFused, expectedBlockBytes); a fused block's

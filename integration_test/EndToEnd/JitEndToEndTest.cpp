@@ -21,6 +21,7 @@
 
 #include "E2ESupport.h"
 #include "JitTesting.h"
+#include "SingleBlasThread.h"
 
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/backends/Host.h"
@@ -45,12 +46,9 @@ namespace {
 
 constexpr double kCollectiveTimeoutSeconds = 30;
 
-class SingleBlasThread : public ::testing::Environment {
-public:
-  void SetUp() override { rt::setBlasThreads(1); }
-};
+// The ranks run as threads at the same time: one BLAS thread each.
 const ::testing::Environment *const singleBlasThread =
-    ::testing::AddGlobalTestEnvironment(new SingleBlasThread);
+    ::testing::AddGlobalTestEnvironment(new rt::test::SingleBlasThread);
 
 rt::RunOptions threadsOptions() {
   rt::RunOptions options;

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "E2ESupport.h"
+#include "SingleBlasThread.h"
 #include "shardlin/Analysis/CostModel.h"
 
 #include "shardlin/runtime/base/Buffer.h"
@@ -43,13 +44,9 @@ namespace {
 /// hanging the test (ctest's timeout would only say "timeout").
 constexpr double kCollectiveTimeoutSeconds = 30;
 
-/// The ranks run as threads at the same time: one BLAS thread each.
-class SingleBlasThread : public ::testing::Environment {
-public:
-  void SetUp() override { rt::setBlasThreads(1); }
-};
+// The ranks run as threads at the same time: one BLAS thread each.
 const ::testing::Environment *const singleBlasThread =
-    ::testing::AddGlobalTestEnvironment(new SingleBlasThread);
+    ::testing::AddGlobalTestEnvironment(new rt::test::SingleBlasThread);
 
 struct ThreadsRun {
   std::vector<rt::Status> status;

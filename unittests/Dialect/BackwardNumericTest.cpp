@@ -349,657 +349,187 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
 // The cases
 //===----------------------------------------------------------------------===//
 
-#define SH(shape, dim, placements)                                             \
-  "!shardlin.sharded<tensor<" shape ">, #shardlin.chunk<dim = " dim            \
-  ", placements = [" placements "]>>"
-
 const Case kCases[] = {
     // Col-wise, N = 7 over 3 ranks (3, 3, 1), permuted placements.
     {"col_wise",
-     "func.func @f(%x: tensor<4x5xf64>, %w: " SH(
-         "7x5xf64", "0",
-         "2, 0, 1") ", %b: tensor<7xf64>) -> tensor<4x7xf64> {\n"
-                    "  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf64>, " SH(
-                        "7x5xf64", "0",
-                        "2, 0, 1") ", tensor<7xf64>) -> tensor<4x7xf64>\n"
-                                   "  return %y : tensor<4x7xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<4x5xf64>, %w: !shardlin.sharded<tensor<7x5xf64>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, %b: tensor<7xf64>) -> tensor<4x7xf64> {
+  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf64>, !shardlin.sharded<tensor<7x5xf64>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, tensor<7xf64>) -> tensor<4x7xf64>
+  return %y : tensor<4x7xf64>
+}
+)mlir",
      3,
      {2}},
     // Row-wise, K = 5 over 4 ranks (2, 2, 1, 0: an empty chunk), a
     // multi-hop permutation, a 3-D input.
     {"row_wise_empty_chunk",
-     "func.func @f(%x: tensor<2x3x5xf64>, %w: " SH(
-         "6x5xf64", "1",
-         "3, 1, 0, 2") ", %b: tensor<6xf64>) -> tensor<2x3x6xf64> {\n"
-                       "  %y = shardlin.linear %x, %w, %b : "
-                       "(tensor<2x3x5xf64>, " SH(
-                           "6x5xf64", "1",
-                           "3, 1, 0, 2") ", tensor<6xf64>) -> "
-                                         "tensor<2x3x6xf64>\n"
-                                         "  return %y : tensor<2x3x6xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<2x3x5xf64>, %w: !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf64>) -> tensor<2x3x6xf64> {
+  %y = shardlin.linear %x, %w, %b : (tensor<2x3x5xf64>, !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf64>) -> tensor<2x3x6xf64>
+  return %y : tensor<2x3x6xf64>
+}
+)mlir",
      4,
      {2}},
     // A 1-D input (one row), no bias.
     {"one_d",
-     "func.func @f(%x: tensor<5xf64>, %w: " SH(
-         "4x5xf64", "0",
-         "1, 0") ") -> tensor<4xf64> {\n"
-                 "  %y = shardlin.linear %x, %w : (tensor<5xf64>, " SH(
-                     "4x5xf64", "0", "1, 0") ") -> tensor<4xf64>\n"
-                                             "  return %y : tensor<4xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<5xf64>, %w: !shardlin.sharded<tensor<4x5xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4xf64> {
+  %y = shardlin.linear %x, %w : (tensor<5xf64>, !shardlin.sharded<tensor<4x5xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4xf64>
+  return %y : tensor<4xf64>
+}
+)mlir",
      2,
      {}},
     // An MLP with GELU (tanh form, tensor ops), F = 7 over 3 ranks, and a
     // residual add.
     {
         "mlp_gelu_tanh",
-        "func.func @f(%x: tensor<3x4xf64>, %w1: " SH("7x4xf64", "0", "1, 2, 0") ", %b1: tensor<7xf64>, %w2: " SH(
-            "4x7xf64", "1",
-            "1, 2, 0") ", %b2: tensor<4xf64>) -> tensor<3x4xf64> {\n"
-                       "  %h = shardlin.linear %x, %w1, %b1 : "
-                       "(tensor<3x4xf64>, " SH(
-                           "7x4xf64", "0",
-                           "1, 2, 0") ", tensor<7xf64>) -> tensor<3x7xf64>\n"
-                                      "  %half = arith.constant dense<0.5> : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %one = arith.constant dense<1.0> : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %c = arith.constant "
-                                      "dense<0.7978845608028654> : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %k = arith.constant dense<0.044715> : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %h2 = arith.mulf %h, %h : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %h3 = arith.mulf %h2, %h : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t0 = arith.mulf %k, %h3 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t1 = arith.addf %h, %t0 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t2 = arith.mulf %c, %t1 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t3 = math.tanh %t2 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t4 = arith.addf %one, %t3 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %t5 = arith.mulf %half, %h : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %a = arith.mulf %t5, %t4 : "
-                                      "tensor<3x7xf64>\n"
-                                      "  %y = shardlin.linear %a, %w2, %b2 : "
-                                      "(tensor<3x7xf64>, " SH(
-                                          "4x7xf64", "1",
-                                          "1, 2, 0") ", tensor<4xf64>) -> "
-                                                     "tensor<3x4xf64>\n"
-                                                     "  %r = arith.addf %y, %x "
-                                                     ": tensor<3x4xf64>\n"
-                                                     "  return %r : "
-                                                     "tensor<3x4xf64>\n}\n",
+        R"mlir(func.func @f(%x: tensor<3x4xf64>, %w1: !shardlin.sharded<tensor<7x4xf64>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, %b1: tensor<7xf64>, %w2: !shardlin.sharded<tensor<4x7xf64>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, %b2: tensor<4xf64>) -> tensor<3x4xf64> {
+  %h = shardlin.linear %x, %w1, %b1 : (tensor<3x4xf64>, !shardlin.sharded<tensor<7x4xf64>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, tensor<7xf64>) -> tensor<3x7xf64>
+  %half = arith.constant dense<0.5> : tensor<3x7xf64>
+  %one = arith.constant dense<1.0> : tensor<3x7xf64>
+  %c = arith.constant dense<0.7978845608028654> : tensor<3x7xf64>
+  %k = arith.constant dense<0.044715> : tensor<3x7xf64>
+  %h2 = arith.mulf %h, %h : tensor<3x7xf64>
+  %h3 = arith.mulf %h2, %h : tensor<3x7xf64>
+  %t0 = arith.mulf %k, %h3 : tensor<3x7xf64>
+  %t1 = arith.addf %h, %t0 : tensor<3x7xf64>
+  %t2 = arith.mulf %c, %t1 : tensor<3x7xf64>
+  %t3 = math.tanh %t2 : tensor<3x7xf64>
+  %t4 = arith.addf %one, %t3 : tensor<3x7xf64>
+  %t5 = arith.mulf %half, %h : tensor<3x7xf64>
+  %a = arith.mulf %t5, %t4 : tensor<3x7xf64>
+  %y = shardlin.linear %a, %w2, %b2 : (tensor<3x7xf64>, !shardlin.sharded<tensor<4x7xf64>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, tensor<4xf64>) -> tensor<3x4xf64>
+  %r = arith.addf %y, %x : tensor<3x4xf64>
+  return %r : tensor<3x4xf64>
+}
+)mlir",
         3,
         {2, 4}},
     // SwiGLU written as one linalg.generic (silu(gate) * up), F = 5 over 2
     // ranks, a 3-D input, the down projection's bias only.
     {
         "swiglu_generic",
-        "#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>\n"
-        "func.func @f(%x: tensor<2x2x3xf64>, %wg: " SH("5x3xf64", "0", "1, 0") ", %wu: " SH(
-            "5x3xf64", "0",
-            "1, 0") ", %wd: " SH("3x5xf64", "1",
-                                 "1, 0") ", %bd: tensor<3xf64>) -> "
-                                         "tensor<2x2x3xf64> {\n"
-                                         "  %g = shardlin.linear %x, %wg : "
-                                         "(tensor<2x2x3xf64>, " SH(
-                                             "5x3xf64", "0",
-                                             "1, 0") ") -> tensor<2x2x5xf64>\n"
-                                                     "  %u = shardlin.linear "
-                                                     "%x, %wu : "
-                                                     "(tensor<2x2x3xf64>, " SH(
-                                                         "5x3xf64", "0",
-                                                         "1, 0") ") -> "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>\n"
-                                                                 "  %e = "
-                                                                 "tensor.empty("
-                                                                 ") : "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>\n"
-                                                                 "  %a = "
-                                                                 "linalg."
-                                                                 "generic "
-                                                                 "{indexing_"
-                                                                 "maps = [#id, "
-                                                                 "#id, #id], "
-                                                                 "iterator_"
-                                                                 "types = "
-                                                                 "[\"parallel\""
-                                                                 ", "
-                                                                 "\"parallel\","
-                                                                 " \"parallel\""
-                                                                 "]} ins(%g, "
-                                                                 "%u : "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>, "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>) "
-                                                                 "outs(%e : "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>) "
-                                                                 "{\n"
-                                                                 "  ^bb0(%gi: "
-                                                                 "f64, %ui: "
-                                                                 "f64, %o: "
-                                                                 "f64):\n"
-                                                                 "    %one = "
-                                                                 "arith."
-                                                                 "constant 1.0 "
-                                                                 ": f64\n"
-                                                                 "    %n = "
-                                                                 "arith.negf "
-                                                                 "%gi : f64\n"
-                                                                 "    %ex = "
-                                                                 "math.exp %n "
-                                                                 ": f64\n"
-                                                                 "    %d = "
-                                                                 "arith.addf "
-                                                                 "%one, %ex : "
-                                                                 "f64\n"
-                                                                 "    %s = "
-                                                                 "arith.divf "
-                                                                 "%gi, %d : "
-                                                                 "f64\n"
-                                                                 "    %p = "
-                                                                 "arith.mulf "
-                                                                 "%s, %ui : "
-                                                                 "f64\n"
-                                                                 "    "
-                                                                 "linalg.yield "
-                                                                 "%p : f64\n"
-                                                                 "  } -> "
-                                                                 "tensor<"
-                                                                 "2x2x5xf64>\n"
-                                                                 "  %y = "
-                                                                 "shardlin."
-                                                                 "linear %a, "
-                                                                 "%wd, %bd : "
-                                                                 "(tensor<"
-                                                                 "2x2x5xf64>,"
-                                                                 " " SH(
-                                                                     "3x5xf64",
-                                                                     "1",
-                                                                     "1, 0") ","
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "3"
-                                                                             "x"
-                                                                             "f"
-                                                                             "6"
-                                                                             "4"
-                                                                             ">"
-                                                                             ")"
-                                                                             " "
-                                                                             "-"
-                                                                             ">"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "2"
-                                                                             "x"
-                                                                             "2"
-                                                                             "x"
-                                                                             "3"
-                                                                             "x"
-                                                                             "f"
-                                                                             "6"
-                                                                             "4"
-                                                                             ">"
-                                                                             "\n"
-                                                                             " "
-                                                                             " "
-                                                                             "r"
-                                                                             "e"
-                                                                             "t"
-                                                                             "u"
-                                                                             "r"
-                                                                             "n"
-                                                                             " "
-                                                                             "%"
-                                                                             "y"
-                                                                             " "
-                                                                             ":"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "2"
-                                                                             "x"
-                                                                             "2"
-                                                                             "x"
-                                                                             "3"
-                                                                             "x"
-                                                                             "f"
-                                                                             "6"
-                                                                             "4"
-                                                                             ">"
-                                                                             "\n}\n",
+        R"mlir(#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @f(%x: tensor<2x2x3xf64>, %wg: !shardlin.sharded<tensor<5x3xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wu: !shardlin.sharded<tensor<5x3xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wd: !shardlin.sharded<tensor<3x5xf64>, #shardlin.chunk<dim = 1, placements = [1, 0]>>, %bd: tensor<3xf64>) -> tensor<2x2x3xf64> {
+  %g = shardlin.linear %x, %wg : (tensor<2x2x3xf64>, !shardlin.sharded<tensor<5x3xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<2x2x5xf64>
+  %u = shardlin.linear %x, %wu : (tensor<2x2x3xf64>, !shardlin.sharded<tensor<5x3xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<2x2x5xf64>
+  %e = tensor.empty() : tensor<2x2x5xf64>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g, %u : tensor<2x2x5xf64>, tensor<2x2x5xf64>) outs(%e : tensor<2x2x5xf64>) {
+  ^bb0(%gi: f64, %ui: f64, %o: f64):
+    %one = arith.constant 1.0 : f64
+    %n = arith.negf %gi : f64
+    %ex = math.exp %n : f64
+    %d = arith.addf %one, %ex : f64
+    %s = arith.divf %gi, %d : f64
+    %p = arith.mulf %s, %ui : f64
+    linalg.yield %p : f64
+  } -> tensor<2x2x5xf64>
+  %y = shardlin.linear %a, %wd, %bd : (tensor<2x2x5xf64>, !shardlin.sharded<tensor<3x5xf64>, #shardlin.chunk<dim = 1, placements = [1, 0]>>, tensor<3xf64>) -> tensor<2x2x3xf64>
+  return %y : tensor<2x2x3xf64>
+}
+)mlir",
         2,
         {4}},
     // Dynamic batch: 2, 0 and 3 rows on the three ranks; a ReLU MLP
     // (maximumf) with a residual.
     {
         "dynamic_relu_mlp",
-        "func.func @f(%x: tensor<?x4xf64>, %w1: " SH("5x4xf64", "0", "0, 2, 1") ", %b1: tensor<5xf64>, %w2: " SH(
-            "4x5xf64", "1",
-            "0, 2, 1") ", %b2: tensor<4xf64>) -> tensor<?x4xf64> {\n"
-                       "  %h = shardlin.linear %x, %w1, %b1 : "
-                       "(tensor<?x4xf64>, " SH(
-                           "5x4xf64", "0",
-                           "0, 2, 1") ", tensor<5xf64>) -> tensor<?x5xf64>\n"
-                                      "  %c0 = arith.constant 0 : index\n"
-                                      "  %n = tensor.dim %h, %c0 : "
-                                      "tensor<?x5xf64>\n"
-                                      "  %e = tensor.empty(%n) : "
-                                      "tensor<?x5xf64>\n"
-                                      "  %zero = arith.constant 0.0 : f64\n"
-                                      "  %z = linalg.fill ins(%zero : f64) "
-                                      "outs(%e : tensor<?x5xf64>) -> "
-                                      "tensor<?x5xf64>\n"
-                                      "  %a = arith.maximumf %h, %z : "
-                                      "tensor<?x5xf64>\n"
-                                      "  %y = shardlin.linear %a, %w2, %b2 : "
-                                      "(tensor<?x5xf64>, " SH(
-                                          "4x5xf64", "1",
-                                          "0, 2, 1") ", tensor<4xf64>) -> "
-                                                     "tensor<?x4xf64>\n"
-                                                     "  %r = arith.addf %y, %x "
-                                                     ": tensor<?x4xf64>\n"
-                                                     "  return %r : "
-                                                     "tensor<?x4xf64>\n}\n",
+        R"mlir(func.func @f(%x: tensor<?x4xf64>, %w1: !shardlin.sharded<tensor<5x4xf64>, #shardlin.chunk<dim = 0, placements = [0, 2, 1]>>, %b1: tensor<5xf64>, %w2: !shardlin.sharded<tensor<4x5xf64>, #shardlin.chunk<dim = 1, placements = [0, 2, 1]>>, %b2: tensor<4xf64>) -> tensor<?x4xf64> {
+  %h = shardlin.linear %x, %w1, %b1 : (tensor<?x4xf64>, !shardlin.sharded<tensor<5x4xf64>, #shardlin.chunk<dim = 0, placements = [0, 2, 1]>>, tensor<5xf64>) -> tensor<?x5xf64>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %h, %c0 : tensor<?x5xf64>
+  %e = tensor.empty(%n) : tensor<?x5xf64>
+  %zero = arith.constant 0.0 : f64
+  %z = linalg.fill ins(%zero : f64) outs(%e : tensor<?x5xf64>) -> tensor<?x5xf64>
+  %a = arith.maximumf %h, %z : tensor<?x5xf64>
+  %y = shardlin.linear %a, %w2, %b2 : (tensor<?x5xf64>, !shardlin.sharded<tensor<4x5xf64>, #shardlin.chunk<dim = 1, placements = [0, 2, 1]>>, tensor<4xf64>) -> tensor<?x4xf64>
+  %r = arith.addf %y, %x : tensor<?x4xf64>
+  return %r : tensor<?x4xf64>
+}
+)mlir",
         3,
         {2, 4},
         {2, 0, 3}},
     // Row-wise with an empty chunk on rows of run-time sizes (1, 3, 0, 2
     // rows on the four ranks, batch x 2), the result used twice.
     {"dynamic_row_wise",
-     "func.func @f(%x: tensor<?x2x5xf64>, %w: " SH(
-         "3x5xf64", "1",
-         "2, 3, 1, 0") ", %b: tensor<3xf64>) -> tensor<?x2x3xf64> {\n"
-                       "  %y = shardlin.linear %x, %w, %b : "
-                       "(tensor<?x2x5xf64>, " SH(
-                           "3x5xf64", "1",
-                           "2, 3, 1, 0") ", tensor<3xf64>) -> "
-                                         "tensor<?x2x3xf64>\n"
-                                         "  %s = arith.mulf %y, %y : "
-                                         "tensor<?x2x3xf64>\n"
-                                         "  return %s : tensor<?x2x3xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<?x2x5xf64>, %w: !shardlin.sharded<tensor<3x5xf64>, #shardlin.chunk<dim = 1, placements = [2, 3, 1, 0]>>, %b: tensor<3xf64>) -> tensor<?x2x3xf64> {
+  %y = shardlin.linear %x, %w, %b : (tensor<?x2x5xf64>, !shardlin.sharded<tensor<3x5xf64>, #shardlin.chunk<dim = 1, placements = [2, 3, 1, 0]>>, tensor<3xf64>) -> tensor<?x2x3xf64>
+  %s = arith.mulf %y, %y : tensor<?x2x3xf64>
+  return %s : tensor<?x2x3xf64>
+}
+)mlir",
      4,
      {2},
      {1, 3, 0, 2}},
     // W = 1 with GELU (erf form) on a 2-D batch of dynamic dims.
     {"single_rank_gelu_erf",
-     "func.func @f(%x: tensor<?x?x3xf64>, %w: " SH(
-         "4x3xf64", "0",
-         "0") ", %b: tensor<4xf64>) -> tensor<?x?x4xf64> {\n"
-              "  %h = shardlin.linear %x, %w, %b : (tensor<?x?x3xf64>, " SH(
-                  "4x3xf64", "0",
-                  "0") ", tensor<4xf64>) -> tensor<?x?x4xf64>\n"
-                       "  %a = linalg.elementwise "
-                       "kind=#linalg.elementwise_kind<erf> ins(%h : "
-                       "tensor<?x?x4xf64>) outs(%h : tensor<?x?x4xf64>) -> "
-                       "tensor<?x?x4xf64>\n"
-                       "  %p = arith.mulf %a, %h : tensor<?x?x4xf64>\n"
-                       "  return %p : tensor<?x?x4xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<?x?x3xf64>, %w: !shardlin.sharded<tensor<4x3xf64>, #shardlin.chunk<dim = 0, placements = [0]>>, %b: tensor<4xf64>) -> tensor<?x?x4xf64> {
+  %h = shardlin.linear %x, %w, %b : (tensor<?x?x3xf64>, !shardlin.sharded<tensor<4x3xf64>, #shardlin.chunk<dim = 0, placements = [0]>>, tensor<4xf64>) -> tensor<?x?x4xf64>
+  %a = linalg.elementwise kind=#linalg.elementwise_kind<erf> ins(%h : tensor<?x?x4xf64>) outs(%h : tensor<?x?x4xf64>) -> tensor<?x?x4xf64>
+  %p = arith.mulf %a, %h : tensor<?x?x4xf64>
+  return %p : tensor<?x?x4xf64>
+}
+)mlir",
      1,
      {2},
      {3}},
     // The other elementwise ops, a rank-local vector broadcast along the
     // rows (not fusable), and a bias computed from two arguments.
     {"elementwise_zoo",
-     "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
-     "#row = affine_map<(d0, d1) -> (d1)>\n"
-     "func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: " SH(
-         "6x4xf64", "0",
-         "1, 0") ", %b1: tensor<6xf64>, %s: tensor<6xf64>, "
-                 "%w2: " SH("2x6xf64", "1",
-                            "0, 1") ") -> (tensor<3x2xf64>, "
-                                    "tensor<3x6xf64>) {\n"
-                                    "  %bb = arith.mulf %b1, "
-                                    "%s : tensor<6xf64>\n"
-                                    "  %h = shardlin.linear "
-                                    "%x, %w1, %bb : "
-                                    "(tensor<3x4xf64>, " SH(
-                                        "6x4xf64", "0",
-                                        "1, 0") ", "
-                                                "tensor<6xf64>)"
-                                                " -> "
-                                                "tensor<"
-                                                "3x6xf64>\n"
-                                                "  %e = "
-                                                "tensor.empty()"
-                                                " : "
-                                                "tensor<"
-                                                "3x6xf64>\n"
-                                                "  %m = "
-                                                "linalg."
-                                                "generic "
-                                                "{indexing_"
-                                                "maps = [#id, "
-                                                "#row, #id], "
-                                                "iterator_"
-                                                "types = "
-                                                "[\"parallel\","
-                                                " \"parallel\"]"
-                                                "} ins(%h, %v "
-                                                ": "
-                                                "tensor<"
-                                                "3x6xf64>, "
-                                                "tensor<6xf64>)"
-                                                " "
-                                                "outs(%e : "
-                                                "tensor<"
-                                                "3x6xf64>) {\n"
-                                                "  ^bb0(%hi: "
-                                                "f64, %vi: "
-                                                "f64, %o: "
-                                                "f64):\n"
-                                                "    %a = "
-                                                "math.absf %hi "
-                                                ": f64\n"
-                                                "    %l = "
-                                                "math.log %a : "
-                                                "f64\n"
-                                                "    %q = "
-                                                "math.sqrt %a "
-                                                ": f64\n"
-                                                "    %rq = "
-                                                "math.rsqrt %a "
-                                                ": f64\n"
-                                                "    %ex = "
-                                                "math.exp %vi "
-                                                ": f64\n"
-                                                "    %t1 = "
-                                                "arith.subf "
-                                                "%l, %q : f64\n"
-                                                "    %t2 = "
-                                                "arith.mulf "
-                                                "%t1, %rq : "
-                                                "f64\n"
-                                                "    %t3 = "
-                                                "arith.divf "
-                                                "%t2, %ex : "
-                                                "f64\n"
-                                                "    %mn = "
-                                                "arith."
-                                                "minimumf %t3, "
-                                                "%vi : f64\n"
-                                                "    %mx = "
-                                                "arith.maxnumf "
-                                                "%mn, %hi : "
-                                                "f64\n"
-                                                "    %c = "
-                                                "arith.cmpf "
-                                                "olt, %hi, %vi "
-                                                ": f64\n"
-                                                "    %sel = "
-                                                "arith.select "
-                                                "%c, %mx, %t3 "
-                                                ": f64\n"
-                                                "    %ng = "
-                                                "arith.negf "
-                                                "%sel : f64\n"
-                                                "    "
-                                                "linalg.yield "
-                                                "%ng : f64\n"
-                                                "  } -> "
-                                                "tensor<"
-                                                "3x6xf64>\n"
-                                                "  %y = "
-                                                "shardlin."
-                                                "linear %m, "
-                                                "%w2 : "
-                                                "(tensor<"
-                                                "3x6xf64>, " SH("2x6xf64", "1",
-                                                                "0, 1") ") "
-                                                                        "->"
-                                                                        " t"
-                                                                        "en"
-                                                                        "so"
-                                                                        "r<"
-                                                                        "3x"
-                                                                        "2x"
-                                                                        "f6"
-                                                                        "4>"
-                                                                        "\n"
-                                                                        "  "
-                                                                        "re"
-                                                                        "tu"
-                                                                        "rn"
-                                                                        " %"
-                                                                        "y,"
-                                                                        " %"
-                                                                        "m "
-                                                                        ": "
-                                                                        "te"
-                                                                        "ns"
-                                                                        "or"
-                                                                        "<3"
-                                                                        "x2"
-                                                                        "xf"
-                                                                        "64"
-                                                                        ">,"
-                                                                        " t"
-                                                                        "en"
-                                                                        "so"
-                                                                        "r<"
-                                                                        "3x"
-                                                                        "6x"
-                                                                        "f6"
-                                                                        "4>"
-                                                                        "\n"
-                                                                        "}"
-                                                                        "\n",
+     R"mlir(#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: !shardlin.sharded<tensor<6x4xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %b1: tensor<6xf64>, %s: tensor<6xf64>, %w2: !shardlin.sharded<tensor<2x6xf64>, #shardlin.chunk<dim = 1, placements = [0, 1]>>) -> (tensor<3x2xf64>, tensor<3x6xf64>) {
+  %bb = arith.mulf %b1, %s : tensor<6xf64>
+  %h = shardlin.linear %x, %w1, %bb : (tensor<3x4xf64>, !shardlin.sharded<tensor<6x4xf64>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, tensor<6xf64>) -> tensor<3x6xf64>
+  %e = tensor.empty() : tensor<3x6xf64>
+  %m = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%h, %v : tensor<3x6xf64>, tensor<6xf64>) outs(%e : tensor<3x6xf64>) {
+  ^bb0(%hi: f64, %vi: f64, %o: f64):
+    %a = math.absf %hi : f64
+    %l = math.log %a : f64
+    %q = math.sqrt %a : f64
+    %rq = math.rsqrt %a : f64
+    %ex = math.exp %vi : f64
+    %t1 = arith.subf %l, %q : f64
+    %t2 = arith.mulf %t1, %rq : f64
+    %t3 = arith.divf %t2, %ex : f64
+    %mn = arith.minimumf %t3, %vi : f64
+    %mx = arith.maxnumf %mn, %hi : f64
+    %c = arith.cmpf olt, %hi, %vi : f64
+    %sel = arith.select %c, %mx, %t3 : f64
+    %ng = arith.negf %sel : f64
+    linalg.yield %ng : f64
+  } -> tensor<3x6xf64>
+  %y = shardlin.linear %m, %w2 : (tensor<3x6xf64>, !shardlin.sharded<tensor<2x6xf64>, #shardlin.chunk<dim = 1, placements = [0, 1]>>) -> tensor<3x2xf64>
+  return %y, %m : tensor<3x2xf64>, tensor<3x6xf64>
+}
+)mlir",
      2,
      {3, 4}},
     // Two blocks and residuals on a 1-D input, the first weight used twice
     // (tied), f32 and f16 interpreted exactly (the program's structure:
     // f32 partial sums, converts).
     {"two_blocks_tied_f16",
-     "func.func @f(%x: tensor<6xf16>, %w1: " SH("5x6xf16", "0", "3, 1, 0, 2") ", %w2: " SH(
-         "6x5xf16", "1",
-         "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<6xf16> {\n"
-                       "  %h1 = shardlin.linear %x, %w1 : (tensor<6xf16>, " SH(
-                           "5x6xf16", "0",
-                           "3, 1, 0, 2") ") -> tensor<5xf16>\n"
-                                         "  %a1 = math.tanh %h1 : "
-                                         "tensor<5xf16>\n"
-                                         "  %y1 = shardlin.linear %a1, "
-                                         "%w2, %b : (tensor<5xf16>, " SH(
-                                             "6x5xf16", "1",
-                                             "3, 1, 0, 2") ", "
-                                                           "tensor<6xf16>)"
-                                                           " -> "
-                                                           "tensor<6xf16>"
-                                                           "\n"
-                                                           "  %r1 = "
-                                                           "arith.addf "
-                                                           "%y1, %x : "
-                                                           "tensor<6xf16>"
-                                                           "\n"
-                                                           "  %h2 = "
-                                                           "shardlin."
-                                                           "linear %r1, "
-                                                           "%w1 : "
-                                                           "(tensor<6xf16>"
-                                                           ", " SH(
-                                                               "5x6xf16", "0",
-                                                               "3, 1, 0, "
-                                                               "2") ") -> "
-                                                                    "tenso"
-                                                                    "r<"
-                                                                    "5xf16"
-                                                                    ">\n"
-                                                                    "  "
-                                                                    "%a2 "
-                                                                    "= "
-                                                                    "math."
-                                                                    "erf "
-                                                                    "%h2 "
-                                                                    ": "
-                                                                    "tenso"
-                                                                    "r<"
-                                                                    "5xf16"
-                                                                    ">\n"
-                                                                    "  "
-                                                                    "%y2 "
-                                                                    "= "
-                                                                    "shard"
-                                                                    "lin."
-                                                                    "linea"
-                                                                    "r "
-                                                                    "%a2, "
-                                                                    "%w2 "
-                                                                    ": "
-                                                                    "(tens"
-                                                                    "or<"
-                                                                    "5xf16"
-                                                                    ">,"
-                                                                    " " SH(
-                                                                        "6"
-                                                                        "x"
-                                                                        "5"
-                                                                        "x"
-                                                                        "f"
-                                                                        "1"
-                                                                        "6",
-                                                                        "1",
-                                                                        "3"
-                                                                        ","
-                                                                        " "
-                                                                        "1"
-                                                                        ","
-                                                                        " "
-                                                                        "0"
-                                                                        ","
-                                                                        " "
-                                                                        "2") ")"
-                                                                             " "
-                                                                             "-"
-                                                                             ">"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "6"
-                                                                             "x"
-                                                                             "f"
-                                                                             "1"
-                                                                             "6"
-                                                                             ">"
-                                                                             "\n"
-                                                                             " "
-                                                                             " "
-                                                                             "%"
-                                                                             "r"
-                                                                             "2"
-                                                                             " "
-                                                                             "="
-                                                                             " "
-                                                                             "a"
-                                                                             "r"
-                                                                             "i"
-                                                                             "t"
-                                                                             "h"
-                                                                             "."
-                                                                             "a"
-                                                                             "d"
-                                                                             "d"
-                                                                             "f"
-                                                                             " "
-                                                                             "%"
-                                                                             "y"
-                                                                             "2"
-                                                                             ","
-                                                                             " "
-                                                                             "%"
-                                                                             "r"
-                                                                             "1"
-                                                                             " "
-                                                                             ":"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "6"
-                                                                             "x"
-                                                                             "f"
-                                                                             "1"
-                                                                             "6"
-                                                                             ">"
-                                                                             "\n"
-                                                                             " "
-                                                                             " "
-                                                                             "r"
-                                                                             "e"
-                                                                             "t"
-                                                                             "u"
-                                                                             "r"
-                                                                             "n"
-                                                                             " "
-                                                                             "%"
-                                                                             "r"
-                                                                             "2"
-                                                                             " "
-                                                                             ":"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "6"
-                                                                             "x"
-                                                                             "f"
-                                                                             "1"
-                                                                             "6"
-                                                                             ">"
-                                                                             "\n}\n",
+     R"mlir(func.func @f(%x: tensor<6xf16>, %w1: !shardlin.sharded<tensor<5x6xf16>, #shardlin.chunk<dim = 0, placements = [3, 1, 0, 2]>>, %w2: !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf16>) -> tensor<6xf16> {
+  %h1 = shardlin.linear %x, %w1 : (tensor<6xf16>, !shardlin.sharded<tensor<5x6xf16>, #shardlin.chunk<dim = 0, placements = [3, 1, 0, 2]>>) -> tensor<5xf16>
+  %a1 = math.tanh %h1 : tensor<5xf16>
+  %y1 = shardlin.linear %a1, %w2, %b : (tensor<5xf16>, !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf16>) -> tensor<6xf16>
+  %r1 = arith.addf %y1, %x : tensor<6xf16>
+  %h2 = shardlin.linear %r1, %w1 : (tensor<6xf16>, !shardlin.sharded<tensor<5x6xf16>, #shardlin.chunk<dim = 0, placements = [3, 1, 0, 2]>>) -> tensor<5xf16>
+  %a2 = math.erf %h2 : tensor<5xf16>
+  %y2 = shardlin.linear %a2, %w2 : (tensor<5xf16>, !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>) -> tensor<6xf16>
+  %r2 = arith.addf %y2, %r1 : tensor<6xf16>
+  return %r2 : tensor<6xf16>
+}
+)mlir",
      4,
      {3}},
     // bf16, row-wise with a bias (f32 partial sums and bias in f32).
     {"row_wise_bf16",
-     "func.func @f(%x: tensor<3x7xbf16>, %w: " SH(
-         "2x7xbf16", "1",
-         "1, 2, 0") ", %b: tensor<2xbf16>) -> tensor<3x2xbf16> {\n"
-                    "  %y = shardlin.linear %x, %w, %b : "
-                    "(tensor<3x7xbf16>, " SH(
-                        "2x7xbf16", "1",
-                        "1, 2, 0") ", tensor<2xbf16>) -> tensor<3x2xbf16>\n"
-                                   "  return %y : tensor<3x2xbf16>\n}\n",
+     R"mlir(func.func @f(%x: tensor<3x7xbf16>, %w: !shardlin.sharded<tensor<2x7xbf16>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, %b: tensor<2xbf16>) -> tensor<3x2xbf16> {
+  %y = shardlin.linear %x, %w, %b : (tensor<3x7xbf16>, !shardlin.sharded<tensor<2x7xbf16>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, tensor<2xbf16>) -> tensor<3x2xbf16>
+  return %y : tensor<3x2xbf16>
+}
+)mlir",
      3,
      {2}},
 };
@@ -1130,13 +660,11 @@ TEST_P(BackwardBytes, EqualTheCostModel) {
 
 const BytesCase kBytesCases[] = {
     {"col_wise_uneven",
-     "func.func @f(%x: tensor<4x5xf32>, %w: " SH(
-         "7x5xf32", "0",
-         "2, 0, 1") ", %b: tensor<7xf32>) -> tensor<4x7xf32> {\n"
-                    "  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf32>, " SH(
-                        "7x5xf32", "0",
-                        "2, 0, 1") ", tensor<7xf32>) -> tensor<4x7xf32>\n"
-                                   "  return %y : tensor<4x7xf32>\n}\n",
+     R"mlir(func.func @f(%x: tensor<4x5xf32>, %w: !shardlin.sharded<tensor<7x5xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, %b: tensor<7xf32>) -> tensor<4x7xf32> {
+  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf32>, !shardlin.sharded<tensor<7x5xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, tensor<7xf32>) -> tensor<4x7xf32>
+  return %y : tensor<4x7xf32>
+}
+)mlir",
      3,
      {2},
      "activations",
@@ -1146,15 +674,11 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::Activations, {}, recompute, true);
      }},
     {"row_wise_f16_empty_chunk",
-     "func.func @f(%x: tensor<2x3x5xf16>, %w: " SH(
-         "6x5xf16", "1",
-         "3, 1, 0, 2") ", %b: tensor<6xf16>) -> tensor<2x3x6xf16> {\n"
-                       "  %y = shardlin.linear %x, %w, %b : "
-                       "(tensor<2x3x5xf16>, " SH(
-                           "6x5xf16", "1",
-                           "3, 1, 0, 2") ", tensor<6xf16>) -> "
-                                         "tensor<2x3x6xf16>\n"
-                                         "  return %y : tensor<2x3x6xf16>\n}\n",
+     R"mlir(func.func @f(%x: tensor<2x3x5xf16>, %w: !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf16>) -> tensor<2x3x6xf16> {
+  %y = shardlin.linear %x, %w, %b : (tensor<2x3x5xf16>, !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf16>) -> tensor<2x3x6xf16>
+  return %y : tensor<2x3x6xf16>
+}
+)mlir",
      4,
      {2},
      "activations",
@@ -1164,14 +688,11 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::Activations, {}, recompute, true);
      }},
     {"gather_weight_dim0_bf16",
-     "func.func @f(%x: tensor<4x5xbf16>, %w: " SH(
-         "7x5xbf16", "0",
-         "1, 2, 0") ", %b: tensor<7xbf16>) -> tensor<4x7xbf16> {\n"
-                    "  %y = shardlin.linear %x, %w, %b : "
-                    "(tensor<4x5xbf16>, " SH(
-                        "7x5xbf16", "0",
-                        "1, 2, 0") ", tensor<7xbf16>) -> tensor<4x7xbf16>\n"
-                                   "  return %y : tensor<4x7xbf16>\n}\n",
+     R"mlir(func.func @f(%x: tensor<4x5xbf16>, %w: !shardlin.sharded<tensor<7x5xbf16>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, %b: tensor<7xbf16>) -> tensor<4x7xbf16> {
+  %y = shardlin.linear %x, %w, %b : (tensor<4x5xbf16>, !shardlin.sharded<tensor<7x5xbf16>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, tensor<7xbf16>) -> tensor<4x7xbf16>
+  return %y : tensor<4x7xbf16>
+}
+)mlir",
      3,
      {2},
      "gather-weight",
@@ -1181,14 +702,11 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::GatherWeight, {}, recompute, true);
      }},
     {"gather_weight_dim1",
-     "func.func @f(%x: tensor<3x5xf64>, %w: " SH(
-         "6x5xf64", "1",
-         "3, 1, 0, 2") ", %b: tensor<6xf64>) -> tensor<3x6xf64> {\n"
-                       "  %y = shardlin.linear %x, %w, %b : "
-                       "(tensor<3x5xf64>, " SH(
-                           "6x5xf64", "1",
-                           "3, 1, 0, 2") ", tensor<6xf64>) -> tensor<3x6xf64>\n"
-                                         "  return %y : tensor<3x6xf64>\n}\n",
+     R"mlir(func.func @f(%x: tensor<3x5xf64>, %w: !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf64>) -> tensor<3x6xf64> {
+  %y = shardlin.linear %x, %w, %b : (tensor<3x5xf64>, !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf64>) -> tensor<3x6xf64>
+  return %y : tensor<3x6xf64>
+}
+)mlir",
      4,
      {2},
      "gather-weight",
@@ -1200,21 +718,13 @@ const BytesCase kBytesCases[] = {
     // A fused MLP, F = 10 over 3 ranks, both biases: 2(W-1)·B·H elements,
     // the b1 gradient's chunks, and X again if recomputed.
     {"fused_mlp",
-     "func.func @f(%x: tensor<2x3x8xf32>, %w1: " SH("10x8xf32", "0", "2, 0, 1") ", %b1: tensor<10xf32>, %w2: " SH(
-         "8x10xf32", "1",
-         "2, 0, 1") ", %b2: tensor<8xf32>) -> tensor<2x3x8xf32> {\n"
-                    "  %h = shardlin.linear %x, %w1, %b1 : "
-                    "(tensor<2x3x8xf32>, " SH(
-                        "10x8xf32", "0",
-                        "2, 0, 1") ", tensor<10xf32>) -> tensor<2x3x10xf32>\n"
-                                   "  %t = math.tanh %h : tensor<2x3x10xf32>\n"
-                                   "  %y = shardlin.linear %t, %w2, %b2 : "
-                                   "(tensor<2x3x10xf32>, " SH(
-                                       "8x10xf32", "1",
-                                       "2, 0, 1") ", tensor<8xf32>) -> "
-                                                  "tensor<2x3x8xf32>\n"
-                                                  "  return %y : "
-                                                  "tensor<2x3x8xf32>\n}\n",
+     R"mlir(func.func @f(%x: tensor<2x3x8xf32>, %w1: !shardlin.sharded<tensor<10x8xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, %b1: tensor<10xf32>, %w2: !shardlin.sharded<tensor<8x10xf32>, #shardlin.chunk<dim = 1, placements = [2, 0, 1]>>, %b2: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %h = shardlin.linear %x, %w1, %b1 : (tensor<2x3x8xf32>, !shardlin.sharded<tensor<10x8xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, tensor<10xf32>) -> tensor<2x3x10xf32>
+  %t = math.tanh %h : tensor<2x3x10xf32>
+  %y = shardlin.linear %t, %w2, %b2 : (tensor<2x3x10xf32>, !shardlin.sharded<tensor<8x10xf32>, #shardlin.chunk<dim = 1, placements = [2, 0, 1]>>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+)mlir",
      3,
      {2, 4},
      "activations",
@@ -1231,94 +741,15 @@ const BytesCase kBytesCases[] = {
     // A bf16 SwiGLU: two col-wise linears, no bias; dx's partial sums f32.
     {
         "fused_swiglu_bf16",
-        "func.func @f(%x: tensor<4x6xbf16>, %wg: " SH("16x6xbf16", "0", "1, 0") ", %wu: " SH(
-            "16x6xbf16", "0",
-            "1, 0") ", %wd: " SH("6x16xbf16", "1",
-                                 "1, 0") ") -> tensor<4x6xbf16> {\n"
-                                         "  %g = shardlin.linear %x, %wg : "
-                                         "(tensor<4x6xbf16>, " SH(
-                                             "16x6xbf16", "0",
-                                             "1, 0") ") -> tensor<4x16xbf16>\n"
-                                                     "  %u = shardlin.linear "
-                                                     "%x, %wu : "
-                                                     "(tensor<4x6xbf16>, " SH(
-                                                         "16x6xbf16", "0",
-                                                         "1, 0") ") -> "
-                                                                 "tensor<"
-                                                                 "4x16xbf16>\n"
-                                                                 "  %s = "
-                                                                 "math.tanh %g "
-                                                                 ": "
-                                                                 "tensor<"
-                                                                 "4x16xbf16>\n"
-                                                                 "  %a = "
-                                                                 "arith.mulf "
-                                                                 "%s, %u : "
-                                                                 "tensor<"
-                                                                 "4x16xbf16>\n"
-                                                                 "  %y = "
-                                                                 "shardlin."
-                                                                 "linear %a, "
-                                                                 "%wd : "
-                                                                 "(tensor<"
-                                                                 "4x16xbf16>,"
-                                                                 " " SH(
-                                                                     "6x16xbf1"
-                                                                     "6",
-                                                                     "1",
-                                                                     "1, 0") ")"
-                                                                             " "
-                                                                             "-"
-                                                                             ">"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "4"
-                                                                             "x"
-                                                                             "6"
-                                                                             "x"
-                                                                             "b"
-                                                                             "f"
-                                                                             "1"
-                                                                             "6"
-                                                                             ">"
-                                                                             "\n"
-                                                                             " "
-                                                                             " "
-                                                                             "r"
-                                                                             "e"
-                                                                             "t"
-                                                                             "u"
-                                                                             "r"
-                                                                             "n"
-                                                                             " "
-                                                                             "%"
-                                                                             "y"
-                                                                             " "
-                                                                             ":"
-                                                                             " "
-                                                                             "t"
-                                                                             "e"
-                                                                             "n"
-                                                                             "s"
-                                                                             "o"
-                                                                             "r"
-                                                                             "<"
-                                                                             "4"
-                                                                             "x"
-                                                                             "6"
-                                                                             "x"
-                                                                             "b"
-                                                                             "f"
-                                                                             "1"
-                                                                             "6"
-                                                                             ">"
-                                                                             "\n}\n",
+        R"mlir(func.func @f(%x: tensor<4x6xbf16>, %wg: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wu: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wd: !shardlin.sharded<tensor<6x16xbf16>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<4x6xbf16> {
+  %g = shardlin.linear %x, %wg : (tensor<4x6xbf16>, !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4x16xbf16>
+  %u = shardlin.linear %x, %wu : (tensor<4x6xbf16>, !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4x16xbf16>
+  %s = math.tanh %g : tensor<4x16xbf16>
+  %a = arith.mulf %s, %u : tensor<4x16xbf16>
+  %y = shardlin.linear %a, %wd : (tensor<4x16xbf16>, !shardlin.sharded<tensor<6x16xbf16>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<4x6xbf16>
+  return %y : tensor<4x6xbf16>
+}
+)mlir",
         2,
         {},
         "activations",

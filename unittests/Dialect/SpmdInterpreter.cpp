@@ -289,6 +289,15 @@ void Interpreter::step(Operation *op) {
     for (int64_t r = 0; r < w; ++r)
       out.tensors.push_back(fn(r));
   };
+  // Each rank's chunk of `source` along `spec`.
+  auto eachChunk = [&](Value source, ChunkAttr spec) {
+    each([&](int64_t r) {
+      const Tensor &g = in(source)[r];
+      rt::Range range =
+          rt::ChunkLayout(g.shape[spec.getDim()], placementsOf(spec)).ofRank(r);
+      return slice(g, spec.getDim(), range.offset, range.size);
+    });
+  };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     if (op->getResult(0).getType().isIndex()) {
       out.indices.assign(w, cast<IntegerAttr>(c.getValue()).getInt());
@@ -367,25 +376,9 @@ void Interpreter::step(Operation *op) {
         });
       })
       .Case([&](LocalShardOp l) {
-        ChunkAttr spec = l.getSource().getType().getSharding();
-        each([&](int64_t r) {
-          const Tensor &g = in(l.getSource())[r];
-          rt::Range range =
-              rt::ChunkLayout(g.shape[spec.getDim()], placementsOf(spec))
-                  .ofRank(r);
-          return slice(g, spec.getDim(), range.offset, range.size);
-        });
+        eachChunk(l.getSource(), l.getSource().getType().getSharding());
       })
-      .Case([&](LocalChunkOp l) {
-        ChunkAttr spec = l.getAlong();
-        each([&](int64_t r) {
-          const Tensor &g = in(l.getSource())[r];
-          rt::Range range =
-              rt::ChunkLayout(g.shape[spec.getDim()], placementsOf(spec))
-                  .ofRank(r);
-          return slice(g, spec.getDim(), range.offset, range.size);
-        });
-      })
+      .Case([&](LocalChunkOp l) { eachChunk(l.getSource(), l.getAlong()); })
       .Case([&](AllGatherOp a) {
         ChunkAttr spec = a.getAlong();
         const int64_t d = spec.getDim();
