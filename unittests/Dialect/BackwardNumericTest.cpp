@@ -51,7 +51,7 @@ namespace {
 struct Case {
   const char *name;
   /// One public function @f.
-  const char *source;
+  std::string source;
   int64_t worldSize;
   /// The arguments every rank holds alike (biases).
   std::vector<unsigned> replicated;
@@ -349,24 +349,35 @@ TEST_P(BackwardNumeric, GradientsMatchFiniteDifferences) {
 // The cases
 //===----------------------------------------------------------------------===//
 
+/// @f: one linear with a bias, y = x A^T + b, x of `batch` x K rows, A (N x
+/// K) split along `dim` over the ranks in `placements`, elements `elt`.
+std::string linearSource(const std::string &batch, int64_t n, int64_t k,
+                         int dim, const std::string &placements,
+                         const std::string &elt) {
+  const std::string x = "tensor<" + batch + "x" + std::to_string(k) + "x" +
+                        elt + ">";
+  const std::string w = "!shardlin.sharded<tensor<" + std::to_string(n) +
+                        "x" + std::to_string(k) + "x" + elt +
+                        ">, #shardlin.chunk<dim = " + std::to_string(dim) +
+                        ", placements = [" + placements + "]>>";
+  const std::string b = "tensor<" + std::to_string(n) + "x" + elt + ">";
+  const std::string y = "tensor<" + batch + "x" + std::to_string(n) + "x" +
+                        elt + ">";
+  return "func.func @f(%x: " + x + ", %w: " + w + ", %b: " + b + ") -> " + y +
+         " {\n  %y = shardlin.linear %x, %w, %b : (" + x + ", " + w + ", " +
+         b + ") -> " + y + "\n  return %y : " + y + "\n}\n";
+}
+
 const Case kCases[] = {
     // Col-wise, N = 7 over 3 ranks (3, 3, 1), permuted placements.
     {"col_wise",
-     R"mlir(func.func @f(%x: tensor<4x5xf64>, %w: !shardlin.sharded<tensor<7x5xf64>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, %b: tensor<7xf64>) -> tensor<4x7xf64> {
-  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf64>, !shardlin.sharded<tensor<7x5xf64>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, tensor<7xf64>) -> tensor<4x7xf64>
-  return %y : tensor<4x7xf64>
-}
-)mlir",
+     linearSource("4", 7, 5, 0, "2, 0, 1", "f64"),
      3,
      {2}},
     // Row-wise, K = 5 over 4 ranks (2, 2, 1, 0: an empty chunk), a
     // multi-hop permutation, a 3-D input.
     {"row_wise_empty_chunk",
-     R"mlir(func.func @f(%x: tensor<2x3x5xf64>, %w: !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf64>) -> tensor<2x3x6xf64> {
-  %y = shardlin.linear %x, %w, %b : (tensor<2x3x5xf64>, !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf64>) -> tensor<2x3x6xf64>
-  return %y : tensor<2x3x6xf64>
-}
-)mlir",
+     linearSource("2x3", 6, 5, 1, "3, 1, 0, 2", "f64"),
      4,
      {2}},
     // A 1-D input (one row), no bias.
@@ -525,11 +536,7 @@ func.func @f(%x: tensor<3x4xf64>, %v: tensor<6xf64>, %w1: !shardlin.sharded<tens
      {3}},
     // bf16, row-wise with a bias (f32 partial sums and bias in f32).
     {"row_wise_bf16",
-     R"mlir(func.func @f(%x: tensor<3x7xbf16>, %w: !shardlin.sharded<tensor<2x7xbf16>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, %b: tensor<2xbf16>) -> tensor<3x2xbf16> {
-  %y = shardlin.linear %x, %w, %b : (tensor<3x7xbf16>, !shardlin.sharded<tensor<2x7xbf16>, #shardlin.chunk<dim = 1, placements = [1, 2, 0]>>, tensor<2xbf16>) -> tensor<3x2xbf16>
-  return %y : tensor<3x2xbf16>
-}
-)mlir",
+     linearSource("3", 2, 7, 1, "1, 2, 0", "bf16"),
      3,
      {2}},
 };
@@ -574,7 +581,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 struct BytesCase {
   const char *name;
-  const char *source;
+  std::string source;
   int64_t worldSize;
   std::vector<unsigned> replicated;
   const char *strategy;
@@ -660,11 +667,7 @@ TEST_P(BackwardBytes, EqualTheCostModel) {
 
 const BytesCase kBytesCases[] = {
     {"col_wise_uneven",
-     R"mlir(func.func @f(%x: tensor<4x5xf32>, %w: !shardlin.sharded<tensor<7x5xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, %b: tensor<7xf32>) -> tensor<4x7xf32> {
-  %y = shardlin.linear %x, %w, %b : (tensor<4x5xf32>, !shardlin.sharded<tensor<7x5xf32>, #shardlin.chunk<dim = 0, placements = [2, 0, 1]>>, tensor<7xf32>) -> tensor<4x7xf32>
-  return %y : tensor<4x7xf32>
-}
-)mlir",
+     linearSource("4", 7, 5, 0, "2, 0, 1", "f32"),
      3,
      {2},
      "activations",
@@ -674,11 +677,7 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::Activations, {}, recompute, true);
      }},
     {"row_wise_f16_empty_chunk",
-     R"mlir(func.func @f(%x: tensor<2x3x5xf16>, %w: !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf16>) -> tensor<2x3x6xf16> {
-  %y = shardlin.linear %x, %w, %b : (tensor<2x3x5xf16>, !shardlin.sharded<tensor<6x5xf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf16>) -> tensor<2x3x6xf16>
-  return %y : tensor<2x3x6xf16>
-}
-)mlir",
+     linearSource("2x3", 6, 5, 1, "3, 1, 0, 2", "f16"),
      4,
      {2},
      "activations",
@@ -688,11 +687,7 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::Activations, {}, recompute, true);
      }},
     {"gather_weight_dim0_bf16",
-     R"mlir(func.func @f(%x: tensor<4x5xbf16>, %w: !shardlin.sharded<tensor<7x5xbf16>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, %b: tensor<7xbf16>) -> tensor<4x7xbf16> {
-  %y = shardlin.linear %x, %w, %b : (tensor<4x5xbf16>, !shardlin.sharded<tensor<7x5xbf16>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>, tensor<7xbf16>) -> tensor<4x7xbf16>
-  return %y : tensor<4x7xbf16>
-}
-)mlir",
+     linearSource("4", 7, 5, 0, "1, 2, 0", "bf16"),
      3,
      {2},
      "gather-weight",
@@ -702,11 +697,7 @@ const BytesCase kBytesCases[] = {
            ::shardlin::Strategy::GatherWeight, {}, recompute, true);
      }},
     {"gather_weight_dim1",
-     R"mlir(func.func @f(%x: tensor<3x5xf64>, %w: !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, %b: tensor<6xf64>) -> tensor<3x6xf64> {
-  %y = shardlin.linear %x, %w, %b : (tensor<3x5xf64>, !shardlin.sharded<tensor<6x5xf64>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>, tensor<6xf64>) -> tensor<3x6xf64>
-  return %y : tensor<3x6xf64>
-}
-)mlir",
+     linearSource("3", 6, 5, 1, "3, 1, 0, 2", "f64"),
      4,
      {2},
      "gather-weight",
