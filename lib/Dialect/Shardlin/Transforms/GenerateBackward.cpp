@@ -322,13 +322,7 @@ struct GenerateBackwardPass
   sd::optionValues<>(const GenerateBackwardPass &);
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    std::string error;
-    FailureOr<LoweringOptions> checked =
-        toLoweringOptions(optionValues(*this), error);
-    if (failed(checked))
-      return emitError(UnknownLoc::get(ctx)) << error;
-    options = *checked;
-    return success();
+    return initLoweringOptions(optionValues(*this), ctx, options);
   }
 
   void runOnOperation() override {

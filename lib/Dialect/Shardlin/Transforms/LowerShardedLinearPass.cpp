@@ -30,6 +30,7 @@ using support::DecisionTable;
 
 namespace {
 using support::checkOptionString;
+using support::initLoweringOptions;
 using support::optionValues;
 using support::toLoweringOptions;
 
@@ -53,12 +54,8 @@ struct LowerShardedLinearPass
   }
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    std::string error;
-    FailureOr<LoweringOptions> checked =
-        toLoweringOptions(optionValues(*this), error);
-    if (failed(checked))
-      return emitError(UnknownLoc::get(ctx)) << error;
-    options = *checked;
+    if (failed(initLoweringOptions(optionValues(*this), ctx, options)))
+      return failure();
     decisions = std::make_shared<DecisionTable>(options);
     RewritePatternSet set(ctx);
     support::populateLinearPatterns(set, decisions);

@@ -2,11 +2,24 @@
 
 #include "PassOptions.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 
 #include <cstdio>
 
 using namespace mlir;
 using namespace mlir::shardlin;
+
+LogicalResult mlir::shardlin::detail::initLoweringOptions(
+    const LowerShardedLinearOptions &o, MLIRContext *ctx,
+    LoweringOptions &out) {
+  std::string error;
+  FailureOr<LoweringOptions> checked = toLoweringOptions(o, error);
+  if (failed(checked))
+    return emitError(UnknownLoc::get(ctx)) << error;
+  out = *checked;
+  return success();
+}
 
 FailureOr<LoweringOptions>
 mlir::shardlin::detail::toLoweringOptions(const LowerShardedLinearOptions &o,

@@ -30,6 +30,11 @@ namespace mlir::shardlin::detail {
 FailureOr<LoweringOptions> toLoweringOptions(const LowerShardedLinearOptions &o,
                                              std::string &error);
 
+/// A pass's initialize(): `out` from its option values, or an error (an
+/// unknown location: the options are the pass's, not the IR's) and failure.
+LogicalResult initLoweringOptions(const LowerShardedLinearOptions &o,
+                                  MLIRContext *ctx, LoweringOptions &out);
+
 /// Calls `fn` with each of the pass's option members (llvm::cl options: their
 /// ArgStr, HelpStr and value), in declaration order.
 template <typename PassT, typename Fn> void forEachOption(PassT &p, Fn &&fn) {
