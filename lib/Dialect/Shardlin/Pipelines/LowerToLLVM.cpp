@@ -143,6 +143,10 @@ void mlir::shardlin::buildLowerToLLVMPipeline(
   // 4. Loops, the runtime calls, then upstream's conversions to LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertShardlinToLLVM());
+  // Upstream's expand-strided-metadata crashes on an expand_shape that
+  // splits one dim into several dynamic ones (a linear on ?x?xK): those
+  // become reinterpret_casts first.
+  pm.addPass(createExpandShapeToReinterpretCast());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
