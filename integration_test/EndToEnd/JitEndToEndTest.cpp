@@ -13,9 +13,12 @@
 //    makes the same runtime calls;
 //  - a replay (one compilation, three runs with new inputs);
 //  - fused blocks (MLP and SwiGLU, BlockTesting.h) against their float64
-//    reference and the cost model's bytes;
-//  - a batch size known only at run time (gather-weight), sized by the
-//    compiled code on each rank.
+//    reference and the cost model's bytes, and MLPs with a 153-op chain
+//    between their linears;
+//  - batch sizes known only at run time (gather-weight, and `auto`, which
+//    picks it), one to three dynamic dims (issue 27, finding 1: two or more
+//    in one group crashed upstream's expand-strided-metadata), sized by
+//    the compiled code on each rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -231,18 +234,32 @@ INSTANTIATE_TEST_SUITE_P(
               rt::DType::F64, "gather-weight", false)),
     blockName);
 
+/// Long elementwise chains between the linears (GELU-tanh 17 times: 153
+/// ops; issue 27, finding 6): the JIT runs them as the plan executor does
+/// (e2e.blocks.LongChains), both against float64.
+BlockSpec longChain(rt::DType dtype, const char *strategy) {
+  BlockSpec s = block(BlockKind::Mlp, Activation::GeluTanh, {1, 2, 0}, {2, 3},
+                      dtype, strategy, false);
+  s.repeat = 17;
+  return s;
+}
+INSTANTIATE_TEST_SUITE_P(LongChains, JitBlock,
+                         ::testing::Values(longChain(rt::DType::F32,
+                                                     "activations"),
+                                           longChain(rt::DType::F64,
+                                                     "gather-weight")),
+                         blockName);
+
 //===----------------------------------------------------------------------===//
 // Run-time batch sizes
 //===----------------------------------------------------------------------===//
 
-/// Gathering the weight moves no rows, so the native path runs a batch
-/// size known only at run time; each rank's result is sized by the compiled
-/// code and handed over (RankBuffers::resultShapes).
-TEST(JitDynamicBatch, GatherWeightRunsEveryRanksOwnRows) {
-  LinearConfig config =
-      makeConfig(1, 11, 19, {2, 3, 0, 1}, {rt::kDynamic, 3}, true,
-                 rt::DType::F32, "gather-weight");
-  config.rankBatch = {{2, 3}, {0, 3}, {5, 3}, {1, 3}};
+/// Runs `config` (dynamic batch dims, each rank's in config.rankBatch)
+/// compiled by the JIT, each rank's result sized by the compiled code and
+/// handed over (RankBuffers::resultShapes), and checks every rank's shape
+/// and every element against the float64 reference.
+void runDynamicJit(const LinearConfig &config) {
+  SCOPED_TRACE(config.name());
   JitProgram jit;
   rt::Status compiled = testkit::jitLinear(config, jit);
   ASSERT_TRUE(compiled.isOk()) << compiled.message();
@@ -286,6 +303,60 @@ TEST(JitDynamicBatch, GatherWeightRunsEveryRanksOwnRows) {
     EXPECT_EQ(shapes[r], config.outputShapeOf(r)) << "rank " << r;
     std::string report;
     EXPECT_EQ(checkOutput(config, data, r, outputs[r], report), 0) << report;
+  }
+}
+
+/// Gathering the weight moves no rows, so the native path runs a batch
+/// size known only at run time; each rank's result is sized by the compiled
+/// code and handed over (RankBuffers::resultShapes).
+TEST(JitDynamicBatch, GatherWeightRunsEveryRanksOwnRows) {
+  LinearConfig config =
+      makeConfig(1, 11, 19, {2, 3, 0, 1}, {rt::kDynamic, 3}, true,
+                 rt::DType::F32, "gather-weight");
+  config.rankBatch = {{2, 3}, {0, 3}, {5, 3}, {1, 3}};
+  runDynamicJit(config);
+}
+
+/// Two and three dynamic batch dims (batch x sequence, and one more) in one
+/// group of the result's expand_shape, which upstream's
+/// --expand-strided-metadata crashed on (issue 27, finding 1): both
+/// sharding dims, every dtype, uneven and empty chunks, a rank with no
+/// rows, each rank's own sizes. Gathering the weight is the strategy the
+/// native path runs with dynamic rows (the next test: moving activations is
+/// refused), and `auto` picks it there.
+TEST(JitDynamicBatch, SeveralDynamicDimsEveryShardingDimAndDtype) {
+  constexpr int64_t kDyn = rt::kDynamic;
+  const std::vector<std::vector<int64_t>> twoDims = {
+      {2, 3}, {0, 4}, {1, 1}, {3, 0}};
+  const std::vector<std::vector<int64_t>> threeDims = {
+      {1, 2, 3}, {2, 0, 2}, {1, 3, 1}};
+  struct Case {
+    int64_t dim;
+    std::vector<int64_t> placements;
+    std::vector<int64_t> batch;
+    std::vector<std::vector<int64_t>> rankBatch;
+    rt::DType dtype;
+    bool bias;
+    const char *strategy;
+  };
+  const std::vector<Case> cases = {
+      {1, {2, 3, 0, 1}, {kDyn, kDyn}, twoDims, rt::DType::F32, true,
+       "gather-weight"},
+      {0, {1, 3, 0, 2}, {kDyn, kDyn}, twoDims, rt::DType::BF16, false,
+       "gather-weight"},
+      {1, {0, 2, 1, 3}, {kDyn, kDyn}, twoDims, rt::DType::F16, true, "auto"},
+      {0, {2, 0, 1}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F64, true,
+       "gather-weight"},
+      {1, {1, 2, 0}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F32, false,
+       "gather-weight"},
+      {0, {0, 1, 2}, {kDyn, 2, kDyn}, {{1, 2, 3}, {0, 2, 1}, {2, 2, 2}},
+       rt::DType::BF16, true, "gather-weight"},
+  };
+  for (const Case &c : cases) {
+    LinearConfig config = makeConfig(c.dim, 11, 19, c.placements, c.batch,
+                                     c.bias, c.dtype, c.strategy);
+    config.rankBatch = c.rankBatch;
+    runDynamicJit(config);
   }
 }
 

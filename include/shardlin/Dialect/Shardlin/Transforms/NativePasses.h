@@ -11,6 +11,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -19,7 +20,8 @@ namespace mlir {
 class DialectRegistry;
 namespace shardlin {
 
-/// createLocalizeSharded(), createPrepareNative(): module passes.
+/// createLocalizeSharded(), createPrepareNative(),
+/// createExpandShapeToReinterpretCast(): module passes.
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h.inc"

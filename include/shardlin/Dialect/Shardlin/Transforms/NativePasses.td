@@ -64,4 +64,29 @@ def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ExpandShapeToReinterpretCast
+    : Pass<"expand-shape-to-reinterpret-cast", "::mlir::ModuleOp"> {
+  let summary = "Rewrite a memref.expand_shape that splits one dim into "
+                "several dynamic ones as a memref.reinterpret_cast";
+  let description = [{
+    Upstream's `--expand-strided-metadata` (MLIR 22) crashes on a
+    `memref.expand_shape` one of whose groups has two or more dynamic sizes,
+    e.g. `memref.expand_shape %a [[0, 1], [2]] output_shape [%b, %s, 7]`
+    (a dereference of a null attribute while it builds the strides). That is
+    the form a linear on `tensor<?x?xKxT>` (batch x sequence) takes when its
+    rows are put back into their batch dims, so `--shardlin-lower-to-llvm`
+    runs this pass right before `--expand-strided-metadata`.
+
+    Each such op becomes `memref.extract_strided_metadata` of its source and
+    a `memref.reinterpret_cast` of the base buffer with the op's own output
+    sizes, the source's offset, and the strides of the expansion: in each
+    group the innermost dim keeps its source dim's stride and each outer dim
+    has the stride of the next inner one times that one's size. The result
+    type is the op's, so its users see no change. Other expand_shape ops
+    are left to upstream.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // SHARDLIN_NATIVEPASSES_TD
