@@ -72,27 +72,26 @@ add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${SHARDLIN_SANITIZER_FLAGS}>")
 add_link_options(-fsanitize=address,undefined)
 message(STATUS "shardlin: sanitizers on (${SHARDLIN_SANITIZER_FLAGS})")
 
-# Default sanitizer options (cmake/SanitizerDefaults.cpp) go into the
-# runtime library, which every executable of the build links, and whoever
-# links the runtime pulls them in: -u names one of the hooks, so the linker
-# takes their object out of the static library. That includes consumers of
-# the installed package (the examples/embed test), which also need the
-# sanitizer runtimes at link time. Done once the runtime's targets exist.
+# Default sanitizer options (cmake/SanitizerDefaults.cpp) go into a static
+# library of their own, ShardlinSanitizerDefaults, which the chunk table
+# (Shardlin::ChunkLayout) links: the compiler's libraries and the runtime's
+# all link that, so every executable of the build gets the options, and so
+# do consumers of the installed package (the examples/embed test, compiler
+# only), which also need the sanitizer runtimes at link time. -u names one of
+# the hooks, so the linker takes their object out of the static library.
 # (-u names a symbol of that object: the hooks themselves are defined weakly
-# by the sanitizer runtimes, which already satisfies the linker.)
-function(shardlin_sanitize_finish)
+# by the sanitizer runtimes, which already satisfies the linker.) Called by
+# runtime/CMakeLists.txt, where the chunk table is defined.
+function(shardlin_add_sanitizer_defaults name)
   set(defaults ${PROJECT_SOURCE_DIR}/cmake/SanitizerDefaults.cpp)
-  target_sources(ShardlinRuntimeBase PRIVATE ${defaults})
+  add_library(${name} STATIC ${defaults})
+  set_target_properties(${name} PROPERTIES EXPORT_NAME SanitizerDefaults)
+  target_compile_definitions(${name} PRIVATE
+    SHARDLIN_LSAN_SUPPRESSIONS="${PROJECT_SOURCE_DIR}/cmake/lsan.supp")
   # The hooks run inside ASan's initialization, before its shadow memory
   # exists: they must not be instrumented themselves.
-  set_property(SOURCE ${defaults}
-    DIRECTORY ${PROJECT_SOURCE_DIR}/runtime
-    APPEND PROPERTY COMPILE_DEFINITIONS
-    SHARDLIN_LSAN_SUPPRESSIONS="${PROJECT_SOURCE_DIR}/cmake/lsan.supp")
-  set_property(SOURCE ${defaults}
-    DIRECTORY ${PROJECT_SOURCE_DIR}/runtime
-    APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=all)
-  set_property(TARGET ShardlinRuntimeBase APPEND PROPERTY INTERFACE_LINK_OPTIONS
+  target_compile_options(${name} PRIVATE -fno-sanitize=all)
+  target_link_options(${name} INTERFACE
     -fsanitize=address,undefined
     "LINKER:-u,shardlinSanitizerDefaults"
     # Its dlclose replaces the C library's for shared libraries too, and
@@ -101,5 +100,3 @@ function(shardlin_sanitize_finish)
     "LINKER:--export-dynamic-symbol=__register_frame"
     "LINKER:--export-dynamic-symbol=__deregister_frame")
 endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR}
-               CALL shardlin_sanitize_finish)

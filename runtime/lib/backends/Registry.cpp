@@ -23,7 +23,8 @@ bool never() { return false; }
 bool launched() { return detail::launchEnvironment().launched; }
 
 #if !defined(SHARDLIN_GPU_MODULE)
-Status notBuilt(const Program &, const RunOptions &, const RankCallbacks &,
+Status notBuilt(const SharedProgram &, const RunOptions &,
+                const RankCallbacks &,
                 std::vector<RankResult> &) {
   return Status::unavailable("this backend is not built into this runtime");
 }
