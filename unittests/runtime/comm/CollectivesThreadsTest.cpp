@@ -128,6 +128,11 @@ TEST(CollectivesThreads, HalfSumsRoundOnce) {
 
 TEST(CollectivesThreads, Broadcast) { runBroadcast(threadsRanks, upTo(8)); }
 
+TEST(CollectivesThreads, Split) {
+  for (int w : upTo(5))
+    runSplit(threadsRanks, w);
+}
+
 TEST(CollectivesThreads, Barrier) {
   for (int w = 1; w <= 8; ++w) {
     Comms comms = createThreadsGroup(w);
