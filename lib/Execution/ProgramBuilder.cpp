@@ -599,6 +599,19 @@ private:
     if (isa<LinearOp>(op))
       return op.emitError() << "shardlin.linear must be lowered first "
                                "(run --lower-sharded-linear)";
+    // from_local (a backward function's weight gradient): the sharded
+    // value is, on each rank, the chunk it is made of. No instruction: the
+    // result is that chunk's value, and a returned one gets the sharded
+    // type's layout (addResultLayout), so runners write each rank's chunk
+    // or assemble them, as for a returned sharded argument.
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      auto it = ids_.find(fromLocal.getSource());
+      if (it == ids_.end())
+        return op.emitError() << "the shardlin runtime cannot execute the "
+                                 "op that defines its operand";
+      ids_[fromLocal.getResult()] = it->second;
+      return success();
+    }
     // The sizes of dynamic shapes: read by the instructions that take them
     // (an expand_shape's output sizes; a tensor.empty, whose shape the
     // runtime takes from its linalg op's operands). Any other user has no

@@ -2,6 +2,7 @@
 
 #include "JitTesting.h"
 #include "CompileContext.h"
+#include "GradPipeline.h"
 
 #include "shardlin/Execution/Jit.h"
 
@@ -35,6 +36,56 @@ rt::Status jitLinear(const LinearSpec &spec, JitProgram &out,
 rt::Status jitBlock(const BlockSpec &spec, JitProgram &out) {
   return jitMlir(blockMlir(spec), spec.strategy, out,
                  CompileMessage::DiagnosticsAndInput, spec.fuse);
+}
+
+BackwardRun JitBackward::run() const {
+  BackwardRun r;
+  r.backward = &backward.program;
+  r.backwardExecutor = backward.executors;
+  r.numSaved = numSaved;
+  if (numSaved > 0) {
+    r.saving = &saving.program;
+    r.savingExecutor = saving.executors;
+  }
+  return r;
+}
+
+rt::Status jitBackward(const GradCase &c, JitBackward &out) {
+  CompileContext context(mlir::shardlin::registerJitDialects);
+  return compileWith(
+      context, c.mlir(), c.strategy(), CompileMessage::DiagnosticsAndInput,
+      c.fuse(), "generating or compiling the backward failed",
+      [&](mlir::ModuleOp module,
+          const mlir::shardlin::LowerShardedLinearOptions &lowering)
+          -> mlir::LogicalResult {
+        if (mlir::failed(generateBackward(module, c.strategy(), c.fuse(),
+                                          c.recompute)))
+          return mlir::failure();
+        mlir::shardlin::JitOptions options;
+        options.lowering = lowering;
+        // Each compilation lowers its module to LLVM: one copy per entry.
+        auto compile = [&](const char *name,
+                           JitProgram &jit) -> mlir::LogicalResult {
+          mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+          auto compiled = mlir::shardlin::JitEntry::compile(*copy, name,
+                                                            options);
+          if (mlir::failed(compiled))
+            return mlir::failure();
+          jit.program = (*compiled)->program();
+          jit.executors = (*compiled)->executors();
+          return mlir::success();
+        };
+        out = JitBackward();
+        out.numSaved = module.lookupSymbol("main_forward_saving") ? 1 : 0;
+        if (mlir::failed(compile("main_backward", out.backward)))
+          return mlir::failure();
+        if (out.numSaved == 0)
+          return mlir::success();
+        if (mlir::failed(compile("main_forward_saving", out.saving)))
+          return mlir::failure();
+        out.numSaved = out.saving.program.results.size() - 1;
+        return mlir::success();
+      });
 }
 
 } // namespace shardlin::testkit

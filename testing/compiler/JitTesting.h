@@ -16,6 +16,7 @@
 #define SHARDLIN_BENCH_TESTING_JITTESTING_H
 
 #include "BlockTesting.h"
+#include "GradTesting.h"
 #include "LinearTesting.h"
 #include "shardlin/runtime/exec/Execute.h"
 #include "shardlin/runtime/program/Program.h"
@@ -46,6 +47,17 @@ rt::Status
 jitLinear(const LinearSpec &spec, JitProgram &out,
           CompileMessage message = CompileMessage::DiagnosticsAndInput);
 rt::Status jitBlock(const BlockSpec &spec, JitProgram &out);
+
+/// A case's backward functions compiled to native code (GradTesting.h):
+/// @main_backward and, if it takes saved values, @main_forward_saving,
+/// each from its own copy of the module with the backward generated.
+struct JitBackward {
+  JitProgram backward, saving;
+  size_t numSaved = 0;
+  /// What runBackward takes: these programs and their executors.
+  BackwardRun run() const;
+};
+rt::Status jitBackward(const GradCase &c, JitBackward &out);
 
 } // namespace shardlin::testkit
 

@@ -61,6 +61,7 @@ constexpr AbiFunction kReduceScatter = {"shardlin_reduce_scatter",
 constexpr AbiFunction kGemm = {"shardlin_gemm", "ipipppipii"};
 constexpr AbiFunction kBiasAdd = {"shardlin_bias_add", "ipippp"};
 constexpr AbiFunction kConvert = {"shardlin_convert", "ippipi"};
+constexpr AbiFunction kSumRows = {"shardlin_sum_rows", "ipipip"};
 
 Type abiType(MLIRContext *ctx, char c) {
   switch (c) {
@@ -117,7 +118,8 @@ struct ConversionState {
 
 bool isBufferOp(Operation *op) {
   return isa<BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
-             BufferGemmOp, BufferBiasAddOp, BufferConvertOp>(op);
+             BufferGemmOp, BufferBiasAddOp, BufferConvertOp,
+             BufferSumRowsOp>(op);
 }
 
 SmallVector<ChunkAttr> chunksOf(Operation *op) {
@@ -412,6 +414,22 @@ struct ConvertLowering : RuntimeCallPattern<BufferConvertOp> {
   }
 };
 
+struct SumRowsLowering : RuntimeCallPattern<BufferSumRowsOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  LogicalResult
+  matchAndRewrite(BufferSumRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    return callAndErase(op, b, kSumRows, [&](SmallVector<Value> &args) {
+      Value dt = dtype(b, loc, op.getInput());
+      Value outDt = dtype(b, loc, op.getOutput());
+      Value in = view(b, loc, op.getInput(), adaptor.getInput());
+      Value out = view(b, loc, op.getOutput(), adaptor.getOutput());
+      args.append({dt, in, outDt, out});
+    });
+  }
+};
+
 /// shardlin.rank: the rank the prologue read.
 struct RankLowering : RuntimeCallPattern<RankOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
@@ -472,6 +490,7 @@ struct ConvertShardlinToLLVMPass
                         })
                         .Case([](BufferGemmOp) { return &kGemm; })
                         .Case([](BufferBiasAddOp) { return &kBiasAdd; })
+                        .Case([](BufferSumRowsOp) { return &kSumRows; })
                         .Default([](Operation *) { return &kConvert; }));
       return WalkResult::advance();
     });
@@ -511,7 +530,8 @@ struct ConvertShardlinToLLVMPass
     LLVMTypeConverter converter(module.getContext());
     RewritePatternSet patterns(module.getContext());
     patterns.add<AllToAllLowering, GemmLowering, BiasAddLowering,
-                 ConvertLowering, RankLowering>(converter, state);
+                 ConvertLowering, SumRowsLowering, RankLowering>(converter,
+                                                                 state);
     patterns.add<AlongCollectiveLowering<BufferAllGatherOp>>(converter, state,
                                                              kAllGather);
     patterns.add<AlongCollectiveLowering<BufferReduceScatterOp>>(

@@ -2,8 +2,9 @@
 |*                                                                            *|
 |* The shardlin runtime for C callers and for compiled code: a context per    *|
 |* rank (its communicator, its GEMM and its local ops), the collectives of    *|
-|* the lowered SPMD IR with their chunk specs, the GEMM, bias_add and         *|
-|* convert, over strided views in the layout of MLIR's memref descriptors.    *|
+|* the lowered SPMD IR with their chunk specs, the GEMM, bias_add, convert    *|
+|* and sum_rows, over strided views in the layout of MLIR's memref           *|
+|* descriptors.                                                               *|
 |*                                                                            *|
 |* It is what `convert-shardlin-to-llvm` lowers shardlin's ops to (one call   *|
 |* per op), and what a C program links to use the runtime directly. Plain C:  *|
@@ -317,6 +318,16 @@ shardlin_status shardlin_bias_add(shardlin_context *context,
 shardlin_status shardlin_convert(shardlin_context *context,
                                  const shardlin_memref *in, shardlin_dtype from,
                                  const shardlin_memref *out, shardlin_dtype to);
+
+/* out[j] = the sum over i of in[i, j] (shardlin.sum_rows): a 2-D in (rows x
+ * cols) of `dtype` and a 1-D out (cols) of out_dtype, which is dtype or f32
+ * for f16/bf16. Each column is summed from +0 in row order, in f32 (f64 for
+ * f64), and rounded once to out_dtype; 0 rows give zeros. */
+shardlin_status shardlin_sum_rows(shardlin_context *context,
+                                  shardlin_dtype dtype,
+                                  const shardlin_memref *in,
+                                  shardlin_dtype out_dtype,
+                                  const shardlin_memref *out);
 
 #ifdef __cplusplus
 }

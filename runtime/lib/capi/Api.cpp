@@ -179,4 +179,14 @@ shardlin_status shardlin_convert(shardlin_context *context,
                [&](bool &) { return convert(context, in, from, out, to); });
 }
 
+shardlin_status shardlin_sum_rows(shardlin_context *context,
+                                  shardlin_dtype dtype,
+                                  const shardlin_memref *in,
+                                  shardlin_dtype out_dtype,
+                                  const shardlin_memref *out) {
+  return runOp(context, "shardlin_sum_rows", std::nullopt, dtype, [&](bool &) {
+    return sumRows(context, dtype, in, out_dtype, out);
+  });
+}
+
 } // extern "C"

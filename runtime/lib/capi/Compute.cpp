@@ -1,4 +1,4 @@
-//===- Compute.cpp - gemm, bias_add, convert ------------------------------===//
+//===- Compute.cpp - gemm, bias_add, convert, sum_rows --------------------===//
 //
 // The local ops: each reads and checks its views, hands BLAS or the device's
 // local ops the views that are dense (a GEMM operand also when it is
@@ -192,6 +192,34 @@ Status convert(shardlin_context *ctx, const shardlin_memref *inRef,
   SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, y));
   SHARDLIN_RETURN_IF_ERROR(
       ctx->device->localOps().convert(x, from, y, to, in.elements));
+  finishOutput(out, y);
+  return Status::ok();
+}
+
+Status sumRows(shardlin_context *ctx, int dtypeValue,
+               const shardlin_memref *inRef, int outDtypeValue,
+               const shardlin_memref *outRef) {
+  DType from, to;
+  SHARDLIN_RETURN_IF_ERROR(toDType(dtypeValue, "dtype", from));
+  SHARDLIN_RETURN_IF_ERROR(toDType(outDtypeValue, "out_dtype", to));
+  if (!isSumRowsResult(from, to))
+    return invalid(std::string("sums ") + dtypeName(from) + " into " +
+                   dtypeName(to) +
+                   "; out_dtype is dtype, or f32 for f16 and bf16");
+  View in, out;
+  SHARDLIN_RETURN_IF_ERROR(readView(inRef, "in", from, 2, in));
+  SHARDLIN_RETURN_IF_ERROR(readView(outRef, "out", to, 1, out));
+  if (out.sizes[0] != in.sizes[1])
+    return invalid("out has " + str(out.sizes[0]) + " elements, expected " +
+                   str(in.sizes[1]) + " (the columns of in " + in.shape() +
+                   ")");
+  SHARDLIN_RETURN_IF_ERROR(checkOutput(out, {&in}));
+  const char *x = nullptr;
+  char *y = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, in, Slot::InDense, x));
+  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, out, Slot::OutDense, y));
+  SHARDLIN_RETURN_IF_ERROR(ctx->device->localOps().sumRows(
+      x, from, y, to, in.sizes[0], in.sizes[1]));
   finishOutput(out, y);
   return Status::ok();
 }

@@ -61,6 +61,9 @@ Status biasAdd(shardlin_context *ctx, int dtypeValue,
                const shardlin_memref *outRef);
 Status convert(shardlin_context *ctx, const shardlin_memref *inRef,
                int fromValue, const shardlin_memref *outRef, int toValue);
+Status sumRows(shardlin_context *ctx, int dtypeValue,
+               const shardlin_memref *inRef, int outDtypeValue,
+               const shardlin_memref *outRef);
 
 //===-- Views.cpp ---------------------------------------------------------===//
 

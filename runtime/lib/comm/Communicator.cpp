@@ -310,6 +310,26 @@ Status Communicator::barrier() {
   return finish(c, doBarrier(c));
 }
 
+Status Communicator::split(int color, int key,
+                           std::unique_ptr<Communicator> &out) {
+  out.reset();
+  const std::string at = std::string(backendName()) + " split (rank " +
+                         std::to_string(rank()) + " of " +
+                         std::to_string(worldSize()) + ")";
+  if (color < 0)
+    return Status::invalidArgument(at + ": the color must be >= 0, got " +
+                                   std::to_string(color));
+  Status st = doSplit(color, key, out);
+  if (!st)
+    out.reset();
+  return st;
+}
+
+Status Communicator::doSplit(int, int, std::unique_ptr<Communicator> &) {
+  return Status::unavailable(std::string("the ") + backendName() +
+                               " backend cannot split a communicator");
+}
+
 Status Communicator::failCollective(CollectiveKind kind, DType dtype,
                                     const std::string &why) {
   // Well-formed tables (W zeros) and no buffers: the verdict in `invalid`

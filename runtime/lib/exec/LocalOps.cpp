@@ -1,8 +1,8 @@
 //===- LocalOps.cpp - The argument checks every device's local ops make ---===//
 //
-// elementwise and convert are the two local ops every device implements
-// with kernels of its own (backends/host, backends/cuda); their argument
-// checks are written once, here.
+// elementwise, convert and sumRows are the local ops every device
+// implements with kernels of its own (backends/host, backends/cuda); their
+// argument checks are written once, here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +60,37 @@ Status checkConvertArguments(const void *x, DType from, const void *y,
     return Status::invalidArgument(std::string("convert: ") +
                                    (!x ? "the source" : "the result") +
                                    " is null");
+  return Status::ok();
+}
+
+bool isSumRowsResult(DType from, DType to) {
+  const bool known = from == DType::F16 || from == DType::BF16 ||
+                     from == DType::F32 || from == DType::F64;
+  return known && (to == from || (to == DType::F32 && from != DType::F64));
+}
+
+Status checkSumRowsArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t rows, int64_t cols) {
+  if (!isSumRowsResult(from, to))
+    return Status::invalidArgument(
+        "sumRows: no sum of element type " +
+        std::to_string(static_cast<int>(from)) + " into " +
+        std::to_string(static_cast<int>(to)) +
+        " (the input's type, or f32 for f16 and bf16)");
+  if (rows < 0 || cols < 0)
+    return Status::invalidArgument("sumRows: negative size " +
+                                   std::to_string(rows) + " x " +
+                                   std::to_string(cols));
+  int64_t count = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements({rows, cols}, count, dtypeSize(from))
+          .withContext("sumRows"));
+  SHARDLIN_RETURN_IF_ERROR(checkedNumElements({cols}, count, dtypeSize(to))
+                               .withContext("sumRows"));
+  if (cols > 0 && !y)
+    return Status::invalidArgument("sumRows: the result is null");
+  if (rows > 0 && cols > 0 && !x)
+    return Status::invalidArgument("sumRows: the input is null");
   return Status::ok();
 }
 

@@ -148,6 +148,29 @@ Status verifyConvert(const Program &p, const Instr &in,
   return Status::ok();
 }
 
+/// sum_rows: a rank-2 input's column sums, rank 1; the result has the
+/// input's element type, or f32 for f16/bf16 (the unrounded sum a bias's
+/// gradient keeps until its sum over ranks, as gemm's f32 result).
+Status verifySumRows(const Program &p, const Instr &in,
+                     const std::string &what) {
+  if (rankOf(p, in.operands[0]) != 2 || rankOf(p, in.result) != 1)
+    return Status::invalidArgument(what +
+                                   " needs a rank-2 input and a rank-1 result");
+  const std::vector<int64_t> &input = p.values[in.operands[0]].shape;
+  const std::vector<int64_t> &result = p.values[in.result].shape;
+  if (input[1] != kDynamic && result[0] != kDynamic && input[1] != result[0])
+    return Status::invalidArgument(
+        what + " sums the rows of " + formatShape(input) + " into " +
+        formatShape(result) + " (the result has one element per column)");
+  const DType t = p.values[in.operands[0]].dtype;
+  const DType r = p.values[in.result].dtype;
+  if (r != t && !isF32ResultOf(t, r))
+    return Status::invalidArgument(
+        what + " has a " + dtypeName(r) + " result of a " + dtypeName(t) +
+        " input (the result has its type, or f32 for f16 and bf16)");
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -250,6 +273,14 @@ std::vector<OpInfo> makeTable() {
        1,
        {},
        verifyConvert,
+       true},
+      {OpCode::SumRows,
+       "sum_rows",
+       {"shardlin.sum_rows"},
+       1,
+       1,
+       {},
+       verifySumRows,
        true},
   };
   return t;

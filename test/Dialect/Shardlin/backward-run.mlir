@@ -1,8 +1,7 @@
-// What of the backward functions the runtime runs today (docs/training.md):
-// functions of elementwise ops alone (no weight: no sum_rows, all_reduce or
-// from_local), and every @f_forward_saving. The derivatives computed
-// by the runtime (threads) against float64 formulas; f16 in f32, rounded
-// once.
+// Backward functions on the runtime (docs/training.md): functions of
+// elementwise ops alone, a saving forward and a linear's backward. The
+// derivatives computed by the runtime (threads) against float64 formulas;
+// f16 in f32, rounded once.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: shardlin-opt %s --shardlin-generate-backward -o %t/bw.mlir
 // RUN: %python %S/Inputs/backward_run.py gen %t
@@ -24,10 +23,12 @@
 // RUN: %python %shardlin_src/scripts/npytool.py show %t/d/xg.2.npy | FileCheck %s --check-prefix=GATHERED
 // SAVING: ok: 4 ranks
 // GATHERED: <f4 (20, 19)
-// The backward itself needs the runtime's sum_rows (and from_local):
-// when the runtime runs them, these lines become a check of the gradients.
-// RUN: not shardlin-run %t/layer.mlir --world-size=4 --entry=layer_backward --arg='%t/d/x.{rank}.npy' --arg=%t/d/w.npy --arg=%t/d/b.npy --arg='%t/d/y.{rank}.npy' --arg='%t/d/xg.{rank}.npy' --out='%t/d/dx.{rank}.npy' --out='%t/d/dw.{rank}.npy' --out='%t/d/db.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=PENDING
-// PENDING: error: the shardlin runtime cannot execute 'shardlin.sum_rows'
+// The backward, with y as the results' gradient and the saved gathered x:
+// every rank's gradients against the dense model's (more in
+// test/shardlin-run/backward.mlir).
+// RUN: shardlin-run %t/layer.mlir --world-size=4 --strategy=activations --entry=layer_backward --arg='%t/d/x.{rank}.npy' --arg=%t/d/w.npy --arg=%t/d/b.npy --arg='%t/d/y.{rank}.npy' --arg='%t/d/xg.{rank}.npy' --out='%t/d/dx.{rank}.npy' --out='%t/d/dw.npy' --out='%t/d/db.{rank}.npy'
+// RUN: %python %shardlin_src/test/shardlin-run/Inputs/linear_grads.py %t/d 4 '%t/d/y.{rank}.npy' '%t/d/dx.{rank}.npy' %t/d/dw.npy '%t/d/db.{rank}.npy' | FileCheck %s --check-prefix=GRADS
+// GRADS: ok: 4 ranks
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 

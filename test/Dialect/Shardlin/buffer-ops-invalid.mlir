@@ -88,3 +88,19 @@ func.func @not_strided(%x: memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>, %y
   shardlin.buffer.all_gather %x into %y along <dim = 0, placements = [0, 1]> : memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>> into memref<8x4xf32>
   return
 }
+
+// -----
+
+func.func @sum_rows_buffer(%x: memref<3x4xbf16>, %y: memref<4xf64>) {
+  // expected-error@+1 {{'shardlin.buffer.sum_rows' op result element type 'f64' must be the input's ('bf16'), or f32 when the input is f16 or bf16}}
+  shardlin.buffer.sum_rows %x into %y : memref<3x4xbf16> into memref<4xf64>
+  return
+}
+
+// -----
+
+func.func @sum_rows_buffer_size(%x: memref<3x4xf32>, %y: memref<5xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.sum_rows' op result size 5 differs from the input's 4 columns}}
+  shardlin.buffer.sum_rows %x into %y : memref<3x4xf32> into memref<5xf32>
+  return
+}

@@ -13,7 +13,7 @@ func.func @unlowered(%x: tensor<5x19xf32>, %w: !shardlin.sharded<tensor<11x19xf3
 
 !s = !shardlin.sharded<tensor<10x7xf32>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>
 func.func @in_region(%w: !s, %c: i1) -> !s {
-  // expected-error@+1 {{'scf.if' op takes or yields a sharded value; the native path supports sharded values only as function arguments and results, call and branch operands, and local_shard operands}}
+  // expected-error@+1 {{'scf.if' op takes or yields a sharded value; the native path supports sharded values only as function arguments and results, call and branch operands, local_shard operands and from_local results}}
   %r = scf.if %c -> !s {
     scf.yield %w : !s
   } else {

@@ -103,6 +103,12 @@ TEST(CudaLocal, Barrier) {
     runBarrier(suiteRanks(cudaLocal()), w);
 }
 
+TEST(CudaLocal, Split) {
+  REQUIRE_CUDA_DEVICE();
+  for (int w : {1, 3, 4})
+    runSplit(suiteRanks(cudaLocal()), w);
+}
+
 // The ready events: rank s's GEMM is still running on its stream when rank
 // r's copy of its output is enqueued on another stream; the gathered data
 // must be the GEMM's result, not the poison that was there before.

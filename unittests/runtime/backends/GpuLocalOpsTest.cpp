@@ -70,7 +70,8 @@ TEST(GpuMemory, StreamAllocatorAndCopies) {
 }
 
 //===----------------------------------------------------------------------===//
-// GPU: local ops (copyRows, biasAdd, convert), checked against the host's LocalOps
+// GPU: local ops (copyRows, biasAdd, convert, sumRows), checked against the
+// host's LocalOps
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -230,6 +231,40 @@ TEST_F(CudaLocalOpsTest, ConvertMatchesHostBitForBit) {
   Status st = ops_->convert(nullptr, DType::F32, nullptr, DType::F64, 1);
   EXPECT_NE(st.message().find("no conversion"), std::string::npos)
       << st.message();
+}
+
+// sumRows adds each column's rows in the host's order, so the sums are the
+// same bits (every pair of types; 0 rows give zeros).
+TEST_F(CudaLocalOpsTest, SumRowsMatchesHostBitForBit) {
+  auto hostOps = createHostLocalOps();
+  const std::pair<DType, DType> pairs[] = {
+      {DType::F64, DType::F64}, {DType::F32, DType::F32},
+      {DType::F16, DType::F16}, {DType::F16, DType::F32},
+      {DType::BF16, DType::BF16}, {DType::BF16, DType::F32}};
+  for (auto [from, to] : pairs)
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {1, 1},
+                              {37, 1031}, {4099, 3}}) {
+      SCOPED_TRACE(std::string(dtypeName(from)) + " to " + dtypeName(to) +
+                   ", " + std::to_string(rows) + " x " + std::to_string(cols));
+      std::mt19937_64 rng(rows * 7 + cols);
+      Bytes x(size_t(std::max<int64_t>(rows * cols, 1)) * dtypeSize(from));
+      fillRandomForSums(from, x.data(), rows * cols, rng);
+      Bytes want(size_t(cols) * dtypeSize(to), kPoisonByte);
+      ASSERT_TRUE(hostOps->sumRows(x.data(), from, want.data(), to, rows, cols)
+                      .isOk());
+      Buffer dx, dy;
+      ASSERT_TRUE(upload(x, dx).isOk());
+      ASSERT_TRUE(upload(Bytes(want.size() + dtypeSize(to), kPoisonByte), dy)
+                      .isOk());
+      Status st = ops_->sumRows(dx.data(), from, dy.data(), to, rows, cols);
+      ASSERT_TRUE(st.isOk()) << st.message();
+      Bytes got;
+      ASSERT_TRUE(download(dy, got).isOk());
+      EXPECT_TRUE(sameBytes(got.data(), want.data(), want.size()));
+      EXPECT_TRUE(isPoison(got.data() + want.size(), dtypeSize(to)));
+      if (HasFailure())
+        return;
+    }
 }
 
 // Both ops only enqueue: a copy of a bias add's output, then a bias add on

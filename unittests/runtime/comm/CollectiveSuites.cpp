@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -438,6 +440,70 @@ void runBarrier(const MakeSuiteRanks &make, int w) {
       Status st = rank.comm->barrier();
       checkCall(st, before, rank.comm->stats(), 0, "barrier", f);
     }
+  });
+  EXPECT_TRUE(failures.empty()) << join(failures);
+}
+
+void runSplit(const MakeSuiteRanks &make, int w) {
+  SuiteRanks ranks;
+  Status made = makeGroup(make, w, ranks);
+  ASSERT_TRUE(made.isOk()) << made.message();
+  auto failures = onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+    // A negative color is refused before any rank waits for the others.
+    std::unique_ptr<Communicator> none;
+    Status bad = rank.comm->split(-1, 0, none);
+    if (bad.code() != StatusCode::InvalidArgument || none)
+      return f.add("split with color -1: " + bad.message());
+    // Two splits: by parity in rank order, then one group of all in reverse
+    // order (key -r); the groups by color, the ranks by (key, rank).
+    for (int reverse = 0; reverse < 2; ++reverse) {
+      const int color = reverse ? 0 : r % 2, key = reverse ? -r : 0;
+      std::vector<int> members; // world ranks, in the new group's order
+      for (int s = 0; s < w; ++s)
+        if ((reverse ? 0 : s % 2) == color)
+          members.push_back(s);
+      if (reverse)
+        std::reverse(members.begin(), members.end());
+      const std::string what =
+          std::string(reverse ? "reversed" : "parity") + " split";
+      std::unique_ptr<Communicator> sub;
+      Status st = rank.comm->split(color, key, sub);
+      if (!st)
+        return f.add(what + ": " + st.message());
+      const int want =
+          int(std::find(members.begin(), members.end(), r) - members.begin());
+      if (!sub || sub->worldSize() != int(members.size()) ||
+          sub->rank() != want)
+        return f.add(what + ": rank " +
+                     std::to_string(sub ? sub->rank() : -1) + " of " +
+                     std::to_string(sub ? sub->worldSize() : 0) +
+                     ", expected " + std::to_string(want) + " of " +
+                     std::to_string(members.size()));
+      // The new group's collectives reach its members only: the sum of
+      // (world rank + 1) over them, exact in f64.
+      double mine = r + 1, expected = 0;
+      for (int m : members)
+        expected += m + 1;
+      Bytes host(sizeof(double));
+      std::memcpy(host.data(), &mine, sizeof(double));
+      Buffer buf;
+      st = rank.memory->toDevice(host, buf);
+      if (st)
+        st = sub->allReduce(buf.data(), buf.data(), 1, DType::F64);
+      if (st)
+        st = rank.memory->toHost(buf, host);
+      if (!st)
+        return f.add(what + ": all_reduce on the new group: " + st.message());
+      double got = 0;
+      std::memcpy(&got, host.data(), sizeof(double));
+      if (got != expected)
+        f.add(what + ": the new group's all_reduce gave " +
+              std::to_string(got) + ", expected " + std::to_string(expected));
+    }
+    // The parent still works after its children are gone.
+    CommStats before = rank.comm->stats();
+    checkCall(rank.comm->barrier(), before, rank.comm->stats(), 0,
+              "barrier after the splits", f);
   });
   EXPECT_TRUE(failures.empty()) << join(failures);
 }

@@ -113,6 +113,11 @@ void runAllReduce(const MakeSuiteRanks &make, const std::vector<int> &sizes,
                   const std::function<bool(DType)> &rankOrder);
 void runBroadcast(const MakeSuiteRanks &make, const std::vector<int> &sizes);
 void runBarrier(const MakeSuiteRanks &make, int w);
+/// Communicator::split: a negative color refused; split by parity and into
+/// one group in reverse order (keys), each new rank and size checked and an
+/// all_reduce on each new group reaching its members only; the parent
+/// still usable after.
+void runSplit(const MakeSuiteRanks &make, int w);
 
 } // namespace shardlin::rt::testing
 

@@ -110,6 +110,8 @@ TEST(CollectivesMpi, Broadcast) { runBroadcast(mpiRanks, {worldSize()}); }
 
 TEST(CollectivesMpi, Barrier) { runBarrier(mpiRanks, worldSize()); }
 
+TEST(CollectivesMpi, Split) { runSplit(mpiRanks, worldSize()); }
+
 //===----------------------------------------------------------------------===//
 // MPI's own
 //===----------------------------------------------------------------------===//

@@ -128,6 +128,49 @@ TEST(CollectivesThreads, HalfSumsRoundOnce) {
 
 TEST(CollectivesThreads, Broadcast) { runBroadcast(threadsRanks, upTo(8)); }
 
+TEST(CollectivesThreads, Split) {
+  for (int w : upTo(5))
+    runSplit(threadsRanks, w);
+}
+
+// A rank that never splits: the first rank to wait out the timeout fails
+// with DeadlineExceeded naming the missing ranks, the other waiter with
+// Aborted, and the late rank's split, when it comes, with Aborted at once.
+TEST(CollectivesThreads, SplitWithoutEveryRankTimesOut) {
+  CommOptions options;
+  options.timeoutSeconds = 0.2;
+  Comms comms = createThreadsGroup(3, options);
+  std::vector<Status> status(2);
+  std::vector<std::unique_ptr<Communicator>> out(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back(
+        [&, r] { status[r] = comms[r]->split(0, r, out[r]); });
+  for (std::thread &t : threads)
+    t.join();
+  int deadline = 0, aborted = 0;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_FALSE(out[r]) << "rank " << r;
+    deadline += status[r].code() == StatusCode::DeadlineExceeded;
+    aborted += status[r].code() == StatusCode::Aborted;
+    if (status[r].code() == StatusCode::DeadlineExceeded)
+      EXPECT_NE(status[r].message().find("waiting for 1 rank(s) to split"),
+                std::string::npos)
+          << status[r].message();
+  }
+  EXPECT_EQ(deadline, 1) << status[0].message() << " / "
+                         << status[1].message();
+  EXPECT_EQ(aborted, 1);
+  std::unique_ptr<Communicator> late;
+  const Clock::time_point start = Clock::now();
+  Status st = comms[2]->split(0, 2, late);
+  EXPECT_EQ(st.code(), StatusCode::Aborted) << st.message();
+  EXPECT_NE(st.message().find("an earlier split failed"), std::string::npos)
+      << st.message();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 0.1);
+  EXPECT_FALSE(late);
+}
+
 TEST(CollectivesThreads, Barrier) {
   for (int w = 1; w <= 8; ++w) {
     Comms comms = createThreadsGroup(w);

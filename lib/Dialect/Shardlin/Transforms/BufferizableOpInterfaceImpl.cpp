@@ -2,10 +2,11 @@
 //
 // One-Shot Bufferize models of the shardlin tensor ops (docs/native.md):
 //
-// - all_gather, all_to_all, reduce_scatter, gemm and convert write a new
-//   buffer: bufferize allocates it (identity layout, its `?` sizes from the
-//   input buffers' dims and, for a rank's chunk, from shardlin.rank and the
-//   chunk spec) and emits the op's `shardlin.buffer.*` form writing into it.
+// - all_gather, all_to_all, reduce_scatter, gemm, convert and sum_rows
+//   write a new buffer: bufferize allocates it (identity layout, its `?`
+//   sizes from the input buffers' dims and, for a rank's chunk, from
+//   shardlin.rank and the chunk spec) and emits the op's `shardlin.buffer.*`
+//   form writing into it.
 //   The collective or GEMM writes its result there directly: no copy.
 // - bias_add writes into its input's buffer (the runtime's bias_add may work
 //   in place), so a lowered linear adds its bias into the reduce_scatter's
@@ -261,6 +262,19 @@ struct ConvertModel : WritesNewBufferModel<ConvertModel, ConvertOp> {
   }
 };
 
+struct SumRowsModel : WritesNewBufferModel<SumRowsModel, SumRowsOp> {
+  static SmallVector<Value> dynamicSizes(SumRowsOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    if (!op.getType().isDynamicDim(0))
+      return {};
+    return {dimValue(b, op.getLoc(), buffers[0], 1)};
+  }
+  static void build(SumRowsOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferSumRowsOp::create(b, op.getLoc(), buffers[0], output);
+  }
+};
+
 /// bias_add: in place, into its input's buffer.
 struct BiasAddModel
     : public BufferizableOpInterface::ExternalModel<BiasAddModel, BiasAddOp> {
@@ -456,6 +470,7 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
     GemmOp::attachInterface<GemmModel>(*ctx);
     ConvertOp::attachInterface<ConvertModel>(*ctx);
+    SumRowsOp::attachInterface<SumRowsModel>(*ctx);
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     LocalChunkOp::attachInterface<LocalChunkModel>(*ctx);
     LocalShardOp::attachInterface<NotBufferizableModel<LocalShardOp>>(*ctx);

@@ -4,9 +4,11 @@
 // only, and a `!shardlin.sharded` value is, on each rank, nothing but that
 // rank's chunk: the value `shardlin.local_shard` returns. So the native path
 // gives every sharded value that local type, in function signatures, calls,
-// returns and branches, and drops the local_shard ops. What a launcher passes
-// for a sharded argument is then the rank's chunk, as shardlin-run already
-// does (README, "Sharded arguments").
+// returns and branches, and drops the local_shard ops and their inverse,
+// from_local (a sharded result, e.g. a weight's gradient, is the rank's
+// chunk it is made of). What a launcher passes for a sharded argument is
+// then the rank's chunk, as shardlin-run already does (README, "Sharded
+// arguments"), and what it gets for a sharded result the rank's chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,14 +96,15 @@ struct LocalizeShardedPass
                              "path supports them on func.func only";
         return WalkResult::interrupt();
       }
-      if (isa<LocalShardOp, func::FuncOp, func::CallOp, func::ReturnOp,
-              BranchOpInterface>(op) ||
+      if (isa<LocalShardOp, FromLocalOp, func::FuncOp, func::CallOp,
+              func::ReturnOp, BranchOpInterface>(op) ||
           !mentionsSharded(op))
         return WalkResult::advance();
       op->emitOpError()
           << "takes or yields a sharded value; the native path supports "
              "sharded values only as function arguments and results, call "
-             "and branch operands, and local_shard operands";
+             "and branch operands, local_shard operands and from_local "
+             "results";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())
@@ -120,8 +123,8 @@ struct LocalizeShardedPass
     // The rewrite is a retyping: a sharded value *is* the rank's chunk, so
     // every value of a sharded type gets the local type in place (block
     // arguments of every block, call results, function types), and each
-    // local_shard is replaced by its operand. The check above allows no op
-    // whose semantics the new types could change.
+    // local_shard and from_local is replaced by its operand. The check above
+    // allows no op whose semantics the new types could change.
     auto localize = [](Type type) -> Type {
       if (auto sharded = dyn_cast<ShardedType>(type))
         return sharded.getLocalType();
@@ -130,10 +133,10 @@ struct LocalizeShardedPass
     auto localizeAll = [&](TypeRange types) {
       return llvm::map_to_vector(types, localize);
     };
-    SmallVector<LocalShardOp> localShards;
+    SmallVector<Operation *> views;
     module.walk([&](Operation *op) {
-      if (auto localShard = dyn_cast<LocalShardOp>(op)) {
-        localShards.push_back(localShard);
+      if (isa<LocalShardOp, FromLocalOp>(op)) {
+        views.push_back(op);
         return;
       }
       for (OpResult result : op->getResults())
@@ -147,9 +150,9 @@ struct LocalizeShardedPass
             FunctionType::get(ctx, localizeAll(func.getArgumentTypes()),
                               localizeAll(func.getResultTypes())));
     });
-    for (LocalShardOp localShard : localShards) {
-      localShard.getResult().replaceAllUsesWith(localShard.getSource());
-      localShard.erase();
+    for (Operation *view : views) {
+      view->getResult(0).replaceAllUsesWith(view->getOperand(0));
+      view->erase();
     }
 
     for (CheckedArgument arg : checked)

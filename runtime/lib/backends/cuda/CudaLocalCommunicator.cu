@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/LocalGroup.h"
+#include "comm/LocalSplit.h"
 #include "backends/cuda/CudaCheck.h"
 #include "backends/cuda/Kernels.h"
 
@@ -72,8 +73,20 @@ struct Slot : local::Slot {
 /// State shared by the communicators of one group: the threads backend's
 /// rendezvous (LocalGroup.h), so cuda-local has its deterministic deadlines
 /// too: whether a collective times out depends on when the ranks arrived,
-/// not on when a waiting thread is scheduled.
-using Group = local::LocalGroup<Slot>;
+/// not on when a waiting thread is scheduled. And what a split needs: every
+/// rank's stream (a new group's rank keeps its stream) and the options.
+class Group : public local::LocalGroup<Slot> {
+public:
+  Group(std::vector<std::shared_ptr<ExecutionStream>> streams,
+        const CommOptions &options, double timeout)
+      : LocalGroup(int(streams.size()), timeout, cuda::formatSeconds(timeout)),
+        streams(std::move(streams)), options(options),
+        splitter(worldSize(), timeout, "cuda-local split") {}
+
+  const std::vector<std::shared_ptr<ExecutionStream>> streams;
+  const CommOptions options;
+  local::LocalSplit splitter;
+};
 
 class CudaLocalCommunicator final : public CudaCommunicator {
 public:
@@ -109,6 +122,9 @@ protected:
   Status doAllReduce(const CollectiveCall &call) override;
   Status doBroadcast(const CollectiveCall &call) override;
   Status doBarrier(const CollectiveCall &call) override;
+  /// A new in-process group of the members' streams (LocalSplit.h).
+  Status doSplit(int color, int key,
+                 std::unique_ptr<Communicator> &out) override;
   /// Reachable from the device and aligned (see checkDeviceBuffer).
   std::string checkBuffer(const char *name, const void *p, int64_t elements,
                           DType dtype) const override {
@@ -338,6 +354,20 @@ Status CudaLocalCommunicator::doBarrier(const CollectiveCall &c) {
   return run(Slot(c), [&] { return waitForPeers(); });
 }
 
+Status CudaLocalCommunicator::doSplit(int color, int key,
+                                      std::unique_ptr<Communicator> &out) {
+  return group_->splitter.split(
+      rank_, color, key,
+      [&](const std::vector<int> &members,
+          std::vector<std::unique_ptr<Communicator>> &comms) {
+        std::vector<std::shared_ptr<ExecutionStream>> streams;
+        for (int m : members)
+          streams.push_back(group_->streams[size_t(m)]);
+        return createCudaLocalGroup(streams, group_->options, comms);
+      },
+      out);
+}
+
 } // namespace
 
 Status createCudaLocalGroup(
@@ -375,8 +405,7 @@ Status createCudaLocalGroup(
   SHARDLIN_RETURN_IF_ERROR(
       cuda::checkTimeout(options.timeoutSeconds, timeout).withContext(at));
 
-  auto group =
-      std::make_shared<Group>(int(w), timeout, cuda::formatSeconds(timeout));
+  auto group = std::make_shared<Group>(streams, options, timeout);
   std::vector<std::unique_ptr<Communicator>> comms;
   for (size_t r = 0; r < w; ++r) {
     auto comm =

@@ -14,6 +14,7 @@
 //  - elementwise: one kernel that evaluates the expression per element, the
 //    program passed by value as a kernel argument (DeviceExpr).
 //  - convert: the convert kernel, rounding as the host's conversions do.
+//  - sumRows: the sumRows kernel, in the host's order (bit for bit).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,8 +98,41 @@ public:
                           " elements, cuda:" + std::to_string(device_) + ")");
   }
 
+  Status sumRows(const void *x, DType from, void *y, DType to, int64_t rows,
+                 int64_t cols) override {
+    Status st = sumRowsChecked(x, from, y, to, rows, cols);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda sumRows (" + std::string(dtypeName(from)) +
+                          " to " + dtypeName(to) + ", " +
+                          std::to_string(rows) + " x " + std::to_string(cols) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
 private:
   cudaStream_t s() const { return nativeStream(*stream_); }
+
+  Status sumRowsChecked(const void *x, DType from, void *y, DType to,
+                        int64_t rows, int64_t cols) {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkSumRowsArguments(x, from, y, to, rows, cols));
+    if (cols == 0)
+      return Status::ok();
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    // As biasAdd: a host pointer, or another device's, would fault inside
+    // the kernel. (0 rows read nothing: y gets zeros.)
+    std::string problem =
+        checkDeviceBuffer("y", y, cols, to, device_, pageableOk_);
+    if (problem.empty() && rows > 0)
+      problem = checkDeviceBuffer("x", x, rows * cols, from, device_,
+                                  pageableOk_);
+    if (!problem.empty())
+      return Status::invalidArgument(problem);
+    SHARDLIN_CUDA_RETURN_IF_ERROR(
+        device_, launchSumRows(from, x, to, y, rows, cols, s()));
+    return Status::ok();
+  }
 
   Status convertChecked(const void *x, DType from, void *y, DType to,
                         int64_t n) {

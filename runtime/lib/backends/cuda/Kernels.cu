@@ -374,7 +374,51 @@ cudaError_t launchConvertAs(const void *x, void *y, int64_t n,
   return cudaGetLastError();
 }
 
+//===----------------------------------------------------------------------===//
+// sum_rows: column sums, each column by one thread, rows in order.
+//===----------------------------------------------------------------------===//
+
+// Consecutive threads read consecutive columns of a row: every row is read
+// coalesced. The accumulator is X's compute type; adding with `+=` in a
+// fixed order keeps the host's rounding (no contraction can form).
+template <typename X, typename Y>
+__global__ void sumRowsKernel(const X *__restrict__ x, Y *__restrict__ y,
+                              int64_t rows, int64_t cols) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < cols;
+       j += step) {
+    typename Arith<X>::Acc acc = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      acc += Arith<X>::load(x[i * cols + j]);
+    y[j] = Arith<Y>::store(acc);
+  }
+}
+
+template <typename X, typename Y>
+cudaError_t launchSumRowsAs(const void *x, void *y, int64_t rows, int64_t cols,
+                            cudaStream_t stream) {
+  sumRowsKernel<X, Y><<<blocksFor(cols), kThreads, 0, stream>>>(
+      static_cast<const X *>(x), static_cast<Y *>(y), rows, cols);
+  return cudaGetLastError();
+}
+
 } // namespace
+
+cudaError_t launchSumRows(DType from, const void *x, DType to, void *y,
+                          int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (cols == 0)
+    return cudaSuccess;
+  if (to == DType::F32 && from == DType::F16)
+    return launchSumRowsAs<__half, float>(x, y, rows, cols, stream);
+  if (to == DType::F32 && from == DType::BF16)
+    return launchSumRowsAs<__nv_bfloat16, float>(x, y, rows, cols, stream);
+  if (to != from)
+    return cudaErrorInvalidValue;
+  return withDeviceType(from, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return launchSumRowsAs<T, T>(x, y, rows, cols, stream);
+  });
+}
 
 cudaError_t launchConvert(DType from, const void *x, DType to, void *y,
                           int64_t n, cudaStream_t stream) {

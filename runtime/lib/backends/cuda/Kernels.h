@@ -72,6 +72,16 @@ cudaError_t launchAccumulatorBias(DType dtype, const float *acc, int64_t ldAcc,
 cudaError_t launchConvert(DType from, const void *x, DType to, void *y,
                           int64_t n, cudaStream_t stream);
 
+/// y[j] = the sum over i of x[i, j] for a rows x cols row-major x of type
+/// `from`, into cols elements of y of type `to` (`from`, or f32 for
+/// f16/bf16): LocalOps::sumRows' order exactly (each column from +0, rows
+/// 0, 1, ... added one at a time in f32, f64 for f64, rounded once to
+/// `to`), so the host's and the GPU's sums agree bit for bit. One thread per
+/// column: the order leaves no parallelism within a column. x and y must
+/// not overlap. cudaErrorInvalidValue for another pair of types.
+cudaError_t launchSumRows(DType from, const void *x, DType to, void *y,
+                          int64_t rows, int64_t cols, cudaStream_t stream);
+
 /// An expression program (Expr.h) and its operands in the form the
 /// elementwise kernel takes by value (about 1.5 KB of kernel parameters, so
 /// nothing is copied to the device before the launch): one entry per node,

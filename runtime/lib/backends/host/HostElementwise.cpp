@@ -32,6 +32,7 @@
 #include "shardlin/runtime/backends/Host.h"
 #include "backends/host/HostElementwise.h"
 
+#include "backends/host/TargetClones.h"
 #include "backends/host/VectorMath.h"
 
 #include <algorithm>
@@ -39,14 +40,6 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) &&          \
-    !defined(SHARDLIN_NO_TARGET_CLONES)
-#define SHARDLIN_TARGET_CLONES                                                 \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",             \
-                               "default")))
-#else
-#define SHARDLIN_TARGET_CLONES
-#endif
 
 namespace shardlin::rt {
 

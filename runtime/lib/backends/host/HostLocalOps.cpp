@@ -4,6 +4,7 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 
 #include "backends/host/HostElementwise.h"
+#include "backends/host/HostReductions.h"
 
 #include <cstring>
 #include <vector>
@@ -87,6 +88,14 @@ public:
       convertFromF32(to, static_cast<const float *>(x), y, size_t(n));
     else
       convertToF32(from, x, static_cast<float *>(y), size_t(n));
+    return Status::ok();
+  }
+
+  Status sumRows(const void *x, DType from, void *y, DType to, int64_t rows,
+                 int64_t cols) override {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkSumRowsArguments(x, from, y, to, rows, cols));
+    sumRowsOnHost(x, from, y, to, rows, cols);
     return Status::ok();
   }
 

@@ -26,6 +26,7 @@
 #include "shardlin/runtime/backends/Host.h"
 
 #include "comm/LocalGroup.h"
+#include "comm/LocalSplit.h"
 
 #include <algorithm>
 #include <cstring>
@@ -49,9 +50,14 @@ using local::Slot;
 class Group : public local::LocalGroup<Slot> {
 public:
   Group(int worldSize, const CommOptions &options)
-      : Group(worldSize, options.timeoutSeconds, checked(options)) {}
+      : Group(worldSize, options.timeoutSeconds, checked(options)) {
+    options_ = options;
+  }
 
   const std::string &configError() const { return configError_; }
+  const CommOptions &options() const { return options_; }
+  /// Communicator::split: its new groups are groups of this backend.
+  local::LocalSplit &splitter() { return split_; }
 
 private:
   struct Checked {
@@ -66,9 +72,12 @@ private:
   // Messages print the timeout as given, not as clamped.
   Group(int worldSize, double given, Checked c)
       : LocalGroup(worldSize, c.effective, local::formatSeconds(given)),
-        configError_(std::move(c.error)) {}
+        configError_(std::move(c.error)),
+        split_(worldSize, c.effective, "threads split") {}
 
   std::string configError_;
+  CommOptions options_;
+  local::LocalSplit split_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -156,6 +165,8 @@ protected:
   Status doAllReduce(const CollectiveCall &call) override;
   Status doBroadcast(const CollectiveCall &call) override;
   Status doBarrier(const CollectiveCall &call) override;
+  Status doSplit(int color, int key,
+                 std::unique_ptr<Communicator> &out) override;
 
 private:
   /// Runs one collective: arrival, group-wide check, `pull` (this rank's
@@ -269,6 +280,21 @@ Status ThreadsCommunicator::doBroadcast(const CollectiveCall &call) {
 
 Status ThreadsCommunicator::doBarrier(const CollectiveCall &call) {
   return run(Slot(call), [] {});
+}
+
+Status ThreadsCommunicator::doSplit(int color, int key,
+                                    std::unique_ptr<Communicator> &out) {
+  if (!group_->configError().empty())
+    return Status::invalidArgument("threads split: " + group_->configError());
+  const CommOptions options = group_->options();
+  return group_->splitter().split(
+      rank_, color, key,
+      [&](const std::vector<int> &members,
+          std::vector<std::unique_ptr<Communicator>> &comms) {
+        comms = createThreadsGroup(static_cast<int>(members.size()), options);
+        return Status::ok();
+      },
+      out);
 }
 
 } // namespace

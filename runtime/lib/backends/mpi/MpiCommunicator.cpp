@@ -143,6 +143,8 @@ protected:
   Status doAllReduce(const CollectiveCall &call) override;
   Status doBroadcast(const CollectiveCall &call) override;
   Status doBarrier(const CollectiveCall &call) override;
+  Status doSplit(int color, int key,
+                 std::unique_ptr<Communicator> &out) override;
   /// MPI counts and displacements are int.
   std::string checkBackendArguments(const CollectiveCall &call) const override;
 
@@ -475,6 +477,42 @@ Status MpiCommunicator::doBarrier(const CollectiveCall &c) {
   return complete(state, at, "MPI_Ibarrier");
 }
 
+/// Makes the MpiCommunicator of a communicator MPI gave us: errors as
+/// codes, its rank and size. Frees `comm` on failure.
+Status wrapMpiComm(MPI_Comm comm, double timeoutSeconds, const char *at,
+                   std::unique_ptr<Communicator> &out) {
+  // Errors come back as codes (turned into Status) instead of aborting.
+  int rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_rank(comm, &rank);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_size(comm, &size);
+  if (rc != MPI_SUCCESS) {
+    MPI_Comm_free(&comm);
+    return Status::internal(std::string(at) +
+                            ": setting up the communicator failed: " +
+                            mpiErrorText(rc));
+  }
+  out = std::make_unique<MpiCommunicator>(comm, rank, size, timeoutSeconds);
+  return Status::ok();
+}
+
+Status MpiCommunicator::doSplit(int color, int key,
+                                std::unique_ptr<Communicator> &out) {
+  const std::string at = "mpi split (rank " + std::to_string(rank_) + " of " +
+                         std::to_string(size_) + ")";
+  SHARDLIN_RETURN_IF_ERROR(checkUsable(at));
+  // MPI_Comm_split blocks until every rank calls it. A timed barrier first:
+  // a rank that never comes fails the others after the timeout instead of
+  // leaving them in MPI_Comm_split forever.
+  SHARDLIN_RETURN_IF_ERROR(barrier().withContext(at));
+  MPI_Comm comm = MPI_COMM_NULL;
+  SHARDLIN_RETURN_IF_ERROR(
+      check(MPI_Comm_split(comm_, color, key, &comm), at, "MPI_Comm_split"));
+  return wrapMpiComm(comm, timeoutSeconds_, at.c_str(), out);
+}
+
 } // namespace
 
 bool mpiAvailable() { return true; }
@@ -600,22 +638,7 @@ Status createMpiCommunicator(const CommOptions &options,
   if (rc != MPI_SUCCESS)
     return Status::internal(std::string(at) +
                          ": MPI_Comm_dup failed: " + mpiErrorText(rc));
-  // Errors come back as codes (turned into Status) instead of aborting.
-  rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int rank = 0, size = 1;
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Comm_rank(comm, &rank);
-  if (rc == MPI_SUCCESS)
-    rc = MPI_Comm_size(comm, &size);
-  if (rc != MPI_SUCCESS) {
-    MPI_Comm_free(&comm);
-    return Status::internal(std::string(at) +
-                         ": setting up the communicator "
-                         "failed: " +
-                         mpiErrorText(rc));
-  }
-  out = std::make_unique<MpiCommunicator>(comm, rank, size, t);
-  return Status::ok();
+  return wrapMpiComm(comm, t, at, out);
 }
 
 } // namespace shardlin::rt

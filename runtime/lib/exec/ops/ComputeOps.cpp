@@ -1,9 +1,9 @@
-//===- ComputeOps.cpp - gemm, bias_add, elementwise, convert ---===//
+//===- ComputeOps.cpp - gemm, bias_add, elementwise, convert, sum_rows ----===//
 //
 // The ops that compute on the rank's device: the GEMM (with an elementwise
 // instruction after it as its epilogue), the bias, fused elementwise
-// expressions (in place where nothing else reads an operand) and the f32
-// <-> f16/bf16 conversion.
+// expressions (in place where nothing else reads an operand), the f32
+// <-> f16/bf16 conversion and the column sums of a bias's gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -197,13 +197,29 @@ Status executeConvert(OpExecuteContext &ctx) {
                          ctx.result(), ctx.dtype(), ctx.plan.numElements(r));
 }
 
+Status resolveSumRows(OpResolveContext &ctx) {
+  const std::vector<int64_t> &input = ctx.operandShape(0);
+  ctx.step.rows = input[0];
+  ctx.step.cols = input[1];
+  ctx.result = {input[1]};
+  return Status::ok();
+}
+
+Status executeSumRows(OpExecuteContext &ctx) {
+  return ctx.ops.sumRows(ctx.operand(0),
+                         ctx.plan.program.values[ctx.in.operands[0]].dtype,
+                         ctx.result(), ctx.dtype(), ctx.step.rows,
+                         ctx.step.cols);
+}
+
 } // namespace
 
 std::vector<OpKernel> computeKernels() {
   return {{OpCode::Gemm, resolveGemm, executeGemm},
           {OpCode::BiasAdd, resolveBiasAdd, executeBiasAdd},
           {OpCode::Elementwise, resolveElementwise, executeElementwise},
-          {OpCode::Convert, resolveConvert, executeConvert}};
+          {OpCode::Convert, resolveConvert, executeConvert},
+          {OpCode::SumRows, resolveSumRows, executeSumRows}};
 }
 
 } // namespace shardlin::rt

@@ -172,4 +172,24 @@ def Shardlin_BufferConvertOp : Shardlin_BufferOp<"convert",
   let hasVerifier = 1;
 }
 
+def Shardlin_BufferSumRowsOp : Shardlin_BufferOp<"sum_rows"> {
+  let summary = "`shardlin.sum_rows` into a buffer";
+  let description = [{
+    Writes the column sums of the rank-2 `input` into the rank-1 `output`:
+    `output[j] = sum_i input[i, j]`, each column from +0 in row order, f16
+    and bf16 summed in f32; `output` has `input`'s element type, or f32
+    when it is f16 or bf16. Calls `shardlin_sum_rows`.
+
+    ```mlir
+    shardlin.buffer.sum_rows %dy into %db : memref<20x11xbf16> into memref<11xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$input,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $input `into` $output attr-dict `:` type($input) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SHARDLIN_BUFFER_OPS_TD

@@ -14,6 +14,7 @@
 #include "shardlin/runtime/base/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,16 @@ public:
   Status failCollective(CollectiveKind kind, DType dtype,
                         const std::string &why);
 
+  /// Splits the ranks into groups, as MPI_Comm_split does: the ranks that
+  /// pass the same `color` (>= 0) form one group, ordered by `key` and then
+  /// by rank. `out` becomes this rank's communicator in its group: the same
+  /// backend, device and timeout, independent of this one (either may be
+  /// destroyed first). A collective: every rank of this communicator calls
+  /// it, and none makes another collective on it meanwhile. threads and
+  /// cuda-local make in-process groups, mpi calls MPI_Comm_split, nccl
+  /// ncclCommSplit; Unavailable on a backend that cannot.
+  Status split(int color, int key, std::unique_ptr<Communicator> &out);
+
   const CommStats &stats() const { return stats_; }
   void resetStats() { stats_ = CommStats(); }
 
@@ -152,6 +163,10 @@ protected:
   virtual Status doAllReduce(const CollectiveCall &call) = 0;
   virtual Status doBroadcast(const CollectiveCall &call) = 0;
   virtual Status doBarrier(const CollectiveCall &call) = 0;
+  /// split's work, after its argument checks (color >= 0). The default:
+  /// Unavailable, naming the backend.
+  virtual Status doSplit(int color, int key,
+                         std::unique_ptr<Communicator> &out);
 
   /// A backend's own checks of this rank's arguments (e.g. MPI's int
   /// counts), run after the common ones passed and before the buffer

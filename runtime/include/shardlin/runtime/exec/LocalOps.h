@@ -63,7 +63,29 @@ public:
   /// to the result's type). x and y must not overlap.
   virtual Status convert(const void *x, DType from, void *y, DType to,
                          int64_t n) = 0;
+
+  /// y[j] = the sum over i of x[i, j] for a rows x cols row-major x (of
+  /// type `from`) and cols elements of y (of type `to`: `from`, or f32 for
+  /// f16/bf16; see isSumRowsResult). Each column is summed in one fixed
+  /// order, on every device: from +0, adding row 0, 1, ..., rows - 1, one
+  /// rounding per addition in the accumulator type (f64 for f64, f32
+  /// otherwise: f16/bf16 rows widened exactly), then rounded once to `to`
+  /// (to nearest even; nothing to round for f32 and f64). So devices agree
+  /// bit for bit, and 0 rows give +0. x and y must not overlap.
+  virtual Status sumRows(const void *x, DType from, void *y, DType to,
+                         int64_t rows, int64_t cols) = 0;
 };
+
+/// Whether sumRows (and shardlin.sum_rows) take `from` to `to`: the same
+/// type, or f32 of f16/bf16.
+bool isSumRowsResult(DType from, DType to);
+
+/// The checks every device's sumRows makes before it touches memory: the
+/// types (isSumRowsResult), non-negative sizes whose elements fit in int64
+/// bytes, and non-null pointers where there is something to read or write.
+/// InvalidArgument, naming what is wrong.
+Status checkSumRowsArguments(const void *x, DType from, const void *y,
+                             DType to, int64_t rows, int64_t cols);
 
 /// The checks every device's convert makes before it touches memory: a
 /// supported pair of types, n >= 0 and n elements within int64 bytes, and

@@ -1,0 +1,60 @@
+//===- GradGpuTest.cpp - Backward functions on the cuda-local backend -----===//
+//
+// The gradient suite (GradTesting.h) on cuda-local: W ranks as threads
+// sharing cuda:0, the saving forward and the backward run through
+// rt::runProgram (the rank's buffers in device memory, cuBLAS GEMMs, the
+// CUDA sum_rows and elementwise kernels), every gradient of every rank
+// against the dense model's float64 gradients within the threads suite's
+// bound. Compiled everywhere CUDA is; without a usable GPU each case skips
+// with the reason (ctest names start with "gpu.").
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradTesting.h"
+
+#include "shardlin/runtime/backends/Cuda.h"
+
+#include <gtest/gtest.h>
+
+namespace rt = ::shardlin::rt;
+using namespace shardlin::testkit;
+
+namespace {
+
+class GradCudaLocal : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradCudaLocal, EveryGradientOfEveryRankMatchesTheDenseModel) {
+  std::string why;
+  if (!rt::cudaDevicesAvailable(&why))
+    GTEST_SKIP() << "no usable CUDA device: " << why;
+  const GradCase &c = GetParam();
+  BackwardPrograms programs;
+  rt::Status s = compileBackward(c, programs);
+  if (!s && !runtimeHasOp("all_reduce") &&
+      s.message().find("cannot execute 'shardlin.all_reduce'") !=
+          std::string::npos)
+    GTEST_SKIP() << "needs the runtime's shardlin.all_reduce";
+  ASSERT_TRUE(s) << s.message();
+  const GradData data = makeGradData(c);
+  rt::RunOptions options;
+  options.backend = "cuda-local";
+  options.worldSize = c.worldSize();
+  options.comm.timeoutSeconds = 60;
+  std::vector<std::vector<RankTensor>> results;
+  s = runBackward(c, data, backwardRunOf(programs), options, results);
+  ASSERT_TRUE(s) << s.message();
+  const GradReference ref = gradReference(c, data);
+  std::string report;
+  int64_t failures = 0;
+  for (int r = 0; r < c.worldSize(); ++r)
+    failures += checkGradients(c, ref, r, results[r], report);
+  EXPECT_EQ(failures, 0) << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
+    [](const ::testing::TestParamInfo<GradCase> &info) {
+      return info.param.name();
+    });
+
+} // namespace

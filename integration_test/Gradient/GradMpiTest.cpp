@@ -1,0 +1,72 @@
+//===- GradMpiTest.cpp - Backward functions on the MPI backend ------------===//
+//
+// A plain program, run by ctest under mpirun with W = 1..4 ranks: each
+// process compiles every case of the gradient suite (GradTesting.h) whose
+// world size is W, runs @main_forward_saving (if any) and @main_backward
+// for its own rank through rt::runProgram on the mpi backend, and checks
+// its rank's gradients against the dense model's float64 gradients (every
+// process regenerates every tensor from the case's seed). Cases whose
+// backward needs shardlin.all_reduce are left out, with a line saying so,
+// until this runtime has it. MpiSuite.h sums the failures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradTesting.h"
+#include "MpiSuite.h"
+
+#include <cstdio>
+
+namespace rt = ::shardlin::rt;
+using namespace shardlin::testkit;
+
+int main(int argc, char **argv) {
+  std::vector<GradCase> cases;
+  shardlin::e2e::MpiSuite suite;
+  suite.label = "mpi grad";
+  suite.count = [&](int w) {
+    cases.clear();
+    for (const GradCase &c : gradSuite())
+      if (c.worldSize() == w)
+        cases.push_back(c);
+    return cases.size();
+  };
+  suite.run = [&](size_t i, const rt::CommOptions &commOptions,
+                  rt::Communicator &comm) {
+    const GradCase &c = cases[i];
+    const int rank = comm.rank();
+    BackwardPrograms programs;
+    rt::Status s = compileBackward(c, programs);
+    // Every process compiles the same text: all skip or none does.
+    if (!s && !runtimeHasOp("all_reduce") &&
+        s.message().find("cannot execute 'shardlin.all_reduce'") !=
+            std::string::npos) {
+      if (rank == 0)
+        std::printf("skipped %s: needs the runtime's shardlin.all_reduce\n",
+                    c.name().c_str());
+      return true;
+    }
+    const GradData data = makeGradData(c);
+    std::vector<std::vector<RankTensor>> results;
+    if (s) {
+      rt::RunOptions options;
+      options.backend = "mpi";
+      options.worldSize = c.worldSize();
+      options.comm = commOptions;
+      options.blasThreads = 1;
+      s = runBackward(c, data, backwardRunOf(programs), options, results);
+    }
+    if (!s) {
+      std::fprintf(stderr, "FAIL %s rank %d: %s\n", c.name().c_str(), rank,
+                   s.message().c_str());
+      return false;
+    }
+    std::string report;
+    if (checkGradients(c, gradReference(c, data), rank, results[rank],
+                       report) != 0) {
+      std::fprintf(stderr, "FAIL %s", report.c_str());
+      return false;
+    }
+    return true;
+  };
+  return shardlin::e2e::runMpiSuite(argc, argv, suite);
+}

@@ -1,0 +1,18 @@
+//===- HostReductions.h - The host's row sums -------------------*- C++ -*-===//
+#ifndef SHARDLIN_RUNTIME_LIB_BACKENDS_HOST_HOSTREDUCTIONS_H
+#define SHARDLIN_RUNTIME_LIB_BACKENDS_HOST_HOSTREDUCTIONS_H
+
+#include "shardlin/runtime/base/DType.h"
+
+#include <cstdint>
+
+namespace shardlin::rt {
+
+/// LocalOps::sumRows on host memory (see LocalOps.h), for arguments that
+/// passed checkSumRowsArguments.
+void sumRowsOnHost(const void *x, DType from, void *y, DType to, int64_t rows,
+                   int64_t cols);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_LIB_BACKENDS_HOST_HOSTREDUCTIONS_H
