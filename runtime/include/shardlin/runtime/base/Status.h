@@ -34,7 +34,7 @@ enum class StatusCode {
   /// Memory (host or device) or another finite resource ran out; the input
   /// may be fine on a larger machine.
   ResourceExhausted,
-  /// A wait on other ranks passed its deadline (--timeout).
+  /// A wait on other ranks passed its deadline (the run's timeout).
   DeadlineExceeded,
   /// This rank stopped because another rank failed first; the root cause is
   /// that rank's status, not this one.
