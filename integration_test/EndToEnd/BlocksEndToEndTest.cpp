@@ -6,7 +6,8 @@
 // from MLIR text and run with one thread per rank through rt::runProgram:
 // W = 1..8, even, uneven and empty chunks, permuted placements (and the two
 // weights of a block placed differently), 1-D to 3-D inputs, every dtype,
-// forced and chosen strategies. Every element of every rank's output is
+// forced and chosen strategies, and chains of 72 and 153 ops between the
+// linears, longer than one runtime instruction holds. Every element of every rank's output is
 // compared with the float64 reference within blockErrorBound(), and each
 // rank's bytes sent with the cost model's figure for its linears.
 //
@@ -102,6 +103,45 @@ TEST_P(Blocks, EveryRankMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Threads, Blocks, ::testing::ValuesIn(blockSuite()),
+    [](const ::testing::TestParamInfo<BlockSpec> &info) {
+      return info.param.name();
+    });
+
+/// Long elementwise chains between the two linears (issue 27, finding 6):
+/// GELU-tanh applied 8 times (72 ops) and 17 times (153 ops), more than
+/// one runtime instruction holds (64 nodes), so the executor splits them
+/// into several instructions. Fused (moving activations: the chain between
+/// the two GEMMs of each rank's block of features) and not (each linear
+/// gathering its weight), f32, f64 and bf16 (split in f32, rounded once),
+/// uneven and permuted chunks, a residual, the arith and linalg.generic
+/// forms; every element against the float64 reference.
+std::vector<BlockSpec> longChains() {
+  std::vector<BlockSpec> specs;
+  auto add = [&](int repeat, rt::DType dtype, const char *strategy,
+                 std::vector<int64_t> placements, OpForm form, bool residual) {
+    BlockSpec s;
+    s.activation = Activation::GeluTanh;
+    s.repeat = repeat;
+    s.dtype = dtype;
+    s.strategy = strategy;
+    s.placements = std::move(placements);
+    s.form = form;
+    s.residual = residual;
+    s.batch = {2, 3};
+    specs.push_back(s);
+  };
+  add(8, rt::DType::F32, "activations", {2, 0, 1}, OpForm::Arith, false);
+  add(17, rt::DType::F32, "activations", {1, 3, 0, 2}, OpForm::Arith, true);
+  add(17, rt::DType::F64, "gather-weight", {1, 0}, OpForm::LinalgGeneric,
+      false);
+  add(8, rt::DType::BF16, "activations", {0, 1}, OpForm::LinalgElementwise,
+      false);
+  add(17, rt::DType::F32, "activations", {0}, OpForm::Arith, false);
+  return specs;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongChains, Blocks, ::testing::ValuesIn(longChains()),
     [](const ::testing::TestParamInfo<BlockSpec> &info) {
       return info.param.name();
     });

@@ -13,7 +13,8 @@
 //    makes the same runtime calls;
 //  - a replay (one compilation, three runs with new inputs);
 //  - fused blocks (MLP and SwiGLU, BlockTesting.h) against their float64
-//    reference and the cost model's bytes;
+//    reference and the cost model's bytes, and MLPs with a 153-op chain
+//    between their linears;
 //  - batch sizes known only at run time (gather-weight, and `auto`, which
 //    picks it), one to three dynamic dims (issue 27, finding 1: two or more
 //    in one group crashed upstream's expand-strided-metadata), sized by
@@ -234,6 +235,22 @@ INSTANTIATE_TEST_SUITE_P(
         block(BlockKind::Mlp, Activation::Silu, {2, 0, 1}, {3},
               rt::DType::F64, "gather-weight", false)),
     blockName);
+
+/// Long elementwise chains between the linears (GELU-tanh 17 times: 153
+/// ops; issue 27, finding 6): the JIT runs them as the plan executor does
+/// (e2e.blocks.LongChains), both against float64.
+BlockSpec longChain(rt::DType dtype, const char *strategy) {
+  BlockSpec s = block(BlockKind::Mlp, Activation::GeluTanh, {1, 2, 0}, {2, 3},
+                      dtype, strategy, false);
+  s.repeat = 17;
+  return s;
+}
+INSTANTIATE_TEST_SUITE_P(LongChains, JitBlock,
+                         ::testing::Values(longChain(rt::DType::F32,
+                                                     "activations"),
+                                           longChain(rt::DType::F64,
+                                                     "gather-weight")),
+                         blockName);
 
 //===----------------------------------------------------------------------===//
 // Run-time batch sizes

@@ -96,14 +96,16 @@ rt::ChunkSpec toChunkSpec(ChunkAttr chunk) {
 /// A chain's steps as the runtime's expression (Expr.h).
 class ExprBuilder : public ChainVisitor {
 public:
-  FailureOr<int> input(Value value, bool) override {
+  FailureOr<int> input(Value value, bool vector) override {
     // The runtime tells a broadcast vector from a full tensor by its rank.
     auto it = llvm::find(inputs, value);
     rt::ExprNode n;
     n.op = rt::ExprOp::Input;
     n.input = static_cast<int>(it - inputs.begin());
-    if (it == inputs.end())
+    if (it == inputs.end()) {
       inputs.push_back(value);
+      vectors.push_back(vector);
+    }
     return add(n);
   }
 
@@ -129,6 +131,8 @@ public:
 
   rt::ExprProgram expr;
   SmallVector<Value> inputs;
+  /// Whether each input is read as a row vector (a broadcast).
+  std::vector<bool> vectors;
 
 private:
   static std::optional<rt::ExprOp> exprOpOf(Operation *op) {
@@ -337,7 +341,7 @@ public:
       if (failed(addArgument(func_.getLoc(), arg.getType())))
         return failure();
     }
-    if (failed(chains_.analyze(body, rt::kMaxExprNodes)))
+    if (failed(chains_.analyze(body)))
       return failure();
     for (Operation &op : body)
       if (failed(translate(op)))
@@ -449,11 +453,84 @@ private:
                                         "the op that defines this value";
       in.operands.push_back(it->second);
     }
+    if (in.expr.nodes.size() > rt::kMaxExprNodes)
+      return emitSplit(root, in, builder.vectors);
     FailureOr<int> r = define(root.getResult(0));
     if (failed(r))
       return failure();
     in.result = *r;
     program_.instrs.push_back(std::move(in));
+    return success();
+  }
+
+  /// A new value of `type`, defined by an instruction of `op` at `location`
+  /// (one that no IR value stands for).
+  int emitTemporary(rt::OpCode op, std::vector<int> operands,
+                    rt::ValueType type, const std::string &location,
+                    rt::ExprProgram expr = {}, int result = -1) {
+    rt::Instr in;
+    in.op = op;
+    in.location = location;
+    in.operands = std::move(operands);
+    in.expr = std::move(expr);
+    if (result < 0) {
+      result = static_cast<int>(program_.values.size());
+      program_.values.push_back(std::move(type));
+    }
+    in.result = result;
+    program_.instrs.push_back(std::move(in));
+    return result;
+  }
+
+  /// `whole`, an elementwise instruction whose expression is larger than
+  /// one instruction holds (rt::kMaxExprNodes), as one instruction per
+  /// piece of it (rt::splitExpr). f16 and bf16 pieces compute and store in
+  /// f32, their inputs converted first and the result converted back at
+  /// the end: the value is rounded once, as one instruction would.
+  LogicalResult emitSplit(Operation &root, const rt::Instr &whole,
+                          const std::vector<bool> &vectors) {
+    std::vector<rt::ExprPiece> pieces;
+    rt::Status split = rt::splitExpr(whole.expr, vectors, rt::kMaxExprNodes,
+                                     "this elementwise chain", pieces);
+    if (!split)
+      return root.emitError() << split.message();
+    FailureOr<rt::ValueType> stored =
+        valueType(root.getLoc(), root.getResult(0).getType());
+    if (failed(stored))
+      return failure();
+    const bool narrow =
+        stored->dtype == rt::DType::F16 || stored->dtype == rt::DType::BF16;
+    const rt::DType compute = narrow ? rt::DType::F32 : stored->dtype;
+    auto inCompute = [&](int id) {
+      rt::ValueType t = program_.values[size_t(id)];
+      t.dtype = compute;
+      return t;
+    };
+    std::vector<int> operands;
+    for (int id : whole.operands)
+      operands.push_back(narrow ? emitTemporary(rt::OpCode::Convert, {id},
+                                                inCompute(id), whole.location)
+                                : id);
+    const int rootId = static_cast<int>(program_.values.size());
+    ids_[root.getResult(0)] = rootId;
+    program_.values.push_back(*stored);
+    std::vector<int> results;
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      std::vector<int> reads;
+      for (int ref : pieces[p].operands)
+        reads.push_back(ref >= 0 ? operands[size_t(ref)]
+                                 : results[size_t(-1 - ref)]);
+      rt::ValueType type = pieces[p].rowVector ? inCompute(reads.front())
+                                               : inCompute(rootId);
+      const bool last = p + 1 == pieces.size();
+      results.push_back(emitTemporary(
+          rt::OpCode::Elementwise, std::move(reads), std::move(type),
+          whole.location, std::move(pieces[p].expr),
+          last && !narrow ? rootId : -1));
+    }
+    if (narrow)
+      emitTemporary(rt::OpCode::Convert, {results.back()}, *stored,
+                    whole.location, {}, rootId);
     return success();
   }
 

@@ -84,6 +84,8 @@ std::string BlockSpec::name() const {
   std::string s = blockKindName(kind);
   if (kind == BlockKind::Mlp)
     s += std::string("_") + activationName(activation);
+  if (kind == BlockKind::Mlp && repeat > 1)
+    s += "x" + std::to_string(repeat);
   s += std::string("_") + opFormName(form);
   s += "_W" + std::to_string(worldSize()) + "_p" + joinDims(placements, sep);
   if (!rowPlacements.empty())
@@ -256,8 +258,11 @@ Steps middleSteps(const BlockSpec &spec, bool biasInside) {
       v = s.bin("addf", v, s.in(lin + c, /*vector=*/true));
     h.push_back(v);
   }
-  if (spec.kind == BlockKind::Mlp)
-    activation(s, spec.activation, h[0], spec.form);
+  if (spec.kind == BlockKind::Mlp) {
+    int v = h[0];
+    for (int i = 0; i < spec.repeat; ++i)
+      v = activation(s, spec.activation, v, spec.form);
+  }
   else
     s.bin("mulf", activation(s, Activation::Silu, h[0], spec.form), h[1]);
   return s;

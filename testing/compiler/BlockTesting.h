@@ -73,6 +73,10 @@ struct BlockSpec {
   bool residual = false;
   /// Blocks chained one after the other (each with its own weights).
   int blocks = 1;
+  /// An MLP's activation applied this many times in a row (a long
+  /// elementwise chain between its two linears: GELU-tanh is 9 ops, so 8
+  /// give a chain of 72 and 17 one of 153).
+  int repeat = 1;
   rt::DType dtype = rt::DType::F32;
   /// The lowering strategy forced on the pass ("activations",
   /// "gather-weight", "auto").

@@ -310,21 +310,6 @@ private:
   llvm::DenseMap<Value, int> memo_;
 };
 
-/// Counts steps and inputs.
-class CountingVisitor : public ChainVisitor {
-public:
-  FailureOr<int> input(Value, bool) override {
-    ++inputs;
-    return step();
-  }
-  FailureOr<int> constant(double, Type) override { return step(); }
-  FailureOr<int> compute(Operation *, ArrayRef<int>) override { return step(); }
-  size_t steps = 0, inputs = 0;
-
-private:
-  int step() { return static_cast<int>(steps++); }
-};
-
 /// The element types a chain reads, and its first conversion.
 class TypesVisitor : public ChainVisitor {
 public:
@@ -374,15 +359,7 @@ FailureOr<int> ElementwiseChains::walk(Operation *root,
   return walkChain(root->getResult(0), isLeaf, visitor);
 }
 
-FailureOr<std::pair<size_t, size_t>>
-ElementwiseChains::size(Operation *root) const {
-  CountingVisitor counter;
-  if (failed(walk(root, counter)))
-    return failure();
-  return std::make_pair(counter.steps, counter.inputs);
-}
-
-LogicalResult ElementwiseChains::analyze(Block &body, size_t maxSteps) {
+LogicalResult ElementwiseChains::analyze(Block &body) {
   for (Operation &op : body) {
     bool member = false;
     if (failed(isChainMember(op, member, /*emitErrors=*/true)))
@@ -467,38 +444,5 @@ LogicalResult ElementwiseChains::analyze(Block &body, size_t maxSteps) {
               "that stores its value";
   }
 
-  // A chain longer than `maxSteps` is cut: the member with the largest
-  // chain below the root is stored, until the root's chain fits.
-  for (Operation &op : body) {
-    if (!stored_.contains(&op))
-      continue;
-    while (true) {
-      FailureOr<std::pair<size_t, size_t>> sz = size(&op);
-      if (failed(sz))
-        return failure();
-      if (sz->first <= maxSteps && sz->second <= maxSteps)
-        break;
-      Operation *best = nullptr;
-      size_t bestSize = 0;
-      for (Operation &m : body) {
-        if (!m.isBeforeInBlock(&op) || stored_.contains(&m) ||
-            !members_.contains(&m) ||
-            isa<tensor::EmptyOp, arith::ConstantOp>(m) ||
-            isBoolTensor(m.getResult(0)))
-          continue;
-        FailureOr<std::pair<size_t, size_t>> s = size(&m);
-        if (succeeded(s) && s->first > bestSize && s->first < sz->first) {
-          best = &m;
-          bestSize = s->first;
-        }
-      }
-      if (!best)
-        return op.emitError()
-               << "this elementwise op needs " << sz->first << " steps and "
-               << sz->second << " inputs; the shardlin runtime's limit is "
-               << maxSteps << " of each";
-      stored_.insert(best);
-    }
-  }
   return success();
 }

@@ -80,11 +80,12 @@ FailureOr<int> walkChain(Value root, function_ref<bool(Value)> isLeaf,
 /// would otherwise both compute it; the rest is recomputed in registers.
 class ElementwiseChains {
 public:
-  /// Classifies the ops of `body` and chooses the stored values, given a
-  /// limit on the size of one chain (steps and inputs). Emits a located
-  /// error for an unsupported op of the elementwise dialects and for values
-  /// that cannot be stored (booleans, constants).
-  LogicalResult analyze(Block &body, size_t maxSteps);
+  /// Classifies the ops of `body` and chooses the stored values. Emits a
+  /// located error for an unsupported op of the elementwise dialects and for
+  /// values that cannot be stored (booleans, constants). A chain may be of
+  /// any length: the executor splits one too large for a runtime instruction
+  /// (rt::splitExpr).
+  LogicalResult analyze(Block &body);
 
   /// Whether `op` belongs to a chain (it is computed by the chain of each
   /// stored value that reads it, or not at all).
@@ -100,8 +101,6 @@ private:
   /// Whether `use` reads its value as part of the user's chain (element by
   /// element, at the same index).
   bool fusesInto(OpOperand &use) const;
-  /// The number of steps and inputs of `root`'s chain.
-  FailureOr<std::pair<size_t, size_t>> size(Operation *root) const;
 
   llvm::DenseSet<Operation *> members_;
   llvm::DenseSet<Operation *> stored_;

@@ -131,6 +131,34 @@ bool parseExprConstant(const std::string &text, double &value);
 Status validateExpr(const ExprProgram &expr, size_t numOperands,
                     const std::string &what);
 
+/// One instruction's share of an expression too large for one
+/// (splitExpr).
+struct ExprPiece {
+  ExprProgram expr;
+  /// What operand k of the piece is: `o` >= 0 for operand o of the whole
+  /// expression, `-1 - p` for the result of piece p (an earlier one).
+  std::vector<int> operands;
+  /// Every input of the piece is a row vector (splitExpr's `rowVectors`, or
+  /// a row-vector piece): its result is a row vector too.
+  bool rowVector = false;
+};
+
+/// Splits `expr`, an expression that validateExpr would accept but for its
+/// number of nodes (any number), over operands of which those marked in
+/// `rowVectors` are row vectors, into pieces of at most `maxNodes` nodes
+/// (>= 8), each a valid expression, in an order in which every piece comes
+/// after the pieces it reads; the last piece computes the result. Nodes
+/// the result does not read are dropped. A piece's result is a value of the
+/// compute type: evaluated in it, the pieces compute what `expr` does (a
+/// caller that stores them in a narrower type rounds them). Booleans stay
+/// inside the piece that selects on them; constants are copied into every
+/// piece that reads them. Fails (InvalidArgument, messages after `what`) on
+/// a part of more than `maxNodes` nodes that reads no operand, which no
+/// piece can compute.
+Status splitExpr(const ExprProgram &expr, const std::vector<bool> &rowVectors,
+                 size_t maxNodes, const std::string &what,
+                 std::vector<ExprPiece> &pieces);
+
 /// The activations of a transformer block, as recognizeActivation finds them
 /// in an expression (each with the constants it was written with).
 enum class Activation : uint8_t {
