@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -43,6 +44,14 @@ mlir::shardlin::lowerForExecution(ModuleOp module,
     if (failed(pm.run(module)))
       return failure();
   }
+  // Ops whose results nothing reads and that have no effects are dropped
+  // (users first): a dead op the runtime cannot execute, such as an unused
+  // linalg.transpose, is no reason to refuse the program (issue 27).
+  for (auto f : module.getOps<func::FuncOp>())
+    for (Block &block : f.getBody())
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+        if (isOpTriviallyDead(&op))
+          op.erase();
   return verify(module);
 }
 
