@@ -112,6 +112,29 @@ struct LowerToLLVMPipelineOptions
       llvm::cl::init(false)};
 };
 
+/// Checks the pipeline's option string (`results-as-out-params[=BOOL]`,
+/// the only option) with a message that names the pipeline and its options.
+LogicalResult
+checkPipelineOptions(StringRef text,
+                     function_ref<LogicalResult(const Twine &)> errorHandler) {
+  SmallVector<StringRef> tokens;
+  text.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef token : tokens) {
+    auto [key, value] = token.split('=');
+    if (key != "results-as-out-params")
+      return errorHandler("shardlin-lower-to-llvm has no option '" + key +
+                          "' (its only option: results-as-out-params=BOOL; "
+                          "lower-sharded-linear's options are given to that "
+                          "pass, before this pipeline)");
+    if (token.contains('=') &&
+        !llvm::is_contained({"true", "false", "1", "0"}, value))
+      return errorHandler("shardlin-lower-to-llvm: invalid value '" + value +
+                          "' for option 'results-as-out-params': expected "
+                          "true or false");
+  }
+  return success();
+}
+
 } // namespace
 
 void mlir::shardlin::buildLowerToLLVMPipeline(
@@ -207,14 +230,27 @@ void mlir::shardlin::registerShardlinPipelines() {
   registerUBToLLVMConversionPass();
   registerReconcileUnrealizedCastsPass();
   registerConvertBufferizationToMemRefPass();
-  PassPipelineRegistration<LowerToLLVMPipelineOptions>(
+  // Registered by hand rather than by PassPipelineRegistration, whose
+  // parser reports an unknown option as "<Pass-Options-Parser>: no such
+  // option" on stderr, naming neither the pipeline nor its options.
+  registerPassPipeline(
       "shardlin-lower-to-llvm",
       "Lower shardlin linears (or their SPMD ops) and upstream tensor ops to "
       "the LLVM dialect, shardlin's ops as calls of the runtime's C ABI "
       "(docs/native.md)",
-      [](OpPassManager &pm, const LowerToLLVMPipelineOptions &given) {
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (failed(checkPipelineOptions(text, errorHandler)))
+          return failure();
+        LowerToLLVMPipelineOptions given;
+        if (failed(given.parseFromString(text)))
+          return failure();
         LowerToLLVMOptions options;
         options.resultsAsOutParams = given.resultsAsOutParams;
         buildLowerToLLVMPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const ::mlir::detail::PassOptions &)> optHandler) {
+        optHandler(LowerToLLVMPipelineOptions());
       });
 }
