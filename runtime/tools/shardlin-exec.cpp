@@ -1,6 +1,6 @@
 //===- shardlin-exec.cpp - Run a compiled program with only the runtime ---===//
 //
-//   shardlin-exec PROGRAM --world-size=W
+//   shardlin-exec PROGRAM [--world-size=W]
 //                 [--backend=threads|mpi|cuda-local|nccl] [--device=N]
 //                 --arg=PATH... --out=PATH... [--timeout=S] [--blas-threads=N]
 //   shardlin-exec --version | --gpus | --help
@@ -48,7 +48,7 @@ int fail(const std::string &message) {
 
 /// The usage text; the backends come from the registry.
 std::string usageText() {
-  return "usage: shardlin-exec PROGRAM --world-size=W\n"
+  return "usage: shardlin-exec PROGRAM [--world-size=W]\n"
          "                     [--backend=" +
          rt::backendNames() +
          "] [--device=N]\n"
@@ -59,6 +59,9 @@ std::string usageText() {
          "PROGRAM is written by `shardlin-run FILE.mlir "
          "--emit-program=PROGRAM`.\n"
          "{rank} in a path is replaced by the rank number.\n"
+         "--world-size: the number of ranks; optional (default: the "
+         "program's placements' W, under mpirun the MPI world size, else "
+         "1).\n"
          "--timeout: seconds before a collective that has not completed "
          "fails on every rank (default: 300).\n"
          "--blas-threads: OpenBLAS threads per rank (default 0: cores / ranks "

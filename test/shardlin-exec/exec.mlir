@@ -86,6 +86,12 @@
 // UNKNOWN-OPTION: {{^}}shardlin-exec: error: unknown option '--bogus'{{$}}
 // UNKNOWN-OPTION-NEXT: usage: shardlin-exec PROGRAM
 
+// --help says that --world-size is optional and what it defaults to
+// (issue 27, finding 10).
+// RUN: shardlin-exec --help | FileCheck %s --check-prefix=HELP
+// HELP: usage: shardlin-exec PROGRAM [--world-size=W]
+// HELP: --world-size: the number of ranks; optional (default: the program's placements' W, under mpirun the MPI world size, else 1).
+
 // An unknown backend; --timeout=0; no program; two programs.
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=gloo --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BACKEND --match-full-lines --implicit-check-not='{{.}}'

@@ -161,6 +161,12 @@
 // RUN: shardlin-run --help | FileCheck %s --check-prefix=DEFAULTS
 // DEFAULTS: --blas-threads{{.*}}(default 0: cores / ranks per host)
 // DEFAULTS: --timeout{{.*}}(default: 300)
+// DEFAULTS: --world-size{{.*}}Number of ranks; optional (default: the placements' W, under mpirun the MPI world size, else 1); must match the placements
+// DEFAULTS: Lowering options
+// DEFAULTS: --latency-us=<value>{{.*}}(default 2)
+// DEFAULTS: --bandwidth-gbps=<value>{{.*}}(default 10)
+// DEFAULTS: --gemm-gflops=<value>{{.*}}(default 100)
+// DEFAULTS: --memory-cap-mib=<value>{{.*}}(default 0: none)
 
 // An unknown option is rejected by the command-line parser (whose message
 // may add a "Did you mean" line).

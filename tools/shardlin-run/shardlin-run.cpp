@@ -49,8 +49,9 @@ cl::OptionCategory category("shardlin-run options");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                cl::Required, cl::cat(category));
 cl::opt<int> worldSize("world-size",
-                       cl::desc("Number of ranks (must match the placements; "
-                                "under mpirun, the MPI world size)"),
+                       cl::desc("Number of ranks; optional (default: the "
+                                "placements' W, under mpirun the MPI world "
+                                "size, else 1); must match the placements"),
                        cl::init(0), cl::cat(category));
 // The description comes from the backend registry.
 cl::opt<std::string> backend("backend", cl::desc("Backend"),
