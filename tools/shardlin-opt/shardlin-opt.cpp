@@ -76,7 +76,7 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
         "(tests)\n"
      << "  --version                        shardlin's and LLVM's version\n"
      << "  --help-all                       Every option of MLIR and LLVM "
-        "(about 530 lines)\n";
+        "(over 500 lines)\n";
 }
 
 } // namespace
