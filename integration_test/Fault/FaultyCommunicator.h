@@ -15,7 +15,9 @@
 //             the rank itself stays within its memory).
 //
 // Calls are counted per rank from 0: call 0 is the runner's agreement
-// before the program, 1 is the program's first collective.
+// before the program, 1 is the program's first collective. Under mpi the
+// file runner's agreements are on a communicator of their own, which is not
+// wrapped: call 0 is the program's first collective there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_UNITTESTS_FAULT_FAULTYCOMMUNICATOR_H

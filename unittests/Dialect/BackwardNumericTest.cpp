@@ -167,7 +167,7 @@ void expectClose(const std::vector<double> &got,
 /// the dims of one tensor at the same positions, as the translator needs.
 void expectRunnable(func::FuncOp f) {
   ElementwiseChains chains;
-  EXPECT_TRUE(succeeded(chains.analyze(f.getBody().front(), 64)))
+  EXPECT_TRUE(succeeded(chains.analyze(f.getBody().front())))
       << "@" << f.getSymName().str();
   f.walk([&](Operation *op) {
     if (op->getParentOp() != f.getOperation() || chains.contains(op))

@@ -166,10 +166,16 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   // otherwise issue different collectives, which MPI does not detect.
   // `values` (summed over ranks) follow the flag and the fingerprint.
   ProgramFingerprint print(shared.fingerprint());
+  // Each rank's own flag follows the fingerprint, so that the others name
+  // the ranks that failed.
+  const int w = comm.worldSize();
   auto agreeAll = [&](const Status &ok, std::vector<double> &values,
                       const char *stopped) -> Status {
     std::vector<double> agreement = print.terms();
     agreement.insert(agreement.begin(), ok ? 0.0 : 1.0);
+    const size_t flags = agreement.size();
+    agreement.resize(flags + size_t(w), 0.0);
+    agreement[flags + size_t(result.rank)] = ok ? 0.0 : 1.0;
     const size_t head = agreement.size();
     agreement.insert(agreement.end(), values.begin(), values.end());
     Status reduced = agreeOn.allReduce(agreement.data(), agreement.data(),
@@ -185,8 +191,14 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
           "differs between ranks); start every rank with the same program");
     if (!ok)
       return ok;
-    if (agreement[0] > 0)
-      return Status::aborted(stopped);
+    if (agreement[0] > 0) {
+      std::string failed;
+      for (int r = 0; r < w; ++r)
+        if (agreement[flags + size_t(r)] > 0)
+          failed += (failed.empty() ? "" : ", ") + std::to_string(r);
+      return Status::aborted(std::string(stopped) + " (rank " + failed +
+                             "; its own error says why)");
+    }
     values.assign(agreement.begin() + head, agreement.end());
     return Status::ok();
   };
@@ -197,7 +209,6 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   DynamicSizes sizes;
   const size_t numDynamic = dynamicArgDims(program).size();
   if (numDynamic > 0) {
-    const int w = comm.worldSize();
     std::vector<int64_t> mine;
     if (prepared && !callbacks.argShapes)
       prepared = Status::invalidArgument(

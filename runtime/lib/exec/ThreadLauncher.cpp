@@ -121,7 +121,7 @@ Status runRanksOnThreads(
   // Wait for every rank; but once one has failed, the ranks still out of
   // the runtime's reach (in a callback, e.g. reading an input that never
   // comes) get a grace period, then are given up on if the caller allows.
-  const double grace = std::min(options.comm.timeoutSeconds, 2.0);
+  const double grace = lateRankGraceSeconds(options.comm);
   std::vector<size_t> late;
   {
     std::unique_lock<std::mutex> lock(run->mutex);

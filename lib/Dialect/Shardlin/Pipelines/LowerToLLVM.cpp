@@ -112,7 +112,6 @@ struct LowerToLLVMPipelineOptions
       llvm::cl::init(false)};
 };
 
-
 /// Checks the pipeline's option string (`results-as-out-params[=BOOL]`,
 /// the only option) with a message that names the pipeline and its options.
 LogicalResult

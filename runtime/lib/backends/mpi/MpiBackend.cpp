@@ -52,7 +52,17 @@ Status runMpi(const SharedProgram &program, const RunOptions &options,
       resolveWorldSize(program.program(), options.worldSize, comm->worldSize(), w));
   setHostBlasThreads(options.blasThreads);
   std::unique_ptr<RankDevice> device = createHostDevice();
-  ranks.push_back(runRank(program, *comm, *device, callbacks));
+  // The file runner's callbacks may wait up to the timeout for a file (an
+  // input FIFO): its agreements wait a grace longer, so that a rank whose
+  // wait failed still joins them and every rank names it, instead of all
+  // timing out together (issue 27).
+  std::unique_ptr<Communicator> agree;
+  if (options.abandonLateRanks) {
+    CommOptions longer = options.comm;
+    longer.timeoutSeconds += lateRankGraceSeconds(options.comm);
+    SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(longer, agree));
+  }
+  ranks.push_back(runRank(program, *comm, *device, callbacks, agree.get()));
   return ranks.back().status;
 }
 

@@ -110,6 +110,10 @@ struct RunOptions {
   /// naming the callback, and their threads are detached: they keep a copy of the program
   /// and the callbacks, but whatever the callbacks reference must stay valid
   /// until the process ends (the file runner's does; the tools then exit).
+  /// Under mpi (one process per rank) nothing can be given up on; instead
+  /// the ranks' agreements wait lateRankGraceSeconds longer than the
+  /// timeout, so that a rank whose input wait (bounded by the timeout)
+  /// failed still joins them and every rank names it.
   bool abandonLateRanks = false;
   /// A test seam: if set, each rank's communicator of the threads and mpi
   /// backends is passed through it before the run (the fault tests wrap it
@@ -117,6 +121,13 @@ struct RunOptions {
   std::function<std::unique_ptr<Communicator>(std::unique_ptr<Communicator>)>
       wrapCommunicator;
 };
+
+/// How long ranks that are late because of a callback (RunOptions::
+/// abandonLateRanks) are waited for once another rank failed:
+/// min(timeout, 2 s).
+inline double lateRankGraceSeconds(const CommOptions &comm) {
+  return comm.timeoutSeconds < 2.0 ? comm.timeoutSeconds : 2.0;
+}
 
 /// One rank's caller-owned buffers, in the memory of the rank's device:
 /// args[i] holds plan.argShape(i) elements of plan.argType(i), results[i]
