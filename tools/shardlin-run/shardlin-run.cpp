@@ -17,6 +17,7 @@
 #include "shardlin/Execution/Jit.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/Execution/ProgramBuilder.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/program/ProgramText.h"
@@ -25,10 +26,12 @@
 #include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -97,6 +100,15 @@ cl::opt<std::string> emitProgram(
              "this path and exit without running"),
     cl::init(""), cl::cat(category));
 
+cl::opt<std::string> grid(
+    "grid",
+    cl::desc("DPxTP: DP replicas of the entry, each on its own TP ranks, on "
+             "DP*TP ranks (threads, mpi); a backward function's weight and "
+             "bias gradients are averaged over the replicas; {replica} in a "
+             "path is the replica, {rank} the rank in it (docs/training.md, "
+             "\"Grids\")"),
+    cl::init(""), cl::cat(category));
+
 cl::opt<bool> jit(
     "jit",
     cl::desc("Compile the module to native code (--shardlin-lower-to-llvm "
@@ -104,6 +116,46 @@ cl::opt<bool> jit(
              "the module may mix shardlin with upstream ops the plan executor "
              "does not run (docs/native.md)"),
     cl::init(false), cl::cat(category));
+
+/// --grid's "DPxTP", both >= 1.
+bool parseGrid(StringRef text, int &dp, int &tp) {
+  auto [left, right] = text.split('x');
+  return !left.getAsInteger(10, dp) && !right.getAsInteger(10, tp) &&
+         dp >= 1 && tp >= 1;
+}
+
+/// The results of `entry` that are parameters' gradients, to average over
+/// a grid's replicas: for a backward function (shardlin.backward_of = @f),
+/// result i is the gradient of @f's argument i, a parameter's when that
+/// argument is sharded (a weight) or is the bias of a linear, gemm or
+/// bias_add of @f (a replicated bias). Other entries have none.
+std::vector<size_t> parameterGradients(mlir::ModuleOp module,
+                                       StringRef entry) {
+  std::vector<size_t> out;
+  FailureOr<mlir::func::FuncOp> f = mlir::shardlin::selectEntry(module, entry);
+  if (failed(f))
+    return out;
+  auto of = (*f)->getAttrOfType<mlir::FlatSymbolRefAttr>(
+      "shardlin.backward_of");
+  auto forward =
+      of ? module.lookupSymbol<mlir::func::FuncOp>(of.getValue()) : nullptr;
+  if (!forward || forward.isExternal())
+    return out;
+  llvm::DenseSet<mlir::Value> biases;
+  forward.walk([&](mlir::Operation *op) {
+    if (auto linear = dyn_cast<mlir::shardlin::LinearOp>(op))
+      biases.insert(linear.getBias());
+    else if (auto gemm = dyn_cast<mlir::shardlin::GemmOp>(op))
+      biases.insert(gemm.getBias());
+    else if (auto add = dyn_cast<mlir::shardlin::BiasAddOp>(op))
+      biases.insert(add.getBias());
+  });
+  for (auto [i, arg] : llvm::enumerate(forward.getArguments()))
+    if (isa<mlir::shardlin::ShardedType>(arg.getType()) ||
+        biases.contains(arg))
+      out.push_back(i);
+  return out;
+}
 
 int fail(const std::string &message) {
   // One write, so lines of several MPI processes do not interleave.
@@ -277,6 +329,17 @@ int main(int argc, char **argv) {
                std::chrono::steady_clock::now() - start)
         .count();
   };
+  // A grid's results to average, read before the entry is lowered.
+  rt::GridConfig gridConfig;
+  int tensorParallel = 0;
+  if (!grid.empty()) {
+    if (!parseGrid(grid, gridConfig.dataParallel, tensorParallel))
+      return fail("--grid=" + grid + ": expected DPxTP, two integers >= 1 "
+                  "(e.g. --grid=2x4)");
+    if (!emitProgram.empty())
+      return fail("--grid runs a program; --emit-program writes one");
+    gridConfig.averaged = parameterGradients(*module, entry);
+  }
   // The plan executor's program, or the compiled code's signature and its
   // ranks' executors: everything after this runs both the same way.
   FailureOr<rt::Program> program = failure();
@@ -328,7 +391,22 @@ int main(int argc, char **argv) {
 
   config.executor = executors;
   std::vector<rt::RankResult> ranks;
-  rt::Status status = rt::runProgramWithFiles(*program, config, &ranks);
+  rt::Status status;
+  if (!grid.empty()) {
+    const int tp = program->worldSize > 0 ? int(program->worldSize) : 1;
+    const int w = gridConfig.dataParallel * tensorParallel;
+    if (tp != tensorParallel)
+      return fail("--grid=" + grid + ": '" + program->name + "' runs on " +
+                  std::to_string(tp) + " ranks, not " +
+                  std::to_string(tensorParallel));
+    if (worldSize != 0 && worldSize != w)
+      return fail("--grid=" + grid + " has " + std::to_string(w) +
+                  " ranks; --world-size=" + std::to_string(worldSize));
+    config.worldSize = w;
+    status = rt::runGridWithFiles(*program, config, gridConfig, &ranks);
+  } else {
+    status = rt::runProgramWithFiles(*program, config, &ranks);
+  }
   if (verbose)
     for (const rt::RankResult &rank : ranks)
       errs() << ("shardlin-run: " + rt::describeRank(rank, "load", "write") + "\n");

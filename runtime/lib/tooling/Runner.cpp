@@ -30,11 +30,9 @@ std::string substituteRank(const std::string &path, int rank) {
   }
 }
 
-Status runProgramWithFiles(const Program &program, const RunConfig &config,
-                           std::vector<RankResult> *ranks) {
-  // The options' ranges before any per-rank work (a world size of a
-  // million would otherwise check a million paths first).
-  SHARDLIN_RETURN_IF_ERROR(checkRunOptions(config));
+namespace detail {
+
+Status checkFileRun(const Program &program, const RunConfig &config) {
   if (config.argPaths.size() != program.args.size())
     return Status::invalidArgument(
         "the entry '" + program.name + "' takes " +
@@ -45,9 +43,12 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
         "the entry '" + program.name + "' returns " +
         std::to_string(program.results.size()) + " result(s) but " +
         std::to_string(config.outPaths.size()) + " --out were given");
-  SHARDLIN_RETURN_IF_ERROR(detail::checkOutputPaths(program, config));
+  return checkOutputPaths(program, config);
+}
+
+RankCallbacks fileCallbacks(const Program &program, const RunConfig &config) {
   // What the callbacks use, owned by them: a rank that is given up on
-  // (abandonLateRanks, below) may still be in bind after this returns.
+  // (abandonLateRanks) may still be in bind after the run returns.
   struct FileRun {
     FileRun(const Program &program, const RunConfig &config)
         : program(program), config(config),
@@ -99,12 +100,24 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
     state.deviceArgs.clear();
     state.deviceResults.clear();
   };
+  return callbacks;
+}
+
+} // namespace detail
+
+Status runProgramWithFiles(const Program &program, const RunConfig &config,
+                           std::vector<RankResult> *ranks) {
+  // The options' ranges before any per-rank work (a world size of a
+  // million would otherwise check a million paths first).
+  SHARDLIN_RETURN_IF_ERROR(checkRunOptions(config));
+  SHARDLIN_RETURN_IF_ERROR(detail::checkFileRun(program, config));
   // Every wait on another rank is bounded by the timeout: a rank stuck in
   // reading its inputs or writing its outputs (outside any collective) is
   // given up on once the others have failed waiting for it.
   RunOptions options = config;
   options.abandonLateRanks = true;
-  return runProgram(run->program, options, callbacks, ranks);
+  return runProgram(program, options, detail::fileCallbacks(program, config),
+                    ranks);
 }
 
 } // namespace shardlin::rt

@@ -96,6 +96,14 @@ Status writeOutputs(const Program &program, const RunConfig &config,
 /// also names on some rank.
 Status checkOutputPaths(const Program &program, const RunConfig &config);
 
+/// The argument and output counts and the output paths of a file run.
+Status checkFileRun(const Program &program, const RunConfig &config);
+
+/// The callbacks of a file run (Runner.h's conventions): each rank binds
+/// its arguments from the files and writes its results; the state they
+/// share lives as long as the callbacks.
+RankCallbacks fileCallbacks(const Program &program, const RunConfig &config);
+
 /// Whether `pattern` has "{rank}" (a path per rank).
 bool isPerRankPath(const std::string &pattern);
 

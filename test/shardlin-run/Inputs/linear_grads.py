@@ -16,6 +16,11 @@ each element compared with its bound relative to the sum of the magnitudes
 of its terms (math.fsum, float64). With --dw-chunks, each rank's own chunk
 (PATTERN with {rank}) is compared with the rows or columns of dA its chunk
 covers (the ceil rule, placements[c] holding chunk c).
+
+With --replicas D (shardlin-run --grid=DxW): every path but DIR's w.npy
+may hold {replica}; replica d's dx is its own, and every replica's dW and
+db are the average over the D replicas of their dA and db (the terms of
+each replica scaled by 1/D, exactly).
 """
 import argparse
 import math
@@ -48,15 +53,15 @@ def main():
     p.add_argument("--dw-chunks")
     p.add_argument("--dim", type=int, default=0)
     p.add_argument("--placements", default="")
+    p.add_argument("--replicas", type=int, default=1)
     a = p.parse_args()
-    descr, (n, k), w = npytool.read_npy(os.path.join(a.dir, "w.npy"))
+
+    def path(pattern, replica, rank=None):
+        out = pattern.replace("{replica}", str(replica))
+        return out if rank is None else out.replace("{rank}", str(rank))
+
+    descr, (n, k), w = npytool.read_npy(os.path.join(path(a.dir, 0), "w.npy"))
     bound = BOUND[descr]
-    xs, dys = [], []
-    for r in range(a.world_size):
-        _, xshape, x = npytool.read_npy(os.path.join(a.dir, "x.%d.npy" % r))
-        _, _, dy = npytool.read_npy(a.dy.replace("{rank}", str(r)))
-        xs.append((rows_of(xshape), x))
-        dys.append(dy)
     worst = 0.0
     failures = []
 
@@ -69,42 +74,51 @@ def main():
         if not err <= bound and len(failures) < 5:
             failures.append("%s: %r, reference %r (relative error %.3g)" % (what, got, want, err))
 
-    # dA and db, summed over every rank's rows.
+    # dA and db, summed over every rank's rows of every replica, each
+    # replica's terms scaled by 1 / replicas.
     da_terms = [[[] for _ in range(k)] for _ in range(n)]
     db_terms = [[] for _ in range(n)]
-    for r in range(a.world_size):
-        rows, x = xs[r]
-        dy = dys[r]
-        for i in range(rows):
-            for j in range(n):
-                g = dy[i * n + j]
-                db_terms[j].append(g)
+    inputs = []
+    for d in range(a.replicas):
+        xs, dys = [], []
+        for r in range(a.world_size):
+            _, xshape, x = npytool.read_npy(os.path.join(path(a.dir, d), "x.%d.npy" % r))
+            _, _, dy = npytool.read_npy(path(a.dy, d, r))
+            xs.append((rows_of(xshape), x))
+            dys.append(dy)
+            for i in range(rows_of(xshape)):
+                for j in range(n):
+                    g = dy[i * n + j] / a.replicas
+                    db_terms[j].append(g)
+                    for t in range(k):
+                        da_terms[j][t].append(g * x[i * k + t])
+        inputs.append((xs, dys))
+    for d, (xs, dys) in enumerate(inputs):
+        who = "replica %d " % d if a.replicas > 1 else ""
+        for r in range(a.world_size):
+            rows, _ = xs[r]
+            _, _, dx = npytool.read_npy(path(a.dx, d, r))
+            for i in range(rows):
                 for t in range(k):
-                    da_terms[j][t].append(g * x[i * k + t])
-    for r in range(a.world_size):
-        rows, _ = xs[r]
-        _, _, dx = npytool.read_npy(a.dx.replace("{rank}", str(r)))
-        for i in range(rows):
-            for t in range(k):
-                compare("rank %d dx[%d, %d]" % (r, i, t), dx[i * k + t],
-                        [dys[r][i * n + j] * w[j * k + t] for j in range(n)])
-        _, _, db = npytool.read_npy(a.db.replace("{rank}", str(r)))
-        for j in range(n):
-            compare("rank %d db[%d]" % (r, j), db[j], db_terms[j])
-    _, shape, dw = npytool.read_npy(a.dw)
-    if shape != (n, k):
-        failures.append("dW has shape %s, expected %s" % (shape, (n, k)))
-    else:
-        for j in range(n):
-            for t in range(k):
-                compare("dW[%d, %d]" % (j, t), dw[j * k + t], da_terms[j][t])
+                    compare("%srank %d dx[%d, %d]" % (who, r, i, t), dx[i * k + t],
+                            [dys[r][i * n + j] * w[j * k + t] for j in range(n)])
+            _, _, db = npytool.read_npy(path(a.db, d, r))
+            for j in range(n):
+                compare("%srank %d db[%d]" % (who, r, j), db[j], db_terms[j])
+        _, shape, dw = npytool.read_npy(path(a.dw, d))
+        if shape != (n, k):
+            failures.append("%sdW has shape %s, expected %s" % (who, shape, (n, k)))
+        else:
+            for j in range(n):
+                for t in range(k):
+                    compare("%sdW[%d, %d]" % (who, j, t), dw[j * k + t], da_terms[j][t])
     if a.dw_chunks:
         placements = [int(v) for v in a.placements.split(",")]
         size = (n, k)[a.dim]
         split = -(-size // len(placements))
         for c, r in enumerate(placements):
             lo, hi = min(size, c * split), min(size, (c + 1) * split)
-            _, cshape, chunk = npytool.read_npy(a.dw_chunks.replace("{rank}", str(r)))
+            _, cshape, chunk = npytool.read_npy(path(a.dw_chunks, 0, r))
             want = (hi - lo, k) if a.dim == 0 else (n, hi - lo)
             if cshape != want:
                 failures.append("rank %d's chunk has shape %s, expected %s" % (r, cshape, want))
@@ -116,8 +130,9 @@ def main():
                             chunk[j * want[1] + t], da_terms[gj][gt])
     for f in failures:
         print(f)
-    print("%s: %d ranks, max relative error %.3g (bound %.0e)" %
-          ("ok" if not failures else "FAILED", a.world_size, worst, bound))
+    print("%s: %d ranks%s, max relative error %.3g (bound %.0e)" %
+          ("ok" if not failures else "FAILED", a.world_size,
+           " x %d replicas" % a.replicas if a.replicas > 1 else "", worst, bound))
     return 1 if failures else 0
 
 
