@@ -458,6 +458,16 @@ double gradErrorBound(const GradCase &c) {
   return shardlin::testing::roundingErrorBound(c.dtype(), roundings);
 }
 
+int64_t checkAllRanks(const GradCase &c, const GradData &data,
+                      const std::vector<std::vector<RankTensor>> &results,
+                      std::string &report) {
+  const GradReference ref = gradReference(c, data);
+  int64_t failures = 0;
+  for (int r = 0; r < static_cast<int>(results.size()); ++r)
+    failures += checkGradients(c, ref, r, results[r], report);
+  return failures;
+}
+
 int64_t checkGradients(const GradCase &c, const GradReference &ref, int rank,
                        const std::vector<RankTensor> &results,
                        std::string &report) {

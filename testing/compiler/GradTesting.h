@@ -160,6 +160,12 @@ int64_t checkGradients(const GradCase &c, const GradReference &ref, int rank,
                        const std::vector<RankTensor> &results,
                        std::string &report);
 
+/// checkGradients for every rank of a one-group run: `results[r]` are rank
+/// r's, against gradReference(c, data). Returns the failures of all ranks.
+int64_t checkAllRanks(const GradCase &c, const GradData &data,
+                      const std::vector<std::vector<RankTensor>> &results,
+                      std::string &report);
+
 /// The callbacks (rt::RankCallbacks) of a run whose arguments and results
 /// are host tensors, for the ranks 0..worldSize-1 of one group: args(rank)
 /// gives rank `rank`'s arguments (copied to its device; their shapes give
