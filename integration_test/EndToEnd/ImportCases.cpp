@@ -10,6 +10,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include <cmath>
+#include <ostream>
 #include <random>
 
 namespace shardlin::e2e {
@@ -377,6 +378,8 @@ std::string ImportCase::name() const {
   return s + "_" + rt::dtypeName(dtype);
 }
 
+void PrintTo(const ImportCase &c, std::ostream *os) { *os << c.name(); }
+
 std::vector<int64_t> ImportCase::xShape() const {
   std::vector<int64_t> s = batch;
   s.push_back(k);
@@ -411,11 +414,15 @@ std::string importMlir(const ImportCase &c) {
 
 int64_t runImportCase(const ImportCase &c, const std::string &backend,
                       int onlyRank, const std::string &dir,
-                      std::string &report) {
+                      std::string &report, const CompileImport &compile) {
   const std::string who = c.name();
   rt::Program program;
+  rt::RunConfig config;
   const std::string text = importMlir(c);
-  if (rt::Status s = testkit::compileMlir(text, "activations", program); !s) {
+  if (rt::Status s =
+          compile ? compile(text, program, config.executor)
+                  : testkit::compileMlir(text, "activations", program);
+      !s) {
     report += who + ": " + s.message() + "\n";
     return 1;
   }
@@ -433,7 +440,9 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
       ++failures;
     }
   }
-  if (got != c.expectedCollectives()) {
+  // Compiled code's collectives are not instructions: the run's traffic
+  // checks them (below).
+  if (!compile && got != c.expectedCollectives()) {
     std::string list;
     for (const auto &[op, count] : got)
       list += std::string(" ") + rt::opCodeName(op) + " x" +
@@ -469,7 +478,6 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
     names.insert(names.end(), {"w1", "b1", "w2"});
   }
   std::vector<testkit::HostTensor> args;
-  rt::RunConfig config;
   config.backend = backend;
   config.blasThreads = 1;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -543,11 +551,25 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
 
   // Each rank's own result ({rank}), then the global one.
   config.outPaths = {dir + "/y.{rank}.npy"};
-  if (std::string e = describe(rt::runProgramWithFiles(program, config));
+  std::vector<rt::RankResult> ranks;
+  if (std::string e =
+          describe(rt::runProgramWithFiles(program, config, &ranks));
       !e.empty()) {
     report += who + ": " + e + "\n";
     return failures + 1;
   }
+  // One collective call per expected collective, on every rank this
+  // process ran (the plan's and the compiled code's alike).
+  int expectedCalls = 0;
+  for (const auto &[op, count] : c.expectedCollectives())
+    expectedCalls += count;
+  for (const rt::RankResult &r : ranks)
+    if (r.stats.calls != static_cast<uint64_t>(expectedCalls)) {
+      report += who + ": a rank made " + std::to_string(r.stats.calls) +
+                " collective calls, expected " +
+                std::to_string(expectedCalls) + "\n";
+      ++failures;
+    }
   for (int r = 0; r < c.w; ++r) {
     if (onlyRank >= 0 && r != onlyRank)
       continue;
@@ -690,6 +712,31 @@ std::vector<ImportCase> importThreadsCases() {
   addLinears(all, 3, true);
   addMlps(all, 4);
   addMlps(all, 2);
+  return all;
+}
+
+std::vector<ImportCase> importJitCases() {
+  std::vector<ImportCase> all;
+  for (int w : {4, 3})
+    for (ImportCase::Weight wt : {ImportCase::Weight::KN,
+                                  ImportCase::Weight::NKMap,
+                                  ImportCase::Weight::NKTranspose})
+      for (ImportCase::Bias b :
+           {ImportCase::Bias::Generic, ImportCase::Bias::BroadcastAdd,
+            ImportCase::Bias::Init, ImportCase::Bias::None})
+        for (rt::DType dt : kAllDTypes) {
+          ImportCase c;
+          c.w = w;
+          c.dtype = dt;
+          c.weight = wt;
+          c.bias = b;
+          c.x = ImportCase::X::Replicated;
+          c.replicatedResult = true;
+          c.k = 4 * w + 1;
+          c.n = 3 * w;
+          c.batch = {5};
+          all.push_back(c);
+        }
   return all;
 }
 

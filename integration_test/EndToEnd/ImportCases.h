@@ -19,9 +19,12 @@
 #define SHARDLIN_INTEGRATION_TEST_ENDTOEND_IMPORTCASES_H
 
 #include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/exec/Execute.h"
 #include "shardlin/runtime/program/Program.h"
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +78,9 @@ struct ImportCase {
   std::map<rt::OpCode, int> expectedCollectives() const;
 };
 
+/// gtest names a case by this, not by its bytes.
+void PrintTo(const ImportCase &c, std::ostream *os);
+
 /// The module's MLIR text (`func.func @main`, one `shard.grid @tp`).
 std::string importMlir(const ImportCase &c);
 
@@ -89,9 +95,22 @@ std::vector<ImportCase> importMpiCases(int w);
 /// rank's output this process ran with the float64 reference. `onlyRank` is
 /// the rank this process runs (-1: all of them). Returns the number of
 /// failures; `report` says what failed.
+/// `compile`, if given, compiles the module text instead of the plan
+/// executor's compileMlir (the JIT suite's native code: the program's
+/// signature and its ranks' executors).
+using CompileImport = std::function<rt::Status(
+    const std::string &text, rt::Program &program,
+    rt::RankCallbacks::MakeExecutor &executor)>;
 int64_t runImportCase(const ImportCase &c, const std::string &backend,
                       int onlyRank, const std::string &dir,
-                      std::string &report);
+                      std::string &report,
+                      const CompileImport &compile = {});
+
+/// The cases the native path (--jit) runs: those without a split result
+/// (from_local), an all_reduce or sharded_dims_offsets, which it refuses
+/// (docs/interop.md): col-wise linears on a replicated x with a replicated
+/// result, every weight and bias form, every dtype.
+std::vector<ImportCase> importJitCases();
 
 } // namespace shardlin::e2e
 

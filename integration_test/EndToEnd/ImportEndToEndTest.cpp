@@ -13,13 +13,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <ostream>
 
 namespace shardlin::e2e {
-
-// gtest names a case by this, not by its bytes.
-void PrintTo(const ImportCase &c, std::ostream *os) { *os << c.name(); }
-
 namespace {
 
 class ImportEndToEnd : public ::testing::TestWithParam<ImportCase> {};

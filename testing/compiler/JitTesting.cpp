@@ -4,6 +4,7 @@
 #include "CompileContext.h"
 
 #include "shardlin/Execution/Jit.h"
+#include "shardlin/Execution/ProgramBuilder.h"
 
 namespace shardlin::testkit {
 
@@ -17,11 +18,18 @@ rt::Status jitMlir(const std::string &text, const std::string &strategy,
           -> mlir::LogicalResult {
         mlir::shardlin::JitOptions options;
         options.lowering = lowering;
+        // An upstream-form module is imported first, as shardlin-run does.
+        mlir::FailureOr<int64_t> grid =
+            mlir::shardlin::importForExecution(module);
+        if (mlir::failed(grid))
+          return mlir::failure();
         auto compiled = mlir::shardlin::JitEntry::compile(module, "main",
                                                           options);
         if (mlir::failed(compiled))
           return mlir::failure();
         out.program = (*compiled)->program();
+        if (out.program.worldSize == 0)
+          out.program.worldSize = *grid;
         out.executors = (*compiled)->executors();
         return mlir::success();
       });
