@@ -23,5 +23,13 @@
 // RUN: %python %S/Inputs/jit_upstream.py check --dir %t/d --entry local_f64 --world-size 3 --out '%t/f64.{rank}.npy' | FileCheck %s --check-prefix=OK3
 // OK3: ok: 3 ranks
 
+// A tensor of constants alone, on every rank.
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 3 --k 3 --batch-shape 2 --world-size 2 --seed 53 --out-dir %t/c
+// RUN: shardlin-run %S/Inputs/rank-local-ops.mlir --entry=constants --world-size=2 --arg=%t/c/x.{rank}.npy --out=%t/c/y.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py show %t/c/y.1.npy | FileCheck %s --check-prefix=CONST
+// CONST:      <f4 (2, 3)
+// CONST-NEXT: 3.0000    3.0000    3.0000
+// CONST-NEXT: 3.0000    3.0000    3.0000
+
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 shardlin-run %S/Inputs/rank-local-ops.mlir --entry=linear --backend=mpi --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/mpi.{rank}.npy %}
 // RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/mpi.{rank}.npy' --world-size 3 | FileCheck %s %}

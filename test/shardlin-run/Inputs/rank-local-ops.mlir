@@ -24,3 +24,10 @@ func.func @local_f64(%a: tensor<3x5xf64>, %m: tensor<5x4xf64>) -> tensor<3x4xf64
   %l = math.log %p : tensor<3x4xf64>
   return %l : tensor<3x4xf64>
 }
+
+// A tensor of constants alone (a `fill` without operands): 1.5 + 1.5.
+func.func @constants(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = arith.constant dense<1.5> : tensor<2x3xf32>
+  %0 = arith.addf %c, %c : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
