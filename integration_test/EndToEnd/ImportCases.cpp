@@ -266,6 +266,70 @@ std::string mlpText(const ImportCase &c) {
   return s;
 }
 
+/// SwiGLU: y = (silu(x Wg) * (x Wu)) W2 (+ x), silu(g) = g / (1 + exp(-g)),
+/// in arith / math ops on tensors (in f32 between extf and truncf for f16
+/// and bf16); the gate and the up projection share the gathered x.
+std::string swigluText(const ImportCase &c) {
+  const rt::DType t = c.dtype;
+  const std::string T = elementType(t);
+  const int64_t m = product(c.batch), h = c.k, f = c.n;
+  const std::string X = tensorType({m, h}, t);
+  const std::string W1 = tensorType({h, f}, t), W2 = tensorType({f, h}, t);
+  const std::string MF = tensorType({m, f}, t);
+  std::string s = "shard.grid @tp(shape = " + std::to_string(c.w) + ")\n";
+  s += "func.func @main(%x: " + X + ", %wg: " + W1 + ", %wu: " + W1 +
+       ", %w2: " + W2 + ") -> " + X + " {\n";
+  s += sharding("sx", 0, c.rowOffsets);
+  s += sharding("s1", 1, c.weightOffsets);
+  s += sharding("s2", 0, c.weightOffsets);
+  const std::string x = annotate(s, "x", "sx", X);
+  const std::string wg = annotate(s, "wg", "s1", W1);
+  const std::string wu = annotate(s, "wu", "s1", W1);
+  const std::string w2 = annotate(s, "w2", "s2", W2);
+  s += "  %zero = arith.constant 0.0 : " + T + "\n";
+  for (const char *p : {"g", "u"}) {
+    const std::string name = p;
+    s += "  %e_" + name + " = tensor.empty() : " + MF + "\n";
+    s += "  %i_" + name + " = linalg.fill ins(%zero : " + T + ") outs(%e_" +
+         name + " : " + MF + ") -> " + MF + "\n";
+    s += "  %" + name + " = linalg.matmul ins(%" + x + ", %" +
+         (name == "g" ? wg : wu) + " : " + X + ", " + W1 + ") outs(%i_" +
+         name + " : " + MF + ") -> " + MF + "\n";
+  }
+  const std::string F = narrow(t) ? tensorType({m, f}, rt::DType::F32) : MF;
+  std::string g = "g", u = "u";
+  if (narrow(t)) {
+    s += "  %gf = arith.extf %g : " + MF + " to " + F + "\n";
+    s += "  %uf = arith.extf %u : " + MF + " to " + F + "\n";
+    g = "gf";
+    u = "uf";
+  }
+  s += "  %c_one = arith.constant dense<1.0> : " + F + "\n";
+  s += "  %ng = arith.negf %" + g + " : " + F + "\n";
+  s += "  %ex = math.exp %ng : " + F + "\n";
+  s += "  %den = arith.addf %c_one, %ex : " + F + "\n";
+  s += "  %sg = arith.divf %" + g + ", %den : " + F + "\n";
+  s += "  %prod = arith.mulf %sg, %" + u + " : " + F + "\n";
+  std::string a = "prod";
+  if (narrow(t)) {
+    s += "  %a = arith.truncf %prod : " + F + " to " + MF + "\n";
+    a = "a";
+  }
+  s += "  %e2 = tensor.empty() : " + X + "\n";
+  s += "  %i2 = linalg.fill ins(%zero : " + T + ") outs(%e2 : " + X + ") -> " +
+       X + "\n";
+  s += "  %y = linalg.matmul ins(%" + a + ", %" + w2 + " : " + MF + ", " + W2 +
+       ") outs(%i2 : " + X + ") -> " + X + "\n";
+  std::string y = "y";
+  if (c.residual) {
+    s += "  %z = arith.addf %y, %" + x + " : " + X + "\n";
+    y = "z";
+  }
+  y = annotate(s, y, "sx", X);
+  s += "  return %" + y + " : " + X + "\n}\n";
+  return s;
+}
+
 /// Values in +-[0.25, 1] (never zero), rounded to the dtype: the bytes and
 /// the same values exactly in float64.
 testkit::HostTensor randomTensor(rt::DType t, int64_t count, uint64_t seed) {
@@ -314,6 +378,40 @@ testkit::Reference reference(const ImportCase &c,
       }
     return ref;
   }
+  if (c.kind == ImportCase::Kind::SwiGlu) {
+    // a = silu(g) u, g = x Wg, u = x Wu; y = a W2 (+ x). The scale of a
+    // carries the errors of g (|silu'| < 1.1) and of u.
+    const int64_t h = c.k, f = c.n;
+    const std::vector<double> &wg = args[1].values, &wu = args[2].values,
+                              &w2 = args[3].values;
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<double> a(f), sa(f);
+      for (int64_t j = 0; j < f; ++j) {
+        double g = 0, u = 0, sg = 0, su = 0;
+        for (int64_t k = 0; k < h; ++k) {
+          g += x[i * h + k] * wg[k * f + j];
+          u += x[i * h + k] * wu[k * f + j];
+          sg += std::fabs(x[i * h + k] * wg[k * f + j]);
+          su += std::fabs(x[i * h + k] * wu[k * f + j]);
+        }
+        const double silu = g / (1 + std::exp(-g));
+        a[j] = silu * u;
+        sa[j] = std::fabs(a[j]) + 1.2 * sg * std::fabs(u) +
+                std::fabs(silu) * su + 1.2 * sg * su;
+      }
+      for (int64_t k = 0; k < h; ++k) {
+        double y = c.residual ? x[i * h + k] : 0;
+        double s = std::fabs(y);
+        for (int64_t j = 0; j < f; ++j) {
+          y += a[j] * w2[j * h + k];
+          s += sa[j] * std::fabs(w2[j * h + k]);
+        }
+        ref.y.push_back(y);
+        ref.scale.push_back(s);
+      }
+    }
+    return ref;
+  }
   // h = x W1 + b1, a = gelu(h), y = a W2 (+ x). The scale of y carries the
   // error of h through GELU (|gelu'| < 1.13) and W2.
   const int64_t h = c.k, f = c.n;
@@ -360,7 +458,9 @@ std::string describe(const rt::Status &s) {
 } // namespace
 
 std::string ImportCase::name() const {
-  std::string s = kind == Kind::Mlp ? "mlp" : (colWise ? "col" : "row");
+  std::string s = kind == Kind::Mlp      ? "mlp"
+                  : kind == Kind::SwiGlu ? "swiglu"
+                                         : (colWise ? "col" : "row");
   s += "_W" + std::to_string(w) + "_x" + xName(x);
   if (kind == Kind::Linear)
     s += std::string("_") + weightName(weight) + "_" + biasName(bias) +
@@ -388,13 +488,13 @@ std::vector<int64_t> ImportCase::xShape() const {
 
 std::vector<int64_t> ImportCase::yShape() const {
   std::vector<int64_t> s = batch;
-  s.push_back(kind == Kind::Mlp ? k : n);
+  s.push_back(kind == Kind::Linear ? n : k);
   return s;
 }
 
 std::map<rt::OpCode, int> ImportCase::expectedCollectives() const {
   using rt::OpCode;
-  if (kind == Kind::Mlp)
+  if (kind != Kind::Linear)
     return {{OpCode::AllGather, 1}, {OpCode::ReduceScatter, 1}};
   if (x == X::Rows)
     return colWise ? std::map<OpCode, int>{{OpCode::AllGather, 1},
@@ -409,7 +509,15 @@ std::map<rt::OpCode, int> ImportCase::expectedCollectives() const {
 }
 
 std::string importMlir(const ImportCase &c) {
-  return c.kind == ImportCase::Kind::Mlp ? mlpText(c) : linearText(c);
+  switch (c.kind) {
+  case ImportCase::Kind::Linear:
+    return linearText(c);
+  case ImportCase::Kind::Mlp:
+    return mlpText(c);
+  case ImportCase::Kind::SwiGlu:
+    return swigluText(c);
+  }
+  return "";
 }
 
 int64_t runImportCase(const ImportCase &c, const std::string &backend,
@@ -471,11 +579,16 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
       shapes.push_back({c.n});
       names.push_back("b");
     }
-  } else {
+  } else if (c.kind == ImportCase::Kind::Mlp) {
     shapes.push_back({c.k, c.n});
     shapes.push_back({c.n});
     shapes.push_back({c.n, c.k});
     names.insert(names.end(), {"w1", "b1", "w2"});
+  } else {
+    shapes.push_back({c.k, c.n});
+    shapes.push_back({c.k, c.n});
+    shapes.push_back({c.n, c.k});
+    names.insert(names.end(), {"wg", "wu", "w2"});
   }
   std::vector<testkit::HostTensor> args;
   config.backend = backend;
@@ -515,7 +628,7 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
   const int64_t cols = c.yShape().back();
   const int64_t inner = product(c.yShape()) / c.batch[0] / cols; // 3-D: B
   const double bound = shardlin::testing::roundingErrorBound(
-      t, c.w + (c.kind == ImportCase::Kind::Mlp ? 4 : 2));
+      t, c.w + (c.kind == ImportCase::Kind::Linear ? 2 : 4));
   // Rank r's part of the reference: its rows, or all of it.
   auto expected = [&](int r, testkit::Reference &part,
                       std::vector<int64_t> &shape) {
@@ -700,6 +813,8 @@ void addMlps(std::vector<ImportCase> &all, int w) {
         c.weightOffsets = skewed(13, w);
       }
       c.residual = uneven || dt == rt::DType::F32;
+      all.push_back(c);
+      c.kind = ImportCase::Kind::SwiGlu;
       all.push_back(c);
     }
 }

@@ -4,8 +4,9 @@
 // (linalg.matmul in both weight orientations, biases in the forms producers
 // write, replicated, sequence-sharded and feature-sharded activations, even
 // splits and uneven `sharded_dims_offsets` with empty shards, N-D inputs
-// through collapse / expand_shape, MLP blocks with a GELU in arith / math on
-// tensors, bf16 / f16 ones computing it in f32 between extf and truncf),
+// through collapse / expand_shape, MLP blocks with a GELU and SwiGLU blocks
+// in arith / math on tensors, bf16 / f16 ones computing them in f32 between
+// extf and truncf, with a residual),
 // written as MLIR text, imported, lowered and run through the file runner
 // (runProgramWithFiles: global files for sharded arguments, or each rank's
 // shard; {rank} results) as shardlin-run runs them. Every rank's output is
@@ -32,7 +33,8 @@
 namespace shardlin::e2e {
 
 struct ImportCase {
-  enum class Kind { Linear, Mlp };
+  /// Mlp: x + gelu(x W1 + b1) W2; SwiGlu: x + (silu(x Wg) * (x Wu)) W2.
+  enum class Kind { Linear, Mlp, SwiGlu };
   /// The weight as the module holds it: K x N, or N x K through the
   /// transposing indexing_maps (MLIR 22's form) or a linalg.transpose.
   enum class Weight { KN, NKMap, NKTranspose };
@@ -56,13 +58,13 @@ struct ImportCase {
   /// x's leading dims: {M} (2-D) or {A, B} (3-D, collapsed to A * B rows
   /// around the matmul).
   std::vector<int64_t> batch = {10};
-  /// Linear: K and N. Mlp: H (= K = the output's features) and F.
+  /// Linear: K and N. Blocks: H (= K = the output's features) and F.
   int64_t k = 16, n = 12;
   /// sharded_dims_offsets of x's leading dim and of the weight's split dim
   /// (the MLP's F), W + 1 values; empty: an even split.
   std::vector<int64_t> rowOffsets;
   std::vector<int64_t> weightOffsets;
-  /// Mlp: y = x + mlp(x).
+  /// Blocks: y = x + block(x).
   bool residual = true;
   /// Sharded x given as each rank's own shard ({rank} files) instead of the
   /// global file.
