@@ -3,6 +3,7 @@
 #include "ImportCases.h"
 
 #include "ErrorBound.h"
+#include "shardlin/Analysis/CostModel.h"
 #include "LinearTesting.h"
 #include "shardlin/runtime/base/ChunkLayout.h"
 #include "shardlin/runtime/program/ProgramText.h"
@@ -682,6 +683,24 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
                 " collective calls, expected " +
                 std::to_string(expectedCalls) + "\n";
       ++failures;
+    }
+  // An all_reduce's bytes are the cost model's (allReduceTraffic): the
+  // M x N partial products, f32 for f16 / bf16.
+  if (c.expectedCollectives() ==
+      std::map<rt::OpCode, int>{{rt::OpCode::AllReduce, 1}})
+    for (const rt::RankResult &r : ranks) {
+      uint64_t sent = 0;
+      for (const auto &[out, in] : allReduceTraffic(
+               static_cast<uint64_t>(product(c.batch) * c.n),
+               narrow(t) ? 4 : rt::dtypeSize(t), c.w, r.rank))
+        sent += out;
+      if (r.stats.bytesSent != sent) {
+        report += who + ": rank " + std::to_string(r.rank) + " sent " +
+                  std::to_string(r.stats.bytesSent) +
+                  " bytes, the cost model's all-reduce " +
+                  std::to_string(sent) + "\n";
+        ++failures;
+      }
     }
   for (int r = 0; r < c.w; ++r) {
     if (onlyRank >= 0 && r != onlyRank)
