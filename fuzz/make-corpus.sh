@@ -116,6 +116,18 @@ done
 # Programs whose entry must be chosen.
 "$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/two-public.mlir" --entry=a \
   --emit-program="$C/program/two-public-a.prog" 2>/dev/null || true
+# Imported upstream modules (chunk bounds, all_reduce, from_local) and the
+# rank-local upstream ops (transpose, fill, gemm from linalg.matmul).
+for e in col_uneven row_uneven; do
+  "$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/upstream-linears.mlir" \
+    --entry=$e --strategy=activations \
+    --emit-program="$C/program/upstream-$e.prog" 2>/dev/null || true
+done
+for e in linear local_f64 constants; do
+  "$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/rank-local-ops.mlir" \
+    --entry=$e --world-size=3 \
+    --emit-program="$C/program/rank-local-ops-$e.prog" 2>/dev/null || true
+done
 find "$C" -type f -empty -delete
 for t in mlir npy program; do
   echo "$t: $(ls "$C/$t" | wc -l) files, $(du -sk "$C/$t" | cut -f1) KiB"

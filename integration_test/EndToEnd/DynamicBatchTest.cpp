@@ -96,6 +96,22 @@ std::vector<DynamicCase> dynamicCases() {
     c.dim = 0;
     add(c);
   }
+  for (int64_t dim : {1, 0})
+    for (const char *strategy : {"activations", "gather-weight"}) {
+      // Explicit chunk bounds with an empty chunk (upstream's
+      // sharded_dims_offsets): N = 11 at [0, 0, 4, 11], K = 19 at [0, 0, 6,
+      // 19]; f16 for the partial sums of a K split.
+      LinearConfig c;
+      c.dim = dim;
+      c.strategy = strategy;
+      c.batch = {kDyn};
+      c.placements = {2, 0, 1};
+      c.bounds = dim == 0 ? std::vector<int64_t>{0, 0, 4, 11}
+                          : std::vector<int64_t>{0, 0, 6, 19};
+      add(c);
+      c.dtype = rt::DType::F16;
+      add(c);
+    }
   {
     LinearConfig c; // W = 1: one GEMM, no collectives
     c.batch = {kDyn};

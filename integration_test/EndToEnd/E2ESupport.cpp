@@ -166,17 +166,17 @@ uint64_t expectedBytesSent(const LinearConfig &c, int rank) {
   int64_t bytes;
   if (c.strategy == "gather-weight") {
     // all_gather of this rank's weight chunk to the W-1 others.
-    rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements);
+    rt::ChunkLayout layout(c.dim == 1 ? c.k : c.n, c.placements, c.bounds);
     bytes = (w - 1) * layout.ofRank(rank).size * (c.dim == 1 ? c.n : c.k) * elt;
   } else if (c.dim == 1) {
     // The reduce_scatter moves partial sums, f32 for f16 and bf16.
     const int64_t partial =
         c.dtype == rt::DType::F16 || c.dtype == rt::DType::BF16 ? 4 : elt;
-    rt::ChunkLayout kLayout(c.k, c.placements);
+    rt::ChunkLayout kLayout(c.k, c.placements, c.bounds);
     bytes = b * (c.k - kLayout.ofRank(rank).size) * elt +
             others * c.n * partial;
   } else {
-    rt::ChunkLayout nLayout(c.n, c.placements);
+    rt::ChunkLayout nLayout(c.n, c.placements, c.bounds);
     bytes = ((w - 1) * b * c.k + others * nLayout.ofRank(rank).size) * elt;
   }
   return static_cast<uint64_t>(bytes);
@@ -441,14 +441,30 @@ bool shapeFor(Shape s, int64_t dim, int w, int64_t &n, int64_t &k) {
   return false;
 }
 
+/// Explicit chunk boundaries of a dim of size n over w chunks that are not
+/// the ceil rule's (upstream's sharded_dims_offsets): bounds[i] =
+/// floor(n i^2 / w^2), chunks growing with i, the first ones empty where n
+/// is small (11 over 4: 0, 2, 4, 5; 11 over 8: 0, 0, 0, 1, 1, 2, 2, 2, 3).
+std::vector<int64_t> skewedBounds(int64_t n, int64_t w) {
+  std::vector<int64_t> bounds;
+  for (int64_t i = 0; i <= w; ++i)
+    bounds.push_back(n * i * i / (w * w));
+  return bounds;
+}
+
 class ConfigList {
 public:
+  /// `bounded`: the chunks at skewedBounds instead of the ceil rule.
   void add(int64_t dim, Shape shape, std::vector<int64_t> placements,
-           std::vector<int64_t> batch, bool bias, rt::DType dtype) {
+           std::vector<int64_t> batch, bool bias, rt::DType dtype,
+           bool bounded = false) {
     LinearConfig c;
     c.dim = dim;
     if (!shapeFor(shape, dim, static_cast<int>(placements.size()), c.n, c.k))
       return;
+    if (bounded)
+      c.bounds = skewedBounds(dim == 1 ? c.k : c.n,
+                              static_cast<int64_t>(placements.size()));
     c.placements = std::move(placements);
     c.batch = std::move(batch);
     c.bias = bias;
@@ -555,6 +571,19 @@ std::vector<LinearConfig> threadsConfigs() {
           list.add(dim, Shape::Tiny, p, batch, dt == DType::F32, dt);
     }
 
+    // Explicit chunk bounds (upstream's sharded_dims_offsets), skewed and
+    // with empty chunks: W = 2..8, permuted placements, 1-D to 3-D inputs,
+    // every dtype.
+    for (int w : {2, 3, 4, 8}) {
+      const std::vector<int64_t> p = w == 4 ? std::vector<int64_t>{3, 1, 0, 2}
+                                            : randomPerm(w, rng);
+      for (Shape s : {Shape::Uneven, Shape::Large})
+        for (const auto &batch : {oneD, b5, threeD})
+          list.add(dim, s, p, batch, batch != oneD, DType::F32, true);
+      for (DType dt : kAllDTypes)
+        list.add(dim, Shape::Uneven, p, threeD, true, dt, true);
+    }
+
     // An empty batch (B = 0): nothing to compare, but it must run.
     list.add(dim, Shape::Uneven, {2, 0, 1}, empty, true, DType::F32);
     list.add(dim, Shape::Empty, {3, 1, 0, 2}, {2, 0}, false, DType::F16);
@@ -583,12 +612,15 @@ std::vector<LinearConfig> mpiConfigs(int worldSize) {
         list.add(dim, s, p, oneD, true, DType::F32);
         list.add(dim, s, p, threeD, false, DType::F32);
       }
-    // Every dtype on the most permuted placements, uneven and empty.
-    for (DType dt : kAllDTypes)
+    // Every dtype on the most permuted placements, uneven and empty, and
+    // at explicit, skewed chunk bounds.
+    for (DType dt : kAllDTypes) {
       for (Shape s : {Shape::Uneven, Shape::Empty}) {
         list.add(dim, s, perms.back(), oneD, false, dt);
         list.add(dim, s, perms.back(), threeD, true, dt);
       }
+      list.add(dim, Shape::Uneven, perms.back(), threeD, true, dt, true);
+    }
   }
   return list.take();
 }

@@ -2,16 +2,18 @@
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
-
+#include "TranslateOps.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/runtime/program/OpTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -28,11 +30,30 @@ namespace rt = ::shardlin::rt;
 void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
   registry.insert<ShardlinDialect, func::FuncDialect>();
   registerElementwiseDialects(registry);
+  // Modules in the upstream form (shard + linalg) are imported first.
+  registerImportShardDialects(registry);
+}
+
+FailureOr<int64_t> mlir::shardlin::importForExecution(ModuleOp module) {
+  if (!hasShardGrid(module))
+    return 0;
+  // The importer checks the grid (one, 1-D, static) and erases it.
+  int64_t devices = 0;
+  module.walk([&](shard::GridOp grid) {
+    ArrayRef<int64_t> shape = grid.getShape();
+    if (shape.size() == 1 && !ShapedType::isDynamic(shape[0]))
+      devices = shape[0];
+  });
+  if (failed(importShard(module)))
+    return failure();
+  return devices;
 }
 
 LogicalResult
 mlir::shardlin::lowerForExecution(ModuleOp module,
                                   const LowerShardedLinearOptions &options) {
+  if (failed(importForExecution(module)))
+    return failure();
   bool hasLinear = false;
   module.walk([&](LinearOp) {
     hasLinear = true;
@@ -92,15 +113,7 @@ FailureOr<func::FuncOp> mlir::shardlin::selectEntry(ModuleOp module,
 
 namespace {
 
-/// The runtime's form of a chunk spec (the dialect's API has no runtime
-/// types; both sides compute chunks with ChunkLayout.h).
-rt::ChunkSpec toChunkSpec(ChunkAttr chunk) {
-  rt::ChunkSpec spec;
-  spec.dim = chunk.getDim();
-  spec.placements.assign(chunk.getPlacements().begin(),
-                         chunk.getPlacements().end());
-  return spec;
-}
+using translation::toChunkSpec;
 
 /// A chain's steps as the runtime's expression (Expr.h).
 class ExprBuilder : public ChainVisitor {
@@ -308,6 +321,9 @@ public:
         if (auto rank = dyn_cast<RankOp>(op))
           if (failed(noteWorldSize(op->getLoc(), rank.getWorldSize())))
             return WalkResult::interrupt();
+        if (auto sum = dyn_cast<AllReduceOp>(op))
+          if (failed(noteWorldSize(op->getLoc(), sum.getWorldSize())))
+            return WalkResult::interrupt();
         for (Type t : op->getResultTypes())
           if (t.walk(note).wasInterrupted())
             return WalkResult::interrupt();
@@ -336,9 +352,36 @@ public:
   }
 };
 
-class Translator : public SignatureBuilder {
+class Translator : public SignatureBuilder, public translation::InstrSink {
 public:
   explicit Translator(func::FuncOp func) : func_(func) {}
+
+  // InstrSink, for TranslateOps.h.
+  FailureOr<int> operand(Operation *user, Value v) override {
+    auto it = ids_.find(v);
+    if (it == ids_.end())
+      return user->emitError() << "the shardlin runtime cannot execute the "
+                                  "op that defines its operand of type "
+                               << v.getType();
+    return it->second;
+  }
+  FailureOr<int> define(Location loc, Value v, Type type) override {
+    FailureOr<rt::ValueType> vt = valueType(loc, type);
+    if (failed(vt))
+      return failure();
+    int id = static_cast<int>(program_.values.size());
+    program_.values.push_back(*vt);
+    if (v)
+      ids_[v] = id;
+    return id;
+  }
+  void append(Location loc, rt::Instr in) override {
+    in.location = locationString(loc);
+    program_.instrs.push_back(std::move(in));
+  }
+  LogicalResult useWorldSize(Location loc, int64_t worldSize) override {
+    return noteWorldSize(loc, worldSize);
+  }
 
   FailureOr<rt::Program> run() {
     program_.name = func_.getSymName().str();
@@ -363,15 +406,7 @@ public:
   }
 
 private:
-  FailureOr<int> define(Value v) {
-    FailureOr<rt::ValueType> vt = valueType(v.getLoc(), v.getType());
-    if (failed(vt))
-      return failure();
-    int id = static_cast<int>(program_.values.size());
-    program_.values.push_back(*vt);
-    ids_[v] = id;
-    return id;
-  }
+  FailureOr<int> define(Value v) { return define(v.getLoc(), v, v.getType()); }
 
   static std::string locationString(Location loc) {
     if (auto flc = loc->findInstanceOf<FileLineColLoc>())
@@ -406,6 +441,15 @@ private:
           Attribute a = op.getAttr(field.odsName);
           auto b = dyn_cast_or_null<BoolAttr>(a);
           in.*field.flag = b ? b.getValue() : static_cast<bool>(a);
+          continue;
+        }
+        if (attr.kind == rt::OpAttribute::Kind::Ints) {
+          auto ints = op.getAttrOfType<DenseI64ArrayAttr>(field.odsName);
+          if (!ints)
+            return op.emitError() << "internal: no '" << field.odsName
+                                  << "' integer array to translate";
+          (in.*field.ints)
+              .assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
           continue;
         }
         auto chunk = op.getAttrOfType<ChunkAttr>(field.odsName);
@@ -444,10 +488,18 @@ private:
     FailureOr<int> result = chains_.walk(&root, builder);
     if (failed(result))
       return failure();
-    if (builder.inputs.empty())
-      return root.emitError()
-             << "computes a tensor from constants alone; the shardlin runtime "
-                "needs an elementwise chain to read at least one tensor";
+    // A chain that reads no tensor of its shape (a fill, a broadcast
+    // vector) is a fill of it.
+    const int64_t rank =
+        cast<RankedTensorType>(root.getResult(0).getType()).getRank();
+    if (llvm::all_of(builder.inputs, [&](Value v) {
+          return rt::isRowVectorOperand(
+              cast<RankedTensorType>(v.getType()).getRank(), rank);
+        })) {
+      builder.expr.nodes.resize(static_cast<size_t>(*result) + 1);
+      return translation::translateFill(root, std::move(builder.expr),
+                                   builder.inputs, *this);
+    }
     rt::Instr in;
     in.op = rt::OpCode::Elementwise;
     in.location = locationString(root.getLoc());
@@ -550,26 +602,10 @@ private:
   LogicalResult emitExpandShape(tensor::ExpandShapeOp op,
                                 const rt::OpInfo &info) {
     auto type = cast<RankedTensorType>(op.getResult().getType());
-    Value like;
-    bool fromDims = true;
-    SmallVector<OpFoldResult> sizes = op.getMixedOutputShape();
-    for (auto [position, size] : llvm::enumerate(sizes)) {
-      auto v = dyn_cast<Value>(size);
-      if (!v)
-        continue;
-      auto dim = v.getDefiningOp<tensor::DimOp>();
-      std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-      if (!dim || !index || *index != static_cast<int64_t>(position) ||
-          cast<RankedTensorType>(dim.getSource().getType()).getRank() !=
-              type.getRank() ||
-          (like && dim.getSource() != like)) {
-        fromDims = false;
-        break;
-      }
-      like = dim.getSource();
-    }
-    if (like && fromDims)
-      return emit(*op, info, ValueRange{op.getSrc(), like});
+    FailureOr<Value> like =
+        translation::dimsSource(op.getMixedOutputShape(), type);
+    if (succeeded(like) && *like)
+      return emit(*op, info, ValueRange{op.getSrc(), *like});
     if (type.getNumDynamicDims() <= 1)
       return emit(*op, info, ValueRange{op.getSrc()});
     return op.emitError()
@@ -595,7 +631,16 @@ private:
       return success();
     }
     if (chains_.contains(&op))
-      return chains_.isStored(&op) ? emitElementwise(op) : success();
+      return chains_.isStored(&op) && !translation::isOnlyZeroMatmulInit(op)
+                 ? emitElementwise(op)
+                 : success();
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
+      return translation::translateMatmul(matmul, *this);
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op))
+      return translation::translateFromLocal(fromLocal, *this);
+    if (auto sum = dyn_cast<AllReduceOp>(op))
+      if (failed(noteWorldSize(op.getLoc(), sum.getWorldSize())))
+        return failure();
     if (isa<LinearOp>(op))
       return op.emitError() << "shardlin.linear must be lowered first "
                                "(run --lower-sharded-linear)";
@@ -625,6 +670,9 @@ private:
                             << op.getName() << "'";
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
       return emitExpandShape(expand, *it->second);
+    // The init of a transpose is not read.
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
+      return emit(op, *it->second, ValueRange{transpose.getInput()});
     return emit(op, *it->second);
   }
 
@@ -647,10 +695,15 @@ mlir::shardlin::translateSignature(func::FuncOp func, StringRef code) {
 FailureOr<rt::Program>
 mlir::shardlin::buildProgram(ModuleOp module, StringRef entry,
                              const LowerShardedLinearOptions &options) {
-  if (failed(lowerForExecution(module, options)))
+  FailureOr<int64_t> devices = importForExecution(module);
+  if (failed(devices) || failed(lowerForExecution(module, options)))
     return failure();
   FailureOr<func::FuncOp> f = selectEntry(module, entry);
   if (failed(f))
     return failure();
-  return translateToProgram(*f);
+  FailureOr<rt::Program> program = translateToProgram(*f);
+  // An upstream module's grid says W even where nothing is split.
+  if (succeeded(program) && program->worldSize == 0)
+    program->worldSize = *devices;
+  return program;
 }

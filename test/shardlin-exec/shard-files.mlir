@@ -31,7 +31,7 @@
 // RUN: mkdir -p %t/bad && cp %t/row/w.*.npy %t/bad/ && cp %t/row/w.0.npy %t/bad/w.1.npy
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --arg=%t/row/x.{rank}.npy --arg=%t/bad/w.{rank}.npy --arg=%t/row/b.npy --out=%t/bad/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-SHARD -DDIR=%t/bad --match-full-lines --implicit-check-not='{{.}}'
-// BAD-SHARD: shardlin-exec: error: rank 1: argument 1 ([[DIR]]/w.1.npy): rank 1's shard has shape [11, 5], but the chunk rule gives rank 1 the shape [11, 4] (rows [15, 19) of dim 1 of the global [11, 19]; a file of the global shape is read as the global tensor)
+// BAD-SHARD: shardlin-exec: error: rank 1: argument 1 ([[DIR]]/w.1.npy): rank 1's shard has shape [11, 5], but the chunk spec gives rank 1 the shape [11, 4] (rows [15, 19) of dim 1 of the global [11, 19]; a file of the global shape is read as the global tensor)
 // RUN: test ! -e %t/bad/y.0.npy
 // A file of the global shape under a {rank} name is the global tensor, as
 // before: rank 1 takes its chunk of it.

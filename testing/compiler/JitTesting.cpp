@@ -5,6 +5,7 @@
 #include "GradPipeline.h"
 
 #include "shardlin/Execution/Jit.h"
+#include "shardlin/Execution/ProgramBuilder.h"
 
 namespace shardlin::testkit {
 
@@ -18,11 +19,18 @@ rt::Status jitMlir(const std::string &text, const std::string &strategy,
           -> mlir::LogicalResult {
         mlir::shardlin::JitOptions options;
         options.lowering = lowering;
+        // An upstream-form module is imported first, as shardlin-run does.
+        mlir::FailureOr<int64_t> grid =
+            mlir::shardlin::importForExecution(module);
+        if (mlir::failed(grid))
+          return mlir::failure();
         auto compiled = mlir::shardlin::JitEntry::compile(module, "main",
                                                           options);
         if (mlir::failed(compiled))
           return mlir::failure();
         out.program = (*compiled)->program();
+        if (out.program.worldSize == 0)
+          out.program.worldSize = *grid;
         out.executors = (*compiled)->executors();
         return mlir::success();
       });

@@ -33,7 +33,8 @@ struct JitProgram {
   rt::RankCallbacks::MakeExecutor executors;
 };
 
-/// Parses `text` (a module with a public function @main), lowers it with
+/// Parses `text` (a module with a public function @main; one in the upstream
+/// shard form is imported first), lowers it with
 /// `strategy` (fusing blocks if `fuseBlocks`) through the native path and
 /// compiles it; errors carry the diagnostics (and the input, as `message`
 /// says), as compileMlir's.

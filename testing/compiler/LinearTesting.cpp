@@ -67,6 +67,8 @@ std::string LinearSpec::name() const {
   std::string s = dim == 1 ? "row" : "col";
   s += "_W" + std::to_string(worldSize());
   s += "_p" + joinDims(placements, sep);
+  if (!bounds.empty())
+    s += "_at" + joinDims(bounds, "x");
   s += "_N" + std::to_string(n) + "K" + std::to_string(k);
   s += "_B" + (batch.empty() ? std::string("1d") : joinDims(batch, "x", "q"));
   for (const std::vector<int64_t> &b : rankBatch)
@@ -135,7 +137,11 @@ std::string linearMlir(const LinearSpec &c) {
   const std::string w = "!shardlin.sharded<" + tensorType({c.n, c.k}, c.dtype) +
                         ", #shardlin.chunk<dim = " + std::to_string(c.dim) +
                         ", placements = [" + joinDims(c.placements, ", ") +
-                        "]>>";
+                        "]" +
+                        (c.bounds.empty()
+                             ? std::string()
+                             : ", bounds = [" + joinDims(c.bounds, ", ") + "]") +
+                        ">>";
   std::string s = "func.func @main(%x: " + x + ", %w: " + w;
   if (c.bias)
     s += ", %b: " + b;

@@ -45,6 +45,10 @@ struct LinearSpec {
   std::vector<std::vector<int64_t>> rankBatch;
   /// placements[c] = the rank that holds chunk c; its size is W.
   std::vector<int64_t> placements = {0};
+  /// The chunks' explicit boundaries along the sharded dim (W + 1 values
+  /// from 0 to its size, `bounds` of #shardlin.chunk), or empty for the
+  /// ceil rule.
+  std::vector<int64_t> bounds;
   bool bias = true;
   rt::DType dtype = rt::DType::F32;
   /// The lowering strategy forced on the pass: "activations" or

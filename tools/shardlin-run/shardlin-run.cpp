@@ -4,9 +4,11 @@
 //                [--backend=threads|mpi|cuda-local|nccl] [--device=N]
 //                [--entry=NAME] [--jit] --arg=PATH... --out=PATH...
 //
-// Parses FILE, lowers any shardlin.linear, translates the entry function to
-// a runtime Program and runs it on W ranks (see shardlin/runtime/tooling/Runner.h for
-// the .npy path conventions). --emit-program writes the Program's text form
+// Parses FILE, imports it if it is in the upstream form (it holds a
+// shard.grid, whose size is then W: docs/interop.md), lowers any
+// shardlin.linear, translates the entry function to a runtime Program and
+// runs it on W ranks (see shardlin/runtime/tooling/Runner.h for the .npy
+// path conventions). --emit-program writes the Program's text form
 // instead, for shardlin-exec on machines without LLVM. --jit compiles the
 // module to native code instead (--shardlin-lower-to-llvm and MLIR's
 // ExecutionEngine, shardlin/Execution/Jit.h) and runs that on the same
@@ -324,6 +326,26 @@ int main(int argc, char **argv) {
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+  // An upstream-form module (it holds a shard.grid) is imported first, for
+  // both paths; its grid says W, which --world-size may repeat but not
+  // contradict.
+  FailureOr<int64_t> gridDevices =
+      mlir::shardlin::importForExecution(*module);
+  if (failed(gridDevices) || sawError)
+    return 1;
+  if (*gridDevices > 0 && worldSize > 0 && worldSize != *gridDevices)
+    return fail("--world-size=" + std::to_string(worldSize) +
+                " conflicts with the module's shard.grid of " +
+                std::to_string(*gridDevices) +
+                " devices: an upstream-form module runs on its grid's "
+                "devices (drop --world-size, or give " +
+                std::to_string(*gridDevices) + ")");
+  if (*gridDevices > 0 && mpi && mpi->worldSize() != *gridDevices)
+    return fail("the MPI job has " + std::to_string(mpi->worldSize()) +
+                " processes but the module's shard.grid has " +
+                std::to_string(*gridDevices) +
+                " devices: run it with mpirun -np " +
+                std::to_string(*gridDevices));
   auto millisecondsSince = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(
                std::chrono::steady_clock::now() - start)
@@ -353,6 +375,8 @@ int main(int argc, char **argv) {
     if (failed(compiled) || sawError)
       return 1;
     program = (*compiled)->program();
+    if (program->worldSize == 0)
+      program->worldSize = *gridDevices;
     executors = (*compiled)->executors();
     if (verbose) {
       char line[160];
@@ -367,6 +391,9 @@ int main(int argc, char **argv) {
     program = mlir::shardlin::buildProgram(*module, entry, lowering);
     if (failed(program) || sawError)
       return 1;
+    // The grid's W even where nothing is split (every value replicated).
+    if (program->worldSize == 0)
+      program->worldSize = *gridDevices;
     if (verbose) {
       char line[96];
       std::snprintf(line, sizeof line, "shardlin-run: compiled in %.3f ms\n",

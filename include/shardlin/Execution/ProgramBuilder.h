@@ -19,9 +19,16 @@ namespace mlir::shardlin {
 /// Registers the dialects a shardlin program may use.
 void registerExecutionDialects(DialectRegistry &registry);
 
-/// Runs --lower-sharded-linear (with `options`) on `module` if it still
-/// holds shardlin.linear ops, then verifies it. Diagnostics go to the
-/// context's handler.
+/// If `module` is in the upstream form (it holds a `shard.grid`), imports
+/// it (importShard, ImportShard.h) and returns the grid's device count, W;
+/// otherwise leaves it and returns 0. Diagnostics go to the context's
+/// handler.
+FailureOr<int64_t> importForExecution(ModuleOp module);
+
+/// Imports an upstream-form module (importForExecution), runs
+/// --lower-sharded-linear (with `options`) on `module` if it holds
+/// shardlin.linear ops, then verifies it. Diagnostics go to the context's
+/// handler.
 LogicalResult lowerForExecution(ModuleOp module,
                                 const LowerShardedLinearOptions &options = {});
 
@@ -43,7 +50,8 @@ FailureOr<::shardlin::rt::Program> translateToProgram(func::FuncOp func);
 FailureOr<::shardlin::rt::Program> translateSignature(func::FuncOp func,
                                                        StringRef code);
 
-/// lowerForExecution + selectEntry + translateToProgram.
+/// lowerForExecution + selectEntry + translateToProgram; the program of an
+/// upstream-form module runs on the grid's W ranks.
 FailureOr<::shardlin::rt::Program>
 buildProgram(ModuleOp module, StringRef entry,
              const LowerShardedLinearOptions &options = {});

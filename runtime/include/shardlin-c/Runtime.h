@@ -232,18 +232,31 @@ shardlin_context *shardlin_thread_context(void);
 
 /*===-- Chunks (PyTorch's ChunkShardingSpec) ------------------------------===*/
 
-/* A chunk spec is passed as two arguments: the dim, and `placements`, where
- * placements[i] is the rank that holds chunk i, a permutation of
- * 0..world_size-1 (world_size entries, the context's world size). No struct
- * is passed by value anywhere in this ABI, so that compiled code calls it
- * with plain integers and pointers. */
+/* A chunk spec is passed as two or three arguments: the dim, `placements`,
+ * where placements[i] is the rank that holds chunk i, a permutation of
+ * 0..world_size-1 (world_size entries, the context's world size), and in
+ * the functions named *_bounds its `bounds`: NULL for PyTorch's ceil rule
+ * (split = ceil(n / W), chunk i = [i * split, min(n, (i + 1) * split))), or
+ * world_size + 1 non-decreasing boundaries from 0 to the dim's size n, chunk
+ * i being [bounds[i], bounds[i + 1]) (upstream shard's sharded_dims_offsets;
+ * chunks may be empty). A function without _bounds is its _bounds form with
+ * NULL bounds: callers compiled before bounds existed keep working. No
+ * struct is passed by value anywhere in this ABI, so that compiled code
+ * calls it with plain integers and pointers. */
 
 /* The [offset, offset + size) range that `rank` holds of a dim of size n
- * under `placements` (world_size entries): split = ceil(n / W), chunk i =
- * [i * split, min(n, (i + 1) * split)). No context: it is pure. */
+ * under `placements` (world_size entries) and the ceil rule. No context: it
+ * is pure. */
 shardlin_status shardlin_chunk_range(int64_t n, int64_t world_size,
                                      const int64_t *placements, int64_t rank,
                                      int64_t *offset, int64_t *size);
+/* The same under `bounds` (NULL: the ceil rule); INVALID_ARGUMENT if they do
+ * not split a dim of n. */
+shardlin_status shardlin_chunk_range_bounds(int64_t n, int64_t world_size,
+                                            const int64_t *placements,
+                                            const int64_t *bounds,
+                                            int64_t rank, int64_t *offset,
+                                            int64_t *size);
 
 /*===-- The ops of the lowered IR -----------------------------------------===*/
 /* Each is the op of the same name in the shardlin dialect
@@ -290,6 +303,36 @@ shardlin_status shardlin_reduce_scatter(shardlin_context *context,
                                         const shardlin_memref *out,
                                         int64_t along_dim,
                                         const int64_t *along_placements);
+
+/* The three collectives above with each chunk spec's bounds (NULL: the ceil
+ * rule): the chunks of the dim a spec splits (all_gather's out,
+ * reduce_scatter's in, all_to_all's in along split_dim and out along
+ * concat_dim) are those of its bounds, which must end at that dim's size. */
+shardlin_status shardlin_all_gather_bounds(shardlin_context *context,
+                                           shardlin_dtype dtype,
+                                           const shardlin_memref *in,
+                                           const shardlin_memref *out,
+                                           int64_t along_dim,
+                                           const int64_t *along_placements,
+                                           const int64_t *along_bounds);
+shardlin_status shardlin_all_to_all_bounds(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *in,
+    const shardlin_memref *out, int64_t split_dim,
+    const int64_t *split_placements, const int64_t *split_bounds,
+    int64_t concat_dim, const int64_t *concat_placements,
+    const int64_t *concat_bounds);
+shardlin_status shardlin_reduce_scatter_bounds(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *in,
+    const shardlin_memref *out, int64_t along_dim,
+    const int64_t *along_placements, const int64_t *along_bounds);
+
+/* out = the elementwise sum over ranks of `in`, on every rank (in and out of
+ * one shape, the same on every rank; out may be in: the same view). f16/bf16
+ * are summed in f32 and rounded once. shardlin.all_reduce. */
+shardlin_status shardlin_all_reduce(shardlin_context *context,
+                                    shardlin_dtype dtype,
+                                    const shardlin_memref *in,
+                                    const shardlin_memref *out);
 
 /* out[m x n] = op(lhs) op(rhs) (+ bias[n] on every row, bias may be NULL):
  * 2-D views, lhs m x k (k x m if transpose_lhs), rhs k x n (n x k if

@@ -108,7 +108,17 @@ shardlin_status shardlin_chunk_range(int64_t n, int64_t world_size,
                                      const int64_t *placements, int64_t rank,
                                      int64_t *offset, int64_t *size) {
   return guarded("shardlin_chunk_range", [&] {
-    return chunkRange(n, world_size, placements, rank, offset, size);
+    return chunkRange(n, world_size, placements, nullptr, rank, offset, size);
+  });
+}
+
+shardlin_status shardlin_chunk_range_bounds(int64_t n, int64_t world_size,
+                                            const int64_t *placements,
+                                            const int64_t *bounds,
+                                            int64_t rank, int64_t *offset,
+                                            int64_t *size) {
+  return guarded("shardlin_chunk_range_bounds", [&] {
+    return chunkRange(n, world_size, placements, bounds, rank, offset, size);
   });
 }
 
@@ -118,10 +128,21 @@ shardlin_status
 shardlin_all_gather(shardlin_context *context, shardlin_dtype dtype,
                     const shardlin_memref *in, const shardlin_memref *out,
                     int64_t along_dim, const int64_t *along_placements) {
+  return shardlin_all_gather_bounds(context, dtype, in, out, along_dim,
+                                    along_placements, nullptr);
+}
+
+shardlin_status shardlin_all_gather_bounds(shardlin_context *context,
+                                           shardlin_dtype dtype,
+                                           const shardlin_memref *in,
+                                           const shardlin_memref *out,
+                                           int64_t along_dim,
+                                           const int64_t *along_placements,
+                                           const int64_t *along_bounds) {
   return runOp(context, "shardlin_all_gather", CollectiveKind::AllGatherV,
                dtype, [&](bool &joined) {
                  return allGather(context, dtype, in, out, along_dim,
-                                  along_placements, joined);
+                                  along_placements, along_bounds, joined);
                });
 }
 
@@ -130,11 +151,22 @@ shardlin_all_to_all(shardlin_context *context, shardlin_dtype dtype,
                     const shardlin_memref *in, const shardlin_memref *out,
                     int64_t split_dim, const int64_t *split_placements,
                     int64_t concat_dim, const int64_t *concat_placements) {
+  return shardlin_all_to_all_bounds(context, dtype, in, out, split_dim,
+                                    split_placements, nullptr, concat_dim,
+                                    concat_placements, nullptr);
+}
+
+shardlin_status shardlin_all_to_all_bounds(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *in,
+    const shardlin_memref *out, int64_t split_dim,
+    const int64_t *split_placements, const int64_t *split_bounds,
+    int64_t concat_dim, const int64_t *concat_placements,
+    const int64_t *concat_bounds) {
   return runOp(context, "shardlin_all_to_all", CollectiveKind::AllToAllV, dtype,
                [&](bool &joined) {
                  return allToAll(context, dtype, in, out, split_dim,
-                                 split_placements, concat_dim,
-                                 concat_placements, joined);
+                                 split_placements, split_bounds, concat_dim,
+                                 concat_placements, concat_bounds, joined);
                });
 }
 
@@ -142,10 +174,28 @@ shardlin_status
 shardlin_reduce_scatter(shardlin_context *context, shardlin_dtype dtype,
                         const shardlin_memref *in, const shardlin_memref *out,
                         int64_t along_dim, const int64_t *along_placements) {
+  return shardlin_reduce_scatter_bounds(context, dtype, in, out, along_dim,
+                                        along_placements, nullptr);
+}
+
+shardlin_status shardlin_reduce_scatter_bounds(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *in,
+    const shardlin_memref *out, int64_t along_dim,
+    const int64_t *along_placements, const int64_t *along_bounds) {
   return runOp(context, "shardlin_reduce_scatter",
                CollectiveKind::ReduceScatterV, dtype, [&](bool &joined) {
                  return reduceScatter(context, dtype, in, out, along_dim,
-                                      along_placements, joined);
+                                      along_placements, along_bounds, joined);
+               });
+}
+
+shardlin_status shardlin_all_reduce(shardlin_context *context,
+                                    shardlin_dtype dtype,
+                                    const shardlin_memref *in,
+                                    const shardlin_memref *out) {
+  return runOp(context, "shardlin_all_reduce", CollectiveKind::AllReduce, dtype,
+               [&](bool &joined) {
+                 return allReduce(context, dtype, in, out, joined);
                });
 }
 

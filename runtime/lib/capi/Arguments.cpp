@@ -21,6 +21,13 @@ Status readPlacements(const int64_t *placements, const char *name,
   return Status::ok();
 }
 
+void readBounds(const int64_t *bounds, int worldSize,
+                std::vector<int64_t> &out) {
+  out.clear();
+  if (bounds)
+    out.assign(bounds, bounds + worldSize + 1);
+}
+
 Status checkDim(int64_t dim, const char *name, const View &v) {
   if (dim < 0 || dim >= v.rank())
     return invalid(std::string(name) + " " + str(dim) +

@@ -22,6 +22,11 @@ namespace shardlin::rt::capi {
 Status readPlacements(const int64_t *placements, const char *name,
                       int worldSize, std::vector<int64_t> &out);
 
+/// A chunk spec's explicit bounds: null for the ceil rule (`out` empty),
+/// else `worldSize` + 1 values, which chunkPieces checks against the dim.
+void readBounds(const int64_t *bounds, int worldSize,
+                std::vector<int64_t> &out);
+
 /// `dim` (the argument `name`) is a dim of `v`.
 Status checkDim(int64_t dim, const char *name, const View &v);
 

@@ -1,7 +1,7 @@
-//===- Collectives.cpp - all_gather, all_to_all, reduce_scatter -----------===//
+//===- Collectives.cpp - all_gather, all_to_all, reduce_scatter, all_reduce ===//
 //
 // Each collective reads and checks its views, sizes itself as the plan's
-// kernels do (exec/CollectiveSizes.h: the pieces of the chunk rule, the
+// kernels do (exec/CollectiveSizes.h: the chunks of its specs, the
 // check that this rank's view has its piece's size, the communicator's
 // tables), packs what is not dense into the context's scratch buffers, and
 // calls the communicator.
@@ -47,27 +47,44 @@ enum class Along { Gather, Scatter };
 /// in and out agree but along `dim`, where the whole one (all_gather's out,
 /// reduce_scatter's in) has the chunk spec's n and the other this rank's
 /// chunk of it.
+/// The chunks of `view`'s dim `dim` under a spec of the C ABI: its
+/// placements (the argument `name`) and its bounds (null: the ceil rule).
+Status viewPieces(shardlin_context *ctx, const View &view, int64_t dim,
+                  const int64_t *placementsPtr, const char *name,
+                  const int64_t *boundsPtr, DimPieces &out) {
+  const int w = ctx->comm->worldSize();
+  std::vector<int64_t> placements, bounds;
+  SHARDLIN_RETURN_IF_ERROR(readPlacements(placementsPtr, name, w, placements));
+  readBounds(boundsPtr, w, bounds);
+  // "along_placements" -> "along_bounds": the argument the message names.
+  std::string boundsName = name;
+  boundsName.replace(boundsName.find("placements"), 10, "bounds");
+  return chunkPieces(view.sizes[dim], std::move(placements), std::move(bounds),
+                     out)
+      .withContext(boundsName + " for " + view.name + " " + view.shape());
+}
+
 Status readAlong(shardlin_context *ctx, Along along, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
-                 int64_t dim, const int64_t *placementsPtr, InOut &a,
-                 CollectiveSizes &sizes) {
+                 int64_t dim, const int64_t *placementsPtr,
+                 const int64_t *boundsPtr, InOut &a, CollectiveSizes &sizes) {
   SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
   SHARDLIN_RETURN_IF_ERROR(checkDim(dim, "along_dim", a.in));
   SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, dim, dim));
-  std::vector<int64_t> placements;
-  SHARDLIN_RETURN_IF_ERROR(readPlacements(placementsPtr, "along_placements",
-                                          ctx->comm->worldSize(), placements));
+  // The whole dim: all_gather's out, reduce_scatter's in.
+  const View &whole = along == Along::Gather ? a.out : a.in;
+  DimPieces pieces;
+  SHARDLIN_RETURN_IF_ERROR(viewPieces(ctx, whole, dim, placementsPtr,
+                                      "along_placements", boundsPtr, pieces));
   const int rank = ctx->comm->rank();
   if (along == Along::Gather)
-    SHARDLIN_RETURN_IF_ERROR(
-        sizeAllGather(a.in.sizes, a.out.sizes, dim,
-                      chunkPieces(a.out.sizes[dim], std::move(placements)),
-                      rank, kNames, sizes));
+    SHARDLIN_RETURN_IF_ERROR(sizeAllGather(a.in.sizes, a.out.sizes, dim,
+                                           std::move(pieces), rank, kNames,
+                                           sizes));
   else
-    SHARDLIN_RETURN_IF_ERROR(
-        sizeReduceScatter(a.in.sizes, a.out.sizes, dim,
-                          chunkPieces(a.in.sizes[dim], std::move(placements)),
-                          rank, kNames, sizes));
+    SHARDLIN_RETURN_IF_ERROR(sizeReduceScatter(a.in.sizes, a.out.sizes, dim,
+                                               std::move(pieces), rank, kNames,
+                                               sizes));
   return checkOutput(a.out, {&a.in});
 }
 
@@ -121,11 +138,13 @@ Status finishRecv(shardlin_context *ctx, const View &out, const Exchange &ex,
 
 Status allGather(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
-                 int64_t dim, const int64_t *placementsPtr, bool &joined) {
+                 int64_t dim, const int64_t *placementsPtr,
+                 const int64_t *boundsPtr, bool &joined) {
   InOut a;
   CollectiveSizes sizes;
   SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Gather, dtypeValue, inRef,
-                                     outRef, dim, placementsPtr, a, sizes));
+                                     outRef, dim, placementsPtr, boundsPtr, a,
+                                     sizes));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, a.in, Slot::InDense, send));
   RecvBuffer recv;
@@ -139,10 +158,11 @@ Status allGather(shardlin_context *ctx, int dtypeValue,
 
 Status allToAll(shardlin_context *ctx, int dtypeValue,
                 const shardlin_memref *inRef, const shardlin_memref *outRef,
-                int64_t splitDim, const int64_t *splitPtr, int64_t concatDim,
-                const int64_t *concatPtr, bool &joined) {
+                int64_t splitDim, const int64_t *splitPtr,
+                const int64_t *splitBounds, int64_t concatDim,
+                const int64_t *concatPtr, const int64_t *concatBounds,
+                bool &joined) {
   Communicator &comm = *ctx->comm;
-  const int w = comm.worldSize();
   InOut a;
   SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
   SHARDLIN_RETURN_IF_ERROR(checkDim(splitDim, "split_dim", a.in));
@@ -151,17 +171,17 @@ Status allToAll(shardlin_context *ctx, int dtypeValue,
     return invalid("split_dim and concat_dim are both " + str(splitDim) +
                    " (all_to_all splits one dim and concatenates another)");
   SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, splitDim, concatDim));
-  std::vector<int64_t> split, concat;
-  SHARDLIN_RETURN_IF_ERROR(
-      readPlacements(splitPtr, "split_placements", w, split));
-  SHARDLIN_RETURN_IF_ERROR(
-      readPlacements(concatPtr, "concat_placements", w, concat));
+  DimPieces split, concat;
+  SHARDLIN_RETURN_IF_ERROR(viewPieces(ctx, a.in, splitDim, splitPtr,
+                                      "split_placements", splitBounds, split));
+  SHARDLIN_RETURN_IF_ERROR(viewPieces(ctx, a.out, concatDim, concatPtr,
+                                      "concat_placements", concatBounds,
+                                      concat));
   CollectiveSizes sizes;
-  SHARDLIN_RETURN_IF_ERROR(sizeAllToAll(
-      a.in.sizes, a.out.sizes, splitDim,
-      chunkPieces(a.in.sizes[splitDim], std::move(split)), concatDim,
-      chunkPieces(a.out.sizes[concatDim], std::move(concat)), comm.rank(),
-      kNames, sizes));
+  SHARDLIN_RETURN_IF_ERROR(sizeAllToAll(a.in.sizes, a.out.sizes, splitDim,
+                                        std::move(split), concatDim,
+                                        std::move(concat), comm.rank(), kNames,
+                                        sizes));
   SHARDLIN_RETURN_IF_ERROR(checkOutput(a.out, {&a.in}));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, a.in, sizes.send, send));
@@ -177,11 +197,13 @@ Status allToAll(shardlin_context *ctx, int dtypeValue,
 Status reduceScatter(shardlin_context *ctx, int dtypeValue,
                      const shardlin_memref *inRef,
                      const shardlin_memref *outRef, int64_t dim,
-                     const int64_t *placementsPtr, bool &joined) {
+                     const int64_t *placementsPtr, const int64_t *boundsPtr,
+                     bool &joined) {
   InOut a;
   CollectiveSizes sizes;
   SHARDLIN_RETURN_IF_ERROR(readAlong(ctx, Along::Scatter, dtypeValue, inRef,
-                                     outRef, dim, placementsPtr, a, sizes));
+                                     outRef, dim, placementsPtr, boundsPtr, a,
+                                     sizes));
   const char *send = nullptr;
   SHARDLIN_RETURN_IF_ERROR(sendBuffer(ctx, a.in, sizes.send, send));
   char *recv = nullptr;
@@ -193,9 +215,30 @@ Status reduceScatter(shardlin_context *ctx, int dtypeValue,
   return Status::ok();
 }
 
+Status allReduce(shardlin_context *ctx, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 bool &joined) {
+  InOut a;
+  SHARDLIN_RETURN_IF_ERROR(readInOut(dtypeValue, inRef, outRef, a));
+  SHARDLIN_RETURN_IF_ERROR(checkSameDims(a.in, a.out, -1, -1));
+  SHARDLIN_RETURN_IF_ERROR(checkOneAddressPerElement(a.out));
+  SHARDLIN_RETURN_IF_ERROR(checkDisjoint(a.out, a.in, /*allowSame=*/true));
+  const char *send = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(denseInput(ctx, a.in, Slot::InDense, send));
+  char *recv = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(denseOutput(ctx, a.out, Slot::OutDense, recv));
+  joined = true;
+  SHARDLIN_RETURN_IF_ERROR(
+      ctx->comm->allReduce(send, recv, a.in.elements, a.t));
+  finishOutput(a.out, recv);
+  return Status::ok();
+}
+
 Status chunkRange(int64_t n, int64_t worldSize, const int64_t *placementsPtr,
-                  int64_t rank, int64_t *offset, int64_t *size) {
-  const std::string fn = "shardlin_chunk_range";
+                  const int64_t *boundsPtr, int64_t rank, int64_t *offset,
+                  int64_t *size) {
+  const std::string fn =
+      boundsPtr ? "shardlin_chunk_range_bounds" : "shardlin_chunk_range";
   if (!offset || !size)
     return invalid(fn + ": offset and size must not be null");
   if (n < 0)
@@ -211,7 +254,13 @@ Status chunkRange(int64_t n, int64_t worldSize, const int64_t *placementsPtr,
   if (rank < 0 || rank >= worldSize)
     return invalid(fn + ": rank " + str(rank) + " is not in [0, " +
                    str(worldSize - 1) + "]");
-  const Range range = chunkPieces(n, std::move(placements)).ranges[rank];
+  std::vector<int64_t> bounds;
+  readBounds(boundsPtr, static_cast<int>(worldSize), bounds);
+  DimPieces pieces;
+  SHARDLIN_RETURN_IF_ERROR(
+      chunkPieces(n, std::move(placements), std::move(bounds), pieces)
+          .withContext(fn));
+  const Range range = pieces.ranges[rank];
   *offset = range.offset;
   *size = range.size;
   return Status::ok();

@@ -33,22 +33,30 @@ shardlin_context *threadContext();
 //===-- Collectives.cpp ---------------------------------------------------===//
 
 /// Each collective sets `joined` right before it calls the communicator
-/// (OpCall, Context.h).
+/// (OpCall, Context.h). A chunk spec is its dim, its placements and its
+/// bounds (null: the ceil rule).
 Status allGather(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
-                 int64_t dim, const int64_t *placements, bool &joined);
+                 int64_t dim, const int64_t *placements, const int64_t *bounds,
+                 bool &joined);
 Status allToAll(shardlin_context *ctx, int dtypeValue,
                 const shardlin_memref *inRef, const shardlin_memref *outRef,
                 int64_t splitDim, const int64_t *splitPlacements,
-                int64_t concatDim, const int64_t *concatPlacements,
+                const int64_t *splitBounds, int64_t concatDim,
+                const int64_t *concatPlacements, const int64_t *concatBounds,
                 bool &joined);
 Status reduceScatter(shardlin_context *ctx, int dtypeValue,
                      const shardlin_memref *inRef,
                      const shardlin_memref *outRef, int64_t dim,
-                     const int64_t *placements, bool &joined);
+                     const int64_t *placements, const int64_t *bounds,
+                     bool &joined);
+Status allReduce(shardlin_context *ctx, int dtypeValue,
+                 const shardlin_memref *inRef, const shardlin_memref *outRef,
+                 bool &joined);
 
 Status chunkRange(int64_t n, int64_t worldSize, const int64_t *placements,
-                  int64_t rank, int64_t *offset, int64_t *size);
+                  const int64_t *bounds, int64_t rank, int64_t *offset,
+                  int64_t *size);
 
 //===-- Compute.cpp -------------------------------------------------------===//
 

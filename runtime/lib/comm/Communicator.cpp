@@ -10,6 +10,8 @@
 
 #include "shardlin/runtime/comm/Communicator.h"
 
+#include "shardlin/runtime/base/ChunkLayout.h"
+
 #include "comm/CommChecks.h"
 
 #include <algorithm>
@@ -205,11 +207,15 @@ void Communicator::prepare(CollectiveCall &c) const {
   case CollectiveKind::ReduceScatterV:
     c.bytesSent = othersBytes(*c.sendCounts, r, es);
     break;
-  case CollectiveKind::AllReduce:
-    // 2 * count * (W - 1) / W elements (integer division in elements, then
-    // bytes).
-    c.bytesSent = static_cast<uint64_t>(2 * c.count * (w - 1) / w) * es;
+  case CollectiveKind::AllReduce: {
+    // A reduce-scatter and an all-gather of the count's ceil-rule chunks in
+    // rank order (the bandwidth-optimal ring's traffic, which the cost
+    // model's allReduceTraffic charges): every other rank's chunk out, then
+    // this rank's reduced chunk out to the W - 1 others.
+    const int64_t mine = chunkRange(c.count, w, r).size;
+    c.bytesSent = static_cast<uint64_t>(c.count - mine + (w - 1) * mine) * es;
     break;
+  }
   case CollectiveKind::Broadcast:
     c.bytesSent = r == c.root ? static_cast<uint64_t>(c.count) *
                                     static_cast<uint64_t>(w - 1) * es

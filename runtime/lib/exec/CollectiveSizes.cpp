@@ -38,19 +38,33 @@ std::string DimPieces::describe(int rank) const {
   if (blocks)
     return "rank " + str(rank) + "'s block of " + str(n) + " (chunk " +
            str(chunk) + " of " + str(w) + ")" + has;
+  std::string rule = "split " + str(chunkSplit(n, w));
+  if (!bounds.empty()) {
+    rule = "bounds [";
+    for (size_t i = 0; i < bounds.size(); ++i)
+      rule += (i ? ", " : "") + str(bounds[i]);
+    rule += "]";
+  }
   return "rank " + str(rank) + "'s chunk of " + str(n) + " (chunk " +
-         str(chunk) + " of " + str(w) + ", split " + str(chunkSplit(n, w)) +
-         ")" + has;
+         str(chunk) + " of " + str(w) + ", " + rule + ")" + has;
 }
 
-DimPieces chunkPieces(int64_t n, std::vector<int64_t> placements) {
+Status chunkPieces(int64_t n, std::vector<int64_t> placements,
+                   std::vector<int64_t> bounds, DimPieces &out) {
+  const int64_t w = static_cast<int64_t>(placements.size());
+  if (!bounds.empty())
+    if (std::string problem = checkBounds(bounds, w, n); !problem.empty())
+      return Status::invalidArgument("the chunk bounds do not split a dim of " +
+                                     str(n) + ": " + problem);
   DimPieces p;
   p.n = n;
-  const ChunkLayout layout(n, placements);
-  for (size_t r = 0; r < placements.size(); ++r)
-    p.ranges.push_back(layout.ofRank(static_cast<int64_t>(r)));
+  const ChunkLayout layout(n, placements, bounds);
+  for (int64_t r = 0; r < w; ++r)
+    p.ranges.push_back(layout.ofRank(r));
   p.placements = std::move(placements);
-  return p;
+  p.bounds = std::move(bounds);
+  out = std::move(p);
+  return Status::ok();
 }
 
 DimPieces blockPieces(const std::vector<int64_t> &sizes,

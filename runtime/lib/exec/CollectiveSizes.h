@@ -35,6 +35,9 @@ struct DimPieces {
   int64_t n = 0;
   /// Chunk c is rank placements[c]'s piece.
   std::vector<int64_t> placements;
+  /// The chunks' explicit boundaries, or empty for the ceil rule (chunk
+  /// pieces only).
+  std::vector<int64_t> bounds;
   /// The pieces are blocks of run-time sizes (a dim stacked from each
   /// rank's rows), not the chunk rule's chunks of n.
   bool blocks = false;
@@ -47,9 +50,11 @@ struct DimPieces {
   std::string describe(int rank) const;
 };
 
-/// The chunk rule's pieces of a dim of size `n`; `placements` passed
-/// checkPlacements.
-DimPieces chunkPieces(int64_t n, std::vector<int64_t> placements);
+/// The chunks of a dim of size `n` under `placements` (which passed
+/// checkPlacements) and `bounds` (empty: the ceil rule). InvalidArgument
+/// if the bounds are not W + 1 non-decreasing values from 0 to n.
+Status chunkPieces(int64_t n, std::vector<int64_t> placements,
+                   std::vector<int64_t> bounds, DimPieces &out);
 
 /// Pieces that are blocks of `sizes` (by chunk) laid end to end; whoever
 /// stacked them checked that their sum fits in int64.

@@ -7,7 +7,7 @@
 // of an operand), and an execute function that runs it with the rank's
 // communicator, GEMM and local ops. Both see the plan through the contexts
 // of PlanState.h. Each kind of op lists its kernels in its own file
-// (exec/ops/ViewOps.cpp, CollectiveOps.cpp, ComputeOps.cpp).
+// (exec/ops/ViewOps.cpp, CollectiveOps.cpp, ComputeOps.cpp, LayoutOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_LIB_EXEC_OPKERNELS_H
@@ -33,6 +33,7 @@ const OpKernel *findOpKernel(OpCode op);
 std::vector<OpKernel> viewKernels();
 std::vector<OpKernel> collectiveKernels();
 std::vector<OpKernel> computeKernels();
+std::vector<OpKernel> layoutKernels();
 
 /// An op whose result is a view of its first operand (nothing to run).
 Status executeNothing(OpExecuteContext &);

@@ -28,6 +28,32 @@ std::vector<DynamicDim> dynamicArgDims(const Program &program) {
   return dims;
 }
 
+namespace {
+
+/// Whether a collective assembles a dim of run-time sizes that no dynamic
+/// argument dim gives: the rows of a sharded argument whose chunks differ
+/// (explicit bounds, or the ceil rule's uneven chunks: its local type has
+/// `?`), stacked by an all_gather or an all_to_all into a `?` dim. Such a
+/// collective reads the other ranks' sizes, as for a dynamic argument dim.
+bool stacksUnevenChunks(const Program &program) {
+  bool uneven = false;
+  for (const Argument &a : program.args)
+    uneven |= a.sharded && hasDynamicDim(a.type.shape);
+  if (!uneven)
+    return false;
+  for (const Instr &in : program.instrs) {
+    const std::vector<int64_t> &result = program.values[in.result].shape;
+    if ((in.op == OpCode::AllGather &&
+         result[static_cast<size_t>(in.along.dim)] == kDynamic) ||
+        (in.op == OpCode::AllToAll &&
+         result[static_cast<size_t>(in.concat.dim)] == kDynamic))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
 Status dynamicSizesOf(const Program &program,
                       const std::vector<std::vector<int64_t>> &argShapes,
                       std::vector<int64_t> &sizes,
@@ -113,7 +139,8 @@ Status Plan::Impl::resolveArguments(int rank) {
     if (!sized)
       return sized.withContext("argument " + std::to_string(i));
     shapes[i] = a.globalShape;
-    ChunkLayout layout(a.globalShape[a.sharding.dim], a.sharding.placements);
+    // Program::validate checked the bounds against the global shape.
+    ChunkLayout layout(a.globalShape[a.sharding.dim], a.sharding);
     shapes[i][a.sharding.dim] = layout.ofRank(rank).size;
   }
   // Sizes are products of dims: every argument's and (below) every result's
@@ -292,7 +319,10 @@ Status Plan::build(std::shared_ptr<const Program> shared, int rank,
                                          std::to_string(d));
     }
   }
-  if (numDynamic != 0) {
+  // Every rank resolves every rank's sizes (in lockstep, below) where they
+  // may differ.
+  const bool lockstep = numDynamic != 0 || stacksUnevenChunks(program);
+  if (lockstep) {
     // Every rank resolves every rank's sizes: W plans' tables, and each
     // collective's tables W times. Bounded, so that a hostile program file
     // cannot make planning allocate or compute without end.
@@ -300,13 +330,14 @@ Status Plan::build(std::shared_ptr<const Program> shared, int rank,
     uint64_t collectives = 0;
     for (const Instr &in : program.instrs)
       collectives += in.op == OpCode::AllGather || in.op == OpCode::AllToAll ||
-                     in.op == OpCode::ReduceScatter;
+                     in.op == OpCode::ReduceScatter ||
+                     in.op == OpCode::AllReduce;
     if (w * program.values.size() > kMaxLockstepValues ||
         w * w * collectives > kMaxLockstepWork)
       return Status::invalidArgument(
           "the program '" + program.name +
-          "' has dynamic argument dims, so each rank resolves every rank's "
-          "sizes: " +
+          "' has dynamic argument dims or uneven chunks, so each rank "
+          "resolves every rank's sizes: " +
           std::to_string(worldSize) + " ranks x " +
           std::to_string(program.values.size()) + " values and " +
           std::to_string(collectives) +
@@ -322,7 +353,7 @@ Status Plan::build(std::shared_ptr<const Program> shared, int rank,
   self.dynamicSizes = sizes;
   self.options = options;
   SHARDLIN_RETURN_IF_ERROR(self.resolveArguments(rank));
-  if (numDynamic == 0) {
+  if (!lockstep) {
     for (size_t s = 0; s < program.instrs.size(); ++s)
       SHARDLIN_RETURN_IF_ERROR(self.resolveInstr(s, rank, nullptr));
   } else {

@@ -20,13 +20,15 @@ size_t rankOf(const Program &p, int value) {
   return p.values[value].shape.size();
 }
 
-/// Collectives along one dim keep the rank; their chunk spec applies to it.
+/// Collectives along one dim keep the rank; their chunk spec applies to it,
+/// and its bounds to the whole dim: all_gather's result's, local_chunk's
+/// and reduce_scatter's operand's.
 Status verifyAlong(const Program &p, const Instr &in, const std::string &what) {
   const size_t rank = rankOf(p, in.result);
-  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.along, rank, what));
   if (rankOf(p, in.operands[0]) != rank)
     return Status::invalidArgument(what + " changes the rank");
-  return Status::ok();
+  const int whole = in.op == OpCode::AllGather ? in.result : in.operands[0];
+  return checkChunkSpec(p, in.along, p.values[whole].shape, what);
 }
 
 Status verifyLocalShard(const Program &p, const Instr &in,
@@ -52,15 +54,17 @@ Status verifyReshape(const Program &p, const Instr &in,
 Status verifyAllToAll(const Program &p, const Instr &in,
                       const std::string &what) {
   const size_t rank = rankOf(p, in.result);
-  SHARDLIN_RETURN_IF_ERROR(
-      checkChunkSpec(p, in.concat, rank, what + " concat"));
+  if (rankOf(p, in.operands[0]) != rank)
+    return Status::invalidArgument(what + " changes the rank");
+  // The concat spec splits the result's concat dim, the split spec the
+  // operand's split dim.
+  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.concat,
+                                          p.values[in.result].shape,
+                                          what + " concat"));
   if (in.concat.dim == in.split.dim)
     return Status::invalidArgument(what +
                                    " splits and concatenates the same dim");
-  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.split, rank, what));
-  if (rankOf(p, in.operands[0]) != rank)
-    return Status::invalidArgument(what + " changes the rank");
-  return Status::ok();
+  return checkChunkSpec(p, in.split, p.values[in.operands[0]].shape, what);
 }
 
 /// Whether a gemm with operands of `operands` gives an f32 result: the
@@ -171,6 +175,106 @@ Status verifySumRows(const Program &p, const Instr &in,
   return Status::ok();
 }
 
+/// Whether two shapes agree in rank and in every dim static in both.
+bool compatibleShapes(const std::vector<int64_t> &a,
+                      const std::vector<int64_t> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (a[d] != kDynamic && b[d] != kDynamic && a[d] != b[d])
+      return false;
+  return true;
+}
+
+/// all_reduce and from_local: the result has the operand's shape.
+Status verifySameShape(const Program &p, const Instr &in,
+                       const std::string &what) {
+  const std::vector<int64_t> &from = p.values[in.operands[0]].shape;
+  const std::vector<int64_t> &to = p.values[in.result].shape;
+  if (!compatibleShapes(from, to))
+    return Status::invalidArgument(what + " changes the shape " +
+                                   formatShape(from) + " to " +
+                                   formatShape(to));
+  return Status::ok();
+}
+
+/// from_local: the result, of the operand's shape, is this rank's chunk of
+/// a sharded tensor whose chunks the spec's bounds give; a static size
+/// along its dim is every chunk's.
+Status verifyFromLocal(const Program &p, const Instr &in,
+                       const std::string &what) {
+  SHARDLIN_RETURN_IF_ERROR(verifySameShape(p, in, what));
+  const std::vector<int64_t> &local = p.values[in.result].shape;
+  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, in.along, local.size(), what));
+  const std::vector<int64_t> &bounds = in.along.bounds;
+  if (bounds.empty())
+    return Status::invalidArgument(
+        what + " needs explicit chunk bounds (they give the global size of "
+               "dim " +
+        std::to_string(in.along.dim) + ")");
+  const int64_t size = local[static_cast<size_t>(in.along.dim)];
+  for (size_t c = 0; size != kDynamic && c + 1 < bounds.size(); ++c)
+    if (bounds[c + 1] - bounds[c] != size)
+      return Status::invalidArgument(
+          what + " has " + std::to_string(size) + " elements along dim " +
+          std::to_string(in.along.dim) + " on every rank, but chunk " +
+          std::to_string(c) + " has " +
+          std::to_string(bounds[c + 1] - bounds[c]));
+  return Status::ok();
+}
+
+Status verifyTranspose(const Program &p, const Instr &in,
+                       const std::string &what) {
+  const std::vector<int64_t> &from = p.values[in.operands[0]].shape;
+  const std::vector<int64_t> &to = p.values[in.result].shape;
+  const std::vector<int64_t> &perm = in.permutation;
+  if (perm.size() != to.size() || from.size() != to.size())
+    return Status::invalidArgument(
+        what + " permutes " + std::to_string(perm.size()) + " dims of " +
+        formatShape(from) + " into " + formatShape(to));
+  std::vector<bool> seen(perm.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const int64_t d = perm[i];
+    if (d < 0 || static_cast<size_t>(d) >= perm.size() || seen[d])
+      return Status::invalidArgument(what + ": the permutation is not one of " +
+                                     std::to_string(perm.size()) + " dims");
+    seen[d] = true;
+    if (from[d] != kDynamic && to[i] != kDynamic && from[d] != to[i])
+      return Status::invalidArgument(
+          what + ": result dim " + std::to_string(i) + " of " +
+          formatShape(to) + " is not operand dim " + std::to_string(d) +
+          " of " + formatShape(from));
+  }
+  return Status::ok();
+}
+
+Status verifyFill(const Program &p, const Instr &in, const std::string &what) {
+  const std::vector<int64_t> &shape = p.values[in.result].shape;
+  const size_t first = fillInputsBegin(p.values[in.result]);
+  if (in.operands.size() < first)
+    return Status::invalidArgument(
+        what + " fills the dynamic shape " + formatShape(shape) +
+        " without a value to take its dynamic dims from");
+  if (first == 1 && rankOf(p, in.operands[0]) != shape.size())
+    return Status::invalidArgument(
+        what + " takes its dynamic dims from a value of rank " +
+        std::to_string(rankOf(p, in.operands[0])) + ", not the result's " +
+        std::to_string(shape.size()));
+  for (size_t k = first; k < in.operands.size(); ++k) {
+    const ValueType &v = p.values[in.operands[k]];
+    if (v.dtype != p.values[in.result].dtype)
+      return Status::invalidArgument(what + " mixes element types");
+    if (shape.empty() || !isRowVectorOperand(v.shape.size(), shape.size()) ||
+        (v.shape[0] != kDynamic && shape.back() != kDynamic &&
+         v.shape[0] != shape.back()))
+      return Status::invalidArgument(
+          what + " operand " + std::to_string(k) + " " +
+          formatShape(v.shape) + " is not a row vector of the result " +
+          formatShape(shape));
+  }
+  return validateExpr(in.expr, in.operands.size() - first, what);
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -226,9 +330,11 @@ std::vector<OpInfo> makeTable() {
        {along},
        verifyAlong,
        false},
+      // linalg.matmul too (rank-local: transposes from its indexing maps,
+      // a non-zero init added after), which the translator builds itself.
       {OpCode::Gemm,
        "gemm",
-       {"shardlin.gemm"},
+       {"shardlin.gemm", "linalg.matmul"},
        2,
        3,
        {{Kind::Flags,
@@ -281,6 +387,45 @@ std::vector<OpInfo> makeTable() {
        1,
        {},
        verifySumRows,
+       true},
+      // The sum over the ranks, every rank the whole (f16/bf16 in f32).
+      {OpCode::AllReduce,
+       "all_reduce",
+       {"shardlin.all_reduce"},
+       1,
+       1,
+       {},
+       verifySameShape,
+       false},
+      // A view: the operand is this rank's chunk of a sharded result. The
+      // chunk spec comes from the IR op's result type.
+      {OpCode::FromLocal,
+       "from_local",
+       {"shardlin.from_local"},
+       1,
+       1,
+       {chunksAttr("chunk", "sharding", &Instr::along)},
+       verifyFromLocal,
+       false},
+      {OpCode::Transpose,
+       "transpose",
+       {"linalg.transpose"},
+       1,
+       1,
+       {{Kind::Ints,
+         "perm",
+         {{"permutation", nullptr, nullptr, nullptr, &Instr::permutation}}}},
+       verifyTranspose,
+       false},
+      // Built by the translator from a chain that reads no tensor of its
+      // shape (linalg.fill, linalg.broadcast, a splat), not from one IR op.
+      {OpCode::Fill,
+       "fill",
+       {},
+       0,
+       kMaxExprNodes + 1,
+       {{Kind::Expr, "expr", {{"value", nullptr, nullptr, &Instr::expr}}}},
+       verifyFill,
        true},
   };
   return t;

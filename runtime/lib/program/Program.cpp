@@ -46,6 +46,25 @@ Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
                                    std::to_string(spec.dim) +
                                    " out of range for rank " +
                                    std::to_string(rankOf));
+  if (!spec.bounds.empty())
+    if (std::string problem = checkBounds(spec.bounds, spec.numChunks());
+        !problem.empty())
+      return Status::invalidArgument(what + ": " + problem);
+  return Status::ok();
+}
+
+Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
+                      const std::vector<int64_t> &shape,
+                      const std::string &what) {
+  SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(program, spec, shape.size(), what));
+  const int64_t n = shape[static_cast<size_t>(spec.dim)];
+  if (spec.bounds.empty() || n == kDynamic)
+    return Status::ok();
+  if (std::string problem = checkBounds(spec.bounds, spec.numChunks(), n);
+      !problem.empty())
+    return Status::invalidArgument(what + ": " + problem + " (dim " +
+                                   std::to_string(spec.dim) + " of " +
+                                   formatShape(shape) + ")");
   return Status::ok();
 }
 
@@ -95,8 +114,8 @@ Status validateResultLayouts(const Program &p) {
     if (!layout.sharded)
       continue;
     const std::string what = "result " + std::to_string(i);
-    SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(p, layout.sharding,
-                                            layout.globalShape.size(), what));
+    SHARDLIN_RETURN_IF_ERROR(
+        checkChunkSpec(p, layout.sharding, layout.globalShape, what));
     const std::vector<int64_t> &local =
         p.values[static_cast<size_t>(p.results[i])].shape;
     bool fits = local.size() == layout.globalShape.size();
@@ -141,8 +160,8 @@ Status Program::validate() const {
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
-                                         args[i].globalShape.size(),
-                                         "argument " + std::to_string(i)));
+                                              args[i].globalShape,
+                                              "argument " + std::to_string(i)));
   if (!compiled.empty()) {
     SHARDLIN_RETURN_IF_ERROR(validateCompiled(*this));
     return validateResultLayouts(*this);

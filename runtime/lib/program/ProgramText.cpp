@@ -29,10 +29,17 @@ void writeShape(std::ostream &os, const std::vector<int64_t> &shape) {
   }
 }
 
+/// `D W p0 ... pW-1`, then ` bounds b0 ... bW` for explicit boundaries
+/// (a spec without them reads as before they existed).
 void writeSpec(std::ostream &os, const ChunkSpec &spec) {
   os << spec.dim << ' ' << spec.placements.size();
   for (int64_t p : spec.placements)
     os << ' ' << p;
+  if (spec.bounds.empty())
+    return;
+  os << " bounds";
+  for (int64_t b : spec.bounds)
+    os << ' ' << b;
 }
 
 /// `N node...`: each node as its op's name and then `input K`, `const C`,
@@ -110,7 +117,41 @@ public:
       SHARDLIN_RETURN_IF_ERROR(integer(p, 0, n - 1));
       spec.placements.push_back(p);
     }
+    // Optional explicit boundaries: W + 1 of them. Their order and last
+    // value are Program::validate's (checkBounds).
+    spec.bounds.clear();
+    if (!peek("bounds"))
+      return Status::ok();
+    for (int64_t i = 0; i <= n; ++i) {
+      int64_t b = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(b, 0, INT64_MAX));
+      spec.bounds.push_back(b);
+    }
     return Status::ok();
+  }
+  /// `N v0 ... vN-1`: at most 64 non-negative integers (a permutation of
+  /// dims; the op's verify checks what they mean).
+  Status ints(std::vector<int64_t> &out) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 0, 64));
+    out.clear();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t v = 0;
+      SHARDLIN_RETURN_IF_ERROR(integer(v, 0, INT64_MAX));
+      out.push_back(v);
+    }
+    return Status::ok();
+  }
+  /// Reads the next word if it is `w`; otherwise reads nothing.
+  bool peek(const std::string &w) {
+    is_.clear(); // At the line's end: no word, and tellg must not fail.
+    const std::streampos at = is_.tellg();
+    std::string got;
+    if (is_ >> got && got == w)
+      return true;
+    is_.clear();
+    is_.seekg(at);
+    return false;
   }
   /// What writeExpr writes. Node references and operand indices are only
   /// range-checked here (so nothing allocates without bound); the op's
@@ -210,6 +251,11 @@ std::string serializeProgram(const Program &p) {
       } else if (attr.kind == OpAttribute::Kind::Expr) {
         os << ' ';
         writeExpr(os, in.*attr.fields.front().expr);
+      } else if (attr.kind == OpAttribute::Kind::Ints) {
+        const std::vector<int64_t> &ints = in.*attr.fields.front().ints;
+        os << ' ' << ints.size();
+        for (int64_t v : ints)
+          os << ' ' << v;
       } else {
         for (const OpAttribute::Field &f : attr.fields)
           os << ' ' << (in.*f.flag ? 1 : 0);
@@ -350,6 +396,8 @@ Status parseProgram(const std::string &text, Program &out) {
             SHARDLIN_RETURN_IF_ERROR(t.spec(in.*attr->fields.front().chunks));
           } else if (attr->kind == OpAttribute::Kind::Expr) {
             SHARDLIN_RETURN_IF_ERROR(t.expr(in.*attr->fields.front().expr));
+          } else if (attr->kind == OpAttribute::Kind::Ints) {
+            SHARDLIN_RETURN_IF_ERROR(t.ints(in.*attr->fields.front().ints));
           } else {
             for (const OpAttribute::Field &f : attr->fields) {
               int64_t flag = 0;

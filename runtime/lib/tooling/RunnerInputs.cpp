@@ -31,7 +31,7 @@ void extractLocalChunk(const void *global,
     outer *= globalShape[k];
   for (size_t k = d + 1; k < globalShape.size(); ++k)
     inner *= globalShape[k];
-  ChunkLayout layout(globalShape[d], spec.placements);
+  ChunkLayout layout(globalShape[d], spec);
   Range r = layout.ofRank(rank);
   const size_t elt = dtypeSize(dtype);
   const size_t rowBytes = r.size * inner * elt;
@@ -120,7 +120,7 @@ Status classifyShardedFile(const Argument &arg, int rank,
                            bool perRankPath, bool &global, Range &mine) {
   const int64_t d = arg.sharding.dim;
   const std::vector<int64_t> &whole = arg.globalShape;
-  mine = ChunkLayout(whole[size_t(d)], arg.sharding.placements).ofRank(rank);
+  mine = ChunkLayout(whole[size_t(d)], arg.sharding).ofRank(rank);
   // Where the chunk is the whole dim the two shapes agree, and so do the
   // bytes.
   global = shape == whole;
@@ -139,7 +139,7 @@ Status classifyShardedFile(const Argument &arg, int rank,
   const std::string r = std::to_string(rank);
   return Status::invalidArgument(
       what + ": rank " + r + "'s shard has shape " + formatShape(shape) +
-      ", but the chunk rule gives rank " + r + " the shape " +
+      ", but the chunk spec gives rank " + r + " the shape " +
       formatShape(chunk) + " (rows [" + std::to_string(mine.offset) + ", " +
       std::to_string(mine.offset + mine.size) + ") of dim " +
       std::to_string(d) + " of the global " + formatShape(whole) +

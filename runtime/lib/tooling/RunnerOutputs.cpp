@@ -82,7 +82,7 @@ struct ChunkGeometry {
     for (size_t k = d + 1; k < g.size(); ++k)
       inner *= g[k];
     dimSize = g[d];
-    const ChunkLayout chunks(dimSize, layout.sharding.placements);
+    const ChunkLayout chunks(dimSize, layout.sharding);
     for (int r = 0; r < worldSize; ++r)
       rows.push_back(chunks.ofRank(r));
   }

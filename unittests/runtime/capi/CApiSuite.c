@@ -388,8 +388,10 @@ typedef struct range {
   int64_t offset, size;
 } range;
 
-/* The range rank `r` holds of a dim of size n under placements p (w). */
-static range chunk_of(int64_t n, int w, const int64_t *p, int r) {
+/* The range rank `r` holds of a dim of size n under placements p (w) and
+ * bounds b (w + 1 of them; NULL: the ceil rule). */
+static range chunk_at(int64_t n, int w, const int64_t *p, const int64_t *b,
+                      int r) {
   int64_t split = (n + w - 1) / w, begin, end;
   int i = 0;
   range out;
@@ -397,9 +399,17 @@ static range chunk_of(int64_t n, int w, const int64_t *p, int r) {
     ++i;
   begin = i * split < n ? i * split : n;
   end = (i + 1) * split < n ? (i + 1) * split : n;
+  if (b) {
+    begin = b[i];
+    end = b[i + 1];
+  }
   out.offset = begin;
   out.size = end - begin;
   return out;
+}
+
+static range chunk_of(int64_t n, int w, const int64_t *p, int r) {
+  return chunk_at(n, w, p, NULL, r);
 }
 
 /* All permutations of 0..w-1, in lexicographic order. */
@@ -437,6 +447,7 @@ static int permutations(int w, int64_t perms[][MAX_W]) {
 typedef struct coll_case {
   shardlin_dtype t;
   const int64_t *p, *q; /* placements of the (split) dim, and of concat */
+  const int64_t *b;     /* explicit bounds of the (split) dim, or NULL */
   int64_t n;            /* the chunked dim's size */
   enum layout in_layout, out_layout;
   char name[160];
@@ -450,9 +461,10 @@ static void describe(coll_case *c, rank_state *s, const char *op) {
     snprintf(one, sizeof one, "%s%ld", i ? "," : "", (long)c->p[i]);
     strcat(perm, one);
   }
-  snprintf(c->name, sizeof c->name, "%s %s n=%ld placements [%s] in %s out %s",
-           op, dtype_name(c->t), (long)c->n, perm, layout_name(c->in_layout),
-           layout_name(c->out_layout));
+  snprintf(c->name, sizeof c->name,
+           "%s %s n=%ld placements [%s]%s in %s out %s", op,
+           dtype_name(c->t), (long)c->n, perm, c->b ? " bounds" : "",
+           layout_name(c->in_layout), layout_name(c->out_layout));
 }
 
 /* all_gather along `dim` of a tensor of `rank` dims: out is the global
@@ -469,7 +481,7 @@ static void test_all_gather(rank_state *s, coll_case *c, int rank, int dim) {
     gsizes[1] = 3;
   }
   describe(c, s, dim == 0 ? "all_gather dim 0" : "all_gather dim 1");
-  own = chunk_of(c->n, s->w, c->p, s->rank);
+  own = chunk_at(c->n, s->w, c->p, c->b, s->rank);
   memcpy(isizes, gsizes, sizeof isizes);
   isizes[dim] = own.size;
   tensor_make(&in, c->t, rank, isizes, c->in_layout);
@@ -483,7 +495,10 @@ static void test_all_gather(rank_state *s, coll_case *c, int rank, int dim) {
   c0 = shardlin_context_collective_calls(s->ctx);
   if (check_ok(
           s, c->name,
-          shardlin_all_gather(s->ctx, c->t, &in.ref, &out.ref, dim, c->p))) {
+          c->b ? shardlin_all_gather_bounds(s->ctx, c->t, &in.ref, &out.ref,
+                                            dim, c->p, c->b)
+               : shardlin_all_gather(s->ctx, c->t, &in.ref, &out.ref, dim,
+                                     c->p))) {
     for (li = 0; li < out.elements; ++li)
       check_value(s, c->name, &out, li, value(tag, 0, li), 0.0);
     check_untouched(s, &out, c->name);
@@ -503,7 +518,7 @@ static uint64_t bytes_to_others(const rank_state *s, const coll_case *c,
   int d;
   for (d = 0; d < s->w; ++d)
     if (d != s->rank)
-      bytes += (uint64_t)(per * chunk_of(c->n, s->w, c->p, d).size) *
+      bytes += (uint64_t)(per * chunk_at(c->n, s->w, c->p, c->b, d).size) *
                dtype_size(c->t);
   return bytes;
 }
@@ -516,7 +531,7 @@ static void test_all_to_all(rank_state *s, coll_case *c, int sd, int cd) {
   const uint64_t tag = 200 + (uint64_t)sd;
   int64_t isizes[2], osizes[2], idx[2], li;
   uint64_t b0, c0, expected;
-  range own_split = chunk_of(c->n, s->w, c->p, s->rank);
+  range own_split = chunk_at(c->n, s->w, c->p, c->b, s->rank);
   range own_concat = chunk_of(m, s->w, c->q, s->rank);
   tensor in, out;
   describe(c, s, sd == 0 ? "all_to_all 0->1" : "all_to_all 1->0");
@@ -532,8 +547,11 @@ static void test_all_to_all(rank_state *s, coll_case *c, int sd, int cd) {
   b0 = shardlin_context_bytes_sent(s->ctx);
   c0 = shardlin_context_collective_calls(s->ctx);
   if (check_ok(s, c->name,
-               shardlin_all_to_all(s->ctx, c->t, &in.ref, &out.ref, sd, c->p,
-                                   cd, c->q))) {
+               c->b ? shardlin_all_to_all_bounds(s->ctx, c->t, &in.ref,
+                                                 &out.ref, sd, c->p, c->b, cd,
+                                                 c->q, NULL)
+                    : shardlin_all_to_all(s->ctx, c->t, &in.ref, &out.ref, sd,
+                                          c->p, cd, c->q))) {
     for (li = 0; li < out.elements; ++li) {
       /* Out element idx came from the rank whose concat chunk holds
        * idx[cd], from its input at (idx[cd] - that chunk's offset) along
@@ -567,7 +585,7 @@ static void test_reduce_scatter(rank_state *s, coll_case *c, int dim) {
   const uint64_t tag = 300 + (uint64_t)dim;
   int64_t isizes[2] = {c->n, 3}, osizes[2], idx[2], li;
   uint64_t b0, c0, expected;
-  range own = chunk_of(c->n, s->w, c->p, s->rank);
+  range own = chunk_at(c->n, s->w, c->p, c->b, s->rank);
   tensor in, out;
   if (dim == 1) {
     isizes[0] = 4;
@@ -585,8 +603,10 @@ static void test_reduce_scatter(rank_state *s, coll_case *c, int dim) {
   b0 = shardlin_context_bytes_sent(s->ctx);
   c0 = shardlin_context_collective_calls(s->ctx);
   if (check_ok(s, c->name,
-               shardlin_reduce_scatter(s->ctx, c->t, &in.ref, &out.ref, dim,
-                                       c->p))) {
+               c->b ? shardlin_reduce_scatter_bounds(s->ctx, c->t, &in.ref,
+                                                     &out.ref, dim, c->p, c->b)
+                    : shardlin_reduce_scatter(s->ctx, c->t, &in.ref, &out.ref,
+                                              dim, c->p))) {
     for (li = 0; li < out.elements; ++li) {
       double sum = 0;
       int from;
@@ -603,21 +623,64 @@ static void test_reduce_scatter(rank_state *s, coll_case *c, int dim) {
   tensor_free(&out);
 }
 
+/* all_reduce of a 2 x 3 tensor (in place on odd ranks): every rank gets
+ * the sum; it sends count - m + (W - 1) m elements, m its ceil-rule chunk
+ * of the count (Communicator.h). */
+static void test_all_reduce(rank_state *s, coll_case *c) {
+  const uint64_t tag = 400;
+  int64_t sizes[2] = {2, 3}, li;
+  const int in_place = s->rank % 2;
+  const range mine = chunk_of(6, s->w, c->p, c->p[s->rank]);
+  uint64_t b0, c0;
+  tensor in, out;
+  describe(c, s, in_place ? "all_reduce in place" : "all_reduce");
+  tensor_make(&in, c->t, 2, sizes, c->in_layout);
+  tensor_make(&out, c->t, 2, sizes, c->out_layout);
+  for (li = 0; li < in.elements; ++li)
+    set(&in, li, value(tag, s->rank, li));
+  b0 = shardlin_context_bytes_sent(s->ctx);
+  c0 = shardlin_context_collective_calls(s->ctx);
+  if (check_ok(s, c->name,
+               shardlin_all_reduce(s->ctx, c->t, &in.ref,
+                                   in_place ? &in.ref : &out.ref))) {
+    const tensor *got = in_place ? &in : &out;
+    for (li = 0; li < got->elements; ++li) {
+      double sum = 0;
+      int from;
+      for (from = 0; from < s->w; ++from)
+        sum += value(tag, from, li);
+      check_value(s, c->name, got, li, sum, 0.0);
+    }
+    if (!in_place)
+      check_untouched(s, &out, c->name);
+    check_traffic(s, c->name, b0, c0,
+                  (uint64_t)(6 - mine.size + (s->w - 1) * mine.size) *
+                      dtype_size(c->t));
+  }
+  tensor_free(&in);
+  tensor_free(&out);
+}
+
 static void test_collectives(rank_state *s) {
   static const enum layout pairs[4][2] = {
       {DENSE, DENSE}, {STRIDED, DENSE}, {DENSE, STRIDED}, {COLMAJOR, LEADING}};
-  static const int64_t sizes[2] = {5, 2};
-  int64_t perms[24][MAX_W];
+  static const int64_t sizes[3] = {5, 2, 7};
+  int64_t perms[24][MAX_W], bounds[MAX_W + 1];
   const int nperm = permutations(s->w, perms);
-  int ti, pi, li, ni;
+  int ti, pi, li, ni, i;
+  /* 7 at skewed explicit bounds, floor(7 i^2 / W^2): empty chunks first
+   * (W = 4: 0, 0, 1, 3, 7). */
+  for (i = 0; i <= s->w; ++i)
+    bounds[i] = 7 * i * i / (s->w * s->w);
   for (ti = 0; ti < 4; ++ti)
     for (pi = 0; pi < nperm; ++pi)
       for (li = 0; li < 4; ++li)
-        for (ni = 0; ni < 2; ++ni) {
+        for (ni = 0; ni < 3; ++ni) {
           coll_case c;
           c.t = kDtypes[ti];
           c.p = perms[pi];
           c.q = perms[(pi + 1 + li) % nperm];
+          c.b = ni == 2 ? bounds : NULL;
           c.n = sizes[ni];
           c.in_layout = pairs[li][0];
           c.out_layout = pairs[li][1];
@@ -627,6 +690,8 @@ static void test_collectives(rank_state *s) {
           test_all_to_all(s, &c, 1, 0);
           test_reduce_scatter(s, &c, 0);
           test_reduce_scatter(s, &c, 1);
+          if (ni == 0)
+            test_all_reduce(s, &c);
         }
 }
 

@@ -7,6 +7,8 @@
 
 #include "CollectiveSuites.h"
 
+#include "shardlin/runtime/base/ChunkLayout.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -354,8 +356,9 @@ void runAllReduce(const MakeSuiteRanks &make, const std::vector<int> &sizes,
                 CommStats before = rank.comm->stats();
                 st = rank.comm->allReduce(inPlace ? recv.data() : send.data(),
                                           recv.data(), n, t);
+                const int64_t mine = chunkRange(n, w, r).size;
                 checkCall(st, before, rank.comm->stats(),
-                          2 * n * (w - 1) / w * es, what, f);
+                          (n - mine + (w - 1) * mine) * es, what, f);
                 Bytes got;
                 st = toHost(rank, recv, got);
                 if (!st.isOk())

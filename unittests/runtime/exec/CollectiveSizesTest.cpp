@@ -16,6 +16,13 @@ namespace {
 
 const CollectiveNames kNames = {"in", "out", "dim", "split_dim", "concat_dim"};
 
+/// The ceil rule's pieces (no bounds), which these tests assume valid.
+DimPieces chunkPieces(int64_t n, std::vector<int64_t> placements) {
+  DimPieces p;
+  EXPECT_TRUE(rt::chunkPieces(n, std::move(placements), {}, p));
+  return p;
+}
+
 std::vector<int64_t> offsets(const DimPieces &p) {
   std::vector<int64_t> v;
   for (const Range &r : p.ranges)
@@ -40,6 +47,25 @@ TEST(CollectiveSizes, ChunkPiecesByRank) {
   EXPECT_EQ(sizes(p), (std::vector<int64_t>{2, 1, 2}));
   EXPECT_EQ(p.describe(1), "rank 1's chunk of 5 (chunk 2 of 3, split 2) has 1");
   EXPECT_EQ(pieceShape({5, 7}, 0, p, 0), (std::vector<int64_t>{2, 7}));
+}
+
+TEST(CollectiveSizes, ChunkPiecesOfExplicitBounds) {
+  // 7 over 3 chunks at [0, 4, 4, 7]: chunk 1 (rank 0) is empty.
+  DimPieces p;
+  ASSERT_TRUE(rt::chunkPieces(7, {2, 0, 1}, {0, 4, 4, 7}, p));
+  EXPECT_EQ(offsets(p), (std::vector<int64_t>{4, 4, 0}));
+  EXPECT_EQ(sizes(p), (std::vector<int64_t>{0, 3, 4}));
+  EXPECT_EQ(p.describe(0),
+            "rank 0's chunk of 7 (chunk 1 of 3, bounds [0, 4, 4, 7]) has 0");
+  CollectiveSizes s;
+  ASSERT_TRUE(sizeAllGather({0, 2}, {7, 2}, 0, p, 0, kNames, s));
+  EXPECT_EQ(s.recv.counts, (std::vector<int64_t>{0, 6, 8}));
+  EXPECT_EQ(s.recv.displs, (std::vector<int64_t>{8, 8, 0}));
+  // Bounds that end elsewhere than the dim are refused.
+  Status st = rt::chunkPieces(8, {0, 1, 2}, {0, 4, 4, 7}, p);
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(st.message(), "the chunk bounds do not split a dim of 8: bounds "
+                          "end at 7 but the dim has 8 elements");
 }
 
 TEST(CollectiveSizes, BlockPiecesEndToEnd) {

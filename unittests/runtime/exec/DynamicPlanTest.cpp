@@ -283,8 +283,8 @@ TEST_F(DynamicPlan, TooLargeToPlan) {
                                  rt::DynamicSizes(w, {1}));
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(),
-            "the program 'main' has dynamic argument dims, so each rank "
-            "resolves every rank's sizes: 262144 ranks x 6 values and 2 "
+            "the program 'main' has dynamic argument dims or uneven "
+            "chunks, so each rank resolves every rank's sizes: 262144 ranks x 6 values and 2 "
             "collectives is more than this runtime plans (W x values <= "
             "1048576, W^2 x collectives <= 33554432)");
 }

@@ -94,6 +94,75 @@ TEST(ProgramText, ErrorsAreInvalidArgument) {
   EXPECT_EQ(s.message(), "program line 17: unknown instruction 'gemv'");
 }
 
+// Explicit chunk bounds (issue 29: upstream's sharded_dims_offsets, an
+// empty chunk here) after a spec's placements, and the ops of imported
+// modules: all_reduce, from_local, transpose (`perm`), fill (an expression
+// of constants alone).
+const char *kBoundsW3 = R"(shardlin-program v1
+name main
+world_size 3
+values 9
+value 0 f32 2 4 7
+value 1 f32 2 ? 7
+value 2 f32 2 ? 7
+value 3 f32 2 5 7
+value 4 f32 2 4 5
+value 5 f32 2 4 5
+value 6 f32 2 5 4
+value 7 f32 2 5 4
+value 8 f32 2 ? 7
+arg 0 plain
+arg 1 sharded 2 5 7 spec 0 3 2 0 1 bounds 0 4 4 5
+instr local_shard result 2 operands 1 1 loc b.mlir:3:4
+instr all_gather result 3 operands 1 2 chunk 0 3 2 0 1 bounds 0 4 4 5 loc b.mlir:4:4
+instr gemm result 4 operands 2 0 3 trans 0 1 loc b.mlir:5:4
+instr all_reduce result 5 operands 1 4 loc b.mlir:6:4
+instr transpose result 6 operands 1 5 perm 2 1 0 loc b.mlir:7:4
+instr fill result 7 operands 0 expr 1 const 0x1.8p+0 loc b.mlir:8:4
+instr from_local result 8 operands 1 2 chunk 0 3 2 0 1 bounds 0 4 4 5 loc b.mlir:9:4
+results 4 5 6 7 8
+end
+)";
+
+TEST(ProgramText, ChunkBoundsAndImportedOpsRoundTrip) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram(kBoundsW3, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(rt::serializeProgram(p), kBoundsW3);
+  EXPECT_EQ(p.args[1].sharding.bounds, (std::vector<int64_t>{0, 4, 4, 5}));
+  EXPECT_EQ(p.instrs[1].along.bounds, (std::vector<int64_t>{0, 4, 4, 5}));
+  EXPECT_EQ(p.instrs[3].op, rt::OpCode::AllReduce);
+  EXPECT_EQ(p.instrs[4].permutation, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(p.instrs[5].op, rt::OpCode::Fill);
+  EXPECT_EQ(p.instrs[6].along.bounds, (std::vector<int64_t>{0, 4, 4, 5}));
+  // A spec without bounds reads as before they existed (kRowW2), and bad
+  // bounds are the validation's error, naming the problem.
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"spec 0 3 2 0 1 bounds 0 4 4 5", "spec 0 3 2 0 1 bounds 0 4 4 6",
+       "argument 1: bounds end at 6 but the dim has 5 elements (dim 0 of [5, "
+       "7])"},
+      {"chunk 0 3 2 0 1 bounds 0 4 4 5 loc b.mlir:4",
+       "chunk 0 3 2 0 1 bounds 0 4 3 5 loc b.mlir:4",
+       "bounds must be non-decreasing, but bound 2 (3) is less than bound 1 "
+       "(4)"},
+      {"bounds 0 4 4 5 loc b.mlir:9", "bounds 0 4 5 loc b.mlir:9",
+       "program line 22: bad integer 'loc'"},
+      {"perm 2 1 0", "perm 2 1 1", "the permutation is not one of 2 dims"},
+  };
+  for (const Case &c : cases) {
+    std::string text = kBoundsW3;
+    ASSERT_NE(text.find(c.from), std::string::npos) << c.from;
+    text.replace(text.find(c.from), c.from.size(), c.to);
+    rt::Program q;
+    s = rt::parseProgram(text, q);
+    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument) << c.to;
+    EXPECT_NE(s.message().find(c.message), std::string::npos)
+        << s.message() << "\n  expected: " << c.message;
+  }
+}
+
 // A sharded result's layout (issue 27.9: the runners write such a result
 // whole for a path without {rank}, so the program must say it is sharded):
 // a 'result' line after 'results', round-tripped, and checked against the

@@ -184,6 +184,10 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
     member = true;
     return success();
   }
+  // Rank-local ops of their own (a GEMM, a strided copy): not elementwise,
+  // and no error; their users and the executor say whether they run.
+  if (isa<linalg::MatmulOp, linalg::TransposeOp>(op))
+    return success();
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     std::string problem = linalgProblem(linalgOp);
     if (!problem.empty())
@@ -374,8 +378,11 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
     if (!members_.contains(&op))
       continue;
     Value v = op.getResult(0);
-    auto outside = llvm::find_if(v.getUses(),
-                                 [&](OpOperand &u) { return !fusesInto(u); });
+    // A linalg.transpose writes all of its init and never reads it.
+    auto outside = llvm::find_if(v.getUses(), [&](OpOperand &u) {
+      auto transpose = dyn_cast<linalg::TransposeOp>(u.getOwner());
+      return !fusesInto(u) && !(transpose && transpose.isDpsInit(&u));
+    });
     if (outside == v.getUses().end())
       continue;
     if (isa<tensor::EmptyOp>(op))

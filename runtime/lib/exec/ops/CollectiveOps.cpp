@@ -1,4 +1,4 @@
-//===- CollectiveOps.cpp - all_gather, all_to_all, reduce_scatter ---===//
+//===- CollectiveOps.cpp - all_gather, all_to_all, reduce_scatter, all_reduce ===//
 //
 // Each collective's pieces on one rank (the chunk rule's, or for a dim of
 // run-time sizes the ranks' blocks), sized by exec/CollectiveSizes.h as the
@@ -43,31 +43,63 @@ Status stackedBlocks(const OpResolveContext &ctx, int64_t d,
   return Status::ok();
 }
 
-/// The pieces of result dim `d`, which a collective assembles from every
-/// rank (all_gather's dim, all_to_all's concat dim): the chunk rule over
-/// the result type's size or, for a dynamic dim, every rank's rows as they
-/// are (chunk c is rank placements[c]'s block), which the result remembers.
-Status assembledPieces(OpResolveContext &ctx, int64_t d,
-                       const std::vector<int64_t> &placements, DimPieces &out) {
-  const int64_t n = ctx.resultType()[d];
-  if (n != kDynamic) {
-    out = chunkPieces(n, placements);
+/// The chunks of a dim of size `n` under `spec`, or the error of bounds
+/// that do not split it as this op's.
+Status specPieces(const OpResolveContext &ctx, int64_t n, const ChunkSpec &spec,
+                  DimPieces &out) {
+  Status made = chunkPieces(n, spec.placements, spec.bounds, out);
+  return made ? made : ctx.error(made.message());
+}
+
+/// Blocks stacked from the ranks' run-time sizes must be the chunks of
+/// explicit bounds, where a spec has them.
+Status checkBlocksAgainstBounds(const OpResolveContext &ctx,
+                                const std::vector<int64_t> &sizes,
+                                const ChunkSpec &spec) {
+  if (spec.bounds.empty())
     return Status::ok();
-  }
-  SHARDLIN_RETURN_IF_ERROR(stackedBlocks(ctx, d, placements, ctx.resultBlocks));
-  out = blockPieces(ctx.resultBlocks.sizes, placements);
+  for (size_t c = 0; c < sizes.size(); ++c)
+    if (sizes[c] != spec.bounds[c + 1] - spec.bounds[c])
+      return ctx.error("chunk " + std::to_string(c) + " (rank " +
+                       std::to_string(spec.placements[c]) + "'s) has " +
+                       std::to_string(sizes[c]) +
+                       " elements along dim " + std::to_string(spec.dim) +
+                       " but the chunk bounds give it " +
+                       std::to_string(spec.bounds[c + 1] - spec.bounds[c]));
   return Status::ok();
 }
 
-/// The pieces into which a collective splits operand 0 along `d` by
-/// `placements`: its blocks if that dim was stacked from them, else the
-/// chunk rule over its size.
-DimPieces splitPieces(const OpResolveContext &ctx, int64_t d,
-                      const std::vector<int64_t> &placements) {
+/// The pieces of result dim `spec.dim`, which a collective assembles from
+/// every rank (all_gather's dim, all_to_all's concat dim): the chunks of
+/// the result type's size or, for a dynamic dim, every rank's rows as they
+/// are (chunk c is rank placements[c]'s block), which the result remembers.
+Status assembledPieces(OpResolveContext &ctx, const ChunkSpec &spec,
+                       DimPieces &out) {
+  const int64_t d = spec.dim;
+  const int64_t n = ctx.resultType()[d];
+  if (n != kDynamic)
+    return specPieces(ctx, n, spec, out);
+  SHARDLIN_RETURN_IF_ERROR(
+      stackedBlocks(ctx, d, spec.placements, ctx.resultBlocks));
+  SHARDLIN_RETURN_IF_ERROR(
+      checkBlocksAgainstBounds(ctx, ctx.resultBlocks.sizes, spec));
+  out = blockPieces(ctx.resultBlocks.sizes, spec.placements);
+  return Status::ok();
+}
+
+/// The pieces into which a collective splits operand 0 along `spec.dim`:
+/// its blocks if that dim was stacked from them, else the chunks of its
+/// size.
+Status splitPieces(const OpResolveContext &ctx, const ChunkSpec &spec,
+                   DimPieces &out) {
+  const int64_t d = spec.dim;
   const RowBlocks &b = ctx.operandBlocks(0);
-  if (b.dim == d && b.sizes.size() == placements.size())
-    return blockPieces(b.sizes, placements);
-  return chunkPieces(ctx.operandShape(0)[d], placements);
+  if (b.dim == d && b.sizes.size() == spec.placements.size()) {
+    SHARDLIN_RETURN_IF_ERROR(checkBlocksAgainstBounds(ctx, b.sizes, spec));
+    out = blockPieces(b.sizes, spec.placements);
+    return Status::ok();
+  }
+  return specPieces(ctx, ctx.operandShape(0)[d], spec, out);
 }
 
 /// Takes a collective's tables into the step, or its sizing's error as
@@ -111,8 +143,7 @@ Status resolveAllGather(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t d = ctx.in.along.dim;
   DimPieces pieces;
-  SHARDLIN_RETURN_IF_ERROR(
-      assembledPieces(ctx, d, ctx.in.along.placements, pieces));
+  SHARDLIN_RETURN_IF_ERROR(assembledPieces(ctx, ctx.in.along, pieces));
   ctx.result = src;
   ctx.result[d] = pieces.n;
   // The gathered shape is new: check its size before any product of it.
@@ -135,10 +166,9 @@ Status executeAllGather(OpExecuteContext &ctx) {
 Status resolveAllToAll(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t sd = ctx.in.split.dim, cd = ctx.in.concat.dim;
-  DimPieces concat;
-  SHARDLIN_RETURN_IF_ERROR(
-      assembledPieces(ctx, cd, ctx.in.concat.placements, concat));
-  DimPieces split = splitPieces(ctx, sd, ctx.in.split.placements);
+  DimPieces concat, split;
+  SHARDLIN_RETURN_IF_ERROR(assembledPieces(ctx, ctx.in.concat, concat));
+  SHARDLIN_RETURN_IF_ERROR(splitPieces(ctx, ctx.in.split, split));
   ctx.result = pieceShape(src, sd, split, ctx.rank);
   ctx.result[cd] = concat.n;
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
@@ -162,7 +192,8 @@ Status executeAllToAll(OpExecuteContext &ctx) {
 Status resolveReduceScatter(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   const int64_t d = ctx.in.along.dim;
-  DimPieces pieces = splitPieces(ctx, d, ctx.in.along.placements);
+  DimPieces pieces;
+  SHARDLIN_RETURN_IF_ERROR(splitPieces(ctx, ctx.in.along, pieces));
   ctx.result = pieceShape(src, d, pieces, ctx.rank);
   CollectiveSizes sizes;
   return takeSizes(ctx,
@@ -179,12 +210,36 @@ Status executeReduceScatter(OpExecuteContext &ctx) {
                                  ctx.dtype());
 }
 
+/// The operand's shape on every rank (an all_reduce sums tensors of one
+/// shape), in place where nothing else reads the operand.
+Status resolveAllReduce(OpResolveContext &ctx) {
+  ctx.result = ctx.operandShape(0);
+  if (ctx.peers)
+    for (int p = 0; p < static_cast<int>(ctx.peers->size()); ++p)
+      if (ctx.peerOperandShape(p, 0) != ctx.result)
+        return ctx.error("sums tensors of one shape, but rank " +
+                         std::to_string(p) + "'s operand is " +
+                         formatShape(ctx.peerOperandShape(p, 0)) +
+                         " and rank " + std::to_string(ctx.rank) + "'s " +
+                         formatShape(ctx.result));
+  ctx.resultBlocks = ctx.operandBlocks(0);
+  if (mayOverwrite(ctx, 0))
+    ctx.viewOperand(0, 0);
+  return Status::ok();
+}
+
+Status executeAllReduce(OpExecuteContext &ctx) {
+  return ctx.comm.allReduce(ctx.operand(0), ctx.result(),
+                            ctx.plan.numElements(ctx.in.result), ctx.dtype());
+}
+
 } // namespace
 
 std::vector<OpKernel> collectiveKernels() {
   return {{OpCode::AllGather, resolveAllGather, executeAllGather},
           {OpCode::AllToAll, resolveAllToAll, executeAllToAll},
-          {OpCode::ReduceScatter, resolveReduceScatter, executeReduceScatter}};
+          {OpCode::ReduceScatter, resolveReduceScatter, executeReduceScatter},
+          {OpCode::AllReduce, resolveAllReduce, executeAllReduce}};
 }
 
 } // namespace shardlin::rt

@@ -1,8 +1,8 @@
-//===- ViewOps.cpp - local_shard, reshape, local_chunk ---===//
+//===- ViewOps.cpp - local_shard, reshape, local_chunk, from_local ---===//
 //
 // The ops whose result is (mostly) a view of their operand: a sharded
-// argument's local chunk, a reshape, and this rank's chunk along a dim (a
-// copy only when the chunk is not contiguous).
+// argument's local chunk, a reshape, this rank's chunk along a dim (a copy
+// only when the chunk is not contiguous), and a sharded result's chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,7 +71,13 @@ Status resolveReshape(OpResolveContext &ctx) {
 Status resolveLocalChunk(OpResolveContext &ctx) {
   const std::vector<int64_t> &src = ctx.operandShape(0);
   DimSplit v = splitAround(src, ctx.in.along.dim);
-  ChunkLayout layout(v.n, ctx.in.along.placements);
+  const ChunkSpec &spec = ctx.in.along;
+  // Static sizes were checked against the bounds by Program::validate.
+  if (!spec.bounds.empty())
+    if (std::string problem = checkBounds(spec.bounds, spec.numChunks(), v.n);
+        !problem.empty())
+      return ctx.error("the operand " + formatShape(src) + ": " + problem);
+  ChunkLayout layout(v.n, spec);
   ctx.step.chunkView = v;
   ctx.step.chunkRange = layout.ofRank(ctx.rank);
   ctx.result = src;
@@ -95,10 +101,31 @@ Status executeLocalChunk(OpExecuteContext &ctx) {
       ctx.result(), r.size * v.inner * elt, v.outer, r.size * v.inner * elt);
 }
 
+/// The operand, this rank's chunk of a sharded result, as it is: its size
+/// along the spec's dim must be the rank's chunk's.
+Status resolveFromLocal(OpResolveContext &ctx) {
+  const ChunkSpec &spec = ctx.in.along;
+  const std::vector<int64_t> &src = ctx.operandShape(0);
+  const int64_t n = spec.bounds.back(); // verifyFromLocal: bounds are given
+  const Range mine = ChunkLayout(n, spec).ofRank(ctx.rank);
+  const int64_t size = src[static_cast<size_t>(spec.dim)];
+  if (size != mine.size)
+    return ctx.error("rank " + std::to_string(ctx.rank) + "'s operand " +
+                     formatShape(src) + " has " + std::to_string(size) +
+                     " elements along dim " + std::to_string(spec.dim) +
+                     ", but its chunk of the sharded result (of " +
+                     std::to_string(n) + ") has " + std::to_string(mine.size));
+  ctx.result = src;
+  ctx.resultBlocks = ctx.operandBlocks(0);
+  ctx.viewOperand(0, 0);
+  return Status::ok();
+}
+
 std::vector<OpKernel> viewKernels() {
   return {{OpCode::LocalShard, resolveLocalShard, executeNothing},
           {OpCode::Reshape, resolveReshape, executeNothing},
-          {OpCode::LocalChunk, resolveLocalChunk, executeLocalChunk}};
+          {OpCode::LocalChunk, resolveLocalChunk, executeLocalChunk},
+          {OpCode::FromLocal, resolveFromLocal, executeNothing}};
 }
 
 } // namespace shardlin::rt

@@ -26,7 +26,9 @@ namespace shardlin::rt {
 ///   allGatherV:     sendCount * (W - 1)
 ///   allToAllV:      sum of sendCounts[d] for d != rank
 ///   reduceScatterV: sum of counts[d] for d != rank
-///   allReduce:      2 * count * (W - 1) / W (reduce-scatter + all-gather)
+///   allReduce:      count - m + (W - 1) * m, m = the rank's chunk of count
+///                   by the ceil rule in rank order (a ring's reduce-scatter
+///                   + all-gather; 2 * count * (W - 1) over all ranks)
 ///   broadcast:      count * (W - 1) on the root, 0 elsewhere
 /// each multiplied by the element size.
 struct CommStats {

@@ -29,11 +29,12 @@
 namespace shardlin::rt {
 
 /// One attribute of an op as the program text writes it: a keyword followed
-/// by a chunk spec (`chunk D N p0 ... pN-1`), by 0/1 flags (`trans 0 1`) or
-/// by an expression program (`expr N node...`, see docs/runtime.md). Each
+/// by a chunk spec (`chunk D N p0 ... pN-1 [bounds b0 ... bN]`), by 0/1
+/// flags (`trans 0 1`), by an expression program (`expr N node...`, see
+/// docs/runtime.md) or by a list of integers (`perm N i0 ... iN-1`). Each
 /// field is one attribute of the dialect's op, named as in its ODS.
 struct OpAttribute {
-  enum class Kind { Chunks, Flags, Expr };
+  enum class Kind { Chunks, Flags, Expr, Ints };
   struct Field {
     /// The attribute's name in the dialect's ODS (`along`, `transpose_lhs`).
     /// Kind::Expr has no ODS attribute (the translator builds the program
@@ -45,12 +46,14 @@ struct OpAttribute {
     bool Instr::*flag = nullptr;
     /// Kind::Expr: the Instr field that holds it.
     ExprProgram Instr::*expr = nullptr;
+    /// Kind::Ints: the Instr field that holds it (a DenseI64ArrayAttr).
+    std::vector<int64_t> Instr::*ints = nullptr;
   };
   Kind kind;
   /// The keyword that introduces it in the program text.
   const char *keyword;
-  /// Kind::Chunks and Kind::Expr: exactly one field; Kind::Flags: one or
-  /// more, written in this order after the keyword.
+  /// Kind::Chunks, Kind::Expr and Kind::Ints: exactly one field;
+  /// Kind::Flags: one or more, written in this order after the keyword.
   std::vector<Field> fields;
 };
 
@@ -82,9 +85,15 @@ struct OpInfo {
 
 /// For verify functions: checks a chunk spec of `program` that applies to a
 /// value of rank `rankOf`: its placements, its chunk count against the
-/// program's world size, and its dim.
+/// program's world size, its dim, and its explicit bounds if any (W + 1
+/// non-decreasing values from 0: checkBounds).
 Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
                       size_t rankOf, const std::string &what);
+/// The same for a value of shape `shape`, whose size along the spec's dim,
+/// where it is static, is also where explicit bounds must end.
+Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
+                      const std::vector<int64_t> &shape,
+                      const std::string &what);
 
 /// An elementwise op's operand of rank `operandRank` is a row vector
 /// (broadcast over the rows) when the result has rank >= 2 and the operand
@@ -92,6 +101,14 @@ Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
 /// full).
 inline bool isRowVectorOperand(size_t operandRank, size_t resultRank) {
   return resultRank >= 2 && operandRank == 1;
+}
+
+/// fill's operands: where the result type has dynamic dims, operand 0 is
+/// the value whose dims of the same index give them; the operands from
+/// here on are the expression's inputs, row vectors of the result's last
+/// dim (broadcast over the rows).
+inline size_t fillInputsBegin(const ValueType &result) {
+  return hasDynamicDim(result.shape) ? 1 : 0;
 }
 
 /// Every op, indexed by OpCode.

@@ -44,10 +44,14 @@ enum class OpCode : uint8_t {
   Elementwise,
   Convert,
   SumRows,
+  AllReduce,
+  FromLocal,
+  Transpose,
+  Fill,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::SumRows) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Fill) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
@@ -57,7 +61,9 @@ struct Instr {
   std::vector<int> operands;
   int result = -1;
   /// local_chunk, all_gather, reduce_scatter: the dim and chunks the op
-  /// takes, gathers or scatters along (the dialect's `along`).
+  /// takes, gathers or scatters along (the dialect's `along`). from_local:
+  /// the chunks of the sharded tensor its result is this rank's chunk of,
+  /// with its bounds always explicit (they say the dim's global size).
   ChunkSpec along;
   /// all_to_all: how the input is split into the pieces sent to each rank,
   /// and how the received pieces are concatenated.
@@ -67,7 +73,11 @@ struct Instr {
   bool transposeLhs = false;
   bool transposeRhs = false;
   /// elementwise: the fused chain, over the operands in order (Expr.h).
+  /// fill: the value of every element, of constants and row vectors
+  /// (fillInputsBegin, OpTable.h).
   ExprProgram expr;
+  /// transpose: result dim i is operand dim permutation[i].
+  std::vector<int64_t> permutation;
   /// The lowering strategy that produced this op ("activations",
   /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
   /// or empty. Informational: running does not read it.

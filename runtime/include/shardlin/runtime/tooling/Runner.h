@@ -10,7 +10,7 @@
 //     pieces, with pread: a rank's memory and I/O are those of its chunk);
 //     a path with "{rank}" may also name per-rank shard files, each holding
 //     exactly its rank's chunk: a file of the global shape is read as the
-//     global tensor, any other must have the shape the chunk rule gives
+//     global tensor, any other must have the shape its chunk spec gives
 //     that rank;
 //   - an output path without "{rank}" is written by rank 0 only.
 // Before running, the ranks agree (one all_reduce) that all of them loaded

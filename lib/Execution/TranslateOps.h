@@ -1,0 +1,72 @@
+//===- TranslateOps.h - Instructions the translator builds itself -*- C++ -*-===//
+//
+// Internal to lib/Execution. Most IR ops become one runtime instruction
+// through the op table (ProgramBuilder.cpp's Translator::emit). These are
+// the ones it builds itself: rank-local linalg.matmul (a gemm, its
+// transposes read from the indexing maps, a non-zero init added after),
+// shardlin.from_local (its chunk spec read from the result type), and the
+// fills of chains that read no tensor of their shape. The translator hands
+// them what they need through InstrSink.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_LIB_EXECUTION_TRANSLATEOPS_H
+#define SHARDLIN_LIB_EXECUTION_TRANSLATEOPS_H
+
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+#include "shardlin/runtime/program/Program.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::shardlin::translation {
+
+namespace rt = ::shardlin::rt;
+
+/// The translator's side: values, instructions and the world size.
+class InstrSink {
+public:
+  virtual ~InstrSink() = default;
+  /// The program value of `v`, or a located error at `user` saying that
+  /// the runtime cannot execute what defines it.
+  virtual FailureOr<int> operand(Operation *user, Value v) = 0;
+  /// A new program value of type `type` for `v` (or, with a null `v`, a
+  /// temporary that no IR value names).
+  virtual FailureOr<int> define(Location loc, Value v, Type type) = 0;
+  /// Appends `in`; its location is set from `loc`.
+  virtual void append(Location loc, rt::Instr in) = 0;
+  /// Notes that the program runs on `worldSize` ranks.
+  virtual LogicalResult useWorldSize(Location loc, int64_t worldSize) = 0;
+};
+
+/// The runtime's form of a chunk spec (the dialect's API has no runtime
+/// types; both sides compute chunks with ChunkLayout.h).
+rt::ChunkSpec toChunkSpec(ChunkAttr chunk);
+
+/// The value whose dims give the dynamic sizes `sizes` of a tensor of type
+/// `type`: each dynamic size is `tensor.dim %t, i` of one tensor %t of the
+/// same rank at the same position i. A null Value if `type` is static;
+/// failure if the sizes are not of that form.
+FailureOr<Value> dimsSource(ArrayRef<OpFoldResult> sizes,
+                            RankedTensorType type);
+
+/// linalg.matmul on each rank's tensors: gemm(A, B) with transposes from
+/// the indexing maps, plus the init unless it is a zero fill.
+LogicalResult translateMatmul(linalg::MatmulOp op, InstrSink &sink);
+
+/// Whether `op`'s result is read only as the zero init of linalg.matmul
+/// ops (translateMatmul does not read it: no instruction computes it).
+bool isOnlyZeroMatmulInit(Operation &op);
+
+/// from_local: a view whose chunk spec (the result type's, with its bounds
+/// made explicit) says which chunk of which global tensor it is.
+LogicalResult translateFromLocal(FromLocalOp op, InstrSink &sink);
+
+/// A fill: the stored value of chain `root` that reads no tensor of its
+/// shape, as `expr` over `vectors` (row vectors of its last dim), its
+/// dynamic dims taken from the init the chain writes into.
+LogicalResult translateFill(Operation &root, rt::ExprProgram expr,
+                            ArrayRef<Value> vectors, InstrSink &sink);
+
+} // namespace mlir::shardlin::translation
+
+#endif
