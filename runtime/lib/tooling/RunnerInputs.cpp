@@ -62,7 +62,7 @@ Status FileCache::get(const std::string &path,
   }
   std::call_once(e->once, [&] {
     auto array = std::make_shared<NpyArray>();
-    e->status = readNpy(path, *array, streamTimeoutSeconds_);
+    e->status = readArraySpec(path, *array, streamTimeoutSeconds_);
     e->array = std::move(array);
   });
   if (!e->status)
@@ -100,9 +100,19 @@ Status allocateHostBytes(size_t bytes, const std::vector<int64_t> &shape,
 
 namespace {
 
-/// The file's descr must be one that holds `dt` (npyDescrMatches).
+/// The file's descr must be one that holds `dt` (npyDescrMatches), or for
+/// a tensor of a safetensors file its dtype must be `dt`'s.
 Status checkDescr(const std::string &what, const std::string &descr,
                   DType dt) {
+  DType stored;
+  if (safetensorsDtypeOf(descr, stored)) {
+    if (stored == dt)
+      return Status::ok();
+    return Status::invalidArgument(
+        what + ": safetensors dtype " + descr +
+        " does not match the entry signature's " + dtypeName(dt) +
+        " (expected " + safetensorsDtypeName(dt) + ")");
+  }
   if (npyDescrMatches(descr, dt))
     return Status::ok();
   return Status::invalidArgument(what + ": element type '" + descr +
@@ -179,7 +189,7 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
   }
   std::unique_ptr<NpyFile> file;
   SHARDLIN_RETURN_IF_ERROR(
-      NpyFile::open(path, file, cache.streamTimeoutSeconds())
+      NpyFile::openSpec(path, file, cache.streamTimeoutSeconds())
           .withContext(argument));
   SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr(), dt));
   SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
