@@ -233,15 +233,17 @@ Status parseSafetensorsHeader(const uint8_t *prefix, size_t size,
     tensors.push_back(std::move(t));
   }
   // nlohmann's objects iterate in key order; the header's order is not
-  // kept, and nothing depends on it.
+  // kept, and nothing depends on it. By offset (then name, so that
+  // messages do not depend on the sort).
   std::vector<const SafetensorsTensor *> byOffset;
   for (const SafetensorsTensor &t : tensors)
     byOffset.push_back(&t);
-  std::stable_sort(byOffset.begin(), byOffset.end(),
-                   [](const SafetensorsTensor *a, const SafetensorsTensor *b) {
-                     return a->begin != b->begin ? a->begin < b->begin
-                                                 : a->end < b->end;
-                   });
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const SafetensorsTensor *a, const SafetensorsTensor *b) {
+              if (a->begin != b->begin)
+                return a->begin < b->begin;
+              return a->end != b->end ? a->end < b->end : a->name < b->name;
+            });
   uint64_t at = dataStart;
   const SafetensorsTensor *previous = nullptr;
   for (const SafetensorsTensor *t : byOffset) {
