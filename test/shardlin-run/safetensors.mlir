@@ -24,6 +24,16 @@
 // RUN: %python %shardlin_src/scripts/npytool.py show '%t/y.0.safetensors:h' | FileCheck %s --check-prefix=SHOW
 // SHOW: <V2 (2, 1024)
 
+// {rank} in a safetensors path: each rank's x from a file of its own; the
+// same results, byte for byte.
+// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.0.safetensors x=%t/x.0.npy
+// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.1.safetensors x=%t/x.1.npy
+// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.2.safetensors x=%t/x.2.npy
+// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.3.safetensors x=%t/x.3.npy
+// RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --strategy=activations --arg='%t/x.{rank}.safetensors:x' --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/r.{rank}.safetensors:y' --out='%t/r.{rank}.safetensors:h'
+// RUN: cmp %t/r.0.safetensors %t/y.0.safetensors
+// RUN: cmp %t/r.3.safetensors %t/y.3.safetensors
+
 // The gather-weight strategy, and shardlin-exec on the emitted program.
 // RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --strategy=gather-weight --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/g.{rank}.safetensors:y' --out='%t/g.{rank}.safetensors:h'
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/g.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
