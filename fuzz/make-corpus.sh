@@ -7,6 +7,8 @@
 #            and the examples;
 #   npy:     arrays written by scripts/npytool.py (every dtype, 1-D to 3-D,
 #            empty), plus a few headers that are almost right;
+#   safetensors: files written by the format's rules (every dtype, two
+#            tensors, metadata, empty) and headers that are almost right;
 #   program: `shardlin-run --emit-program` of every runnable test input;
 #   import:  the upstream-form modules of the import's tests
 #            (test/Dialect/Shardlin/import-*.mlir, split at `// -----`, and
@@ -15,7 +17,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
 C="$ROOT/fuzz/corpus"
-mkdir -p "$C/mlir" "$C/npy" "$C/program" "$C/import"
+mkdir -p "$C/mlir" "$C/npy" "$C/safetensors" "$C/program" "$C/import"
 find "$C" -type f ! -name 'crash-*' -delete
 
 # mlir: one file per `// -----` section.
@@ -105,6 +107,36 @@ for name, data in seeds.items():
     (out / name).write_bytes(data)
 PY
 
+# safetensors
+python3 - "$C/safetensors" <<'PY'
+import json, pathlib, struct, sys
+out = pathlib.Path(sys.argv[1])
+def st(header, data=b"", raw=None):
+    text = raw if raw is not None else json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+def t(dtype, shape, begin, end):
+    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
+seeds = {
+    "two.safetensors": st({"__metadata__": {"format": "pt"}, "b": t("F32", [2], 12, 20),
+                           "w": t("BF16", [2, 3], 0, 12)}, bytes(range(20))),
+    "f16.safetensors": st({"x": t("F16", [3], 0, 6)}, b"\0\x3c" * 3),
+    "f64.safetensors": st({"x": t("F64", [], 0, 8)}, b"\0" * 8),
+    "empty.safetensors": st({"e": t("F32", [0, 4], 0, 0)}),
+    "no-tensors.safetensors": st({}),
+    "i32.safetensors": st({"x": t("I32", [1], 0, 4)}, b"\0" * 4),
+    "overlap.safetensors": st({"a": t("F32", [2], 0, 8), "b": t("F32", [2], 4, 12)}, b"\0" * 12),
+    "gap.safetensors": st({"a": t("F32", [1], 0, 4), "b": t("F32", [1], 8, 12)}, b"\0" * 12),
+    "past-end.safetensors": st({"a": t("F32", [4], 0, 16)}, b"\0" * 8),
+    "huge-shape.safetensors": st({"a": t("F32", [4294967296, 4294967296, 2], 0, 8)}, b"\0" * 8),
+    "negative-dim.safetensors": st(None, b"", b'{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}}'),
+    "duplicate.safetensors": st(None, b"\0" * 4, b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'),
+    "header-len-huge.safetensors": b"\xff" * 8 + b"{}",
+}
+for name, data in seeds.items():
+    (out / name).write_bytes(data)
+PY
+
 # program
 for f in "$ROOT"/test/shardlin-run/Inputs/*.mlir "$ROOT"/examples/quickstart/linear.mlir; do
   base="$(basename "$f" .mlir)"
@@ -129,6 +161,6 @@ for e in linear local_f64 constants; do
     --emit-program="$C/program/rank-local-ops-$e.prog" 2>/dev/null || true
 done
 find "$C" -type f -empty -delete
-for t in mlir npy program; do
+for t in mlir npy safetensors program; do
   echo "$t: $(ls "$C/$t" | wc -l) files, $(du -sk "$C/$t" | cut -f1) KiB"
 done

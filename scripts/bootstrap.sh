@@ -28,7 +28,8 @@ JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 PACKAGES=(cmake ninja-build g++ python3
           libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev)
+          libopenblas-dev libopenmpi-dev openmpi-bin libgtest-dev
+          nlohmann-json3-dev)
 # shellcheck disable=SC2206
 PACKAGES+=(${SHARDLIN_EXTRA_PACKAGES:-})
 

@@ -15,7 +15,23 @@ Python standard library (no NumPy needed).
       compares every rank's output with the reference; the error of each
       element, divided by its scale, must stay under the dtype's bound (or B,
       which the blocks' suite writes per configuration).
+  npytool.py gen-mlp --k K --hidden H --n N --rows R --world-size W \
+      [--dtype bf16] [--seed S] --out-dir DIR
+      a two-linear MLP without biases, y_r = relu(x_r A^T) B^T: writes
+      DIR/x.{rank}.npy (R x K), DIR/w1.npy (H x K), DIR/w2.npy (N x H), the
+      float64 reference and scale of y in DIR/ref.{rank}.npy and
+      DIR/scale.{rank}.npy (the scale bounds the hidden layer's error too:
+      sum_h |B_jh| s_h, s_h the first layer's scale), and those of the hidden
+      relu(x_r A^T) in DIR/h/.
+  npytool.py safetensors --out FILE NAME=ARRAY.npy ...
+      writes a safetensors file by the format's rules (an 8-byte
+      little-endian header length, the JSON header padded with spaces to a
+      multiple of 8, the tensors' bytes): dtype F16, BF16 (from '<V2', '|V2'
+      or '<u2'), F32 or F64.
   npytool.py show FILE      prints an array.
+
+Wherever an array is read (check --out, show), FILE.safetensors:NAME names
+the tensor NAME of a safetensors file.
 
 bf16 arrays are written as ml_dtypes writes them, descr '<V2' (two opaque
 bytes per element, the bf16 bit patterns; `np.load(f).view(ml_dtypes.bfloat16)`
@@ -24,6 +40,7 @@ are read as bf16.
 """
 import argparse
 import ast
+import json
 import math
 import os
 import random
@@ -84,7 +101,63 @@ def write_npy(path, descr, shape, values):
         f.write(payload)
 
 
+ST_DTYPE = {"<f2": "F16", "<V2": "BF16", "|V2": "BF16", "<u2": "BF16", "<f4": "F32", "<f8": "F64"}
+ST_DESCR = {"F16": "<f2", "BF16": "<V2", "F32": "<f4", "F64": "<f8"}
+
+
+def npy_raw(path):
+    """The descr, shape and raw data bytes of a .npy file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError("%s: not a .npy file" % path)
+    if data[6] == 1:
+        (hlen,) = struct.unpack("<H", data[8:10])
+        start = 10
+    else:
+        (hlen,) = struct.unpack("<I", data[8:12])
+        start = 12
+    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+    return header["descr"], tuple(header["shape"]), data[start + hlen:]
+
+
+def write_safetensors(path, tensors):
+    """tensors: (name, descr, shape, raw bytes), in the order of the data."""
+    header, at = {}, 0
+    for name, descr, shape, raw in tensors:
+        header[name] = {"dtype": ST_DTYPE[descr], "shape": list(shape),
+                        "data_offsets": [at, at + len(raw)]}
+        at += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for _, _, _, raw in tensors:
+            f.write(raw)
+
+
+def read_safetensors(path, name):
+    with open(path, "rb") as f:
+        data = f.read()
+    (hlen,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + hlen].decode("utf-8"))
+    if name not in header:
+        raise SystemExit("%s has no tensor %r" % (path, name))
+    t = header[name]
+    descr = ST_DESCR[t["dtype"]]
+    begin, end = t["data_offsets"]
+    raw = data[8 + hlen + begin:8 + hlen + end]
+    fmt = FMT[descr]
+    values = list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(fmt), fmt), raw))
+    if descr in BF16_DESCRS:
+        values = [bf16_value(v) for v in values]
+    return descr, tuple(t["shape"]), values
+
+
 def read_npy(path):
+    if ".safetensors:" in path:
+        at = path.index(".safetensors:") + len(".safetensors")
+        return read_safetensors(path[:at], path[at + 1:])
     with open(path, "rb") as f:
         data = f.read()
     if data[:6] != b"\x93NUMPY":
@@ -147,6 +220,48 @@ def gen_linear(a):
         write_npy(os.path.join(a.out_dir, "x.%d.npy" % r), descr, tuple(batch + [a.k]), x)
         write_npy(os.path.join(a.out_dir, "ref.%d.npy" % r), "<f8", tuple(batch + [a.n]), ref)
         write_npy(os.path.join(a.out_dir, "scale.%d.npy" % r), "<f8", tuple(batch + [a.n]), scale)
+
+
+def gen_mlp(a):
+    rng = random.Random(a.seed)
+    os.makedirs(os.path.join(a.out_dir, "h"), exist_ok=True)
+    descr = DESCR[a.dtype]
+    k, hid, n = a.k, a.hidden, a.n
+    w1 = [round_to(a.dtype, nonzero(rng)) for _ in range(hid * k)]
+    w2 = [round_to(a.dtype, nonzero(rng)) for _ in range(n * hid)]
+    write_npy(os.path.join(a.out_dir, "w1.npy"), descr, (hid, k), w1)
+    write_npy(os.path.join(a.out_dir, "w2.npy"), descr, (n, hid), w2)
+    for r in range(a.world_size):
+        x = [round_to(a.dtype, nonzero(rng)) for _ in range(a.rows * k)]
+        h, hs, y, ys = [], [], [], []
+        for i in range(a.rows):
+            xi = x[i * k:(i + 1) * k]
+            hrow, srow = [], []
+            for j in range(hid):
+                wj = w1[j * k:(j + 1) * k]
+                hrow.append(max(0.0, math.fsum(p * q for p, q in zip(xi, wj))))
+                srow.append(math.fsum(abs(p * q) for p, q in zip(xi, wj)))
+            h += hrow
+            hs += srow
+            for j in range(n):
+                wj = w2[j * hid:(j + 1) * hid]
+                y.append(math.fsum(p * q for p, q in zip(hrow, wj)))
+                ys.append(math.fsum(abs(q) * s for q, s in zip(wj, srow)))
+        write_npy(os.path.join(a.out_dir, "x.%d.npy" % r), descr, (a.rows, k), x)
+        for d, ref, scale, cols in (("", y, ys, n), ("h", h, hs, hid)):
+            out = os.path.join(a.out_dir, d)
+            write_npy(os.path.join(out, "ref.%d.npy" % r), "<f8", (a.rows, cols), ref)
+            write_npy(os.path.join(out, "scale.%d.npy" % r), "<f8", (a.rows, cols), scale)
+
+
+def pack_safetensors(a):
+    tensors = []
+    for spec in a.tensors:
+        name, _, path = spec.partition("=")
+        descr, shape, raw = npy_raw(path)
+        tensors.append((name, descr, shape, raw))
+    write_safetensors(a.out, tensors)
+    return 0
 
 
 # Error bounds relative to the scale sum|x||A| + |b| (see
@@ -217,12 +332,26 @@ def main():
     c.add_argument("--bound", type=float,
                    help="the bound on |y - ref| / scale (default: the linear "
                         "layer's for the dtype and W; a block's suite gives its own)")
+    m = sub.add_parser("gen-mlp")
+    for opt in ("--k", "--hidden", "--n", "--rows", "--world-size"):
+        m.add_argument(opt, type=int, required=True)
+    m.add_argument("--dtype", default="bf16", choices=sorted(DESCR))
+    m.add_argument("--seed", type=int, default=1)
+    m.add_argument("--out-dir", required=True)
+    t = sub.add_parser("safetensors")
+    t.add_argument("--out", required=True)
+    t.add_argument("tensors", nargs="+", help="NAME=ARRAY.npy")
     s = sub.add_parser("show")
     s.add_argument("file")
     a = p.parse_args()
     if a.cmd == "gen-linear":
         gen_linear(a)
         return 0
+    if a.cmd == "gen-mlp":
+        gen_mlp(a)
+        return 0
+    if a.cmd == "safetensors":
+        return pack_safetensors(a)
     if a.cmd == "check":
         return check(a)
     return show(a)

@@ -73,13 +73,18 @@ cl::opt<std::string> entry("entry",
                            cl::init(""), cl::cat(category));
 cl::list<std::string> argPaths("arg",
                                cl::desc("One .npy per entry argument, in "
-                                        "order; {rank} is replaced by the "
+                                        "order, or FILE.safetensors:NAME "
+                                        "(the tensor NAME of a safetensors "
+                                        "file); {rank} is replaced by the "
                                         "rank"),
                                cl::cat(category));
 cl::list<std::string> outPaths("out",
-                               cl::desc("One .npy per result; {rank} is "
-                                        "replaced by the rank (without it, "
-                                        "rank 0 writes the file)"),
+                               cl::desc("One .npy per result, or "
+                                        "FILE.safetensors:NAME (results "
+                                        "naming one file go into it "
+                                        "together); {rank} is replaced by "
+                                        "the rank (without it, rank 0 writes "
+                                        "the file)"),
                                cl::cat(category));
 cl::opt<double> timeout("timeout",
                         cl::desc("Seconds before a collective that has not "

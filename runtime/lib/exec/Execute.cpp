@@ -268,6 +268,8 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   seconds.plan = clock.lap();
   if (prepared && callbacks.bind)
     prepared = callbacks.bind(*plan, device, buffers);
+  if (callbacks.loadedBytes)
+    result.bytesLoaded = callbacks.loadedBytes(result.rank);
   if (prepared)
     prepared = checkBuffers(*plan, buffers);
   // A compiled program's executor, made before the agreement so that a
@@ -326,6 +328,9 @@ std::string describeRank(const RankResult &rank, const char *bindName,
                 static_cast<unsigned long long>(rank.stats.bytesSent),
                 static_cast<unsigned long long>(rank.stats.calls));
   std::string line = buf;
+  if (rank.bytesLoaded)
+    line += "; read " + std::to_string(rank.bytesLoaded) +
+            " bytes of input files";
   if (!rank.status)
     line += "; failed: " + rank.status.message();
   return line;

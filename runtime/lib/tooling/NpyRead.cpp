@@ -236,6 +236,79 @@ Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out,
   return Status::ok();
 }
 
+/// Opens `path` as a safetensors file and finds `tensor`: its header is
+/// read with pread (the length first, then only the JSON), checked whole,
+/// and the tensor's bytes are left for NpyFile's reads.
+static Status openSafetensorsImpl(const std::string &path,
+                                  const std::string &tensor, int &fdOut,
+                                  SafetensorsTensor &found) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    const std::string why = "cannot open: " + errnoMessage(error);
+    return error == ENOENT ? Status::notFound(why) : Status::ioError(why);
+  }
+  fdOut = fd; // closed by the NpyFile, also on failure
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    return Status::ioError("cannot stat: " + errnoMessage(errno));
+  if (S_ISDIR(st.st_mode))
+    return Status::invalidArgument("is a directory");
+  if (!S_ISREG(st.st_mode))
+    return Status::invalidArgument(
+        "not a regular file (a safetensors checkpoint is read at its "
+        "tensors' offsets, so it cannot come from a FIFO or pipe)");
+  const uint64_t fileSize = uint64_t(st.st_size);
+  std::vector<uint8_t> header(fileSize < 8 ? size_t(fileSize) : 8);
+  SHARDLIN_RETURN_IF_ERROR(
+      preadExactly(fd, header.data(), header.size(), 0, "the header length"));
+  if (header.size() == 8) {
+    const uint64_t n = safetensorsHeaderLength(header.data());
+    // Checked against the limit and the file's size before allocating.
+    if (n <= kSafetensorsMaxHeader && n <= fileSize - 8) {
+      header.resize(8 + size_t(n));
+      SHARDLIN_RETURN_IF_ERROR(
+          preadExactly(fd, header.data() + 8, size_t(n), 8, "the header"));
+    }
+  }
+  std::vector<SafetensorsTensor> tensors;
+  SHARDLIN_RETURN_IF_ERROR(
+      parseSafetensorsHeader(header.data(), header.size(), fileSize, tensors));
+  const SafetensorsTensor *t = nullptr;
+  SHARDLIN_RETURN_IF_ERROR(findSafetensor(tensors, tensor, path, t));
+  found = *t;
+  return Status::ok();
+}
+
+Status NpyFile::openSafetensors(const std::string &path,
+                                const std::string &tensor,
+                                std::unique_ptr<NpyFile> &out) {
+  std::unique_ptr<NpyFile> f(new NpyFile());
+  f->path_ = path + ":" + tensor;
+  SafetensorsTensor t;
+  Status s = openSafetensorsImpl(path, tensor, f->fd_, t);
+  if (!s)
+    return s.code() == StatusCode::NotFound && f->fd_ >= 0
+               ? s // findSafetensor's message names the file already
+               : s.withContext(quotedName(path));
+  f->descr_ = safetensorsDtypeName(t.dtype);
+  f->shape_ = std::move(t.shape);
+  f->itemSize_ = dtypeSize(t.dtype);
+  f->dataStart_ = t.begin;
+  f->dataBytes_ = t.end - t.begin;
+  f->bounded_ = true;
+  out = std::move(f);
+  return Status::ok();
+}
+
+Status NpyFile::openSpec(const std::string &spec, std::unique_ptr<NpyFile> &out,
+                         double streamTimeoutSeconds) {
+  std::string file, tensor;
+  if (splitSafetensorsSpec(spec, file, tensor))
+    return openSafetensors(file, tensor, out);
+  return open(spec, out, streamTimeoutSeconds);
+}
+
 NpyFile::~NpyFile() {
   if (fd_ >= 0)
     ::close(fd_);
@@ -259,8 +332,8 @@ Status NpyFile::preadAll(void *dst, size_t len, uint64_t offset) {
 Status NpyFile::readAll(std::vector<uint8_t> &out) {
   out.resize(size_t(dataBytes_));
   SHARDLIN_RETURN_IF_ERROR(preadAll(out.data(), out.size(), 0));
-  if (isStream_)
-    return Status::ok(); // Its end was checked when it was read.
+  if (isStream_ || bounded_)
+    return Status::ok(); // Its end was checked when it was read / opened.
   uint8_t extra;
   const ssize_t n = ::pread(fd_, &extra, 1, off_t(dataStart_ + dataBytes_));
   if (n != 0)
@@ -331,6 +404,25 @@ Status readNpy(const std::string &path, NpyArray &out,
   SHARDLIN_RETURN_IF_ERROR(file->readAll(result.data));
   result.descr = file->descr();
   result.shape = file->shape();
+  out = std::move(result);
+  return Status::ok();
+}
+
+} // namespace shardlin::rt
+
+namespace shardlin::rt {
+
+Status readArraySpec(const std::string &spec, NpyArray &out,
+                     double streamTimeoutSeconds) {
+  std::string file, tensor;
+  if (!splitSafetensorsSpec(spec, file, tensor))
+    return readNpy(spec, out, streamTimeoutSeconds);
+  std::unique_ptr<NpyFile> f;
+  SHARDLIN_RETURN_IF_ERROR(NpyFile::openSafetensors(file, tensor, f));
+  NpyArray result;
+  SHARDLIN_RETURN_IF_ERROR(f->readAll(result.data));
+  result.descr = f->descr();
+  result.shape = f->shape();
   out = std::move(result);
   return Status::ok();
 }

@@ -37,7 +37,11 @@ struct StagedNpy {
   std::string header;
   const void *data = nullptr;
   size_t dataBytes = 0;
+  /// A safetensors file's data, gathered from its tensors.
+  std::vector<uint8_t> owned;
 };
+
+Status stageBytes(const std::string &path, StagedNpy &staged);
 
 Status stageNpyImpl(const std::string &path, DType dtype,
                     const std::vector<int64_t> &shape, const void *data,
@@ -57,13 +61,19 @@ Status stageNpyImpl(const std::string &path, DType dtype,
     return Status::invalidArgument("data is null but the shape has " +
                                    std::to_string(numElements) + " elements");
   staged.header = buildNpyHeader(npyDescr(dtype), shape);
-  SHARDLIN_RETURN_IF_ERROR(resolveOutputTarget(path, staged.target));
-  if (staged.target.inPlace) {
-    staged.data = data;
-    staged.dataBytes = dataBytes;
-    return Status::ok();
-  }
+  staged.data = data;
+  staged.dataBytes = dataBytes;
+  return stageBytes(path, staged);
+}
 
+/// Resolves `path` and, for a file that is replaced, writes staged.header
+/// and staged.data into a complete temporary beside it.
+Status stageBytes(const std::string &path, StagedNpy &staged) {
+  SHARDLIN_RETURN_IF_ERROR(resolveOutputTarget(path, staged.target));
+  if (staged.target.inPlace)
+    return Status::ok();
+  const void *data = staged.data;
+  const size_t dataBytes = staged.dataBytes;
   TempFile &tmp = staged.file;
   SHARDLIN_RETURN_IF_ERROR(tmp.create(staged.target.path));
   SHARDLIN_RETURN_IF_ERROR(
@@ -112,6 +122,30 @@ Status NpyOutputs::stage(const std::string &path, DType dtype,
                     "writing " + quotedName(path);
   SHARDLIN_RETURN_IF_ERROR(stageNpyImpl(path, dtype, shape, data, *staged)
                                .withContext(staged->context));
+  impl_->staged.push_back(std::move(staged));
+  return Status::ok();
+}
+
+Status NpyOutputs::stageSafetensors(
+    const std::string &path, const std::vector<SafetensorsOutput> &tensors,
+    const std::string &label) {
+  if (impl_->committed)
+    return Status::internal("writing " + quotedName(path) +
+                            ": staged after the commit");
+  auto staged = std::make_unique<StagedNpy>();
+  staged->path = path;
+  staged->context = (label.empty() ? std::string() : label + ": ") +
+                    "writing " + quotedName(path);
+  auto stage = [&]() -> Status {
+    if (path.empty())
+      return Status::invalidArgument("empty path");
+    SHARDLIN_RETURN_IF_ERROR(
+        buildSafetensors(tensors, staged->header, staged->owned));
+    staged->data = staged->owned.data();
+    staged->dataBytes = staged->owned.size();
+    return stageBytes(path, *staged);
+  };
+  SHARDLIN_RETURN_IF_ERROR(stage().withContext(staged->context));
   impl_->staged.push_back(std::move(staged));
   return Status::ok();
 }

@@ -89,6 +89,9 @@ RankCallbacks fileCallbacks(const Program &program, const RunConfig &config) {
     return detail::bindFromFiles(run->program, run->config, run->cache, plan, device,
                          run->stateOf(plan.rank()), buffers);
   };
+  callbacks.loadedBytes = [run](int rank) {
+    return run->stateOf(rank).bytesRead;
+  };
   callbacks.finish = [run](const Plan &plan, RankDevice &device,
                            const RankBuffers &buffers, Communicator &agree) {
     return detail::writeOutputs(run->program, run->config, plan, device,

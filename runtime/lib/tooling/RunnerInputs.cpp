@@ -51,7 +51,8 @@ bool isPerRankPath(const std::string &pattern) {
 }
 
 Status FileCache::get(const std::string &path,
-                      std::shared_ptr<const NpyArray> &out) {
+                      std::shared_ptr<const NpyArray> &out,
+                      uint64_t *readBytes) {
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -62,7 +63,9 @@ Status FileCache::get(const std::string &path,
   }
   std::call_once(e->once, [&] {
     auto array = std::make_shared<NpyArray>();
-    e->status = readNpy(path, *array, streamTimeoutSeconds_);
+    e->status = readArraySpec(path, *array, streamTimeoutSeconds_);
+    if (readBytes && e->status)
+      *readBytes += array->data.size();
     e->array = std::move(array);
   });
   if (!e->status)
@@ -100,9 +103,19 @@ Status allocateHostBytes(size_t bytes, const std::vector<int64_t> &shape,
 
 namespace {
 
-/// The file's descr must be one that holds `dt` (npyDescrMatches).
+/// The file's descr must be one that holds `dt` (npyDescrMatches), or for
+/// a tensor of a safetensors file its dtype must be `dt`'s.
 Status checkDescr(const std::string &what, const std::string &descr,
                   DType dt) {
+  DType stored;
+  if (safetensorsDtypeOf(descr, stored)) {
+    if (stored == dt)
+      return Status::ok();
+    return Status::invalidArgument(
+        what + ": safetensors dtype " + descr +
+        " does not match the entry signature's " + dtypeName(dt) +
+        " (expected " + safetensorsDtypeName(dt) + ")");
+  }
   if (npyDescrMatches(descr, dt))
     return Status::ok();
   return Status::invalidArgument(what + ": element type '" + descr +
@@ -154,7 +167,8 @@ Status classifyShardedFile(const Argument &arg, int rank,
 /// rank of this process that asks, and each rank copies its chunk from it.
 Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
                            const std::string &path, bool perRankPath,
-                           FileCache &cache, BoundArg &out) {
+                           FileCache &cache, BoundArg &out,
+                           uint64_t &bytesRead) {
   const Argument &arg = program.args[i];
   const DType dt = plan.argType(i);
   const std::string argument = "argument " + std::to_string(i);
@@ -165,7 +179,8 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
   if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
     std::shared_ptr<const NpyArray> file;
     // The reader's messages name the file already.
-    SHARDLIN_RETURN_IF_ERROR(cache.get(path, file).withContext(argument));
+    SHARDLIN_RETURN_IF_ERROR(
+        cache.get(path, file, &bytesRead).withContext(argument));
     SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr, dt));
     SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
         arg, plan.rank(), what, file->shape, perRankPath, global, mine));
@@ -179,31 +194,31 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
   }
   std::unique_ptr<NpyFile> file;
   SHARDLIN_RETURN_IF_ERROR(
-      NpyFile::open(path, file, cache.streamTimeoutSeconds())
+      NpyFile::openSpec(path, file, cache.streamTimeoutSeconds())
           .withContext(argument));
   SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr(), dt));
   SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
       arg, plan.rank(), what, file->shape(), perRankPath, global, mine));
-  if (global)
-    return file->readSlice(arg.sharding.dim, mine, out.chunk)
-        .withContext(argument);
-  return file->readAll(out.chunk).withContext(argument);
+  Status read = global ? file->readSlice(arg.sharding.dim, mine, out.chunk)
+                       : file->readAll(out.chunk);
+  bytesRead += file->bytesRead();
+  return read.withContext(argument);
 }
 
 Status bindArgument(const Program &program, const Plan &plan, size_t i,
                     const std::string &pattern, FileCache &cache,
-                    BoundArg &out) {
+                    BoundArg &out, uint64_t &bytesRead) {
   const Argument &arg = program.args[i];
   const std::string path = substituteRank(pattern, plan.rank());
   if (arg.sharded)
     return bindShardedArgument(program, plan, i, path, isPerRankPath(pattern),
-                               cache, out);
+                               cache, out, bytesRead);
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::shared_ptr<const NpyArray> file;
   // The reader's messages name the file already.
-  SHARDLIN_RETURN_IF_ERROR(
-      cache.get(path, file).withContext("argument " + std::to_string(i)));
+  SHARDLIN_RETURN_IF_ERROR(cache.get(path, file, &bytesRead)
+                               .withContext("argument " + std::to_string(i)));
   SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr, dt));
   const std::vector<int64_t> &want = plan.argShape(i);
   if (file->shape != want)
@@ -236,7 +251,7 @@ Status bindFromFiles(const Program &program, const RunConfig &config,
   for (size_t i = 0; i < program.args.size(); ++i) {
     SHARDLIN_RETURN_IF_ERROR(bindArgument(program, plan, i,
                                           config.argPaths[i], cache,
-                                          state.bound[i]));
+                                          state.bound[i], state.bytesRead));
     if (onHost) {
       buffers.args.push_back(state.bound[i].data());
       continue;

@@ -21,6 +21,8 @@
 
 #include <sys/stat.h>
 
+#include <set>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -213,16 +215,43 @@ Status writeOutputs(const Program &program, const RunConfig &config,
     }
   }
 
-  // 2. Every output staged.
+  // 2. Every output staged. The results that name one safetensors file
+  // (FILE.safetensors:NAME) go into it together, staged once, where the
+  // first of them would be.
   NpyOutputs outputs;
   Status staged = ready;
+  std::map<std::string, std::vector<size_t>> safetensorsFiles;
+  std::vector<std::string> tensorNames(numResults);
+  for (size_t i = 0; i < numResults; ++i) {
+    const std::string &pattern = config.outPaths[i];
+    std::string file;
+    if ((isPerRankPath(pattern) || rank == 0) &&
+        splitSafetensorsSpec(substituteRank(pattern, rank), file,
+                             tensorNames[i]))
+      safetensorsFiles[file].push_back(i);
+  }
   for (size_t i = 0; staged && i < numResults; ++i) {
     const std::string &pattern = config.outPaths[i];
     if (!isPerRankPath(pattern) && rank != 0)
       continue;
-    staged = outputs.stage(substituteRank(pattern, rank), plan.resultType(i),
-                           results[i].shape, results[i].data,
-                           "result " + std::to_string(i));
+    const std::string path = substituteRank(pattern, rank);
+    std::string file, tensor;
+    if (splitSafetensorsSpec(path, file, tensor)) {
+      const std::vector<size_t> &members = safetensorsFiles[file];
+      if (members.front() != i)
+        continue;
+      std::vector<SafetensorsOutput> tensors;
+      std::string label = "result";
+      for (size_t m : members) {
+        tensors.push_back({tensorNames[m], plan.resultType(m),
+                           results[m].shape, results[m].data});
+        label += (m == members.front() ? " " : ", ") + std::to_string(m);
+      }
+      staged = outputs.stageSafetensors(file, tensors, label);
+      continue;
+    }
+    staged = outputs.stage(path, plan.resultType(i), results[i].shape,
+                           results[i].data, "result " + std::to_string(i));
   }
   SHARDLIN_RETURN_IF_ERROR(agreeOn(agree, staged));
   // 3. The destinations written in place, before any file is renamed: one
@@ -292,16 +321,39 @@ Status checkOutputPaths(const Program &program, const RunConfig &config) {
     size_t index;
     int rank;
     std::string path;
+    bool safetensors = false;
+    std::string tensor;
   };
   std::map<std::string, Use> seen;
+  std::set<std::string> tensors;
   auto record = [&](const std::string &pattern, bool output, size_t index,
                     int rank) -> Status {
     std::string path = substituteRank(pattern, rank);
-    auto [it, fresh] =
-        seen.emplace(fileIdentity(path), Use{output, index, rank, path});
+    // A tensor of a safetensors file: the file is what is read or written.
+    std::string file, tensor;
+    const bool safetensors = splitSafetensorsSpec(path, file, tensor);
+    const std::string identity = fileIdentity(safetensors ? file : path);
+    auto [it, fresh] = seen.emplace(
+        identity, Use{output, index, rank, path, safetensors, tensor});
+    const bool newTensor =
+        !output || !safetensors ||
+        tensors
+            .insert(identity + "\n" + std::to_string(rank) + "\n" + tensor)
+            .second;
     if (fresh || !output)
       return Status::ok();
     const Use &first = it->second;
+    // Results of one rank may share a safetensors file, each its tensor.
+    if (first.output && safetensors && first.safetensors &&
+        first.rank == rank) {
+      if (newTensor)
+        return Status::ok();
+      return Status::invalidArgument(
+          "--out '" + path + "' (result " + std::to_string(index) +
+          ") names the tensor '" + tensor + "' of '" + file +
+          "' that another result writes: each result needs a tensor of "
+          "its own");
+    }
     std::string what = "--out '" + path + "' (result " +
                        std::to_string(index) +
                        (pattern.find("{rank}") != std::string::npos

@@ -39,7 +39,10 @@ public:
       : streamTimeoutSeconds_(streamTimeoutSeconds) {}
   double streamTimeoutSeconds() const { return streamTimeoutSeconds_; }
 
-  Status get(const std::string &path, std::shared_ptr<const NpyArray> &out);
+  /// `readBytes`, if given, is increased by the data's bytes when this call
+  /// read the file (not when it came from the cache).
+  Status get(const std::string &path, std::shared_ptr<const NpyArray> &out,
+             uint64_t *readBytes = nullptr);
 
 private:
   struct Entry {
@@ -66,6 +69,9 @@ struct BoundArg {
 /// What the file runner keeps for one rank between binding and writing.
 struct FileRank {
   std::vector<BoundArg> bound;
+  /// The bytes of input files this rank read (a sharded argument: its
+  /// chunk's, NpyFile::bytesRead).
+  uint64_t bytesRead = 0;
   /// The results in host memory, written to the output files.
   std::vector<std::vector<uint8_t>> hostResults;
   /// On a device: the device copies of the arguments and the results.

@@ -230,6 +230,9 @@ struct RankCallbacks {
   std::function<Status(const Plan &plan, RankDevice &device,
                        RankBuffers &buffers)>
       bind;
+  /// Optional: called on the rank's thread after bind, the bytes of input
+  /// files the rank read (RankResult::bytesLoaded).
+  std::function<uint64_t(int rank)> loadedBytes;
   /// Required for a compiled program (Program::compiled), unused otherwise:
   /// called on the rank's thread after bind, before the ranks agree that
   /// they are ready, to make the rank's executor over its communicator and
@@ -280,10 +283,14 @@ struct RankResult {
   /// Whether the plan came from RankCallbacks::plans rather than being
   /// built for this run.
   bool planReused = false;
+  /// The bytes of input files this rank read (RankCallbacks::loadedBytes;
+  /// a sharded argument's: only its chunk), 0 if not counted.
+  uint64_t bytesLoaded = 0;
 };
 
 /// One line for --verbose: "rank R: plan 0.01 ms, bind ..., sent N bytes in
-/// C collectives", and the error if the rank failed; "plan 0.00 ms
+/// C collectives", "; read N bytes of input files" if counted, and the error
+/// if the rank failed; "plan 0.00 ms
 /// (reused)" when the plan came from the cache. The file runners name
 /// bind and finish "load" and "write".
 std::string describeRank(const RankResult &rank, const char *bindName = "bind",

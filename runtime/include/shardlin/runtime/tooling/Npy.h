@@ -16,6 +16,7 @@
 #include "shardlin/runtime/base/ChunkLayout.h"
 #include "shardlin/runtime/base/DType.h"
 #include "shardlin/runtime/base/Status.h"
+#include "shardlin/runtime/tooling/Safetensors.h"
 
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,16 @@ public:
   /// hold the reader past a run's timeout.
   static Status open(const std::string &path, std::unique_ptr<NpyFile> &out,
                      double streamTimeoutSeconds = 0);
+  /// Opens tensor `tensor` of the safetensors file `path` (a regular file;
+  /// parseSafetensorsHeader's checks): the same reads as a .npy array's, at
+  /// the tensor's offsets. descr() is the safetensors dtype ("BF16").
+  static Status openSafetensors(const std::string &path,
+                                const std::string &tensor,
+                                std::unique_ptr<NpyFile> &out);
+  /// NpyFile::open, or openSafetensors for a FILE.safetensors:NAME spec.
+  static Status openSpec(const std::string &spec,
+                         std::unique_ptr<NpyFile> &out,
+                         double streamTimeoutSeconds = 0);
   ~NpyFile();
   NpyFile(const NpyFile &) = delete;
   NpyFile &operator=(const NpyFile &) = delete;
@@ -83,6 +94,8 @@ private:
   size_t itemSize_ = 0;
   uint64_t dataStart_ = 0, dataBytes_ = 0;
   uint64_t bytesRead_ = 0;
+  /// A tensor of a safetensors file: its data ends before the file does.
+  bool bounded_ = false;
   /// A FIFO's data, read when it was opened.
   bool isStream_ = false;
   std::vector<uint8_t> streamed_;
@@ -98,6 +111,10 @@ private:
 /// byte size overflows, and truncated or overlong data.
 Status readNpy(const std::string &path, NpyArray &out,
                double streamTimeoutSeconds = 0);
+/// readNpy, or for a FILE.safetensors:NAME spec that tensor (its descr the
+/// safetensors dtype, e.g. "BF16").
+Status readArraySpec(const std::string &spec, NpyArray &out,
+                     double streamTimeoutSeconds = 0);
 /// The same, from bytes in memory (used by the fuzzer). `name` appears in
 /// messages.
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
@@ -156,6 +173,11 @@ public:
   /// no limit). A reader that closes its end early is an IoError (EPIPE),
   /// never a SIGPIPE.
   Status writeInPlace(double timeoutSeconds = 0);
+  /// Stages one safetensors file holding `tensors` (buildSafetensors),
+  /// whose data must stay valid until stage returns (it is copied).
+  Status stageSafetensors(const std::string &path,
+                          const std::vector<SafetensorsOutput> &tensors,
+                          const std::string &label = std::string());
   Status commit();
   /// A signal that arrived since commit() began and is held until this
   /// object is done (Signals.h), or 0. A caller that agrees with other

@@ -1,0 +1,104 @@
+//===- Safetensors.h - safetensors checkpoints ------------------*- C++ -*-===//
+//
+// The format of Hugging Face's safetensors: an 8-byte little-endian header
+// length N, N bytes of UTF-8 JSON (an object mapping each tensor's name to
+// {"dtype", "shape", "data_offsets": [begin, end]}, the offsets relative to
+// the byte after the header, plus an optional "__metadata__" object of
+// strings), then the tensors' bytes, little-endian and C-order. shardlin
+// reads and writes the dtypes F16, BF16, F32 and F64.
+//
+// The tools name a tensor of a checkpoint as FILE.safetensors:NAME, both
+// for --arg (a rank reads only its own chunk of a sharded argument, with
+// pread, through NpyFile) and for --out (several results may name one
+// file: it is written once, under the output policy of the .npy outputs).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_RUNTIME_SAFETENSORS_H
+#define SHARDLIN_RUNTIME_SAFETENSORS_H
+
+#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/base/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlin::rt {
+
+/// The reference implementation's limit on the header's length.
+constexpr uint64_t kSafetensorsMaxHeader = 100000000;
+
+/// One tensor of a checked header. `begin` and `end` are offsets into the
+/// file (the header's data_offsets plus 8 + N).
+struct SafetensorsTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+/// Parses and checks a header: `prefix` holds the file's first `size`
+/// bytes (at least the 8-byte length and the whole JSON when the length
+/// fits in them) and the file has `fileSize` bytes. Rejects, with
+/// InvalidArgument saying what is wrong (and naming the tensor): a file
+/// shorter than 8 bytes, a header over kSafetensorsMaxHeader bytes or past
+/// the file's end, JSON that is not valid or not an object, a duplicate
+/// name, a "__metadata__" that is not an object of strings, an entry that
+/// is not {"dtype", "shape", "data_offsets"} exactly, a dtype other than
+/// F16, BF16, F32, F64 (by name), a shape that is not a list of
+/// non-negative integers or whose byte size overflows, offsets that are not
+/// two integers with begin <= end, a byte size other than the shape's, and
+/// data whose tensors overlap, leave gaps or do not end at the file's end.
+/// The tensors come back in the order of their names.
+Status parseSafetensorsHeader(const uint8_t *prefix, size_t size,
+                              uint64_t fileSize,
+                              std::vector<SafetensorsTensor> &out);
+
+/// The length of the header that `prefix` (at least 8 bytes) announces.
+uint64_t safetensorsHeaderLength(const uint8_t *prefix);
+
+/// "F16", "BF16", "F32", "F64".
+const char *safetensorsDtypeName(DType t);
+/// The dtype named `name` (one of the four above); false for any other.
+bool safetensorsDtypeOf(const std::string &name, DType &out);
+
+/// The tensor `name` of `tensors`, or NotFound naming a few of those
+/// present. `file` appears in the message.
+Status findSafetensor(const std::vector<SafetensorsTensor> &tensors,
+                      const std::string &name, const std::string &file,
+                      const SafetensorsTensor *&out);
+
+/// Whether `spec` names a tensor of a checkpoint, FILE.safetensors:NAME
+/// (split at the first ".safetensors:"), and if so its parts.
+bool splitSafetensorsSpec(const std::string &spec, std::string &file,
+                          std::string &tensor);
+
+/// One tensor to write.
+struct SafetensorsOutput {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+};
+
+/// The bytes of a safetensors file holding `tensors` in their order: the
+/// length and the JSON (padded with spaces to a multiple of 8 bytes, as the
+/// reference writer pads it) in `header`, the tensors' bytes in `data`.
+/// Rejects an empty or duplicate name, or "__metadata__".
+Status buildSafetensors(const std::vector<SafetensorsOutput> &tensors,
+                        std::string &header, std::vector<uint8_t> &data);
+
+/// Writes a safetensors file under the output policy of NpyOutputs.
+Status writeSafetensors(const std::string &path,
+                        const std::vector<SafetensorsOutput> &tensors);
+
+/// Parses and checks a whole file held in memory (used by the fuzzer),
+/// as the reader checks a file on disk. `name` appears in messages.
+Status parseSafetensors(const uint8_t *bytes, size_t size,
+                        const std::string &name,
+                        std::vector<SafetensorsTensor> &out);
+
+} // namespace shardlin::rt
+
+#endif // SHARDLIN_RUNTIME_SAFETENSORS_H
