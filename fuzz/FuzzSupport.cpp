@@ -8,6 +8,7 @@
 #include "shardlin/runtime/exec/Execute.h"
 #include "shardlin/runtime/exec/Plan.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -219,6 +220,26 @@ void checkProgram(const rt::Program &program) {
     checkWorld(program, 1);
     checkWorld(program, 3);
   }
+}
+
+bool crashesUpstreamParser(const std::string &text) {
+  const std::string key = "permutation";
+  for (size_t at = text.find(key); at != std::string::npos;
+       at = text.find(key, at + 1)) {
+    size_t i = at + key.size();
+    auto skipSpaces = [&] {
+      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+        ++i;
+    };
+    skipSpaces();
+    if (i >= text.size() || text[i] != '=')
+      continue;
+    ++i;
+    skipSpaces();
+    if (text.compare(i, 1, "[") != 0 && text.compare(i, 6, "array<") != 0)
+      return true;
+  }
+  return false;
 }
 
 } // namespace shardlin::fuzz

