@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzSupport.h"
+#include "MlirFuzzSupport.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
@@ -30,30 +31,10 @@
 
 using namespace mlir;
 namespace fz = ::shardlin::fuzz;
+using fz::Diagnostics;
+using fz::printModule;
 
 namespace {
-
-struct Diagnostics {
-  int errors = 0;
-  std::string text;
-  void record(Diagnostic &d) {
-    if (d.getSeverity() != DiagnosticSeverity::Error)
-      return;
-    ++errors;
-    if (text.size() < 4000)
-      text += "  error: " + d.str() + "\n";
-  }
-};
-
-std::string printModule(ModuleOp module) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  module->print(os,
-                OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs());
-  if (s.size() > 20000)
-    s.resize(20000);
-  return s;
-}
 
 /// Runs `pm` on `module` and checks the outcome; true if it succeeded.
 bool runChecked(PassManager &pm, ModuleOp module, Diagnostics &diags,

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzSupport.h"
+#include "MlirFuzzSupport.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/Execution/ProgramBuilder.h"
@@ -34,31 +35,11 @@
 
 using namespace mlir;
 namespace fz = ::shardlin::fuzz;
+using fz::Diagnostics;
+using fz::printModule;
 namespace rt = ::shardlin::rt;
 
 namespace {
-
-/// Counts errors and keeps the first few messages for a failure report.
-struct Diagnostics {
-  int errors = 0;
-  std::string text;
-  void record(Diagnostic &d) {
-    if (d.getSeverity() != DiagnosticSeverity::Error)
-      return;
-    ++errors;
-    if (text.size() < 4000)
-      text += "  error: " + d.str() + "\n";
-  }
-};
-
-std::string printModule(ModuleOp module) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  module->print(os, OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs());
-  if (s.size() > 20000)
-    s.resize(20000);
-  return s;
-}
 
 void checkLowering(ModuleOp input, Diagnostics &diags, StringRef strategy) {
   OwningOpRef<ModuleOp> module(input.clone());
