@@ -46,14 +46,8 @@ namespace sd = mlir::shardlin::detail;
 
 std::optional<double> sd::constantOf(Value v) {
   Operation *def = v.getDefiningOp();
-  if (auto cst = dyn_cast_or_null<arith::ConstantOp>(def)) {
-    if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
-      return f.getValueAsDouble();
-    auto dense = dyn_cast<DenseFPElementsAttr>(cst.getValue());
-    if (dense && dense.isSplat())
-      return dense.getSplatValue<APFloat>().convertToDouble();
-    return std::nullopt;
-  }
+  if (isa_and_nonnull<arith::ConstantOp>(def))
+    return floatConstantValue(def);
   // A fill of a constant is a constant whatever its init (dynamic shapes
   // are written this way: a splat cannot have a `?`).
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(def))

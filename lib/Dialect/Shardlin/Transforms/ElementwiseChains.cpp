@@ -64,19 +64,6 @@ bool isBoolTensor(Value v) {
   return t && t.getElementType().isInteger(1);
 }
 
-/// A float scalar or splat float tensor constant: its value.
-std::optional<double> constantValue(Operation *op) {
-  auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
-  if (!cst)
-    return std::nullopt;
-  if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
-    return f.getValueAsDouble();
-  auto dense = dyn_cast<DenseFPElementsAttr>(cst.getValue());
-  if (dense && dense.isSplat())
-    return dense.getSplatValue<APFloat>().convertToDouble();
-  return std::nullopt;
-}
-
 /// The map of a rank-1 operand broadcast along the last of `numLoops` dims.
 bool isLastDimBroadcast(AffineMap map, unsigned numLoops) {
   return map.getNumDims() == numLoops && map.getNumResults() == 1 &&
@@ -117,7 +104,7 @@ std::string linalgProblem(linalg::LinalgOp op) {
            "along the last dim";
   }
   for (Operation &body : op.getBlock()->without_terminator()) {
-    if (isa<arith::ConstantOp>(body) && constantValue(&body))
+    if (isa<arith::ConstantOp>(body) && floatConstantValue(&body))
       continue;
     if (!isElementOp(&body) && !isConversion(&body))
       return "its body holds '" + body.getName().getStringRef().str() + "'";
@@ -160,7 +147,7 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
     if (isa<arith::ConstantOp>(op)) {
       // Float scalars feed linalg bodies and fills; splat tensors feed
       // elementwise ops.
-      if (!constantValue(&op) || (tensor && !tensor.hasStaticShape()))
+      if (!floatConstantValue(&op) || (tensor && !tensor.hasStaticShape()))
         return fail("the shardlin runtime cannot execute this constant: only "
                     "float scalars and splat float tensors are supported");
       member = true;
@@ -233,7 +220,7 @@ private:
     Operation *def = v.getDefiningOp();
     if (!isa<ShapedType>(v.getType())) {
       // A scalar from outside the linalg bodies: only constants.
-      if (std::optional<double> c = constantValue(def))
+      if (std::optional<double> c = floatConstantValue(def))
         return visitor_.constant(*c, v.getType());
       return fail(v.getLoc(), "the shardlin runtime takes only constants as "
                               "scalars in elementwise ops");
@@ -249,7 +236,7 @@ private:
   }
 
   FailureOr<int> elementOp(Operation *op) {
-    if (std::optional<double> c = constantValue(op))
+    if (std::optional<double> c = floatConstantValue(op))
       return visitor_.constant(*c, getElementTypeOrSelf(op->getResult(0)));
     if (isConversion(op)) {
       FailureOr<int> arg = handle(op->getOperand(0));
@@ -452,4 +439,16 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
   }
 
   return success();
+}
+
+std::optional<double> mlir::shardlin::floatConstantValue(Operation *op) {
+  auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
+  if (!cst)
+    return std::nullopt;
+  if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
+    return f.getValueAsDouble();
+  auto dense = dyn_cast<DenseFPElementsAttr>(cst.getValue());
+  if (dense && dense.isSplat())
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
 }

@@ -25,6 +25,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
+
 namespace mlir {
 class DialectRegistry;
 } // namespace mlir
@@ -34,6 +36,10 @@ namespace mlir::shardlin {
 /// Registers the dialects whose ops a chain may hold (arith, math, linalg,
 /// tensor), for the tools and the executor.
 void registerElementwiseDialects(DialectRegistry &registry);
+
+/// The value of a float `arith.constant`, scalar or splat tensor; nullopt
+/// for any other op (or none).
+std::optional<double> floatConstantValue(Operation *op);
 
 /// One sentence listing the supported elementwise ops, for diagnostics.
 extern const char *const kSupportedElementwiseOps;
