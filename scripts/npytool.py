@@ -158,24 +158,12 @@ def read_npy(path):
     if ".safetensors:" in path:
         at = path.index(".safetensors:") + len(".safetensors")
         return read_safetensors(path[:at], path[at + 1:])
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:6] != b"\x93NUMPY":
-        raise ValueError("%s: not a .npy file" % path)
-    major = data[6]
-    if major == 1:
-        (hlen,) = struct.unpack("<H", data[8:10])
-        start = 10
-    else:
-        (hlen,) = struct.unpack("<I", data[8:12])
-        start = 12
-    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
-    descr, shape = header["descr"], tuple(header["shape"])
+    descr, shape, raw = npy_raw(path)
     count = 1
     for d in shape:
         count *= d
     fmt = FMT[descr]
-    values = list(struct.unpack("<%d%s" % (count, fmt), data[start + hlen:start + hlen + count * struct.calcsize(fmt)]))
+    values = list(struct.unpack("<%d%s" % (count, fmt), raw[:count * struct.calcsize(fmt)]))
     if descr in BF16_DESCRS:
         values = [bf16_value(v) for v in values]
     return descr, shape, values
