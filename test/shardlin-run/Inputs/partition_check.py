@@ -9,7 +9,7 @@ in one dim is split there evenly, device i holding the i-th piece. Standard
 library only (npytool.py's .npy reading and writing).
 
   partition_check.py --original M.mlir --partitioned P.mlir --shardlin-run BIN
-                     --dir DIR --world-size W [--seed S]
+                     --dir DIR --world-size W [--seed S] [--jit-upstream]
 """
 import argparse
 import os
@@ -55,6 +55,8 @@ def main():
     p.add_argument("--dir", required=True)
     p.add_argument("--world-size", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--jit-upstream", action="store_true",
+                   help="run upstream's module compiled (--jit): it holds scf.if")
     a = p.parse_args()
     w = a.world_size
     rng = random.Random(a.seed)
@@ -84,7 +86,8 @@ def main():
         shards.append(os.path.join(a.dir, "s%d.{rank}.npy" % i))
     runs = {
         "shardlin": [a.original, "--strategy=activations"] + ["--arg=" + x for x in whole],
-        "upstream": [a.partitioned, "--world-size=%d" % w] + ["--arg=" + x for x in shards],
+        "upstream": [a.partitioned, "--world-size=%d" % w] + ["--jit"] * a.jit_upstream +
+                    ["--arg=" + x for x in shards],
     }
     for name, args in runs.items():
         out = "--out=" + os.path.join(a.dir, name + ".{rank}.npy")
