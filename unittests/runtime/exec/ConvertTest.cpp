@@ -16,6 +16,8 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/program/Program.h"
 
+#include "ProgramEdit.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,12 +114,7 @@ end
 )";
 
 rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kSplitTail;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kSplitTail, from, to);
 }
 
 TEST(Convert, ProgramTypeRules) {

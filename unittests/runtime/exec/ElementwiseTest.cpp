@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExprTestSupport.h"
+#include "ProgramEdit.h"
 
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/backends/Host.h"
@@ -1035,12 +1036,7 @@ TEST(ElementwiseProgram, TextRoundTripsConstantsBitExact) {
 }
 
 rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kBlockW2;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kBlockW2, from, to);
 }
 
 TEST(ElementwiseProgram, TextAndValidationErrors) {

@@ -22,6 +22,7 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/program/ProgramText.h"
 
+#include "ProgramEdit.h"
 #include "RandomValues.h"
 
 #include <gtest/gtest.h>
@@ -180,12 +181,7 @@ end
 )";
 
 rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kBiasGrad;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kBiasGrad, from, to);
 }
 
 TEST(SumRows, ProgramTextAndTypeRules) {
