@@ -114,6 +114,10 @@ struct BlockArgument {
   std::vector<int64_t> placements;
 };
 std::vector<BlockArgument> blockArguments(const BlockSpec &spec);
+/// The index in `args` of the argument of that role, block and `which`; -1
+/// if there is none.
+int findBlockArgument(const std::vector<BlockArgument> &args,
+                      BlockArgument::Role role, int block, int which);
 
 std::string blockMlir(const BlockSpec &spec);
 
