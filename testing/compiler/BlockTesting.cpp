@@ -742,6 +742,17 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
                               blockErrorBound(spec), report);
 }
 
+rt::Status runBlockAt(const rt::Program &program, const BlockSpec &base,
+                      const std::vector<std::vector<int64_t>> &rankBatch,
+                      uint64_t seed, const rt::RunOptions &options,
+                      rt::PlanCache &plans, BlockBatchRun &out) {
+  out.spec = base;
+  out.spec.rankBatch = rankBatch;
+  out.data = makeBlockData(out.spec, seed);
+  return runBlock(program, out.spec, out.data, options, out.outputs, out.ranks,
+                  {}, &plans);
+}
+
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const BlockData &data, const rt::RunOptions &options,
                     std::vector<std::vector<uint8_t>> &outputs,

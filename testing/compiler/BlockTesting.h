@@ -193,6 +193,23 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     rt::PlanCache *plans = nullptr,
                     const rt::RankCallbacks::MakeExecutor &executor = {});
 
+/// One run of a block with dynamic batch dims at given per-rank batch
+/// sizes (runBlockAt): the spec run, its data and runBlock's results.
+struct BlockBatchRun {
+  BlockSpec spec;
+  BlockData data;
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<rt::RankResult> ranks;
+};
+/// Runs the compiled `program` of `base` with each rank's batch dims
+/// `rankBatch` (out.spec: base with that rankBatch) on
+/// makeBlockData(out.spec, seed), through runBlock with `options`, the
+/// plans kept in `plans`.
+rt::Status runBlockAt(const rt::Program &program, const BlockSpec &base,
+                      const std::vector<std::vector<int64_t>> &rankBatch,
+                      uint64_t seed, const rt::RunOptions &options,
+                      rt::PlanCache &plans, BlockBatchRun &out);
+
 } // namespace shardlin::testkit
 
 #endif // SHARDLIN_BENCH_TESTING_BLOCKTESTING_H
