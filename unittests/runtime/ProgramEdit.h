@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace shardlin::rt::testutil {
@@ -32,6 +33,19 @@ inline Status parseEdited(const std::string &text, const std::string &from,
                           const std::string &to) {
   Program p;
   return parseEdited(text, from, to, p);
+}
+
+/// An edit the parser or the validation must refuse, with the message.
+struct RefusedEdit {
+  const char *from, *to, *message;
+};
+
+/// Expects each edit of `text` to be refused with its message.
+inline void expectRefused(const std::string &text,
+                          std::initializer_list<RefusedEdit> edits) {
+  for (const RefusedEdit &e : edits)
+    EXPECT_EQ(parseEdited(text, e.from, e.to).message(), e.message)
+        << "'" << e.from << "' edited into '" << e.to << "'";
 }
 
 } // namespace shardlin::rt::testutil
