@@ -68,29 +68,6 @@ int findBlockArgument(const std::vector<BlockArgument> &args,
   return -1;
 }
 
-bool BlockSpec::dynamicBatch() const {
-  return std::find(batch.begin(), batch.end(), rt::kDynamic) != batch.end();
-}
-
-int64_t BlockSpec::rowsOf(int rank) const {
-  int64_t b = 1;
-  for (int64_t d : rankBatch.empty() ? batch : rankBatch[rank])
-    b *= d;
-  return b;
-}
-
-std::vector<int64_t> BlockSpec::inputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(h);
-  return s;
-}
-
-std::vector<int64_t> BlockSpec::inputShapeOf(int rank) const {
-  std::vector<int64_t> s = rankBatch.empty() ? batch : rankBatch[rank];
-  s.push_back(h);
-  return s;
-}
-
 std::string BlockSpec::name() const {
   const char *sep = worldSize() > 10 ? "x" : "";
   std::string s = blockKindName(kind);

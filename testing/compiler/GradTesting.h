@@ -108,10 +108,6 @@ rt::Status compileBackwardMlir(const std::string &text,
                                BackwardPrograms &out,
                                const std::string &entry = "main");
 
-/// Whether this runtime's op table has an op of that mnemonic ("all_reduce",
-/// "from_local"): the ops issue 26's other branch adds.
-bool runtimeHasOp(const char *mnemonic);
-
 /// One tensor held by one rank: its bytes in the dtype and its shape.
 struct RankTensor {
   std::vector<uint8_t> bytes;
