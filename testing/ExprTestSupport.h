@@ -132,6 +132,12 @@ inline double referenceAt(const ExprProgram &e,
   return v.back();
 }
 
+/// 0.5 x (1 + t): the outer form of both GELUs.
+inline int halfXTimesOnePlus(Builder &b, int x, int t) {
+  return b.op(ExprOp::Mul, b.op(ExprOp::Mul, b.constant(0.5), x),
+              b.op(ExprOp::Add, b.constant(1), t));
+}
+
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 inline ExprProgram geluTanh() {
   Builder b;
@@ -139,10 +145,10 @@ inline ExprProgram geluTanh() {
   const int x3 = b.op(ExprOp::Mul, b.op(ExprOp::Mul, x, x), x);
   const int inner = b.op(ExprOp::Add, x,
                          b.op(ExprOp::Mul, b.constant(0.044715), x3));
-  const int t = b.op(ExprOp::Tanh,
-                     b.op(ExprOp::Mul, b.constant(0.7978845608028654), inner));
-  b.op(ExprOp::Mul, b.op(ExprOp::Mul, b.constant(0.5), x),
-       b.op(ExprOp::Add, b.constant(1), t));
+  halfXTimesOnePlus(
+      b, x,
+      b.op(ExprOp::Tanh,
+           b.op(ExprOp::Mul, b.constant(0.7978845608028654), inner)));
   return b.p;
 }
 
@@ -150,10 +156,9 @@ inline ExprProgram geluTanh() {
 inline ExprProgram geluErf() {
   Builder b;
   const int x = b.input(0);
-  const int e = b.op(ExprOp::Erf,
-                     b.op(ExprOp::Mul, x, b.constant(0.7071067811865476)));
-  b.op(ExprOp::Mul, b.op(ExprOp::Mul, b.constant(0.5), x),
-       b.op(ExprOp::Add, b.constant(1), e));
+  halfXTimesOnePlus(
+      b, x,
+      b.op(ExprOp::Erf, b.op(ExprOp::Mul, x, b.constant(0.7071067811865476))));
   return b.p;
 }
 

@@ -124,18 +124,13 @@ int main(int argc, char **argv) {
     options.comm = commOptions;
     options.blasThreads = 1;
     return runAll(base.name(), rank, runs, [&](size_t i, bool &reused) {
-      BlockSpec spec = base;
-      spec.rankBatch = runs[i];
-      const shardlin::testkit::BlockData data =
-          shardlin::testkit::makeBlockData(spec, 11 + i);
-      std::vector<std::vector<uint8_t>> outputs;
-      std::vector<rt::RankResult> ranks;
-      SHARDLIN_RETURN_IF_ERROR(shardlin::testkit::runBlock(
-          program, spec, data, options, outputs, ranks, {}, &cache));
-      reused = ranks.at(0).planReused;
+      shardlin::testkit::BlockBatchRun run;
+      SHARDLIN_RETURN_IF_ERROR(shardlin::testkit::runBlockAt(
+          program, base, runs[i], 11 + i, options, cache, run));
+      reused = run.ranks.at(0).planReused;
       std::string report;
-      if (shardlin::testkit::checkBlockOutput(spec, data, rank, outputs[rank],
-                                              report) != 0)
+      if (shardlin::testkit::checkBlockOutput(run.spec, run.data, rank,
+                                              run.outputs[rank], report) != 0)
         return rt::Status::internal(report);
       return rt::Status::ok();
     });

@@ -64,13 +64,18 @@ std::vector<DynamicCase> dynamicCases() {
     cases.push_back({c, grid ? gridSets(c.worldSize())
                              : rowSets(c.worldSize(), c.batch)});
   };
+  // One dynamic batch dim over 3 ranks: uneven chunks of N = 11 and K = 19.
+  auto oneDynamicDim = [](int64_t dim, const char *strategy) {
+    LinearConfig c;
+    c.dim = dim;
+    c.strategy = strategy;
+    c.batch = {kDyn};
+    c.placements = {2, 0, 1};
+    return c;
+  };
   for (int64_t dim : {1, 0})
     for (const char *strategy : {"activations", "gather-weight"}) {
-      LinearConfig c;
-      c.dim = dim;
-      c.strategy = strategy;
-      c.batch = {kDyn};
-      c.placements = {2, 0, 1}; // uneven chunks of N = 11 and K = 19
+      LinearConfig c = oneDynamicDim(dim, strategy);
       add(c);
       c.batch = {kDyn, 3};
       c.placements = {1, 3, 0, 2};
@@ -101,11 +106,7 @@ std::vector<DynamicCase> dynamicCases() {
       // Explicit chunk bounds with an empty chunk (upstream's
       // sharded_dims_offsets): N = 11 at [0, 0, 4, 11], K = 19 at [0, 0, 6,
       // 19]; f16 for the partial sums of a K split.
-      LinearConfig c;
-      c.dim = dim;
-      c.strategy = strategy;
-      c.batch = {kDyn};
-      c.placements = {2, 0, 1};
+      LinearConfig c = oneDynamicDim(dim, strategy);
       c.bounds = dim == 0 ? std::vector<int64_t>{0, 0, 4, 11}
                           : std::vector<int64_t>{0, 0, 6, 19};
       add(c);
@@ -229,24 +230,18 @@ TEST_P(DynamicBlock, OneProgramRunsEveryBatchSize) {
   rt::PlanCache cache;
   std::vector<std::vector<std::vector<int64_t>>> runs = rowSets(w, base.batch);
   for (size_t i = 0; i < runs.size(); ++i) {
-    BlockSpec spec = base;
-    spec.rankBatch = runs[i];
-    const shardlin::testkit::BlockData data =
-        shardlin::testkit::makeBlockData(spec, 7 + i);
-    std::vector<std::vector<uint8_t>> outputs;
-    std::vector<rt::RankResult> ranks;
-    rt::RunOptions options;
-    rt::Status ran = shardlin::testkit::runBlock(program, spec, data, options,
-                                                 outputs, ranks, {}, &cache);
-    ASSERT_TRUE(ran) << spec.name() << ": " << ran.message();
+    shardlin::testkit::BlockBatchRun run;
+    rt::Status ran = shardlin::testkit::runBlockAt(program, base, runs[i],
+                                                   7 + i, {}, cache, run);
+    ASSERT_TRUE(ran) << run.spec.name() << ": " << ran.message();
     for (int r = 0; r < w; ++r) {
       std::string report;
-      EXPECT_EQ(shardlin::testkit::checkBlockOutput(spec, data, r, outputs[r],
-                                                    report),
+      EXPECT_EQ(shardlin::testkit::checkBlockOutput(run.spec, run.data, r,
+                                                    run.outputs[r], report),
                 0)
           << report;
-      EXPECT_EQ(ranks[r].planReused, i + 1 == runs.size())
-          << spec.name() << " rank " << r;
+      EXPECT_EQ(run.ranks[r].planReused, i + 1 == runs.size())
+          << run.spec.name() << " rank " << r;
     }
   }
 }

@@ -277,6 +277,19 @@ linearArgShapes(const rt::Program &program, const LinearConfig &config) {
                                      shapes);
   };
 }
+
+/// The callbacks of a layer's run but its binding: the plan cache, the
+/// executors and the input's shape on each rank.
+rt::RankCallbacks
+linearCallbacks(const rt::Program &program, const LinearConfig &config,
+                rt::PlanCache *plans,
+                const rt::RankCallbacks::MakeExecutor &executor) {
+  rt::RankCallbacks callbacks;
+  callbacks.plans = plans;
+  callbacks.executor = executor;
+  callbacks.argShapes = linearArgShapes(program, config);
+  return callbacks;
+}
 } // namespace
 
 rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
@@ -295,10 +308,8 @@ rt::Status runLinear(const rt::Program &program, const LinearConfig &config,
       w, std::vector<std::vector<uint8_t>>(runs.size()));
   std::vector<std::vector<std::vector<const void *>>> args(
       w, std::vector<std::vector<const void *>>(runs.size()));
-  rt::RankCallbacks callbacks;
-  callbacks.plans = plans;
-  callbacks.executor = executor;
-  callbacks.argShapes = linearArgShapes(program, config);
+  rt::RankCallbacks callbacks =
+      linearCallbacks(program, config, plans, executor);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     const int r = plan.rank();
@@ -335,10 +346,8 @@ rt::Status runRank(const rt::Program &program, const LinearConfig &config,
   // The runtime's own one-rank run (plan, bind, agreement, run), on host
   // memory; only the binding is the test's.
   std::vector<uint8_t> chunk;
-  rt::RankCallbacks callbacks;
-  callbacks.plans = plans;
-  callbacks.executor = executor;
-  callbacks.argShapes = linearArgShapes(program, config);
+  rt::RankCallbacks callbacks =
+      linearCallbacks(program, config, plans, executor);
   callbacks.bind = [&](const rt::Plan &plan, rt::RankDevice &,
                        rt::RankBuffers &buffers) {
     SHARDLIN_RETURN_IF_ERROR(bindArguments(program, plan, config, data,

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradTesting.h"
+#include "GradGTest.h"
 
 #include "shardlin/runtime/base/ChunkLayout.h"
 
@@ -33,26 +33,14 @@ constexpr double kBound = 1e-6;
 
 std::vector<GradCase> finiteDifferenceCases() {
   std::vector<GradCase> all;
-  GradCase row;
-  row.model = GradCase::Model::Linear;
-  row.linear.dim = 1;
-  row.linear.n = 3;
-  row.linear.k = 5;
-  row.linear.placements = {2, 0, 1};
-  row.linear.batch = {2};
-  row.linear.dtype = rt::DType::F64;
-  row.recompute = "never";
-  all.push_back(row);
+  all.push_back(
+      gradLinearCase(1, 3, 5, {2, 0, 1}, {2}, true, rt::DType::F64, "never"));
 
-  GradCase mlp;
-  mlp.model = GradCase::Model::Block;
-  mlp.block.activation = Activation::GeluTanh;
+  GradCase mlp =
+      gradBlockCase(BlockKind::Mlp, Activation::GeluTanh, OpForm::Arith, {1, 0},
+                    5, rt::DType::F64, true, true, "always");
   mlp.block.h = 4;
-  mlp.block.f = 5;
   mlp.block.batch = {2};
-  mlp.block.placements = {1, 0};
-  mlp.block.residual = true;
-  mlp.block.dtype = rt::DType::F64;
   all.push_back(mlp);
 
   GradCase glu = mlp;
@@ -69,12 +57,9 @@ std::vector<GradCase> finiteDifferenceCases() {
 double loss(const GradCase &c, const rt::Program &forward,
             const GradData &data) {
   const size_t numArgs = gradArguments(c).size();
-  rt::RunOptions options;
-  options.worldSize = c.worldSize();
-  options.blasThreads = 1;
   std::vector<std::vector<RankTensor>> y;
   rt::Status s = runWithTensors(
-      forward, options,
+      forward, threadsOptions(c),
       [&](int rank) {
         std::vector<RankTensor> args;
         for (size_t i = 0; i < numArgs; ++i)
@@ -106,11 +91,8 @@ TEST_P(GradFiniteDifferences, EveryElementOfEveryArgument) {
   rt::Status s = compileBackward(c, programs);
   ASSERT_TRUE(s) << s.message();
   GradData data = makeGradData(c);
-  rt::RunOptions options;
-  options.worldSize = c.worldSize();
-  options.blasThreads = 1;
   std::vector<std::vector<RankTensor>> grads;
-  s = runBackward(c, data, backwardRunOf(programs), options, grads);
+  s = runBackward(c, data, backwardRunOf(programs), threadsOptions(c), grads);
   ASSERT_TRUE(s) << s.message();
   const GradReference ref = gradReference(c, data); // the magnitudes
   const std::vector<GradArgument> args = gradArguments(c);
@@ -177,10 +159,8 @@ TEST_P(GradFiniteDifferences, EveryElementOfEveryArgument) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Small, GradFiniteDifferences, ::testing::ValuesIn(finiteDifferenceCases()),
-    [](const ::testing::TestParamInfo<GradCase> &info) {
-      return info.param.name();
-    });
+INSTANTIATE_TEST_SUITE_P(Small, GradFiniteDifferences,
+                         ::testing::ValuesIn(finiteDifferenceCases()),
+                         GradCaseName());
 
 } // namespace

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradTesting.h"
+#include "GradGTest.h"
 
 #include "shardlin/runtime/backends/Cuda.h"
 
@@ -30,28 +30,15 @@ TEST_P(GradCudaLocal, EveryGradientOfEveryRankMatchesTheDenseModel) {
   const GradCase &c = GetParam();
   BackwardPrograms programs;
   rt::Status s = compileBackward(c, programs);
-  if (!s && !runtimeHasOp("all_reduce") &&
-      s.message().find("cannot execute 'shardlin.all_reduce'") !=
-          std::string::npos)
-    GTEST_SKIP() << "needs the runtime's shardlin.all_reduce";
   ASSERT_TRUE(s) << s.message();
-  const GradData data = makeGradData(c);
   rt::RunOptions options;
   options.backend = "cuda-local";
   options.worldSize = c.worldSize();
   options.comm.timeoutSeconds = 60;
-  std::vector<std::vector<RankTensor>> results;
-  s = runBackward(c, data, backwardRunOf(programs), options, results);
-  ASSERT_TRUE(s) << s.message();
-  ASSERT_EQ(results.size(), static_cast<size_t>(c.worldSize()));
-  std::string report;
-  EXPECT_EQ(checkAllRanks(c, data, results, report), 0) << report;
+  expectEveryGradientMatches(c, backwardRunOf(programs), options);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
-    [](const ::testing::TestParamInfo<GradCase> &info) {
-      return info.param.name();
-    });
+INSTANTIATE_TEST_SUITE_P(Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
+                         GradCaseName());
 
 } // namespace

@@ -19,39 +19,15 @@ inline uint64_t gridSeed(int replica) { return 101 + uint64_t(replica); }
 
 inline std::vector<GradCase> gridCases() {
   std::vector<GradCase> all;
-  GradCase col;
-  col.model = GradCase::Model::Linear;
-  col.linear.dim = 0;
-  col.linear.n = 7;
-  col.linear.k = 9;
-  col.linear.placements = {2, 0, 1};
-  col.linear.batch = {4};
-  col.linear.bias = true;
-  col.linear.dtype = rt::DType::F32;
-  col.recompute = "always";
-  all.push_back(col);
-
-  GradCase row = col;
-  row.linear.dim = 1;
-  row.linear.n = 6;
-  row.linear.k = 5;
-  row.linear.placements = {1, 0};
-  row.linear.batch = {rt::kDynamic};
+  all.push_back(
+      gradLinearCase(0, 7, 9, {2, 0, 1}, {4}, true, rt::DType::F32, "always"));
+  GradCase row = gradLinearCase(1, 6, 5, {1, 0}, {rt::kDynamic}, true,
+                                rt::DType::F64, "never");
   row.linear.rankBatch = {{3}, {0}};
-  row.linear.dtype = rt::DType::F64;
-  row.recompute = "never";
   all.push_back(row);
-
-  GradCase mlp;
-  mlp.model = GradCase::Model::Block;
-  mlp.block.activation = Activation::GeluTanh;
-  mlp.block.h = 8;
-  mlp.block.f = 10;
-  mlp.block.placements = {1, 0};
-  mlp.block.residual = true;
-  mlp.block.dtype = rt::DType::F64;
-  mlp.recompute = "never";
-  all.push_back(mlp);
+  all.push_back(gradBlockCase(BlockKind::Mlp, Activation::GeluTanh,
+                              OpForm::Arith, {1, 0}, 10, rt::DType::F64, true,
+                              true, "never"));
   return all;
 }
 

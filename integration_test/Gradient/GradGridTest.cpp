@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GradGTest.h"
 #include "GradGridCases.h"
-#include "GradTesting.h"
 
 #include "shardlin/runtime/backends/Host.h"
 
@@ -69,10 +69,7 @@ TEST_P(GradGrid, EveryGradientOfEveryReplicaMatchesTheDenseModel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DataParallel2, GradGrid, ::testing::ValuesIn(gridCases()),
-    [](const ::testing::TestParamInfo<GradCase> &info) {
-      return info.param.name();
-    });
+INSTANTIATE_TEST_SUITE_P(DataParallel2, GradGrid,
+                         ::testing::ValuesIn(gridCases()), GradCaseName());
 
 } // namespace

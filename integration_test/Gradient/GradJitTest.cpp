@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradTesting.h"
+#include "GradGTest.h"
 #include "JitTesting.h"
 
 #include <gtest/gtest.h>
@@ -38,22 +38,10 @@ TEST_P(GradJit, EveryGradientOfEveryRankMatchesTheDenseModel) {
   JitBackward jit;
   rt::Status s = jitBackward(c, jit);
   ASSERT_TRUE(s) << s.message();
-  const GradData data = makeGradData(c);
-  rt::RunOptions options;
-  options.worldSize = c.worldSize();
-  options.blasThreads = 1;
-  std::vector<std::vector<RankTensor>> results;
-  s = runBackward(c, data, jit.run(), options, results);
-  ASSERT_TRUE(s) << s.message();
-  ASSERT_EQ(results.size(), static_cast<size_t>(c.worldSize()));
-  std::string report;
-  EXPECT_EQ(checkAllRanks(c, data, results, report), 0) << report;
+  expectEveryGradientMatches(c, jit.run(), threadsOptions(c));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sample, GradJit, ::testing::ValuesIn(jitCases()),
-    [](const ::testing::TestParamInfo<GradCase> &info) {
-      return info.param.name();
-    });
+INSTANTIATE_TEST_SUITE_P(Sample, GradJit, ::testing::ValuesIn(jitCases()),
+                         GradCaseName());
 
 } // namespace

@@ -5,9 +5,8 @@
 // world size is W, runs @main_forward_saving (if any) and @main_backward
 // for its own rank through rt::runProgram on the mpi backend, and checks
 // its rank's gradients against the dense model's float64 gradients (every
-// process regenerates every tensor from the case's seed). Cases whose
-// backward needs shardlin.all_reduce are left out, with a line saying so,
-// until this runtime has it. MpiSuite.h sums the failures.
+// process regenerates every tensor from the case's seed). MpiSuite.h sums
+// the failures.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,15 +35,6 @@ int main(int argc, char **argv) {
     const int rank = comm.rank();
     BackwardPrograms programs;
     rt::Status s = compileBackward(c, programs);
-    // Every process compiles the same text: all skip or none does.
-    if (!s && !runtimeHasOp("all_reduce") &&
-        s.message().find("cannot execute 'shardlin.all_reduce'") !=
-            std::string::npos) {
-      if (rank == 0)
-        std::printf("skipped %s: needs the runtime's shardlin.all_reduce\n",
-                    c.name().c_str());
-      return true;
-    }
     const GradData data = makeGradData(c);
     std::vector<std::vector<RankTensor>> results;
     if (s) {

@@ -20,9 +20,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <random>
+#include <utility>
 
 namespace shardlin::testkit {
 
@@ -30,53 +31,41 @@ const char *blockKindName(BlockKind k) {
   return k == BlockKind::Mlp ? "mlp" : "swiglu";
 }
 
-const char *activationName(Activation a) {
-  switch (a) {
-  case Activation::Relu:
-    return "relu";
-  case Activation::GeluTanh:
-    return "gelu_tanh";
-  case Activation::GeluErf:
-    return "gelu_erf";
-  case Activation::Silu:
-    return "silu";
-  }
+namespace {
+/// The name `names` gives `value`, "?" if none.
+template <typename E, size_t N>
+const char *nameIn(E value, const std::pair<E, const char *> (&names)[N]) {
+  for (const auto &[e, name] : names)
+    if (e == value)
+      return name;
   return "?";
+}
+} // namespace
+
+const char *activationName(Activation a) {
+  static const std::pair<Activation, const char *> kNames[] = {
+      {Activation::Relu, "relu"},
+      {Activation::GeluTanh, "gelu_tanh"},
+      {Activation::GeluErf, "gelu_erf"},
+      {Activation::Silu, "silu"}};
+  return nameIn(a, kNames);
 }
 
 const char *opFormName(OpForm f) {
-  switch (f) {
-  case OpForm::Arith:
-    return "arith";
-  case OpForm::LinalgGeneric:
-    return "generic";
-  case OpForm::LinalgElementwise:
-    return "elementwise";
-  }
-  return "?";
+  static const std::pair<OpForm, const char *> kNames[] = {
+      {OpForm::Arith, "arith"},
+      {OpForm::LinalgGeneric, "generic"},
+      {OpForm::LinalgElementwise, "elementwise"}};
+  return nameIn(f, kNames);
 }
 
-bool BlockSpec::dynamicBatch() const {
-  return std::find(batch.begin(), batch.end(), rt::kDynamic) != batch.end();
-}
-
-int64_t BlockSpec::rowsOf(int rank) const {
-  int64_t b = 1;
-  for (int64_t d : rankBatch.empty() ? batch : rankBatch[rank])
-    b *= d;
-  return b;
-}
-
-std::vector<int64_t> BlockSpec::inputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(h);
-  return s;
-}
-
-std::vector<int64_t> BlockSpec::inputShapeOf(int rank) const {
-  std::vector<int64_t> s = rankBatch.empty() ? batch : rankBatch[rank];
-  s.push_back(h);
-  return s;
+int findBlockArgument(const std::vector<BlockArgument> &args,
+                      BlockArgument::Role role, int block, int which) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].role == role && args[i].block == block &&
+        args[i].which == which)
+      return static_cast<int>(i);
+  return -1;
 }
 
 std::string BlockSpec::name() const {
@@ -153,47 +142,24 @@ struct Step {
 class Steps {
 public:
   int in(int input, bool vector = false) {
-    Step s;
-    s.op = "in";
+    Step s{"in"};
     s.input = input;
     s.vector = vector;
     return push(s);
   }
   int cst(double v) {
-    Step s;
-    s.op = "const";
+    Step s{"const"};
     s.value = v;
     return push(s);
   }
-  int un(const char *op, int a) {
-    Step s;
-    s.op = op;
-    s.a = a;
-    return push(s);
-  }
-  int bin(const char *op, int a, int b) {
-    Step s;
-    s.op = op;
-    s.a = a;
-    s.b = b;
-    return push(s);
-  }
+  int un(const char *op, int a) { return push({op, a}); }
+  int bin(const char *op, int a, int b) { return push({op, a, b}); }
   int cmp(const char *pred, int a, int b) {
-    Step s;
-    s.op = "cmpf";
+    Step s{"cmpf", a, b};
     s.predicate = pred;
-    s.a = a;
-    s.b = b;
     return push(s);
   }
-  int select(int c, int a, int b) {
-    Step s;
-    s.op = "select";
-    s.a = c;
-    s.b = a;
-    s.c = b;
-    return push(s);
-  }
+  int select(int c, int a, int b) { return push({"select", c, a, b}); }
   const std::vector<Step> &list() const { return steps_; }
   int numInputs() const {
     int n = 0;
@@ -569,11 +535,7 @@ std::string blockMlir(const BlockSpec &spec) {
     signature += (i ? ", " : "") + argNames[i] + ": " + argTypes[i];
   }
   auto find = [&](BlockArgument::Role role, int block, int which) {
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].role == role && args[i].block == block &&
-          args[i].which == which)
-        return static_cast<int>(i);
-    return -1;
+    return findBlockArgument(args, role, block, which);
   };
 
   Writer w(spec);
@@ -665,11 +627,7 @@ BlockReference blockReference(const BlockSpec &spec, const BlockData &data,
                               int rank) {
   const std::vector<BlockArgument> args = blockArguments(spec);
   auto find = [&](BlockArgument::Role role, int block, int which) {
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].role == role && args[i].block == block &&
-          args[i].which == which)
-        return static_cast<int>(i);
-    return -1;
+    return findBlockArgument(args, role, block, which);
   };
   const int64_t rows = spec.rowsOf(rank), h = spec.h, f = spec.f;
   // y = x W^T (+ b), with magnitudes: the absolute products and bias, plus
@@ -759,6 +717,17 @@ int64_t checkBlockOutput(const BlockSpec &spec, const BlockData &data,
   return compareWithReference(spec.name() + " rank " + std::to_string(rank),
                               spec.dtype, output, spec.h, ref.y, ref.scale,
                               blockErrorBound(spec), report);
+}
+
+rt::Status runBlockAt(const rt::Program &program, const BlockSpec &base,
+                      const std::vector<std::vector<int64_t>> &rankBatch,
+                      uint64_t seed, const rt::RunOptions &options,
+                      rt::PlanCache &plans, BlockBatchRun &out) {
+  out.spec = base;
+  out.spec.rankBatch = rankBatch;
+  out.data = makeBlockData(out.spec, seed);
+  return runBlock(program, out.spec, out.data, options, out.outputs, out.ranks,
+                  {}, &plans);
 }
 
 rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
@@ -940,16 +909,23 @@ std::vector<BlockSpec> blockSuite() {
     glu.form = forms[w % 3];
     all.push_back(glu);
   }
+  // The base of the groups below: a block with a residual.
+  auto withResidual = [](BlockKind kind, std::vector<int64_t> placements,
+                         int64_t f) {
+    BlockSpec s;
+    s.kind = kind;
+    s.placements = std::move(placements);
+    s.f = f;
+    s.residual = true;
+    return s;
+  };
   // Every dtype, each form, with residuals and two chained blocks.
   for (rt::DType t :
        {rt::DType::F16, rt::DType::BF16, rt::DType::F32, rt::DType::F64})
     for (OpForm form : forms) {
-      BlockSpec s;
+      BlockSpec s = withResidual(BlockKind::Mlp, {3, 1, 0, 2}, 18);
       s.dtype = t;
       s.form = form;
-      s.placements = {3, 1, 0, 2};
-      s.f = 18;
-      s.residual = true;
       s.blocks = 2;
       all.push_back(s);
       BlockSpec g = s;
@@ -985,24 +961,16 @@ std::vector<BlockSpec> blockSuite() {
   // The same blocks lowered linear by linear (fuse-blocks=false).
   for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu})
     for (rt::DType t : {rt::DType::F32, rt::DType::BF16}) {
-      BlockSpec s;
-      s.kind = kind;
+      BlockSpec s = withResidual(kind, {2, 0, 3, 1}, 14);
       s.dtype = t;
       s.fuse = false;
-      s.placements = {2, 0, 3, 1};
-      s.f = 14;
-      s.residual = true;
       all.push_back(s);
     }
   // Strategies: gather-weight and the cost model's choice.
   for (const char *strategy : {"gather-weight", "auto"})
     for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu}) {
-      BlockSpec s;
-      s.kind = kind;
+      BlockSpec s = withResidual(kind, {2, 3, 0, 1}, 22);
       s.strategy = strategy;
-      s.placements = {2, 3, 0, 1};
-      s.f = 22;
-      s.residual = true;
       all.push_back(s);
     }
   return all;

@@ -49,21 +49,16 @@ const char *blockKindName(BlockKind k);
 const char *activationName(Activation a);
 const char *opFormName(OpForm f);
 
-struct BlockSpec {
+/// A block: ShardedSpec's placements are the col-wise weights'. With
+/// dynamic batch dims the elementwise ops' tensor.empty inits take their
+/// sizes from tensor.dim of the input, and splat constants become
+/// linalg.fill.
+struct BlockSpec : ShardedSpec {
   BlockKind kind = BlockKind::Mlp;
   Activation activation = Activation::GeluTanh;
   OpForm form = OpForm::Arith;
   int64_t h = 8;
   int64_t f = 20;
-  /// The input's leading dims; empty = a 1-D input (one row). rt::kDynamic
-  /// marks a dynamic dim (`?`), whose size on each rank is in rankBatch;
-  /// the elementwise ops' tensor.empty inits then take their sizes from
-  /// tensor.dim of the input, and splat constants become linalg.fill.
-  std::vector<int64_t> batch = {5};
-  /// With dynamic batch dims: rank r's batch dims, one entry per rank.
-  std::vector<std::vector<int64_t>> rankBatch;
-  /// The col-wise weights' placements; their size is W.
-  std::vector<int64_t> placements = {0};
   /// The row-wise weight's placements; empty = the same as `placements`.
   std::vector<int64_t> rowPlacements;
   /// Bias of the col-wise linear(s) and of the row-wise one.
@@ -77,24 +72,15 @@ struct BlockSpec {
   /// elementwise chain between its two linears: GELU-tanh is 9 ops, so 8
   /// give a chain of 72 and 17 one of 153).
   int repeat = 1;
-  rt::DType dtype = rt::DType::F32;
-  /// The lowering strategy forced on the pass ("activations",
-  /// "gather-weight", "auto").
-  std::string strategy = "activations";
   /// The pass's fuse-blocks option (false: each linear lowered alone).
   bool fuse = true;
 
-  int worldSize() const { return static_cast<int>(placements.size()); }
   const std::vector<int64_t> &rowWeightPlacements() const {
     return rowPlacements.empty() ? placements : rowPlacements;
   }
-  int64_t rows() const { return rowsOf(0); }
-  /// The input's type (rt::kDynamic for dynamic dims).
-  std::vector<int64_t> inputShape() const;
-  bool dynamicBatch() const;
-  /// Rank r's rows and input shape.
-  int64_t rowsOf(int rank) const;
-  std::vector<int64_t> inputShapeOf(int rank) const;
+  /// The input's type (rt::kDynamic for dynamic dims), and rank r's.
+  std::vector<int64_t> inputShape() const { return shapeOf(-1, h); }
+  std::vector<int64_t> inputShapeOf(int rank) const { return shapeOf(rank, h); }
   /// Col-wise weights per block (1 for an MLP, 2 for a SwiGLU).
   int colLinears() const { return kind == BlockKind::SwiGlu ? 2 : 1; }
   /// A readable, unique gtest-safe name.
@@ -114,6 +100,10 @@ struct BlockArgument {
   std::vector<int64_t> placements;
 };
 std::vector<BlockArgument> blockArguments(const BlockSpec &spec);
+/// The index in `args` of the argument of that role, block and `which`; -1
+/// if there is none.
+int findBlockArgument(const std::vector<BlockArgument> &args,
+                      BlockArgument::Role role, int block, int which);
 
 std::string blockMlir(const BlockSpec &spec);
 
@@ -188,6 +178,23 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                     const std::function<rt::Status(rt::RankRun &)> &run = {},
                     rt::PlanCache *plans = nullptr,
                     const rt::RankCallbacks::MakeExecutor &executor = {});
+
+/// One run of a block with dynamic batch dims at given per-rank batch
+/// sizes (runBlockAt): the spec run, its data and runBlock's results.
+struct BlockBatchRun {
+  BlockSpec spec;
+  BlockData data;
+  std::vector<std::vector<uint8_t>> outputs;
+  std::vector<rt::RankResult> ranks;
+};
+/// Runs the compiled `program` of `base` with each rank's batch dims
+/// `rankBatch` (out.spec: base with that rankBatch) on
+/// makeBlockData(out.spec, seed), through runBlock with `options`, the
+/// plans kept in `plans`.
+rt::Status runBlockAt(const rt::Program &program, const BlockSpec &base,
+                      const std::vector<std::vector<int64_t>> &rankBatch,
+                      uint64_t seed, const rt::RunOptions &options,
+                      rt::PlanCache &plans, BlockBatchRun &out);
 
 } // namespace shardlin::testkit
 

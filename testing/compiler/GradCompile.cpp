@@ -13,7 +13,6 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
-#include "shardlin/runtime/program/OpTable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,10 +39,6 @@ mlir::LogicalResult generateBackward(mlir::ModuleOp module,
           pm)))
     return module.emitError() << "cannot parse the backward pipeline";
   return pm.run(module);
-}
-
-bool runtimeHasOp(const char *mnemonic) {
-  return rt::findOpByMnemonic(mnemonic) != nullptr;
 }
 
 rt::Status compileBackwardMlir(const std::string &text,

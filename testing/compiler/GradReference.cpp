@@ -307,11 +307,7 @@ Mat blockRankBackward(const BlockSpec &s, const GradData &data, int rank,
   using Role = BlockArgument::Role;
   const std::vector<BlockArgument> args = blockArguments(s);
   auto find = [&](Role role, int block, int which) {
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].role == role && args[i].block == block &&
-          args[i].which == which)
-        return static_cast<int>(i);
-    return -1;
+    return findBlockArgument(args, role, block, which);
   };
   struct Saved {
     Mat x;

@@ -13,13 +13,10 @@
 
 namespace shardlin::testkit {
 
-namespace {
-
-GradCase linearCase(int64_t dim, int64_t n, int64_t k,
-                    std::vector<int64_t> placements,
-                    std::vector<int64_t> batch, bool bias, rt::DType dtype,
-                    const char *recompute,
-                    const char *strategy = "activations") {
+GradCase gradLinearCase(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        const char *recompute, const char *strategy) {
   GradCase c;
   c.model = GradCase::Model::Linear;
   c.linear.dim = dim;
@@ -34,9 +31,10 @@ GradCase linearCase(int64_t dim, int64_t n, int64_t k,
   return c;
 }
 
-GradCase blockCase(BlockKind kind, Activation act, OpForm form,
-                   std::vector<int64_t> placements, int64_t f, rt::DType dtype,
-                   bool fuse, bool residual, const char *recompute) {
+GradCase gradBlockCase(BlockKind kind, Activation act, OpForm form,
+                       std::vector<int64_t> placements, int64_t f,
+                       rt::DType dtype, bool fuse, bool residual,
+                       const char *recompute) {
   GradCase c;
   c.model = GradCase::Model::Block;
   c.block.kind = kind;
@@ -52,77 +50,75 @@ GradCase blockCase(BlockKind kind, Activation act, OpForm form,
   return c;
 }
 
-} // namespace
-
 std::vector<GradCase> gradSuite() {
   using D = rt::DType;
   std::vector<GradCase> all;
   // Linears: col-wise (N split) uneven and permuted; row-wise with an empty
   // K chunk and a 2-D batch, saved; 1-D; per-rank rows (one rank has none);
   // W = 1.
-  all.push_back(linearCase(0, 11, 19, {2, 3, 0, 1}, {5}, true, D::F32,
-                           "always"));
-  all.push_back(linearCase(1, 11, 5, {1, 2, 3, 0}, {2, 3}, true, D::F64,
-                           "never"));
-  all.push_back(linearCase(0, 7, 9, {2, 0, 1}, {}, true, D::F16, "never"));
+  all.push_back(
+      gradLinearCase(0, 11, 19, {2, 3, 0, 1}, {5}, true, D::F32, "always"));
+  all.push_back(
+      gradLinearCase(1, 11, 5, {1, 2, 3, 0}, {2, 3}, true, D::F64, "never"));
+  all.push_back(gradLinearCase(0, 7, 9, {2, 0, 1}, {}, true, D::F16, "never"));
   {
-    GradCase c = linearCase(1, 6, 10, {1, 2, 0}, {rt::kDynamic}, true,
-                            D::BF16, "always");
+    GradCase c = gradLinearCase(1, 6, 10, {1, 2, 0}, {rt::kDynamic}, true,
+                                D::BF16, "always");
     c.linear.rankBatch = {{4}, {0}, {2}};
     all.push_back(c);
   }
-  all.push_back(linearCase(1, 5, 7, {0}, {3}, true, D::F64, "always"));
+  all.push_back(gradLinearCase(1, 5, 7, {0}, {3}, true, D::F64, "always"));
   // Gather-weight: the weight's gradient is a reduce_scatter of every
   // rank's; with a bias, the bias's is an all_reduce.
-  all.push_back(linearCase(1, 9, 10, {2, 0, 1}, {4}, false, D::F32, "never",
-                           "gather-weight"));
-  all.push_back(linearCase(0, 9, 6, {1, 0}, {3}, true, D::F64, "always",
-                           "gather-weight"));
+  all.push_back(gradLinearCase(1, 9, 10, {2, 0, 1}, {4}, false, D::F32, "never",
+                               "gather-weight"));
+  all.push_back(gradLinearCase(0, 9, 6, {1, 0}, {3}, true, D::F64, "always",
+                               "gather-weight"));
 
   // Blocks.
   using K = BlockKind;
   using A = Activation;
   using F = OpForm;
-  all.push_back(blockCase(K::Mlp, A::GeluTanh, F::Arith, {3, 1, 0, 2}, 18,
-                          D::F32, true, true, "always"));
+  all.push_back(gradBlockCase(K::Mlp, A::GeluTanh, F::Arith, {3, 1, 0, 2}, 18,
+                              D::F32, true, true, "always"));
   {
-    GradCase c = blockCase(K::Mlp, A::Relu, F::LinalgGeneric, {1, 2, 0}, 13,
-                           D::F64, false, false, "never");
+    GradCase c = gradBlockCase(K::Mlp, A::Relu, F::LinalgGeneric, {1, 2, 0}, 13,
+                               D::F64, false, false, "never");
     c.block.batch = {2, 3};
     all.push_back(c);
   }
-  all.push_back(blockCase(K::SwiGlu, A::Silu, F::Arith, {1, 0}, 10, D::BF16,
-                          true, true, "never"));
-  all.push_back(blockCase(K::SwiGlu, A::Silu, F::LinalgElementwise,
-                          {2, 0, 3, 1}, 3, D::F16, false, true, "always"));
+  all.push_back(gradBlockCase(K::SwiGlu, A::Silu, F::Arith, {1, 0}, 10, D::BF16,
+                              true, true, "never"));
+  all.push_back(gradBlockCase(K::SwiGlu, A::Silu, F::LinalgElementwise,
+                              {2, 0, 3, 1}, 3, D::F16, false, true, "always"));
   {
-    GradCase c = blockCase(K::Mlp, A::Silu, F::LinalgElementwise, {1, 0}, 12,
-                           D::F32, true, true, "auto");
+    GradCase c = gradBlockCase(K::Mlp, A::Silu, F::LinalgElementwise, {1, 0},
+                               12, D::F32, true, true, "auto");
     c.block.blocks = 2;
     all.push_back(c);
   }
   {
-    GradCase c = blockCase(K::Mlp, A::GeluErf, F::Arith, {0, 2, 1}, 11,
-                           D::F16, true, false, "never");
+    GradCase c = gradBlockCase(K::Mlp, A::GeluErf, F::Arith, {0, 2, 1}, 11,
+                               D::F16, true, false, "never");
     c.block.batch = {};
     all.push_back(c);
   }
   {
-    GradCase c = blockCase(K::Mlp, A::GeluTanh, F::Arith, {2, 0, 1}, 14,
-                           D::F32, true, true, "never");
+    GradCase c = gradBlockCase(K::Mlp, A::GeluTanh, F::Arith, {2, 0, 1}, 14,
+                               D::F32, true, true, "never");
     c.block.batch = {rt::kDynamic};
     c.block.rankBatch = {{3}, {0}, {5}};
     all.push_back(c);
   }
   {
-    GradCase c = blockCase(K::SwiGlu, A::Silu, F::Arith, {0, 1, 2}, 9,
-                           D::F64, true, false, "always");
+    GradCase c = gradBlockCase(K::SwiGlu, A::Silu, F::Arith, {0, 1, 2}, 9,
+                               D::F64, true, false, "always");
     c.block.rowPlacements = {2, 1, 0}; // not fusable: two layers
     all.push_back(c);
   }
   {
-    GradCase c = blockCase(K::Mlp, A::Relu, F::Arith, {1, 0}, 10, D::F32,
-                           true, true, "always");
+    GradCase c = gradBlockCase(K::Mlp, A::Relu, F::Arith, {1, 0}, 10, D::F32,
+                               true, true, "always");
     c.block.strategy = "gather-weight";
     c.block.colBias = c.block.rowBias = false;
     all.push_back(c);

@@ -108,10 +108,6 @@ rt::Status compileBackwardMlir(const std::string &text,
                                BackwardPrograms &out,
                                const std::string &entry = "main");
 
-/// Whether this runtime's op table has an op of that mnemonic ("all_reduce",
-/// "from_local"): the ops issue 26's other branch adds.
-bool runtimeHasOp(const char *mnemonic);
-
 /// One tensor held by one rank: its bytes in the dtype and its shape.
 struct RankTensor {
   std::vector<uint8_t> bytes;
@@ -247,6 +243,18 @@ rt::Status runBackwardOnGrid(const GradCase &c, const GradData &data,
 /// f32 and f64, far below gradErrorBound's fixed bounds.
 GradReference gridReference(const GradCase &c,
                             const std::vector<GradData> &data, int replica);
+
+/// A linear case (its `strategy` forced on the pass) and a block case (h =
+/// 8; the other fields BlockSpec's defaults).
+GradCase gradLinearCase(int64_t dim, int64_t n, int64_t k,
+                        std::vector<int64_t> placements,
+                        std::vector<int64_t> batch, bool bias, rt::DType dtype,
+                        const char *recompute,
+                        const char *strategy = "activations");
+GradCase gradBlockCase(BlockKind kind, Activation act, OpForm form,
+                       std::vector<int64_t> placements, int64_t f,
+                       rt::DType dtype, bool fuse, bool residual,
+                       const char *recompute);
 
 /// The gradient suite: a representative sweep over both sharding dims and
 /// strategies, fused and unfused MLP and SwiGLU blocks with residuals,

@@ -16,48 +16,30 @@
 namespace shardlin::testkit {
 
 //===----------------------------------------------------------------------===//
-// LinearSpec
+// ShardedSpec, LinearSpec
 //===----------------------------------------------------------------------===//
 
-bool LinearSpec::dynamicBatch() const {
+bool ShardedSpec::dynamicBatch() const {
   for (int64_t d : batch)
     if (d == rt::kDynamic)
       return true;
   return false;
 }
 
-const std::vector<int64_t> &LinearSpec::batchOf(int rank) const {
+const std::vector<int64_t> &ShardedSpec::batchOf(int rank) const {
   return rankBatch.empty() ? batch : rankBatch[rank];
 }
 
-int64_t LinearSpec::rowsOf(int rank) const {
+int64_t ShardedSpec::rowsOf(int rank) const {
   int64_t b = 1;
   for (int64_t d : batchOf(rank))
     b *= d;
   return b;
 }
 
-std::vector<int64_t> LinearSpec::inputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(k);
-  return s;
-}
-
-std::vector<int64_t> LinearSpec::outputShape() const {
-  std::vector<int64_t> s = batch;
-  s.push_back(n);
-  return s;
-}
-
-std::vector<int64_t> LinearSpec::inputShapeOf(int rank) const {
-  std::vector<int64_t> s = batchOf(rank);
-  s.push_back(k);
-  return s;
-}
-
-std::vector<int64_t> LinearSpec::outputShapeOf(int rank) const {
-  std::vector<int64_t> s = batchOf(rank);
-  s.push_back(n);
+std::vector<int64_t> ShardedSpec::shapeOf(int rank, int64_t last) const {
+  std::vector<int64_t> s = rank < 0 ? batch : batchOf(rank);
+  s.push_back(last);
   return s;
 }
 

@@ -26,15 +26,10 @@
 
 namespace shardlin::testkit {
 
-/// One y = x A^T + b with a sharded weight A (N x K). The defaults are the
-/// end-to-end tests' small layer.
-struct LinearSpec {
-  /// The weight's sharded dim: 1 = K split ("row-wise"), 0 = N split
-  /// ("col-wise"); the names follow PyTorch's sharded_linear, which computes
-  /// with A^T.
-  int64_t dim = 1;
-  int64_t n = 11;
-  int64_t k = 19;
+/// What a linear and a block (BlockTesting.h) share: the input's batch
+/// dims, the placements of the (col-wise) weights, the dtype and the
+/// strategy forced on the pass.
+struct ShardedSpec {
   /// The input's leading (batch) dims; empty = a 1-D input (one row).
   /// rt::kDynamic marks a dynamic dim (`?` in the MLIR), whose size on each
   /// rank is given by rankBatch.
@@ -45,11 +40,6 @@ struct LinearSpec {
   std::vector<std::vector<int64_t>> rankBatch;
   /// placements[c] = the rank that holds chunk c; its size is W.
   std::vector<int64_t> placements = {0};
-  /// The chunks' explicit boundaries along the sharded dim (W + 1 values
-  /// from 0 to its size, `bounds` of #shardlin.chunk), or empty for the
-  /// ceil rule.
-  std::vector<int64_t> bounds;
-  bool bias = true;
   rt::DType dtype = rt::DType::F32;
   /// The lowering strategy forced on the pass: "activations" or
   /// "gather-weight" (or "auto").
@@ -59,16 +49,40 @@ struct LinearSpec {
   /// B: the number of rows the batch dims flatten to (1 for a 1-D input);
   /// with dynamic batch dims, rank 0's.
   int64_t rows() const { return rowsOf(0); }
-  /// The input's and output's types (rt::kDynamic for dynamic dims).
-  std::vector<int64_t> inputShape() const;
-  std::vector<int64_t> outputShape() const;
   /// Whether a batch dim is dynamic.
   bool dynamicBatch() const;
-  /// Rank r's batch dims, rows and input and output shapes.
+  /// Rank r's batch dims and rows.
   const std::vector<int64_t> &batchOf(int rank) const;
   int64_t rowsOf(int rank) const;
-  std::vector<int64_t> inputShapeOf(int rank) const;
-  std::vector<int64_t> outputShapeOf(int rank) const;
+
+protected:
+  /// The batch dims (rank r's, or the type's for rank -1) and then `last`.
+  std::vector<int64_t> shapeOf(int rank, int64_t last) const;
+};
+
+/// One y = x A^T + b with a sharded weight A (N x K). The defaults are the
+/// end-to-end tests' small layer.
+struct LinearSpec : ShardedSpec {
+  /// The weight's sharded dim: 1 = K split ("row-wise"), 0 = N split
+  /// ("col-wise"); the names follow PyTorch's sharded_linear, which computes
+  /// with A^T.
+  int64_t dim = 1;
+  int64_t n = 11;
+  int64_t k = 19;
+  /// The chunks' explicit boundaries along the sharded dim (W + 1 values
+  /// from 0 to its size, `bounds` of #shardlin.chunk), or empty for the
+  /// ceil rule.
+  std::vector<int64_t> bounds;
+  bool bias = true;
+
+  /// The input's and output's types (rt::kDynamic for dynamic dims).
+  std::vector<int64_t> inputShape() const { return shapeOf(-1, k); }
+  std::vector<int64_t> outputShape() const { return shapeOf(-1, n); }
+  /// Rank r's input and output shapes.
+  std::vector<int64_t> inputShapeOf(int rank) const { return shapeOf(rank, k); }
+  std::vector<int64_t> outputShapeOf(int rank) const {
+    return shapeOf(rank, n);
+  }
   /// A readable, unique gtest-safe name, e.g. row_W4_p2301_N11K19_B5_bias_f32.
   std::string name() const;
 };

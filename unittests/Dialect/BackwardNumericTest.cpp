@@ -119,8 +119,10 @@ std::vector<std::vector<Tensor>> randomArgs(func::FuncOp f, const Case &c,
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 void PrintTo(const Options &o, std::ostream *os) { *os << o.backward; }
 
-class BackwardNumeric
-    : public ::testing::TestWithParam<std::tuple<Case, Options>> {
+/// A parameterized fixture with the dialects the tests parse and the passes
+/// their pipelines name.
+template <typename Param>
+class WithBackwardPasses : public ::testing::TestWithParam<Param> {
 protected:
   void SetUp() override {
     registry.insert<ShardlinDialect, func::FuncDialect>();
@@ -134,6 +136,8 @@ protected:
   }
   DialectRegistry registry;
 };
+
+class BackwardNumeric : public WithBackwardPasses<std::tuple<Case, Options>> {};
 
 /// The loss sum_r <dy_r, y_r> of the high-level function.
 double loss(func::FuncOp f, int64_t w,
@@ -591,21 +595,7 @@ struct BytesCase {
 
 void PrintTo(const BytesCase &c, std::ostream *os) { *os << c.name; }
 
-class BackwardBytes
-    : public ::testing::TestWithParam<std::tuple<BytesCase, bool>> {
-protected:
-  void SetUp() override {
-    registry.insert<ShardlinDialect, func::FuncDialect>();
-    registerElementwiseDialects(registry);
-    static bool registered = [] {
-      registerShardlinPasses();
-      registerShardlinBackwardPasses();
-      return true;
-    }();
-    (void)registered;
-  }
-  DialectRegistry registry;
-};
+class BackwardBytes : public WithBackwardPasses<std::tuple<BytesCase, bool>> {};
 
 TEST_P(BackwardBytes, EqualTheCostModel) {
   const auto &[c, recompute] = GetParam();
@@ -651,61 +641,44 @@ TEST_P(BackwardBytes, EqualTheCostModel) {
     EXPECT_EQ(sent[r], want.bytesSent[r]) << c.name << " rank " << r;
 }
 
-::shardlin::LinearShape linearShape(int64_t rows, int64_t n, int64_t k,
-                                    int64_t dim,
-                                    std::vector<int64_t> placements,
-                                    int64_t elementBytes) {
-  ::shardlin::LinearShape s;
-  s.rows = rows;
-  s.n = n;
-  s.k = k;
-  s.dim = dim;
-  s.placements = std::move(placements);
-  s.elementBytes = elementBytes;
-  return s;
+/// A linear's case: linearSource's MLIR of one linear with a bias (argument
+/// 2, the same on every rank) and the cost model's figures for its shape.
+BytesCase linearBytesCase(const char *name, const std::string &batch,
+                          int64_t rows, int64_t n, int64_t k, int dim,
+                          std::vector<int64_t> placements,
+                          const std::string &elt, int64_t elementBytes,
+                          ::shardlin::Strategy strategy) {
+  std::string list;
+  for (int64_t p : placements)
+    list += (list.empty() ? "" : ", ") + std::to_string(p);
+  // LinearShape's fields in order: rows, n, k, dim, placements, elementBytes.
+  const ::shardlin::LinearShape s{rows, n, k, dim, std::move(placements),
+                                  elementBytes};
+  const bool gather = strategy == ::shardlin::Strategy::GatherWeight;
+  return {name,
+          linearSource(batch, n, k, dim, list, elt),
+          static_cast<int64_t>(s.placements.size()),
+          {2},
+          gather ? "gather-weight" : "activations",
+          [s, strategy](bool recompute) {
+            return ::shardlin::estimateBackwardCost(s, strategy, {}, recompute,
+                                                    true);
+          }};
 }
 
+/// A fused block's shape for the cost model: rows, k, f, n, colLinears,
+/// placements, elementBytes (BlockShape's fields in order).
+using BlockShape = ::shardlin::BlockShape;
+
 const BytesCase kBytesCases[] = {
-    {"col_wise_uneven",
-     linearSource("4", 7, 5, 0, "2, 0, 1", "f32"),
-     3,
-     {2},
-     "activations",
-     [](bool recompute) {
-       return ::shardlin::estimateBackwardCost(
-           linearShape(4, 7, 5, 0, {2, 0, 1}, 4),
-           ::shardlin::Strategy::Activations, {}, recompute, true);
-     }},
-    {"row_wise_f16_empty_chunk",
-     linearSource("2x3", 6, 5, 1, "3, 1, 0, 2", "f16"),
-     4,
-     {2},
-     "activations",
-     [](bool recompute) {
-       return ::shardlin::estimateBackwardCost(
-           linearShape(6, 6, 5, 1, {3, 1, 0, 2}, 2),
-           ::shardlin::Strategy::Activations, {}, recompute, true);
-     }},
-    {"gather_weight_dim0_bf16",
-     linearSource("4", 7, 5, 0, "1, 2, 0", "bf16"),
-     3,
-     {2},
-     "gather-weight",
-     [](bool recompute) {
-       return ::shardlin::estimateBackwardCost(
-           linearShape(4, 7, 5, 0, {1, 2, 0}, 2),
-           ::shardlin::Strategy::GatherWeight, {}, recompute, true);
-     }},
-    {"gather_weight_dim1",
-     linearSource("3", 6, 5, 1, "3, 1, 0, 2", "f64"),
-     4,
-     {2},
-     "gather-weight",
-     [](bool recompute) {
-       return ::shardlin::estimateBackwardCost(
-           linearShape(3, 6, 5, 1, {3, 1, 0, 2}, 8),
-           ::shardlin::Strategy::GatherWeight, {}, recompute, true);
-     }},
+    linearBytesCase("col_wise_uneven", "4", 4, 7, 5, 0, {2, 0, 1}, "f32", 4,
+                    ::shardlin::Strategy::Activations),
+    linearBytesCase("row_wise_f16_empty_chunk", "2x3", 6, 6, 5, 1, {3, 1, 0, 2},
+                    "f16", 2, ::shardlin::Strategy::Activations),
+    linearBytesCase("gather_weight_dim0_bf16", "4", 4, 7, 5, 0, {1, 2, 0},
+                    "bf16", 2, ::shardlin::Strategy::GatherWeight),
+    linearBytesCase("gather_weight_dim1", "3", 3, 6, 5, 1, {3, 1, 0, 2}, "f64",
+                    8, ::shardlin::Strategy::GatherWeight),
     // A fused MLP, F = 10 over 3 ranks, both biases: 2(W-1)·B·H elements,
     // the b1 gradient's chunks, and X again if recomputed.
     {"fused_mlp",
@@ -720,19 +693,12 @@ const BytesCase kBytesCases[] = {
      {2, 4},
      "activations",
      [](bool recompute) {
-       ::shardlin::BlockShape s;
-       s.rows = 6;
-       s.k = 8;
-       s.f = 10;
-       s.n = 8;
-       s.placements = {2, 0, 1};
-       s.elementBytes = 4;
-       return ::shardlin::estimateFusedBlockBackwardCost(s, {}, recompute, 1);
+       return ::shardlin::estimateFusedBlockBackwardCost(
+           BlockShape{6, 8, 10, 8, 1, {2, 0, 1}, 4}, {}, recompute, 1);
      }},
     // A bf16 SwiGLU: two col-wise linears, no bias; dx's partial sums f32.
-    {
-        "fused_swiglu_bf16",
-        R"mlir(func.func @f(%x: tensor<4x6xbf16>, %wg: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wu: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wd: !shardlin.sharded<tensor<6x16xbf16>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<4x6xbf16> {
+    {"fused_swiglu_bf16",
+     R"mlir(func.func @f(%x: tensor<4x6xbf16>, %wg: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wu: !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>, %wd: !shardlin.sharded<tensor<6x16xbf16>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<4x6xbf16> {
   %g = shardlin.linear %x, %wg : (tensor<4x6xbf16>, !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4x16xbf16>
   %u = shardlin.linear %x, %wu : (tensor<4x6xbf16>, !shardlin.sharded<tensor<16x6xbf16>, #shardlin.chunk<dim = 0, placements = [1, 0]>>) -> tensor<4x16xbf16>
   %s = math.tanh %g : tensor<4x16xbf16>
@@ -741,21 +707,13 @@ const BytesCase kBytesCases[] = {
   return %y : tensor<4x6xbf16>
 }
 )mlir",
-        2,
-        {},
-        "activations",
-        [](bool recompute) {
-          ::shardlin::BlockShape s;
-          s.rows = 4;
-          s.k = 6;
-          s.f = 16;
-          s.n = 6;
-          s.colLinears = 2;
-          s.placements = {1, 0};
-          s.elementBytes = 2;
-          return ::shardlin::estimateFusedBlockBackwardCost(s, {}, recompute,
-                                                            0);
-        }},
+     2,
+     {},
+     "activations",
+     [](bool recompute) {
+       return ::shardlin::estimateFusedBlockBackwardCost(
+           BlockShape{4, 6, 16, 6, 2, {1, 0}, 2}, {}, recompute, 0);
+     }},
 };
 
 INSTANTIATE_TEST_SUITE_P(

@@ -242,14 +242,8 @@ TEST_P(GemmConformance, EpilogueOfEmptyResult) {
   ASSERT_TRUE(target_->upload(Bytes(4 * 2 * 4, 0), da).isOk());
   const ExprProgram gelu = geluTanh();
   const std::vector<ExprOperand> operands = {{nullptr, false}};
-  GemmOp op;
-  op.m = 4;
-  op.n = 0;
-  op.k = 2;
-  op.a = da;
-  op.lda = 2;
-  op.ldb = 2;
-  op.transB = true;
+  const GemmOp op =
+      denseGemmOp(DType::F32, 4, 0, 2, true, da, nullptr, nullptr);
   Status st = target_->gemm().runWithEpilogue(op, {&gelu, &operands, nullptr},
                                               target_->localOps());
   EXPECT_TRUE(st.isOk()) << st.message();
@@ -278,19 +272,8 @@ TEST_P(GemmConformance, EpilogueReluOfNaNAndInfinities) {
       ASSERT_TRUE(target_->upload(bb, db).isOk());
       ASSERT_TRUE(target_->upload(zb, dz).isOk());
       ASSERT_TRUE(target_->upload(c, dc).isOk());
-      GemmOp op;
-      op.m = 2;
-      op.n = 3;
-      op.k = 2;
-      op.transB = true;
-      op.dtype = t;
-      op.a = da;
-      op.lda = 2;
-      op.b = db;
-      op.ldb = 2;
+      GemmOp op = denseGemmOp(t, 2, 3, 2, true, da, db, dc);
       op.bias = bias ? dz : nullptr; // +0: the same products
-      op.c = dc;
-      op.ldc = 3;
       const ExprProgram r = relu();
       const std::vector<ExprOperand> operands = {{dc, false}};
       Status st = target_->gemm().runWithEpilogue(op, {&r, &operands, dc},

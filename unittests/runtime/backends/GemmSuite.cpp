@@ -100,18 +100,25 @@ Status uploadAll(GemmTarget &target,
   return Status::ok();
 }
 
-GemmOp smallF32Op(const void *da, const void *db, void *dc) {
+GemmOp denseGemmOp(DType t, int64_t m, int64_t n, int64_t k, bool transB,
+                   const void *da, const void *db, void *dc) {
   GemmOp op;
-  op.m = 2;
-  op.n = 3;
-  op.k = 4;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.transB = transB;
+  op.dtype = t;
   op.a = da;
-  op.lda = 4;
+  op.lda = k;
   op.b = db;
-  op.ldb = 3;
+  op.ldb = transB ? k : n;
   op.c = dc;
-  op.ldc = 3;
+  op.ldc = n;
   return op;
+}
+
+GemmOp smallF32Op(const void *da, const void *db, void *dc) {
+  return denseGemmOp(DType::F32, 2, 3, 4, false, da, db, dc);
 }
 
 double epilogueBound(DType t, double lipschitz, double gemmErr, double ref,
@@ -344,18 +351,9 @@ TEST_P(GemmConformance, F32Result) {
     ASSERT_TRUE(target_->upload(a, da).isOk());
     ASSERT_TRUE(target_->upload(b, db).isOk());
     ASSERT_TRUE(target_->upload(c, dc).isOk());
-    GemmOp op; // 1 x 2 times 2 x 1
-    op.m = 1;
-    op.n = 1;
-    op.k = 2;
-    op.dtype = cs.t;
+    // 1 x 2 times 2 x 1.
+    GemmOp op = denseGemmOp(cs.t, 1, 1, 2, false, da, db, dc);
     op.f32Result = true;
-    op.a = da;
-    op.lda = 2;
-    op.b = db;
-    op.ldb = 1;
-    op.c = dc;
-    op.ldc = 1;
     Status st = target_->gemm().run(op);
     ASSERT_TRUE(st.isOk()) << st.message();
     ASSERT_TRUE(target_->download(dc, c.size(), c).isOk());
@@ -380,14 +378,8 @@ TEST_P(GemmConformance, EmptyOutput) {
   Releaser releaser{*target_};
   void *db = nullptr;
   ASSERT_TRUE(target_->upload(b, db).isOk());
-  GemmOp op;
-  op.m = 0;
-  op.n = 4;
-  op.k = 2;
-  op.lda = 2;
-  op.ldb = 4;
-  op.ldc = 4;
-  op.b = db; // a and c null: they have no elements.
+  // a and c null: they have no elements.
+  GemmOp op = denseGemmOp(DType::F32, 0, 4, 2, false, nullptr, db, nullptr);
   Status st = target_->gemm().run(op);
   EXPECT_TRUE(st.isOk()) << st.message();
 }

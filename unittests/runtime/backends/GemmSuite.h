@@ -165,6 +165,12 @@ GemmOp gemmOpOf(DType t, Shape s, const GemmCase &o, const Matrix &a,
 Status uploadAll(GemmTarget &target,
                  const std::vector<std::pair<const Bytes *, void **>> &uploads);
 
+/// C (m x n) = A (m x k) B (k x n), or times B^T with B stored n x k
+/// (`transB`), in dtype `t`, every operand dense row-major (lda = k, ldb =
+/// n or k, ldc = n); no bias.
+GemmOp denseGemmOp(DType t, int64_t m, int64_t n, int64_t k, bool transB,
+                   const void *da, const void *db, void *dc);
+
 /// A valid 2 x 3 x 4 f32 op (no transposes, no bias) over A (2 x 4), B
 /// (4 x 3) and C (2 x 3), for tests of argument checks to break.
 GemmOp smallF32Op(const void *da, const void *db, void *dc);

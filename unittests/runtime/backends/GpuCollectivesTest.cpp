@@ -231,15 +231,7 @@ TEST(CudaLocalErrors, MissingRankTimesOutAndAbortsTheGroup) {
   REQUIRE_CUDA_DEVICE();
   const double timeout = 1.0;
   Ranks ranks;
-  ASSERT_TRUE(makeCudaLocalRanks(
-                  3,
-                  [&] {
-                    CommOptions o;
-                    o.timeoutSeconds = timeout;
-                    return o;
-                  }(),
-                  ranks)
-                  .isOk());
+  ASSERT_TRUE(cudaLocal(timeout)(3, ranks).isOk());
   Ranks joining;
   joining.push_back(std::move(ranks[0]));
   joining.push_back(std::move(ranks[1]));
@@ -452,15 +444,7 @@ TEST(Nccl, MissingPeerTimesOutAndAborts) {
     GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
   const double timeout = 3;
   Ranks ranks;
-  ASSERT_TRUE(makeNcclRanks(
-                  2,
-                  [&] {
-                    CommOptions o;
-                    o.timeoutSeconds = timeout;
-                    return o;
-                  }(),
-                  ranks)
-                  .isOk());
+  ASSERT_TRUE(nccl(timeout)(2, ranks).isOk());
   Rank &rank = ranks[0];
   Buffer buf;
   ASSERT_TRUE(toDevice(rank, Bytes(4096, 0), buf).isOk());

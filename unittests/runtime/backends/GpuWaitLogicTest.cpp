@@ -51,6 +51,14 @@ WaitResult fakeWait(FakeClock &clock, double timeout, Probe probe,
       policy);
 }
 
+/// A probe that finds the operation pending until the fake clock reaches
+/// `t`, done from then on.
+auto doneAt(const FakeClock &clock, double t) {
+  return [&clock, t](std::string &) {
+    return clock.t >= t ? ProbeState::Done : ProbeState::Pending;
+  };
+}
+
 } // namespace
 
 TEST(GpuWaitLogic, DoneAtOnceNeverSleeps) {
@@ -64,16 +72,9 @@ TEST(GpuWaitLogic, DoneAtOnceNeverSleeps) {
 
 TEST(GpuWaitLogic, SpinsThenBacksOffUpToTheCap) {
   FakeClock clock;
-  BackoffPolicy policy;
-  policy.spinProbes = 3;
-  policy.minSleepSeconds = 1e-3;
-  policy.maxSleepSeconds = 8e-3;
-  WaitResult w = fakeWait(
-      clock, 100.0,
-      [&](std::string &) {
-        return clock.t >= 0.05 ? ProbeState::Done : ProbeState::Pending;
-      },
-      policy);
+  // spinProbes, minSleepSeconds, maxSleepSeconds.
+  const BackoffPolicy policy{3, 1e-3, 8e-3};
+  WaitResult w = fakeWait(clock, 100.0, doneAt(clock, 0.05), policy);
   ASSERT_EQ(w.kind, WaitResult::Done);
   // The first three probes come back to back, then sleeps double from the
   // minimum and stay at the cap.
@@ -92,10 +93,7 @@ TEST(GpuWaitLogic, SpinsThenBacksOffUpToTheCap) {
 
 TEST(GpuWaitLogic, TimesOutOnlyAfterAProbeAtTheDeadline) {
   FakeClock clock;
-  BackoffPolicy policy;
-  policy.spinProbes = 0;
-  policy.minSleepSeconds = 0.3;
-  policy.maxSleepSeconds = 0.7;
+  const BackoffPolicy policy{0, 0.3, 0.7};
   WaitResult w = fakeWait(
       clock, 2.0, [](std::string &) { return ProbeState::Pending; }, policy);
   EXPECT_EQ(w.kind, WaitResult::TimedOut);
@@ -112,17 +110,9 @@ TEST(GpuWaitLogic, TimesOutOnlyAfterAProbeAtTheDeadline) {
 
 TEST(GpuWaitLogic, CompletionWhileSleepingToTheDeadlineIsNotATimeout) {
   FakeClock clock;
-  BackoffPolicy policy;
-  policy.spinProbes = 0;
-  policy.minSleepSeconds = 0.3;
-  policy.maxSleepSeconds = 10;
+  const BackoffPolicy policy{0, 0.3, 10};
   // Done exactly when the deadline is reached.
-  WaitResult w = fakeWait(
-      clock, 2.0,
-      [&](std::string &) {
-        return clock.t >= 2.0 ? ProbeState::Done : ProbeState::Pending;
-      },
-      policy);
+  WaitResult w = fakeWait(clock, 2.0, doneAt(clock, 2.0), policy);
   EXPECT_EQ(w.kind, WaitResult::Done);
 }
 
@@ -154,16 +144,9 @@ TEST(GpuWaitLogic, ZeroOrPastDeadlineStillProbesOnce) {
 
 TEST(GpuWaitLogic, InfiniteTimeoutNeverTimesOut) {
   FakeClock clock;
-  BackoffPolicy policy;
-  policy.spinProbes = 0;
-  policy.minSleepSeconds = 1;
-  policy.maxSleepSeconds = 1000;
-  WaitResult w = fakeWait(
-      clock, std::numeric_limits<double>::infinity(),
-      [&](std::string &) {
-        return clock.t >= 1e6 ? ProbeState::Done : ProbeState::Pending;
-      },
-      policy);
+  const BackoffPolicy policy{0, 1, 1000};
+  WaitResult w = fakeWait(clock, std::numeric_limits<double>::infinity(),
+                          doneAt(clock, 1e6), policy);
   EXPECT_EQ(w.kind, WaitResult::Done);
   EXPECT_GE(clock.t, 1e6);
 }

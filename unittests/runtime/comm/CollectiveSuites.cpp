@@ -64,6 +64,92 @@ Status toHost(SuiteRank &rank, const Buffer &buf, Bytes &host) {
   return rank.memory->toHost(buf, host);
 }
 
+/// The group of each size in `sizes` made once, and body(w, its ranks, t)
+/// run for every dtype t.
+void forEachGroupAndType(
+    const MakeSuiteRanks &make, const std::vector<int> &sizes,
+    const std::function<void(int w, SuiteRanks &ranks, DType t)> &body) {
+  for (int w : sizes) {
+    SuiteRanks ranks;
+    Status made = makeGroup(make, w, ranks);
+    ASSERT_TRUE(made.isOk()) << made.message();
+    for (DType t : kAllDTypes)
+      body(w, ranks, t);
+  }
+}
+
+using RankBody = std::function<void(int r, SuiteRank &rank, Failures &f)>;
+
+/// The group of w made and body run on every rank of it (onEveryRank), no
+/// rank failing.
+void expectOnEveryRank(const MakeSuiteRanks &make, int w,
+                       const RankBody &body) {
+  SuiteRanks ranks;
+  Status made = makeGroup(make, w, ranks);
+  ASSERT_TRUE(made.isOk()) << made.message();
+  auto failures = onEveryRank(ranks, body);
+  EXPECT_TRUE(failures.empty()) << join(failures);
+}
+
+/// A send buffer of a V collective: counts[d] elements for each d, at
+/// makeLayout's random displacements, written by `fill`; poison between.
+struct SendBlocks {
+  Layout layout;
+  Bytes data;
+};
+SendBlocks makeSendBlocks(DType t, const std::vector<int64_t> &counts,
+                          std::mt19937_64 &rng,
+                          void (*fill)(DType, unsigned char *, int64_t,
+                                       std::mt19937_64 &)) {
+  const size_t es = dtypeSize(t);
+  SendBlocks blocks{makeLayout(counts, rng), {}};
+  blocks.data.assign(blocks.layout.extent * es, kPoisonByte);
+  for (size_t d = 0; d < counts.size(); ++d)
+    fill(t, blocks.data.data() + blocks.layout.displs[d] * es, counts[d], rng);
+  return blocks;
+}
+
+/// One collective call on `rank`, as every suite makes it: `send` (if any)
+/// and the receive buffer's initial bytes `recv` copied to the device,
+/// call(send's device pointer or null, recv's) checked with checkCall
+/// against `bytes` sent, and the receive buffer copied back into `got`.
+/// False, with a failure, where a copy failed.
+bool callOnDevice(SuiteRank &rank, const Bytes *send, const Bytes &recv,
+                  uint64_t bytes, const std::string &what, Failures &f,
+                  const std::function<Status(void *send, void *recv)> &call,
+                  Bytes &got) {
+  Buffer sendBuf, recvBuf;
+  Status st = send ? toDevice(rank, *send, sendBuf) : Status::ok();
+  if (st.isOk())
+    st = toDevice(rank, recv, recvBuf);
+  if (!st.isOk()) {
+    f.add(what + ": " + st.message());
+    return false;
+  }
+  CommStats before = rank.comm->stats();
+  st = call(send ? sendBuf.data() : nullptr, recvBuf.data());
+  checkCall(st, before, rank.comm->stats(), bytes, what, f);
+  st = toHost(rank, recvBuf, got);
+  if (!st.isOk()) {
+    f.add(what + ": " + st.message());
+    return false;
+  }
+  return true;
+}
+
+/// A reduction's n elements at the start of `got` against the sum of
+/// `srcs`: bit for bit in rank order where `rankOrder`, otherwise within
+/// the bound; what follows them still poison.
+void checkReduced(DType t, const std::vector<const unsigned char *> &srcs,
+                  const Bytes &got, int64_t n, bool rankOrder,
+                  const std::string &what, Failures &f) {
+  std::string problem = rankOrder ? checkSum(t, srcs, got.data(), n)
+                                  : checkSumWithinBound(t, srcs, got.data(), n);
+  if (!problem.empty())
+    f.add(what + ": " + problem);
+  checkPoisonOutside(got, t, {n}, {0}, what, f);
+}
+
 } // namespace
 
 std::unique_ptr<RankMemory> hostRankMemory() {
@@ -89,62 +175,52 @@ std::vector<int> upTo(int w) {
 //===----------------------------------------------------------------------===//
 
 void runAllGatherV(const MakeSuiteRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 11 * w);
-      // Add the packed, equal-count case (NCCL's ncclAllGather path).
-      patterns.push_back(std::vector<int64_t>(w, 5));
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int r = 0; r < w; ++r) {
-          std::mt19937_64 rng(seedOf(t, w, p, r, 1));
-          sends[p].emplace_back(patterns[p][r] * es);
-          fillRandomAnyMagnitude(t, sends[p][r].data(), patterns[p][r], rng);
-        }
-      auto failures = onEveryRank(ranks, [&](int r, SuiteRank &rank,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "allGatherV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          Layout layout;
-          if (p + 1 == patterns.size()) { // packed in rank order, no gaps
+  forEachGroupAndType(make, sizes, [&](int w, SuiteRanks &ranks, DType t) {
+    const size_t es = dtypeSize(t);
+    auto patterns = countPatterns(w, 11 * w);
+    // Add the packed, equal-count case (NCCL's ncclAllGather path).
+    patterns.push_back(std::vector<int64_t>(w, 5));
+    std::vector<std::vector<Bytes>> sends(patterns.size());
+    for (size_t p = 0; p < patterns.size(); ++p)
+      for (int r = 0; r < w; ++r) {
+        std::mt19937_64 rng(seedOf(t, w, p, r, 1));
+        sends[p].emplace_back(patterns[p][r] * es);
+        fillRandomAnyMagnitude(t, sends[p][r].data(), patterns[p][r], rng);
+      }
+    auto failures =
+        onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+          for (size_t p = 0; p < patterns.size(); ++p) {
+            const std::string what = "allGatherV " + caseName(t, w, p);
+            const auto &counts = patterns[p];
+            Layout layout;
+            if (p + 1 == patterns.size()) { // packed in rank order, no gaps
+              for (int s = 0; s < w; ++s)
+                layout.displs.push_back(int64_t(s) * counts[0]);
+              layout.extent = int64_t(w) * counts[0];
+            } else {
+              std::mt19937_64 rng(seedOf(t, w, p, r, 2));
+              layout = makeLayout(counts, rng);
+            }
+            Bytes got;
+            if (!callOnDevice(
+                    rank, &sends[p][r], Bytes(layout.extent * es, kPoisonByte),
+                    counts[r] * (w - 1) * es, what, f,
+                    [&](void *send, void *recv) {
+                      return rank.comm->allGatherV(send, counts[r], recv,
+                                                   counts, layout.displs, t);
+                    },
+                    got))
+              return;
             for (int s = 0; s < w; ++s)
-              layout.displs.push_back(int64_t(s) * counts[0]);
-            layout.extent = int64_t(w) * counts[0];
-          } else {
-            std::mt19937_64 rng(seedOf(t, w, p, r, 2));
-            layout = makeLayout(counts, rng);
+              if (!sameBytes(got.data() + layout.displs[s] * es,
+                             sends[p][s].data(), counts[s] * es))
+                f.add(what + ": block from rank " + std::to_string(s) +
+                      " differs from what it sent");
+            checkPoisonOutside(got, t, counts, layout.displs, what, f);
           }
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes(layout.extent * es, kPoisonByte), recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->allGatherV(send.data(), counts[r], recv.data(),
-                                     counts, layout.displs, t);
-          checkCall(st, before, rank.comm->stats(), counts[r] * (w - 1) * es,
-                    what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          for (int s = 0; s < w; ++s)
-            if (!sameBytes(got.data() + layout.displs[s] * es,
-                           sends[p][s].data(), counts[s] * es))
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(got, t, counts, layout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-  }
+        });
+    EXPECT_TRUE(failures.empty()) << join(failures);
+  });
 }
 
 void runAllGatherVInPlace(const MakeSuiteRanks &make, int w) {
@@ -159,299 +235,228 @@ void runAllGatherVInPlace(const MakeSuiteRanks &make, int w) {
       displs[r] = at;
       at += counts[r];
     }
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    auto failures =
-        onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
-          std::vector<float> host(at, -1.0f);
-          for (int64_t k = 0; k < counts[r]; ++k)
-            host[displs[r] + k] = 10.0f * r + k + 1;
-          Bytes bytes(host.size() * 4);
-          copyBytes(bytes.data(), host.data(), bytes.size());
-          Buffer recv;
-          Status st = toDevice(rank, bytes, recv);
-          if (st.isOk())
-            st = rank.comm->allGatherV(
-                static_cast<unsigned char *>(recv.data()) + displs[r] * 4,
-                counts[r], recv.data(), counts, displs, DType::F32);
-          if (st.isOk())
-            st = toHost(rank, recv, bytes);
-          if (!st.isOk())
-            return f.add(st.message());
-          copyBytes(host.data(), bytes.data(), bytes.size());
-          for (int s = 0; s < w; ++s)
-            for (int64_t k = 0; k < counts[s]; ++k)
-              if (host[displs[s] + k] != 10.0f * s + k + 1)
-                f.add(std::string(packed ? "packed" : "gaps") + ": element " +
-                      std::to_string(displs[s] + k) + " is wrong");
-        });
-    EXPECT_TRUE(failures.empty()) << join(failures);
+    expectOnEveryRank(make, w, [&](int r, SuiteRank &rank, Failures &f) {
+      std::vector<float> host(at, -1.0f);
+      for (int64_t k = 0; k < counts[r]; ++k)
+        host[displs[r] + k] = 10.0f * r + k + 1;
+      Bytes bytes(host.size() * 4);
+      copyBytes(bytes.data(), host.data(), bytes.size());
+      Buffer recv;
+      Status st = toDevice(rank, bytes, recv);
+      if (st.isOk())
+        st = rank.comm->allGatherV(
+            static_cast<unsigned char *>(recv.data()) + displs[r] * 4,
+            counts[r], recv.data(), counts, displs, DType::F32);
+      if (st.isOk())
+        st = toHost(rank, recv, bytes);
+      if (!st.isOk())
+        return f.add(st.message());
+      copyBytes(host.data(), bytes.data(), bytes.size());
+      for (int s = 0; s < w; ++s)
+        for (int64_t k = 0; k < counts[s]; ++k)
+          if (host[displs[s] + k] != 10.0f * s + k + 1)
+            f.add(std::string(packed ? "packed" : "gaps") + ": element " +
+                  std::to_string(displs[s] + k) + " is wrong");
+    });
   }
 }
 
 void runAllToAllV(const MakeSuiteRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = matrixPatterns(w, 13 * w);
-      std::vector<std::vector<Layout>> sendLayouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 3));
-          Layout layout = makeLayout(patterns[p][s], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomAnyMagnitude(t, data.data() + layout.displs[d] * es,
-                                   patterns[p][s][d], rng);
-          sendLayouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      auto failures = onEveryRank(ranks, [&](int r, SuiteRank &rank,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "allToAllV " + caseName(t, w, p);
-          const auto &m = patterns[p];
-          std::vector<int64_t> recvCounts(w);
-          uint64_t bytes = 0;
-          for (int s = 0; s < w; ++s) {
-            recvCounts[s] = m[s][r];
-            if (s != r)
-              bytes += m[r][s] * es;
+  forEachGroupAndType(make, sizes, [&](int w, SuiteRanks &ranks, DType t) {
+    const size_t es = dtypeSize(t);
+    auto patterns = matrixPatterns(w, 13 * w);
+    std::vector<std::vector<SendBlocks>> sends(patterns.size());
+    for (size_t p = 0; p < patterns.size(); ++p)
+      for (int s = 0; s < w; ++s) {
+        std::mt19937_64 rng(seedOf(t, w, p, s, 3));
+        sends[p].push_back(
+            makeSendBlocks(t, patterns[p][s], rng, fillRandomAnyMagnitude));
+      }
+    auto failures =
+        onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+          for (size_t p = 0; p < patterns.size(); ++p) {
+            const std::string what = "allToAllV " + caseName(t, w, p);
+            const auto &m = patterns[p];
+            std::vector<int64_t> recvCounts(w);
+            uint64_t bytes = 0;
+            for (int s = 0; s < w; ++s) {
+              recvCounts[s] = m[s][r];
+              if (s != r)
+                bytes += m[r][s] * es;
+            }
+            std::mt19937_64 rng(seedOf(t, w, p, r, 4));
+            Layout recvLayout = makeLayout(recvCounts, rng);
+            Bytes got;
+            if (!callOnDevice(
+                    rank, &sends[p][r].data,
+                    Bytes(recvLayout.extent * es, kPoisonByte), bytes, what, f,
+                    [&](void *send, void *recv) {
+                      return rank.comm->allToAllV(
+                          send, m[r], sends[p][r].layout.displs, recv,
+                          recvCounts, recvLayout.displs, t);
+                    },
+                    got))
+              return;
+            for (int s = 0; s < w; ++s)
+              if (!sameBytes(got.data() + recvLayout.displs[s] * es,
+                             sends[p][s].data.data() +
+                                 sends[p][s].layout.displs[r] * es,
+                             recvCounts[s] * es))
+                f.add(what + ": block from rank " + std::to_string(s) +
+                      " differs from what it sent");
+            checkPoisonOutside(got, t, recvCounts, recvLayout.displs, what, f);
           }
-          std::mt19937_64 rng(seedOf(t, w, p, r, 4));
-          Layout recvLayout = makeLayout(recvCounts, rng);
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes(recvLayout.extent * es, kPoisonByte),
-                          recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->allToAllV(send.data(), m[r], sendLayouts[p][r].displs,
-                                    recv.data(), recvCounts, recvLayout.displs,
-                                    t);
-          checkCall(st, before, rank.comm->stats(), bytes, what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          for (int s = 0; s < w; ++s)
-            if (!sameBytes(got.data() + recvLayout.displs[s] * es,
-                           sends[p][s].data() +
-                               sendLayouts[p][s].displs[r] * es,
-                           recvCounts[s] * es))
-              f.add(what + ": block from rank " + std::to_string(s) +
-                    " differs from what it sent");
-          checkPoisonOutside(got, t, recvCounts, recvLayout.displs, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-  }
+        });
+    EXPECT_TRUE(failures.empty()) << join(failures);
+  });
 }
 
 void runReduceScatterV(const MakeSuiteRanks &make,
                        const std::vector<int> &sizes,
                        const std::function<bool(DType)> &rankOrder) {
-  for (int w : sizes) {
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      auto patterns = countPatterns(w, 17 * w);
-      std::vector<std::vector<Layout>> layouts(patterns.size());
-      std::vector<std::vector<Bytes>> sends(patterns.size());
-      for (size_t p = 0; p < patterns.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 5));
-          Layout layout = makeLayout(patterns[p], rng);
-          Bytes data(layout.extent * es, kPoisonByte);
-          for (int d = 0; d < w; ++d)
-            fillRandomForSums(t, data.data() + layout.displs[d] * es,
-                              patterns[p][d], rng);
-          layouts[p].push_back(layout);
-          sends[p].push_back(std::move(data));
-        }
-      auto failures = onEveryRank(ranks, [&](int r, SuiteRank &rank,
-                                             Failures &f) {
-        for (size_t p = 0; p < patterns.size(); ++p) {
-          const std::string what = "reduceScatterV " + caseName(t, w, p);
-          const auto &counts = patterns[p];
-          uint64_t bytes = 0;
-          for (int d = 0; d < w; ++d)
-            if (d != r)
-              bytes += counts[d] * es;
-          Buffer send, recv;
-          Status st = toDevice(rank, sends[p][r], send);
-          if (st.isOk())
-            st = toDevice(rank, Bytes((counts[r] + 2) * es, kPoisonByte), recv);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          CommStats before = rank.comm->stats();
-          st = rank.comm->reduceScatterV(send.data(), counts,
-                                         layouts[p][r].displs, recv.data(), t);
-          checkCall(st, before, rank.comm->stats(), bytes, what, f);
-          Bytes got;
-          st = toHost(rank, recv, got);
-          if (!st.isOk())
-            return f.add(what + ": " + st.message());
-          std::vector<const unsigned char *> srcs;
-          for (int s = 0; s < w; ++s)
-            srcs.push_back(sends[p][s].data() + layouts[p][s].displs[r] * es);
-          std::string problem =
-              rankOrder(t) ? checkSum(t, srcs, got.data(), counts[r])
-                           : checkSumWithinBound(t, srcs, got.data(),
-                                                 counts[r]);
-          if (!problem.empty())
-            f.add(what + ": " + problem);
-          checkPoisonOutside(got, t, {counts[r]}, {0}, what, f);
-        }
-      });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-    }
-  }
+  forEachGroupAndType(make, sizes, [&](int w, SuiteRanks &ranks, DType t) {
+    const size_t es = dtypeSize(t);
+    auto patterns = countPatterns(w, 17 * w);
+    std::vector<std::vector<SendBlocks>> sends(patterns.size());
+    for (size_t p = 0; p < patterns.size(); ++p)
+      for (int s = 0; s < w; ++s) {
+        std::mt19937_64 rng(seedOf(t, w, p, s, 5));
+        sends[p].push_back(
+            makeSendBlocks(t, patterns[p], rng, fillRandomForSums));
+      }
+    auto failures =
+        onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+          for (size_t p = 0; p < patterns.size(); ++p) {
+            const std::string what = "reduceScatterV " + caseName(t, w, p);
+            const auto &counts = patterns[p];
+            uint64_t bytes = 0;
+            for (int d = 0; d < w; ++d)
+              if (d != r)
+                bytes += counts[d] * es;
+            Bytes got;
+            if (!callOnDevice(
+                    rank, &sends[p][r].data,
+                    Bytes((counts[r] + 2) * es, kPoisonByte), bytes, what, f,
+                    [&](void *send, void *recv) {
+                      return rank.comm->reduceScatterV(
+                          send, counts, sends[p][r].layout.displs, recv, t);
+                    },
+                    got))
+              return;
+            std::vector<const unsigned char *> srcs;
+            for (int s = 0; s < w; ++s)
+              srcs.push_back(sends[p][s].data.data() +
+                             sends[p][s].layout.displs[r] * es);
+            checkReduced(t, srcs, got, counts[r], rankOrder(t), what, f);
+          }
+        });
+    EXPECT_TRUE(failures.empty()) << join(failures);
+  });
 }
 
 void runAllReduce(const MakeSuiteRanks &make, const std::vector<int> &sizes,
                   const std::function<bool(DType)> &rankOrder) {
   const std::vector<int64_t> counts = {0, 1, 5, 37, 1031, 70001};
-  for (int w : sizes) {
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      std::vector<std::vector<Bytes>> sends(counts.size());
-      for (size_t p = 0; p < counts.size(); ++p)
-        for (int s = 0; s < w; ++s) {
-          std::mt19937_64 rng(seedOf(t, w, p, s, 6));
-          sends[p].emplace_back(counts[p] * es);
-          fillRandomForSums(t, sends[p][s].data(), counts[p], rng);
-        }
-      std::vector<std::vector<Bytes>> results(
-          w, std::vector<Bytes>(counts.size()));
-      auto failures =
-          onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
-            for (size_t p = 0; p < counts.size(); ++p)
-              for (bool inPlace : {false, true}) {
-                const int64_t n = counts[p];
-                const std::string what = "allReduce " + caseName(t, w, p) +
-                                         (inPlace ? " in place" : "");
-                Bytes initial((n + 2) * es, kPoisonByte);
-                if (inPlace)
-                  copyBytes(initial.data(), sends[p][r].data(), n * es);
-                Buffer send, recv;
-                Status st = toDevice(rank, initial, recv);
-                if (st.isOk() && !inPlace)
-                  st = toDevice(rank, sends[p][r], send);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                CommStats before = rank.comm->stats();
-                st = rank.comm->allReduce(inPlace ? recv.data() : send.data(),
-                                          recv.data(), n, t);
-                const int64_t mine = chunkRange(n, w, r).size;
-                checkCall(st, before, rank.comm->stats(),
-                          (n - mine + (w - 1) * mine) * es, what, f);
-                Bytes got;
-                st = toHost(rank, recv, got);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                std::vector<const unsigned char *> srcs;
-                for (int s = 0; s < w; ++s)
-                  srcs.push_back(sends[p][s].data());
-                std::string problem =
-                    rankOrder(t) ? checkSum(t, srcs, got.data(), n)
-                                 : checkSumWithinBound(t, srcs, got.data(), n);
-                if (!problem.empty())
-                  f.add(what + ": " + problem);
-                checkPoisonOutside(got, t, {n}, {0}, what, f);
-                if (inPlace)
-                  results[r][p] = got;
-              }
-          });
-      EXPECT_TRUE(failures.empty()) << join(failures);
-      // The ranks in this process against the first of them (under MPI
-      // there is one).
-      const int first = rankOf(ranks.front(), 0);
-      for (size_t p = 0; p < counts.size(); ++p)
-        for (size_t i = 1; i < ranks.size(); ++i) {
-          const int r = rankOf(ranks[i], int(i));
-          EXPECT_EQ(results[r][p], results[first][p])
-              << "allReduce " << caseName(t, w, p) << ": rank " << r
-              << " got other bits than rank " << first;
-        }
-    }
-  }
+  forEachGroupAndType(make, sizes, [&](int w, SuiteRanks &ranks, DType t) {
+    const size_t es = dtypeSize(t);
+    std::vector<std::vector<Bytes>> sends(counts.size());
+    for (size_t p = 0; p < counts.size(); ++p)
+      for (int s = 0; s < w; ++s) {
+        std::mt19937_64 rng(seedOf(t, w, p, s, 6));
+        sends[p].emplace_back(counts[p] * es);
+        fillRandomForSums(t, sends[p][s].data(), counts[p], rng);
+      }
+    std::vector<std::vector<Bytes>> results(w,
+                                            std::vector<Bytes>(counts.size()));
+    auto failures =
+        onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+          for (size_t p = 0; p < counts.size(); ++p)
+            for (bool inPlace : {false, true}) {
+              const int64_t n = counts[p];
+              const std::string what = "allReduce " + caseName(t, w, p) +
+                                       (inPlace ? " in place" : "");
+              Bytes initial((n + 2) * es, kPoisonByte);
+              if (inPlace)
+                copyBytes(initial.data(), sends[p][r].data(), n * es);
+              const int64_t mine = chunkRange(n, w, r).size;
+              Bytes got;
+              if (!callOnDevice(
+                      rank, inPlace ? nullptr : &sends[p][r], initial,
+                      (n - mine + (w - 1) * mine) * es, what, f,
+                      [&](void *send, void *recv) {
+                        return rank.comm->allReduce(inPlace ? recv : send, recv,
+                                                    n, t);
+                      },
+                      got))
+                return;
+              std::vector<const unsigned char *> srcs;
+              for (int s = 0; s < w; ++s)
+                srcs.push_back(sends[p][s].data());
+              checkReduced(t, srcs, got, n, rankOrder(t), what, f);
+              if (inPlace)
+                results[r][p] = got;
+            }
+        });
+    EXPECT_TRUE(failures.empty()) << join(failures);
+    // The ranks in this process against the first of them (under MPI
+    // there is one).
+    const int first = rankOf(ranks.front(), 0);
+    for (size_t p = 0; p < counts.size(); ++p)
+      for (size_t i = 1; i < ranks.size(); ++i) {
+        const int r = rankOf(ranks[i], int(i));
+        EXPECT_EQ(results[r][p], results[first][p])
+            << "allReduce " << caseName(t, w, p) << ": rank " << r
+            << " got other bits than rank " << first;
+      }
+  });
 }
 
 void runBroadcast(const MakeSuiteRanks &make, const std::vector<int> &sizes) {
-  for (int w : sizes) {
-    SuiteRanks ranks;
-    Status made = makeGroup(make, w, ranks);
-    ASSERT_TRUE(made.isOk()) << made.message();
-    for (DType t : kAllDTypes) {
-      const size_t es = dtypeSize(t);
-      for (int root = 0; root < w; ++root)
-        for (int64_t n : {int64_t(0), int64_t(1), int64_t(301)}) {
-          Bytes payload(n * es);
-          std::mt19937_64 rng(seedOf(t, w, size_t(n), root, 7));
-          fillRandomAnyMagnitude(t, payload.data(), n, rng);
-          auto failures =
-              onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
-                const std::string what = "broadcast " + caseName(t, w, 0) +
-                                         " root " + std::to_string(root) +
-                                         " n " + std::to_string(n);
-                Bytes initial((n + 2) * es, kPoisonByte);
-                if (r == root)
-                  copyBytes(initial.data(), payload.data(), n * es);
-                Buffer buf;
-                Status st = toDevice(rank, initial, buf);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                CommStats before = rank.comm->stats();
-                st = rank.comm->broadcast(buf.data(), n, t, root);
-                checkCall(st, before, rank.comm->stats(),
-                          r == root ? n * (w - 1) * es : 0, what, f);
-                Bytes got;
-                st = toHost(rank, buf, got);
-                if (!st.isOk())
-                  return f.add(what + ": " + st.message());
-                if (!sameBytes(got.data(), payload.data(), n * es))
-                  f.add(what + ": payload differs from the root's");
-                checkPoisonOutside(got, t, {n}, {0}, what, f);
-              });
-          EXPECT_TRUE(failures.empty()) << join(failures);
-        }
-    }
-  }
+  forEachGroupAndType(make, sizes, [&](int w, SuiteRanks &ranks, DType t) {
+    const size_t es = dtypeSize(t);
+    for (int root = 0; root < w; ++root)
+      for (int64_t n : {int64_t(0), int64_t(1), int64_t(301)}) {
+        Bytes payload(n * es);
+        std::mt19937_64 rng(seedOf(t, w, size_t(n), root, 7));
+        fillRandomAnyMagnitude(t, payload.data(), n, rng);
+        auto failures =
+            onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+              const std::string what = "broadcast " + caseName(t, w, 0) +
+                                       " root " + std::to_string(root) + " n " +
+                                       std::to_string(n);
+              Bytes initial((n + 2) * es, kPoisonByte);
+              if (r == root)
+                copyBytes(initial.data(), payload.data(), n * es);
+              Bytes got;
+              if (!callOnDevice(
+                      rank, nullptr, initial, r == root ? n * (w - 1) * es : 0,
+                      what, f,
+                      [&](void *, void *buf) {
+                        return rank.comm->broadcast(buf, n, t, root);
+                      },
+                      got))
+                return;
+              if (!sameBytes(got.data(), payload.data(), n * es))
+                f.add(what + ": payload differs from the root's");
+              checkPoisonOutside(got, t, {n}, {0}, what, f);
+            });
+        EXPECT_TRUE(failures.empty()) << join(failures);
+      }
+  });
 }
 
 void runBarrier(const MakeSuiteRanks &make, int w) {
-  SuiteRanks ranks;
-  Status made = makeGroup(make, w, ranks);
-  ASSERT_TRUE(made.isOk()) << made.message();
-  auto failures = onEveryRank(ranks, [&](int, SuiteRank &rank, Failures &f) {
+  expectOnEveryRank(make, w, [&](int, SuiteRank &rank, Failures &f) {
     for (int i = 0; i < 3; ++i) {
       CommStats before = rank.comm->stats();
       Status st = rank.comm->barrier();
       checkCall(st, before, rank.comm->stats(), 0, "barrier", f);
     }
   });
-  EXPECT_TRUE(failures.empty()) << join(failures);
 }
 
 void runSplit(const MakeSuiteRanks &make, int w) {
-  SuiteRanks ranks;
-  Status made = makeGroup(make, w, ranks);
-  ASSERT_TRUE(made.isOk()) << made.message();
-  auto failures = onEveryRank(ranks, [&](int r, SuiteRank &rank, Failures &f) {
+  expectOnEveryRank(make, w, [&](int r, SuiteRank &rank, Failures &f) {
     // A negative color is refused before any rank waits for the others.
     std::unique_ptr<Communicator> none;
     Status bad = rank.comm->split(-1, 0, none);
@@ -508,6 +513,5 @@ void runSplit(const MakeSuiteRanks &make, int w) {
     checkCall(rank.comm->barrier(), before, rank.comm->stats(), 0,
               "barrier after the splits", f);
   });
-  EXPECT_TRUE(failures.empty()) << join(failures);
 }
 } // namespace shardlin::rt::testing

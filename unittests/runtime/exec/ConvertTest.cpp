@@ -16,6 +16,8 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/program/Program.h"
 
+#include "ProgramEdit.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -111,15 +113,6 @@ results 1 7
 end
 )";
 
-rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kSplitTail;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
-}
-
 TEST(Convert, ProgramTypeRules) {
   rt::Program p;
   rt::Status s = rt::parseProgram(kSplitTail, p);
@@ -127,25 +120,25 @@ TEST(Convert, ProgramTypeRules) {
   EXPECT_EQ(rt::serializeProgram(p), kSplitTail);
   EXPECT_EQ(p.instrs[2].op, rt::OpCode::Convert);
 
-  // gemm: an f32 result of f16/bf16 only, and without a bias.
-  s = parseEdited("value 3 f32 2 6 5", "value 3 f64 2 6 5");
-  EXPECT_EQ(s.message(), "instruction 0 (gemm) has a f64 result of f16 "
-                         "operands (the result has their type, or f32 for "
-                         "f16 and bf16)");
-  s = parseEdited("result 3 operands 2 0 1", "result 3 operands 3 0 1 2");
-  EXPECT_EQ(s.message(),
-            "instruction 0 (gemm) has a bias and an f32 result of f16 operands");
-  s = parseEdited("value 1 f16 2 5 4", "value 1 bf16 2 5 4");
-  EXPECT_EQ(s.message(), "instruction 0 (gemm) mixes element types");
-  // convert: f32 <-> f16/bf16 only, same rank.
-  s = parseEdited("value 5 f32 1 5", "value 5 f64 1 5");
-  EXPECT_EQ(s.message(), "instruction 2 (convert) converts f16 to f64 (f32 to "
-                         "f16 or bf16, or back)");
-  s = parseEdited("value 5 f32 1 5", "value 5 f32 2 1 5");
-  EXPECT_EQ(s.message(), "instruction 2 (convert) changes the rank");
-  // Every other op still has one element type.
-  s = parseEdited("value 4 f32 2 3 5", "value 4 f16 2 3 5");
-  EXPECT_EQ(s.message(), "instruction 1 (reduce_scatter) mixes element types");
+  rt::testutil::expectRefused(
+      kSplitTail,
+      {// gemm: an f32 result of f16/bf16 only, and without a bias.
+       {"value 3 f32 2 6 5", "value 3 f64 2 6 5",
+        "instruction 0 (gemm) has a f64 result of f16 operands (the result "
+        "has their type, or f32 for f16 and bf16)"},
+       {"result 3 operands 2 0 1", "result 3 operands 3 0 1 2",
+        "instruction 0 (gemm) has a bias and an f32 result of f16 operands"},
+       {"value 1 f16 2 5 4", "value 1 bf16 2 5 4",
+        "instruction 0 (gemm) mixes element types"},
+       // convert: f32 <-> f16/bf16 only, same rank.
+       {"value 5 f32 1 5", "value 5 f64 1 5",
+        "instruction 2 (convert) converts f16 to f64 (f32 to f16 or bf16, or "
+        "back)"},
+       {"value 5 f32 1 5", "value 5 f32 2 1 5",
+        "instruction 2 (convert) changes the rank"},
+       // Every other op still has one element type.
+       {"value 4 f32 2 3 5", "value 4 f16 2 3 5",
+        "instruction 1 (reduce_scatter) mixes element types"}});
 }
 
 } // namespace

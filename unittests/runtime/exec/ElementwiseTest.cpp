@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExprTestSupport.h"
+#include "ProgramEdit.h"
 
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/backends/Host.h"
@@ -1035,12 +1036,7 @@ TEST(ElementwiseProgram, TextRoundTripsConstantsBitExact) {
 }
 
 rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kBlockW2;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kBlockW2, from, to);
 }
 
 TEST(ElementwiseProgram, TextAndValidationErrors) {
@@ -1048,34 +1044,32 @@ TEST(ElementwiseProgram, TextAndValidationErrors) {
   EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
   EXPECT_EQ(s.message(), "program line 15: bad expression constant '0.5.1' "
                          "(expected a hex float such as 0x1.8p+1, inf or nan)");
-  s = parseEdited("cmp ugt", "cmp ugtx");
-  EXPECT_EQ(s.message(),
-            "program line 15: unknown comparison predicate 'ugtx'");
-  s = parseEdited("tanh 11", "cosh 11");
-  EXPECT_EQ(s.message(), "program line 14: unknown expression op 'cosh'");
-  s = parseEdited("expr 4 input", "expr 65 input");
-  EXPECT_EQ(s.message(), "program line 15: integer 65 out of range");
   // validateExpr through the op's verify.
   s = parseEdited("select 2 0 1", "select 0 0 1");
   EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
-  EXPECT_EQ(s.message(),
-            "instruction 1 (elementwise): expression node 3 (select): the "
-            "condition (arg 0) is node 0 (input), not a boolean (a cmp)");
-  // Shapes: a row vector of the wrong length, an operand of another shape,
-  // no full operand.
-  s = parseEdited("value 1 f32 1 5", "value 1 f32 1 4");
-  EXPECT_EQ(s.message(), "instruction 0 (elementwise) operand 1 [4] is a row "
-                         "vector of 4 elements but the result [3, 5] has rows "
-                         "of 5");
-  s = parseEdited("value 1 f32 1 5", "value 1 f32 2 5 1");
-  EXPECT_EQ(s.message(), "instruction 0 (elementwise) operand 1 [5, 1] "
-                         "differs from the result [3, 5] in dim 0");
-  s = parseEdited("operands 3 0 1 2 expr", "operands 3 1 1 2 expr");
-  EXPECT_EQ(s.message(), "instruction 0 (elementwise) needs an operand of the "
-                         "result's shape [3, 5] (all its operands are row "
-                         "vectors)");
-  s = parseEdited("value 2 f32 1 5", "value 2 f64 1 5");
-  EXPECT_EQ(s.message(), "instruction 0 (elementwise) mixes element types");
+  rt::testutil::expectRefused(
+      kBlockW2,
+      {{"cmp ugt", "cmp ugtx",
+        "program line 15: unknown comparison predicate 'ugtx'"},
+       {"tanh 11", "cosh 11", "program line 14: unknown expression op 'cosh'"},
+       {"expr 4 input", "expr 65 input",
+        "program line 15: integer 65 out of range"},
+       {"select 2 0 1", "select 0 0 1",
+        "instruction 1 (elementwise): expression node 3 (select): the "
+        "condition (arg 0) is node 0 (input), not a boolean (a cmp)"},
+       // Shapes: a row vector of the wrong length, an operand of another
+       // shape, no full operand.
+       {"value 1 f32 1 5", "value 1 f32 1 4",
+        "instruction 0 (elementwise) operand 1 [4] is a row vector of 4 "
+        "elements but the result [3, 5] has rows of 5"},
+       {"value 1 f32 1 5", "value 1 f32 2 5 1",
+        "instruction 0 (elementwise) operand 1 [5, 1] differs from the "
+        "result [3, 5] in dim 0"},
+       {"operands 3 0 1 2 expr", "operands 3 1 1 2 expr",
+        "instruction 0 (elementwise) needs an operand of the result's shape "
+        "[3, 5] (all its operands are row vectors)"},
+       {"value 2 f32 1 5", "value 2 f64 1 5",
+        "instruction 0 (elementwise) mixes element types"}});
 }
 
 TEST(ElementwiseProgram, ResolveChecksRankDependentShapes) {

@@ -22,6 +22,7 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/program/ProgramText.h"
 
+#include "ProgramEdit.h"
 #include "RandomValues.h"
 
 #include <gtest/gtest.h>
@@ -180,12 +181,7 @@ end
 )";
 
 rt::Status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = kBiasGrad;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  rt::Program p;
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kBiasGrad, from, to);
 }
 
 TEST(SumRows, ProgramTextAndTypeRules) {
@@ -196,19 +192,18 @@ TEST(SumRows, ProgramTextAndTypeRules) {
   EXPECT_EQ(p.instrs[0].op, rt::OpCode::SumRows);
   EXPECT_TRUE(parseEdited("value 1 f32 1 6", "value 1 f16 1 6"));
   EXPECT_TRUE(parseEdited("value 1 f32 1 6", "value 1 f32 1 ?"));
-  s = parseEdited("value 1 f32 1 6", "value 1 f64 1 6");
-  EXPECT_EQ(s.message(), "instruction 0 (sum_rows) has a f64 result of a f16 "
-                         "input (the result has its type, or f32 for f16 and "
-                         "bf16)");
-  s = parseEdited("value 1 f32 1 6", "value 1 f32 1 5");
-  EXPECT_EQ(s.message(), "instruction 0 (sum_rows) sums the rows of [?, 6] "
-                         "into [5] (the result has one element per column)");
-  s = parseEdited("value 1 f32 1 6", "value 1 f32 2 1 6");
-  EXPECT_EQ(s.message(), "instruction 0 (sum_rows) needs a rank-2 input and "
-                         "a rank-1 result");
-  s = parseEdited("value 0 f16 2 ? 6", "value 0 f16 3 1 ? 6");
-  EXPECT_EQ(s.message(), "instruction 0 (sum_rows) needs a rank-2 input and "
-                         "a rank-1 result");
+  rt::testutil::expectRefused(
+      kBiasGrad,
+      {{"value 1 f32 1 6", "value 1 f64 1 6",
+        "instruction 0 (sum_rows) has a f64 result of a f16 input (the "
+        "result has its type, or f32 for f16 and bf16)"},
+       {"value 1 f32 1 6", "value 1 f32 1 5",
+        "instruction 0 (sum_rows) sums the rows of [?, 6] into [5] (the "
+        "result has one element per column)"},
+       {"value 1 f32 1 6", "value 1 f32 2 1 6",
+        "instruction 0 (sum_rows) needs a rank-2 input and a rank-1 result"},
+       {"value 0 f16 2 ? 6", "value 0 f16 3 1 ? 6",
+        "instruction 0 (sum_rows) needs a rank-2 input and a rank-1 result"}});
 }
 
 TEST(SumRows, RunsOnEveryRankWithItsOwnRows) {

@@ -10,6 +10,8 @@
 #include "shardlin/runtime/program/OpTable.h"
 #include "exec/OpKernels.h"
 
+#include "ProgramEdit.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -100,11 +102,7 @@ TEST(OpTable, TextCarriesTheStrategy) {
 
 rt::Status parseEdited(const std::string &from, const std::string &to,
                        rt::Program &p) {
-  std::string text = kGatherW2;
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-  return rt::parseProgram(text, p);
+  return rt::testutil::parseEdited(kGatherW2, from, to, p);
 }
 
 TEST(OpTable, AttributesOnlyWhereTheOpHasThem) {

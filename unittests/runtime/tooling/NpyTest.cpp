@@ -39,22 +39,9 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 /// A fresh directory per test, removed afterwards.
-class NpyTest : public shardlin::rt::testutil::TempDirTest {
-protected:
-  /// The names in the test directory, sorted.
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto &e : fs::directory_iterator(dir_))
-      names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
+class NpyTest : public shardlin::rt::testutil::TempDirTest {};
 
-Bytes readFile(const std::string &p) {
-  std::ifstream in(p, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
+using shardlin::rt::testutil::readFile;
 
 void writeFile(const std::string &p, const Bytes &bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);

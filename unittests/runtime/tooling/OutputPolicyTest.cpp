@@ -45,20 +45,10 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-Bytes readFile(const std::string &p) {
-  std::ifstream in(p, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
+using testutil::readFile;
 
 class OutputPolicy : public testutil::TempDirTest {
 protected:
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto &e : fs::directory_iterator(dir_))
-      names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
   /// A file "old" bytes long holding "old", that an output replaces.
   void writeOld(const std::string &name) {
     std::ofstream(path(name), std::ios::binary) << "old";

@@ -6,9 +6,14 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace shardlin::rt::testutil {
 
@@ -28,8 +33,22 @@ protected:
   std::string path(const std::string &name) const {
     return (std::filesystem::path(dir_) / name).string();
   }
+  /// The names in the test's directory, sorted.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto &e : std::filesystem::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
   std::string dir_;
 };
+
+/// The bytes of the file at `p` (none if it cannot be read).
+inline std::vector<uint8_t> readFile(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
 
 } // namespace shardlin::rt::testutil
 
