@@ -3,7 +3,8 @@
 // Private to the runtime. The NCCL communicator, defined in two files:
 // NcclCommunicator.cpp runs the collectives (what each one enqueues, and the
 // timeout and abort rules they share); NcclSetup.cpp creates communicators
-// (from a unique id, over a bootstrap communicator, as a group of threads).
+// (from a unique id, over a bootstrap communicator, as a group of threads)
+// and splits them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_LIB_CUDA_NCCLCOMMUNICATOR_H
@@ -48,6 +49,9 @@ protected:
   Status doAllReduce(const CollectiveCall &call) override;
   Status doBroadcast(const CollectiveCall &call) override;
   Status doBarrier(const CollectiveCall &call) override;
+  /// ncclCommSplit (NcclSetup.cpp).
+  Status doSplit(int color, int key,
+                 std::unique_ptr<Communicator> &out) override;
   /// A rank's own block must agree with itself: NCCL would not notice.
   std::string checkBackendArguments(const CollectiveCall &call) const override;
   std::string checkBuffer(const char *name, const void *p, int64_t elements,

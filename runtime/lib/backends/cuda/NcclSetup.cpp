@@ -1,11 +1,13 @@
-//===- NcclSetup.cpp - Creating NCCL communicators ------------------------===//
+//===- NcclSetup.cpp - Creating and splitting NCCL communicators ----------===//
 //
 // The NCCL communicator's creation (from a unique id; over a bootstrap
-// communicator that carries the id; as a group of threads of one process).
-// Each follows the collectives' timeout rules (NcclCommunicator.cpp): with a
-// finite CommOptions::timeoutSeconds the NCCL communicators are non-blocking
-// and the host waits for them with a deadline; a rank that fails or times
-// out aborts what it made.
+// communicator that carries the id; as a group of threads of one process)
+// and its split. Each follows the collectives' timeout rules
+// (NcclCommunicator.cpp): with a finite CommOptions::timeoutSeconds the NCCL
+// communicators are non-blocking and the host waits for them with a deadline;
+// a rank that fails or times out aborts what it made, and a failed split
+// aborts the communicator being split too, since its peers may still be
+// waiting in it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,65 @@ Status initRank(ncclComm_t &comm, int worldSize, const ncclUniqueId &nid,
   if (r == ncclSuccess || r == ncclInProgress)
     return Status::ok();
   return ncclFailure(r, "ncclCommInitRankConfig", device, comm);
+}
+
+Status NcclCommunicator::doSplit(int color, int key,
+                                 std::unique_ptr<Communicator> &out) {
+  // The group in every message: with several groups failing at once (a
+  // grid's DP groups), each rank says which one it was joining.
+  const std::string at = "nccl split (rank " + std::to_string(rank_) + " of " +
+                         std::to_string(worldSize_) + ", color " +
+                         std::to_string(color) + ", key " +
+                         std::to_string(key) + ")";
+  SHARDLIN_RETURN_IF_ERROR(usable(at));
+  ScopedDevice guard;
+  double deadline = 0;
+  SHARDLIN_RETURN_IF_ERROR(enter(at, guard, deadline));
+
+  // The child gets the parent's configuration (blocking or not), and no
+  // shared resources (splitShare unset: 0), so that either may be destroyed
+  // first. A blocking split waits in ncclCommSplit for every rank; a
+  // non-blocking one returns ncclInProgress, and both the child and the
+  // parent are polled until they are ready or the deadline passes.
+  ncclConfig_t config = makeConfig(blocking_);
+  ncclComm_t child = nullptr;
+  ncclResult_t r = ncclCommSplit(comm_, color, key, &child, &config);
+  Status st = Status::ok();
+  if (r != ncclSuccess && r != ncclInProgress)
+    st = ncclFailure(r, "ncclCommSplit", device_, comm_);
+  if (st.isOk() && !blocking_) {
+    st = waitReady(comm_, device_, deadline, timeout_);
+    if (st.isOk() && child)
+      st = waitReady(child, device_, deadline, timeout_);
+    if (!st.isOk())
+      st = Status::error(
+          st.code(), st.message() + " waiting for the other ranks to split");
+  }
+  int childRank = -1, childSize = 0;
+  if (st.isOk() && !child)
+    st = Status::internal("ncclCommSplit returned no communicator for color " +
+                          std::to_string(color));
+  if (st.isOk()) {
+    ncclResult_t q = ncclCommUserRank(child, &childRank);
+    if (q == ncclSuccess)
+      q = ncclCommCount(child, &childSize);
+    if (q != ncclSuccess)
+      st = ncclFailure(q, "ncclCommUserRank/ncclCommCount", device_, child);
+  }
+  if (!st.isOk()) {
+    if (child)
+      (void)ncclCommAbort(child);
+    // The peers may be waiting in the split for this rank, and the parent's
+    // state is unknown: it cannot be used again.
+    abort(st.message());
+    return Status::error(st.code(), at + ": " + st.message() +
+                                        "; the communicator was aborted");
+  }
+  auto made = std::make_unique<NcclCommunicator>(child, childRank, childSize,
+                                                 stream_, timeout_);
+  SHARDLIN_RETURN_IF_ERROR(made->init().withContext(at));
+  out = std::move(made);
+  return Status::ok();
 }
 
 } // namespace nccl
