@@ -30,6 +30,16 @@ std::string initWhere(int rank, int worldSize, int device) {
          std::to_string(worldSize) + ", cuda:" + std::to_string(device) + ")";
 }
 
+/// The checked CommOptions::timeoutSeconds of a creation and its deadline,
+/// that many seconds from now.
+Status startClock(const CommOptions &options, const std::string &at,
+                  double &timeout, double &deadline) {
+  SHARDLIN_RETURN_IF_ERROR(
+      checkTimeout(options.timeoutSeconds, timeout).withContext(at));
+  deadline = deadlineAfter(timeout);
+  return Status::ok();
+}
+
 /// `id` as NCCL's type.
 ncclUniqueId nativeId(const NcclUniqueId &id) {
   ncclUniqueId nid;
@@ -132,10 +142,8 @@ Status createNcclCommunicator(const NcclUniqueId &id, int rank, int worldSize,
   if (worldSize < 1 || rank < 0 || rank >= worldSize)
     return Status::invalidArgument(at + ": rank must be in 0..worldSize-1 and "
                                         "worldSize >= 1");
-  double timeout = 0;
-  SHARDLIN_RETURN_IF_ERROR(
-      checkTimeout(options.timeoutSeconds, timeout).withContext(at));
-  const double deadline = deadlineAfter(timeout);
+  double timeout = 0, deadline = 0;
+  SHARDLIN_RETURN_IF_ERROR(startClock(options, at, timeout, deadline));
 
   ScopedDevice guard;
   SHARDLIN_RETURN_IF_ERROR(guard.enter(device).withContext(at));
@@ -225,10 +233,8 @@ Status createNcclThreadsGroup(
             " are both on cuda:" + std::to_string(streams[r]->device()) +
             " (NCCL needs one device per rank; use cuda-local to share one)");
   }
-  double timeout = 0;
-  SHARDLIN_RETURN_IF_ERROR(
-      checkTimeout(options.timeoutSeconds, timeout).withContext(at));
-  const double deadline = deadlineAfter(timeout);
+  double timeout = 0, deadline = 0;
+  SHARDLIN_RETURN_IF_ERROR(startClock(options, at, timeout, deadline));
 
   NcclUniqueId id;
   SHARDLIN_RETURN_IF_ERROR(createNcclUniqueId(id).withContext(at));
