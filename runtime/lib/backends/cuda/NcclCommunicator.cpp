@@ -62,7 +62,7 @@ using namespace cuda;
 NcclCommunicator::NcclCommunicator(ncclComm_t comm, int rank, int worldSize,
                                    std::shared_ptr<ExecutionStream> stream,
                                    double timeout)
-    : stream_(std::move(stream)), comm_(comm), rank_(rank),
+    : CudaCommunicator(std::move(stream)), comm_(comm), rank_(rank),
       worldSize_(worldSize), device_(stream_->device()), timeout_(timeout),
       blocking_(std::isinf(timeout)) {}
 

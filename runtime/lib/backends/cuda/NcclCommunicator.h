@@ -37,10 +37,6 @@ public:
   int rank() const override { return rank_; }
   int worldSize() const override { return worldSize_; }
   const char *backendName() const override { return "nccl"; }
-  Device device() const override { return Device{DeviceKind::Cuda, device_}; }
-  const std::shared_ptr<ExecutionStream> &stream() const override {
-    return stream_;
-  }
 
 protected:
   Status doAllGatherV(const CollectiveCall &call) override;
@@ -96,9 +92,8 @@ private:
                         int64_t count, void *dst, DType dtype,
                         ncclDataType_t type, double deadline);
 
-  // Declared first, destroyed last (after the staging memory, which is
-  // freed in stream order).
-  std::shared_ptr<ExecutionStream> stream_;
+  // stream_ (CudaCommunicator) outlives the staging memory, which is freed
+  // in stream order.
   ncclComm_t comm_;
   const int rank_, worldSize_, device_;
   const double timeout_;
