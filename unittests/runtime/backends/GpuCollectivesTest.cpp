@@ -362,20 +362,34 @@ TEST(Nccl, Split) {
   }
 }
 
+namespace {
+
+/// Two NCCL ranks, one per GPU, with a 3 s timeout, for the tests in which
+/// rank 1 never takes part; skips without two GPUs.
+class NcclTwoRanks : public ::testing::Test {
+protected:
+  static constexpr double kTimeout = 3;
+
+  void SetUp() override {
+    REQUIRE_CUDA_DEVICE();
+    REQUIRE_NCCL();
+    const int n = deviceCount();
+    if (n < 2)
+      GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
+    CommOptions options;
+    options.timeoutSeconds = kTimeout;
+    ASSERT_TRUE(makeNcclRanks(2, options, ranks).isOk());
+  }
+
+  Ranks ranks;
+};
+
+} // namespace
+
 // A peer that never splits: the waiting rank's split times out, aborts the
 // communicator being split (its peers may be waiting in it) and names the
 // group it was joining; later calls fail fast.
-TEST(Nccl, SplitTimesOutWhenAPeerNeverSplits) {
-  REQUIRE_CUDA_DEVICE();
-  REQUIRE_NCCL();
-  const int n = deviceCount();
-  if (n < 2)
-    GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
-  const double timeout = 3;
-  CommOptions options;
-  options.timeoutSeconds = timeout;
-  Ranks ranks;
-  ASSERT_TRUE(makeNcclRanks(2, options, ranks).isOk());
+TEST_F(NcclTwoRanks, SplitTimesOutWhenAPeerNeverSplits) {
   std::unique_ptr<Communicator> sub;
   const auto start = Clock::now();
   Status st = ranks[0].comm->split(1, 0, sub);
@@ -387,8 +401,8 @@ TEST(Nccl, SplitTimesOutWhenAPeerNeverSplits) {
       << st.message();
   EXPECT_TRUE(contains(st.message(), "timed out after 3 s")) << st.message();
   EXPECT_TRUE(contains(st.message(), "aborted")) << st.message();
-  EXPECT_GE(took, timeout * 0.9);
-  EXPECT_LT(took, timeout + 30.0);
+  EXPECT_GE(took, kTimeout * 0.9);
+  EXPECT_LT(took, kTimeout + 30.0);
   const auto again = Clock::now();
   st = ranks[0].comm->split(1, 0, sub);
   EXPECT_EQ(st.code(), StatusCode::Aborted) << st.message();
@@ -493,23 +507,7 @@ TEST(Nccl, InitTimesOutWhenAPeerNeverJoins) {
 
 // A peer that does not take part in a collective: the waiting rank aborts
 // its communicator within the timeout and then fails fast.
-TEST(Nccl, MissingPeerTimesOutAndAborts) {
-  REQUIRE_CUDA_DEVICE();
-  REQUIRE_NCCL();
-  const int n = deviceCount();
-  if (n < 2)
-    GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
-  const double timeout = 3;
-  Ranks ranks;
-  ASSERT_TRUE(makeNcclRanks(
-                  2,
-                  [&] {
-                    CommOptions o;
-                    o.timeoutSeconds = timeout;
-                    return o;
-                  }(),
-                  ranks)
-                  .isOk());
+TEST_F(NcclTwoRanks, MissingPeerTimesOutAndAborts) {
   Rank &rank = ranks[0];
   Buffer buf;
   ASSERT_TRUE(toDevice(rank, Bytes(4096, 0), buf).isOk());
@@ -521,8 +519,8 @@ TEST(Nccl, MissingPeerTimesOutAndAborts) {
       << st.message();
   EXPECT_TRUE(contains(st.message(), "timed out after 3 s")) << st.message();
   EXPECT_TRUE(contains(st.message(), "aborted")) << st.message();
-  EXPECT_GE(took, timeout * 0.9);
-  EXPECT_LT(took, timeout + 30.0);
+  EXPECT_GE(took, kTimeout * 0.9);
+  EXPECT_LT(took, kTimeout + 30.0);
   // The abort released the kernel: the stream drains.
   EXPECT_TRUE(rank.stream->synchronize().isOk());
   const auto again = Clock::now();
