@@ -144,6 +144,7 @@ foreach(lib cudart cublas cublasLt)
 endforeach()
 if(SHARDLIN_HAVE_NCCL)
   target_sources(ShardlinRuntimeCuda PRIVATE lib/backends/cuda/NcclCommunicator.cpp
+    lib/backends/cuda/NcclSetup.cpp
     lib/backends/cuda/NcclSupport.cpp)
   target_include_directories(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_INCLUDE_DIR})
   target_link_libraries(ShardlinRuntimeCuda PRIVATE ${SHARDLIN_NCCL_LIBRARY})

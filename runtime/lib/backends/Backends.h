@@ -21,15 +21,10 @@
 namespace shardlin::rt::detail {
 
 /// A backend's runner, as BackendInfo::run.
-using BackendRunner = Status (*)(const SharedProgram &program,
-                                 const RunOptions &options,
-                                 const RankCallbacks &callbacks,
-                                 std::vector<RankResult> &ranks);
+using BackendRunner = BackendRun *;
 
 /// threads (host/ThreadsBackend.cpp).
-Status runThreads(const SharedProgram &program, const RunOptions &options,
-                  const RankCallbacks &callbacks,
-                  std::vector<RankResult> &ranks);
+BackendRun runThreads;
 Status connectThreads(int worldSize, const CommOptions &options,
                       int blasThreads,
                       std::vector<std::unique_ptr<Communicator>> &comms);
@@ -40,20 +35,13 @@ Status connectThreads(int worldSize, const CommOptions &options,
 Status checkThreadsLaunch(const char *backend);
 
 /// mpi (mpi/MpiBackend.cpp).
-Status runMpi(const SharedProgram &program, const RunOptions &options,
-              const RankCallbacks &callbacks, std::vector<RankResult> &ranks);
+BackendRun runMpi;
 Status connectMpi(int worldSize, const CommOptions &options, int blasThreads,
                   std::vector<std::unique_ptr<Communicator>> &comms);
 
 /// The GPU backends' runners (GpuModule.cpp): load the GPU module on the
 /// first call and run its runner.
-Status runCudaLocalFromModule(const SharedProgram &program,
-                              const RunOptions &options,
-                              const RankCallbacks &callbacks,
-                              std::vector<RankResult> &ranks);
-Status runNcclFromModule(const SharedProgram &program, const RunOptions &options,
-                         const RankCallbacks &callbacks,
-                         std::vector<RankResult> &ranks);
+BackendRun runCudaLocalFromModule, runNcclFromModule;
 
 /// Bumped whenever GpuModuleEntries or what its functions take changes: a
 /// module from another build of the runtime is refused, not called.

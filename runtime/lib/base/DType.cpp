@@ -217,7 +217,8 @@ void castEach(const void *src, void *dst, size_t n) {
   }
 }
 
-/// A `t` buffer to Wide (float or double).
+} // namespace
+
 template <typename Wide>
 void convertToWide(DType t, const void *src, Wide *dst, size_t n) {
   switch (t) {
@@ -240,7 +241,6 @@ void convertToWide(DType t, const void *src, Wide *dst, size_t n) {
   }
 }
 
-/// Wide (float or double) to a `t` buffer, rounding to nearest even.
 template <typename Wide>
 void convertFromWide(DType t, const Wide *src, void *dst, size_t n) {
   switch (t) {
@@ -263,7 +263,10 @@ void convertFromWide(DType t, const Wide *src, void *dst, size_t n) {
   }
 }
 
-} // namespace
+template void convertToWide(DType, const void *, float *, size_t);
+template void convertToWide(DType, const void *, double *, size_t);
+template void convertFromWide(DType, const float *, void *, size_t);
+template void convertFromWide(DType, const double *, void *, size_t);
 
 void convertToF32(DType t, const void *src, float *dst, size_t n) {
   convertToWide(t, src, dst, n);

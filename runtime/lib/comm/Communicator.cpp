@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -234,20 +235,59 @@ Status Communicator::finish(const CollectiveCall &call, Status st) {
   return st;
 }
 
+namespace {
+
+/// A call of `kind` with its arguments; the tables are null where the
+/// collective has none.
+CollectiveCall makeCall(CollectiveKind kind, DType dtype, const void *send,
+                        void *recv, int64_t count,
+                        const std::vector<int64_t> *sendCounts = nullptr,
+                        const std::vector<int64_t> *sendDispls = nullptr,
+                        const std::vector<int64_t> *recvCounts = nullptr,
+                        const std::vector<int64_t> *recvDispls = nullptr) {
+  CollectiveCall c;
+  c.kind = kind;
+  c.dtype = dtype;
+  c.send = send;
+  c.recv = recv;
+  c.count = count;
+  c.sendCounts = sendCounts;
+  c.sendDispls = sendDispls;
+  c.recvCounts = recvCounts;
+  c.recvDispls = recvDispls;
+  return c;
+}
+
+} // namespace
+
+Status Communicator::dispatch(const CollectiveCall &call) {
+  // By CollectiveKind, in its order.
+  using Hook = Status (Communicator::*)(const CollectiveCall &);
+  static constexpr Hook kHooks[] = {
+      &Communicator::doAllGatherV,     &Communicator::doAllToAllV,
+      &Communicator::doReduceScatterV, &Communicator::doAllReduce,
+      &Communicator::doBroadcast,      &Communicator::doBarrier};
+  static_assert(std::size(kHooks) ==
+                    static_cast<size_t>(CollectiveKind::Barrier) + 1,
+                "one hook per CollectiveKind");
+  const size_t k = static_cast<size_t>(call.kind);
+  if (k >= std::size(kHooks))
+    return Status::internal(call.where + ": unknown collective kind " +
+                            std::to_string(k));
+  return (this->*kHooks[k])(call);
+}
+
+Status Communicator::run(CollectiveCall call) {
+  prepare(call);
+  return finish(call, dispatch(call));
+}
+
 Status Communicator::allGatherV(const void *send, int64_t sendCount, void *recv,
                                 const std::vector<int64_t> &recvCounts,
                                 const std::vector<int64_t> &recvDispls,
                                 DType dtype) {
-  CollectiveCall c;
-  c.kind = CollectiveKind::AllGatherV;
-  c.dtype = dtype;
-  c.send = send;
-  c.recv = recv;
-  c.count = sendCount;
-  c.recvCounts = &recvCounts;
-  c.recvDispls = &recvDispls;
-  prepare(c);
-  return finish(c, doAllGatherV(c));
+  return run(makeCall(CollectiveKind::AllGatherV, dtype, send, recv, sendCount,
+                      nullptr, nullptr, &recvCounts, &recvDispls));
 }
 
 Status Communicator::allToAllV(const void *send,
@@ -257,63 +297,34 @@ Status Communicator::allToAllV(const void *send,
                                const std::vector<int64_t> &recvCounts,
                                const std::vector<int64_t> &recvDispls,
                                DType dtype) {
-  CollectiveCall c;
-  c.kind = CollectiveKind::AllToAllV;
-  c.dtype = dtype;
-  c.send = send;
-  c.recv = recv;
-  c.sendCounts = &sendCounts;
-  c.sendDispls = &sendDispls;
-  c.recvCounts = &recvCounts;
-  c.recvDispls = &recvDispls;
-  prepare(c);
-  return finish(c, doAllToAllV(c));
+  return run(makeCall(CollectiveKind::AllToAllV, dtype, send, recv, 0,
+                      &sendCounts, &sendDispls, &recvCounts, &recvDispls));
 }
 
 Status Communicator::reduceScatterV(const void *send,
                                     const std::vector<int64_t> &counts,
                                     const std::vector<int64_t> &displs,
                                     void *recv, DType dtype) {
-  CollectiveCall c;
-  c.kind = CollectiveKind::ReduceScatterV;
-  c.dtype = dtype;
-  c.send = send;
-  c.recv = recv;
-  c.sendCounts = &counts;
-  c.sendDispls = &displs;
-  prepare(c);
-  return finish(c, doReduceScatterV(c));
+  return run(makeCall(CollectiveKind::ReduceScatterV, dtype, send, recv, 0,
+                      &counts, &displs));
 }
 
 Status Communicator::allReduce(const void *send, void *recv, int64_t count,
                                DType dtype) {
-  CollectiveCall c;
-  c.kind = CollectiveKind::AllReduce;
-  c.dtype = dtype;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  prepare(c);
-  return finish(c, doAllReduce(c));
+  return run(makeCall(CollectiveKind::AllReduce, dtype, send, recv, count));
 }
 
 Status Communicator::broadcast(void *buffer, int64_t count, DType dtype,
                                int root) {
-  CollectiveCall c;
-  c.kind = CollectiveKind::Broadcast;
-  c.dtype = dtype;
-  c.recv = buffer;
-  c.count = count;
+  CollectiveCall c =
+      makeCall(CollectiveKind::Broadcast, dtype, nullptr, buffer, count);
   c.root = root;
-  prepare(c);
-  return finish(c, doBroadcast(c));
+  return run(c);
 }
 
 Status Communicator::barrier() {
-  CollectiveCall c;
-  c.kind = CollectiveKind::Barrier;
-  prepare(c);
-  return finish(c, doBarrier(c));
+  return run(
+      makeCall(CollectiveKind::Barrier, DType::F32, nullptr, nullptr, 0));
 }
 
 Status Communicator::split(int color, int key,
@@ -349,27 +360,9 @@ Status Communicator::failCollective(CollectiveKind kind, DType dtype,
   c.sendCounts = c.sendDispls = c.recvCounts = c.recvDispls = &zeros;
   c.where = where(kind);
   c.invalid = why.empty() ? std::string("no reason given") : why;
-  Status st;
-  switch (kind) {
-  case CollectiveKind::AllGatherV:
-    st = doAllGatherV(c);
-    break;
-  case CollectiveKind::AllToAllV:
-    st = doAllToAllV(c);
-    break;
-  case CollectiveKind::ReduceScatterV:
-    st = doReduceScatterV(c);
-    break;
-  case CollectiveKind::AllReduce:
-    st = doAllReduce(c);
-    break;
-  case CollectiveKind::Broadcast:
-    st = doBroadcast(c);
-    break;
-  case CollectiveKind::Barrier:
-    // No arguments to be wrong: nothing to take part in.
-    break;
-  }
+  // A barrier has no arguments to be wrong: nothing to take part in; nor
+  // has a kind out of range. The five others come before Barrier.
+  Status st = kind < CollectiveKind::Barrier ? dispatch(c) : Status::ok();
   // Not counted in stats(), and never a success, whatever the hook said.
   return st.isOk() ? rejectInvalid(c) : st;
 }

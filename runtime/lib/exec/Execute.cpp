@@ -169,8 +169,8 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   // Each rank's own flag follows the fingerprint, so that the others name
   // the ranks that failed.
   const int w = comm.worldSize();
-  auto agreeAll = [&](const Status &ok, std::vector<double> &values,
-                      const char *stopped) -> Status {
+  auto agreeOnce = [&](const Status &ok, std::vector<double> &values,
+                       const char *stopped) -> Status {
     std::vector<double> agreement = print.terms();
     agreement.insert(agreement.begin(), ok ? 0.0 : 1.0);
     const size_t flags = agreement.size();
@@ -202,6 +202,15 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     values.assign(agreement.begin() + head, agreement.end());
     return Status::ok();
   };
+  // An agreement closes the binding phase: the time until it counts as
+  // binding, its own as agreeing.
+  auto agreeAll = [&](const Status &ok, std::vector<double> &values,
+                      const char *stopped) {
+    seconds.bind += clock.lap();
+    Status agreed = agreeOnce(ok, values, stopped);
+    seconds.agree += clock.lap();
+    return agreed;
+  };
 
   // Dynamic argument dims: every rank's sizes, exchanged before any plan is
   // built (a collective that stacks rows needs every rank's), in the slots
@@ -225,11 +234,9 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     std::vector<double> slots(static_cast<size_t>(w) * numDynamic, 0.0);
     for (size_t i = 0; prepared && i < numDynamic; ++i)
       slots[result.rank * numDynamic + i] = static_cast<double>(mine[i]);
-    seconds.bind += clock.lap();
     Status exchanged = agreeAll(prepared, slots,
                                 "stopped because another rank failed to "
                                 "give the shapes of its inputs");
-    seconds.agree += clock.lap();
     if (!exchanged)
       return fail(exchanged);
     sizes.assign(w, std::vector<int64_t>(numDynamic));
@@ -289,13 +296,10 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     if (prepared && !executor)
       prepared = Status::internal("the executor callback made no executor");
   }
-  seconds.bind += clock.lap();
-
   std::vector<double> none;
   Status agreed = agreeAll(prepared, none,
                            "stopped because another rank failed to prepare "
                            "its inputs");
-  seconds.agree += clock.lap();
   if (!agreed)
     return fail(agreed);
 

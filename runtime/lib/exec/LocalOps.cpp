@@ -11,26 +11,35 @@
 
 namespace shardlin::rt {
 
+namespace {
+
+/// `op`'s rows x cols elements of `elemSize` bytes: neither negative, and a
+/// byte count that fits.
+Status checkMatrixSize(const char *op, int64_t rows, int64_t cols,
+                       size_t elemSize) {
+  if (rows < 0 || cols < 0)
+    return Status::invalidArgument(std::string(op) + ": negative size " +
+                                   std::to_string(rows) + " x " +
+                                   std::to_string(cols));
+  int64_t count = 0;
+  return checkedNumElements({rows, cols}, count, elemSize).withContext(op);
+}
+
+} // namespace
+
 Status checkElementwiseArguments(const ExprProgram &expr,
                                  const std::vector<ExprOperand> &operands,
                                  const void *y, int64_t rows, int64_t cols,
                                  DType dtype) {
   if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
       dtype != DType::F64)
-    return Status::invalidArgument(
-        "elementwise: unknown element type " +
-        std::to_string(static_cast<int>(dtype)));
-  if (rows < 0 || cols < 0)
-    return Status::invalidArgument("elementwise: negative size " +
-                                   std::to_string(rows) + " x " +
-                                   std::to_string(cols));
-  int64_t count = 0;
+    return Status::invalidArgument("elementwise: unknown element type " +
+                                   std::to_string(static_cast<int>(dtype)));
   SHARDLIN_RETURN_IF_ERROR(
-      checkedNumElements({rows, cols}, count, dtypeSize(dtype))
-          .withContext("elementwise"));
+      checkMatrixSize("elementwise", rows, cols, dtypeSize(dtype)));
   SHARDLIN_RETURN_IF_ERROR(
       validateExpr(expr, operands.size(), "elementwise"));
-  if (count == 0)
+  if (rows == 0 || cols == 0)
     return Status::ok();
   if (!y)
     return Status::invalidArgument("elementwise: the result is null");
@@ -77,14 +86,9 @@ Status checkSumRowsArguments(const void *x, DType from, const void *y,
         std::to_string(static_cast<int>(from)) + " into " +
         std::to_string(static_cast<int>(to)) +
         " (the input's type, or f32 for f16 and bf16)");
-  if (rows < 0 || cols < 0)
-    return Status::invalidArgument("sumRows: negative size " +
-                                   std::to_string(rows) + " x " +
-                                   std::to_string(cols));
-  int64_t count = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      checkedNumElements({rows, cols}, count, dtypeSize(from))
-          .withContext("sumRows"));
+      checkMatrixSize("sumRows", rows, cols, dtypeSize(from)));
+  int64_t count = 0;
   SHARDLIN_RETURN_IF_ERROR(checkedNumElements({cols}, count, dtypeSize(to))
                                .withContext("sumRows"));
   if (cols > 0 && !y)

@@ -86,19 +86,16 @@ RankCallbacks trackedCallbacks(const std::shared_ptr<ThreadsRun> &run) {
 
 } // namespace
 
-Status runRanksOnThreads(
-    const SharedProgram &program, const RunOptions &options,
-    const RankCallbacks &callbacks,
-    std::vector<std::unique_ptr<Communicator>> comms,
-    std::vector<std::unique_ptr<Communicator>> agree,
-    std::function<std::unique_ptr<RankDevice>()> makeDevice,
-    std::vector<RankResult> &ranks) {
-  const size_t w = comms.size();
+Status runRanksOnThreads(const SharedProgram &program,
+                         const RunOptions &options,
+                         const RankCallbacks &callbacks, ThreadRanks group,
+                         std::vector<RankResult> &ranks) {
+  const size_t w = group.comms.size();
   auto run = std::make_shared<ThreadsRun>(program);
   run->callbacks = callbacks;
-  run->comms = std::move(comms);
-  run->agree = std::move(agree);
-  run->makeDevice = std::move(makeDevice);
+  run->comms = std::move(group.comms);
+  run->agree = std::move(group.agree);
+  run->makeDevice = std::move(group.makeDevice);
   run->ranks.assign(w, RankResult());
   run->done.assign(w, 0);
   run->outside.assign(w, nullptr);

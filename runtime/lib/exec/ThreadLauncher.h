@@ -15,18 +15,24 @@
 
 namespace shardlin::rt {
 
-/// Runs rank r of `comms` on thread r, each with the device `makeDevice`
-/// creates; `agree`, if not empty, carries the agreements (one host
-/// communicator per rank). Fills `ranks` by rank; returns the root cause.
-/// With options.abandonLateRanks, once a rank has failed, ranks that are
-/// still running min(timeout, 2 s) later are given up on (RunOptions).
-Status runRanksOnThreads(
-    const SharedProgram &program, const RunOptions &options,
-    const RankCallbacks &callbacks,
-    std::vector<std::unique_ptr<Communicator>> comms,
-    std::vector<std::unique_ptr<Communicator>> agree,
-    std::function<std::unique_ptr<RankDevice>()> makeDevice,
-    std::vector<RankResult> &ranks);
+/// The ranks of one process's group, one thread each.
+struct ThreadRanks {
+  /// Rank r's communicator.
+  std::vector<std::unique_ptr<Communicator>> comms;
+  /// If not empty, carries the agreements (one host communicator per rank).
+  std::vector<std::unique_ptr<Communicator>> agree;
+  /// Creates a rank's device, on its thread.
+  std::function<std::unique_ptr<RankDevice>()> makeDevice;
+};
+
+/// Runs rank r of `group` on thread r. Fills `ranks` by rank; returns the
+/// root cause. With options.abandonLateRanks, once a rank has failed, ranks
+/// that are still running min(timeout, 2 s) later are given up on
+/// (RunOptions).
+Status runRanksOnThreads(const SharedProgram &program,
+                         const RunOptions &options,
+                         const RankCallbacks &callbacks, ThreadRanks group,
+                         std::vector<RankResult> &ranks);
 
 } // namespace shardlin::rt
 

@@ -160,6 +160,26 @@ Status readNpyStream(int fd, double timeoutSeconds, NpyHeader &header,
   return Status::ok();
 }
 
+/// Opens `path` for reading into `fdOut` (which the NpyFile closes, also on
+/// failure) and stats it; refuses a directory. O_NONBLOCK: opening a FIFO
+/// that nobody writes would otherwise block this rank forever, out of reach
+/// of any timeout; the caller reads a FIFO with a deadline (readStream) or
+/// refuses it like every file that is not regular.
+Status openInput(const std::string &path, int &fdOut, struct stat &st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    const std::string why = "cannot open: " + errnoMessage(error);
+    return error == ENOENT ? Status::notFound(why) : Status::ioError(why);
+  }
+  fdOut = fd;
+  if (::fstat(fd, &st) != 0)
+    return Status::ioError("cannot stat: " + errnoMessage(errno));
+  if (S_ISDIR(st.st_mode))
+    return Status::invalidArgument("is a directory");
+  return Status::ok();
+}
+
 /// Opens `path` and checks its header; the data is left for NpyFile's
 /// reads, except from a FIFO or pipe (accepted if `streamTimeoutSeconds` >
 /// 0), which is read whole into `streamed`. Messages do not name the file
@@ -168,22 +188,9 @@ Status openNpyImpl(const std::string &path, double streamTimeoutSeconds,
                    int &fdOut, NpyHeader &header, uint64_t &dataStart,
                    uint64_t &dataBytes, std::vector<uint8_t> &streamed,
                    bool &isStream) {
-  // O_NONBLOCK: opening a FIFO that nobody writes would otherwise block
-  // this rank forever, out of reach of any timeout; a FIFO is then read
-  // with a deadline (readStream) or refused like every file that is not
-  // regular.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    const std::string why = "cannot open: " + errnoMessage(error);
-    return error == ENOENT ? Status::notFound(why) : Status::ioError(why);
-  }
-  fdOut = fd; // closed by the NpyFile, also on failure
   struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return Status::ioError("cannot stat: " + errnoMessage(errno));
-  if (S_ISDIR(st.st_mode))
-    return Status::invalidArgument("is a directory");
+  SHARDLIN_RETURN_IF_ERROR(openInput(path, fdOut, st));
+  const int fd = fdOut;
   isStream = S_ISFIFO(st.st_mode);
   if (isStream && streamTimeoutSeconds > 0) {
     dataStart = 0;
@@ -242,18 +249,9 @@ Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out,
 static Status openSafetensorsImpl(const std::string &path,
                                   const std::string &tensor, int &fdOut,
                                   SafetensorsTensor &found) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    const std::string why = "cannot open: " + errnoMessage(error);
-    return error == ENOENT ? Status::notFound(why) : Status::ioError(why);
-  }
-  fdOut = fd; // closed by the NpyFile, also on failure
   struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return Status::ioError("cannot stat: " + errnoMessage(errno));
-  if (S_ISDIR(st.st_mode))
-    return Status::invalidArgument("is a directory");
+  SHARDLIN_RETURN_IF_ERROR(openInput(path, fdOut, st));
+  const int fd = fdOut;
   if (!S_ISREG(st.st_mode))
     return Status::invalidArgument(
         "not a regular file (a safetensors checkpoint is read at its "

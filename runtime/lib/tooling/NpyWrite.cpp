@@ -14,6 +14,7 @@
 #include "tooling/NpyFormat.h"
 #include "tooling/OutputFile.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +98,22 @@ struct NpyOutputs::Impl {
   // Alive from commit() until keep() or undo(): signals are held meanwhile.
   std::optional<CommitSection> section;
   bool committed = false;
+
+  /// Stages the output `path`: `fill` writes its staged file. Every error,
+  /// then and later, says "<label>: writing '<path>'".
+  Status add(const std::string &path, const std::string &label,
+             const std::function<Status(StagedNpy &)> &fill) {
+    if (committed)
+      return Status::internal("writing " + quotedName(path) +
+                              ": staged after the commit");
+    auto entry = std::make_unique<StagedNpy>();
+    entry->path = path;
+    entry->context = (label.empty() ? std::string() : label + ": ") +
+                     "writing " + quotedName(path);
+    SHARDLIN_RETURN_IF_ERROR(fill(*entry).withContext(entry->context));
+    staged.push_back(std::move(entry));
+    return Status::ok();
+  }
 };
 
 NpyOutputs::NpyOutputs() : impl_(std::make_unique<Impl>()) {}
@@ -113,41 +130,23 @@ NpyOutputs::~NpyOutputs() {
 Status NpyOutputs::stage(const std::string &path, DType dtype,
                          const std::vector<int64_t> &shape, const void *data,
                          const std::string &label) {
-  if (impl_->committed)
-    return Status::internal("writing " + quotedName(path) +
-                            ": staged after the commit");
-  auto staged = std::make_unique<StagedNpy>();
-  staged->path = path;
-  staged->context = (label.empty() ? std::string() : label + ": ") +
-                    "writing " + quotedName(path);
-  SHARDLIN_RETURN_IF_ERROR(stageNpyImpl(path, dtype, shape, data, *staged)
-                               .withContext(staged->context));
-  impl_->staged.push_back(std::move(staged));
-  return Status::ok();
+  return impl_->add(path, label, [&](StagedNpy &staged) {
+    return stageNpyImpl(path, dtype, shape, data, staged);
+  });
 }
 
 Status NpyOutputs::stageSafetensors(
     const std::string &path, const std::vector<SafetensorsOutput> &tensors,
     const std::string &label) {
-  if (impl_->committed)
-    return Status::internal("writing " + quotedName(path) +
-                            ": staged after the commit");
-  auto staged = std::make_unique<StagedNpy>();
-  staged->path = path;
-  staged->context = (label.empty() ? std::string() : label + ": ") +
-                    "writing " + quotedName(path);
-  auto stage = [&]() -> Status {
+  return impl_->add(path, label, [&](StagedNpy &staged) -> Status {
     if (path.empty())
       return Status::invalidArgument("empty path");
     SHARDLIN_RETURN_IF_ERROR(
-        buildSafetensors(tensors, staged->header, staged->owned));
-    staged->data = staged->owned.data();
-    staged->dataBytes = staged->owned.size();
-    return stageBytes(path, *staged);
-  };
-  SHARDLIN_RETURN_IF_ERROR(stage().withContext(staged->context));
-  impl_->staged.push_back(std::move(staged));
-  return Status::ok();
+        buildSafetensors(tensors, staged.header, staged.owned));
+    staged.data = staged.owned.data();
+    staged.dataBytes = staged.owned.size();
+    return stageBytes(path, staged);
+  });
 }
 
 Status NpyOutputs::writeInPlace(double timeoutSeconds) {

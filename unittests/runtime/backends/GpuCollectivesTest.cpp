@@ -341,6 +341,69 @@ TEST(Nccl, AsynchronousCollectives) {
   runBarrier(make, sizes.back());
 }
 
+// ncclCommSplit: the suite's parity and reversed splits, each new group's
+// all-reduce, then the parent's barrier, for W up to the GPUs present; with
+// a finite timeout (non-blocking communicators, polled) and an infinite one
+// (blocking: ncclCommSplit waits for every rank).
+TEST(Nccl, Split) {
+  REQUIRE_CUDA_DEVICE();
+  REQUIRE_NCCL();
+  for (int w : upTo(deviceCount())) {
+    runSplit(suiteRanks(nccl(60)), w);
+    runSplit(suiteRanks(nccl(std::numeric_limits<double>::infinity())), w);
+  }
+}
+
+namespace {
+
+/// Two NCCL ranks, one per GPU, with a 3 s timeout, for the tests in which
+/// rank 1 never takes part; skips without two GPUs.
+class NcclTwoRanks : public ::testing::Test {
+protected:
+  static constexpr double kTimeout = 3;
+
+  void SetUp() override {
+    REQUIRE_CUDA_DEVICE();
+    REQUIRE_NCCL();
+    const int n = deviceCount();
+    if (n < 2)
+      GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
+    CommOptions options;
+    options.timeoutSeconds = kTimeout;
+    ASSERT_TRUE(makeNcclRanks(2, options, ranks).isOk());
+  }
+
+  Ranks ranks;
+};
+
+} // namespace
+
+// A peer that never splits: the waiting rank's split times out, aborts the
+// communicator being split (its peers may be waiting in it) and names the
+// group it was joining; later calls fail fast.
+TEST_F(NcclTwoRanks, SplitTimesOutWhenAPeerNeverSplits) {
+  std::unique_ptr<Communicator> sub;
+  const auto start = Clock::now();
+  Status st = ranks[0].comm->split(1, 0, sub);
+  const double took = secondsSince(start);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(sub, nullptr);
+  EXPECT_EQ(st.code(), StatusCode::DeadlineExceeded) << st.message();
+  EXPECT_TRUE(contains(st.message(), "nccl split (rank 0 of 2, color 1"))
+      << st.message();
+  EXPECT_TRUE(contains(st.message(), "timed out after 3 s")) << st.message();
+  EXPECT_TRUE(contains(st.message(), "aborted")) << st.message();
+  EXPECT_GE(took, kTimeout * 0.9);
+  EXPECT_LT(took, kTimeout + 30.0);
+  const auto again = Clock::now();
+  st = ranks[0].comm->split(1, 0, sub);
+  EXPECT_EQ(st.code(), StatusCode::Aborted) << st.message();
+  EXPECT_TRUE(contains(st.message(), "aborted earlier")) << st.message();
+  st = ranks[0].comm->barrier();
+  EXPECT_TRUE(contains(st.message(), "aborted earlier")) << st.message();
+  EXPECT_LT(secondsSince(again), 0.5);
+}
+
 // One process per GPU, bootstrapped through a host communicator (here the
 // threads backend standing in for MPI).
 TEST(Nccl, BootstrapThroughAHostCommunicator) {
@@ -436,15 +499,7 @@ TEST(Nccl, InitTimesOutWhenAPeerNeverJoins) {
 
 // A peer that does not take part in a collective: the waiting rank aborts
 // its communicator within the timeout and then fails fast.
-TEST(Nccl, MissingPeerTimesOutAndAborts) {
-  REQUIRE_CUDA_DEVICE();
-  REQUIRE_NCCL();
-  const int n = deviceCount();
-  if (n < 2)
-    GTEST_SKIP() << "needs 2 GPUs (one per NCCL rank), found " << n;
-  const double timeout = 3;
-  Ranks ranks;
-  ASSERT_TRUE(nccl(timeout)(2, ranks).isOk());
+TEST_F(NcclTwoRanks, MissingPeerTimesOutAndAborts) {
   Rank &rank = ranks[0];
   Buffer buf;
   ASSERT_TRUE(toDevice(rank, Bytes(4096, 0), buf).isOk());
@@ -456,8 +511,8 @@ TEST(Nccl, MissingPeerTimesOutAndAborts) {
       << st.message();
   EXPECT_TRUE(contains(st.message(), "timed out after 3 s")) << st.message();
   EXPECT_TRUE(contains(st.message(), "aborted")) << st.message();
-  EXPECT_GE(took, timeout * 0.9);
-  EXPECT_LT(took, timeout + 30.0);
+  EXPECT_GE(took, kTimeout * 0.9);
+  EXPECT_LT(took, kTimeout + 30.0);
   // The abort released the kernel: the stream drains.
   EXPECT_TRUE(rank.stream->synchronize().isOk());
   const auto again = Clock::now();

@@ -89,8 +89,9 @@ Status runGpuThreads(const SharedProgram &program, const RunOptions &options,
                      std::vector<RankResult> &ranks) {
   std::vector<std::unique_ptr<Communicator>> agree =
       createThreadsGroup(static_cast<int>(comms.size()), options.comm);
-  return runRanksOnThreads(program, options, callbacks, std::move(comms),
-                           std::move(agree), makeCudaDevice, ranks);
+  return runRanksOnThreads(
+      program, options, callbacks,
+      ThreadRanks{std::move(comms), std::move(agree), makeCudaDevice}, ranks);
 }
 
 /// nccl without mpirun: this process drives W GPUs, rank r on device

@@ -92,8 +92,8 @@ class CudaLocalCommunicator final : public CudaCommunicator {
 public:
   CudaLocalCommunicator(std::shared_ptr<Group> group, int rank,
                         std::shared_ptr<ExecutionStream> stream)
-      : stream_(std::move(stream)), group_(std::move(group)), rank_(rank),
-        device_(stream_->device()) {}
+      : CudaCommunicator(std::move(stream)), group_(std::move(group)),
+        rank_(rank), device_(stream_->device()) {}
 
   Status init() {
     ScopedDevice guard;
@@ -110,10 +110,6 @@ public:
   int rank() const override { return rank_; }
   int worldSize() const override { return group_->worldSize(); }
   const char *backendName() const override { return "cuda-local"; }
-  Device device() const override { return Device{DeviceKind::Cuda, device_}; }
-  const std::shared_ptr<ExecutionStream> &stream() const override {
-    return stream_;
-  }
 
 protected:
   Status doAllGatherV(const CollectiveCall &call) override;
@@ -154,9 +150,8 @@ private:
   /// Records `done` and waits for it.
   std::string complete();
 
-  // Declared first, destroyed last: the events are destroyed while the
-  // stream still exists.
-  std::shared_ptr<ExecutionStream> stream_;
+  // stream_ (CudaCommunicator) outlives the events, which are destroyed
+  // while the stream still exists.
   std::shared_ptr<Group> group_;
   const int rank_;
   const int device_;

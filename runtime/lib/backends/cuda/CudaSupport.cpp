@@ -434,6 +434,13 @@ Status copyToHost(const ExecutionStream &stream, void *hostDst,
               "copyToHost");
 }
 
+CudaCommunicator::CudaCommunicator(std::shared_ptr<ExecutionStream> stream)
+    : stream_(std::move(stream)) {}
+
+Device CudaCommunicator::device() const {
+  return Device{DeviceKind::Cuda, stream_->device()};
+}
+
 std::shared_ptr<ExecutionStream> cudaStreamOf(const Communicator &comm) {
   if (auto *c = dynamic_cast<const CudaCommunicator *>(&comm))
     return c->stream();

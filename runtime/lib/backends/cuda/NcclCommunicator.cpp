@@ -1,7 +1,8 @@
-//===- NcclCommunicator.cpp - One rank per GPU over NCCL ------------------===//
+//===- NcclCommunicator.cpp - The collectives over NCCL -------------------===//
 //
-// The collectives of Communicator.h on NCCL, all enqueued on the rank's
-// ExecutionStream:
+// The NCCL communicator's lifetime and collectives (its creation and split:
+// NcclSetup.cpp). The collectives of Communicator.h on NCCL, all enqueued on
+// the rank's ExecutionStream:
 //  - allGatherV: ncclAllGather when every count is equal and the blocks are
 //    packed in rank order (what the col-wise plan does), otherwise one group
 //    of ncclSend/ncclRecv pairs plus a local copy of the rank's own block.
@@ -43,150 +44,66 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "backends/cuda/CudaCheck.h"
+#include "backends/cuda/NcclCommunicator.h"
+
 #include "backends/cuda/Kernels.h"
-#include "backends/cuda/NcclSupport.h"
 
-#include "shardlin/runtime/backends/Cuda.h"
-
-#include <nccl.h>
-
-#include <cstring>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace shardlin::rt {
-namespace {
+namespace shardlin::rt::nccl {
 
 using namespace cuda;
-using namespace nccl;
 
-class NcclCommunicator final : public CudaCommunicator {
-public:
-  NcclCommunicator(ncclComm_t comm, int rank, int worldSize,
-                   std::shared_ptr<ExecutionStream> stream, double timeout)
-      : stream_(std::move(stream)), comm_(comm), rank_(rank),
-        worldSize_(worldSize), device_(stream_->device()), timeout_(timeout),
-        blocking_(std::isinf(timeout)) {}
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int rank, int worldSize,
+                                   std::shared_ptr<ExecutionStream> stream,
+                                   double timeout)
+    : CudaCommunicator(std::move(stream)), comm_(comm), rank_(rank),
+      worldSize_(worldSize), device_(stream_->device()), timeout_(timeout),
+      blocking_(std::isinf(timeout)) {}
 
-  ~NcclCommunicator() override {
-    if (!comm_)
-      return;
-    ScopedDevice guard;
-    if (!guard.enter(device_).isOk())
-      return;
-    // Destroy, not abort: with a finite timeout every collective has
-    // completed; with an infinite one, waiting for queued work is what the
-    // caller chose. ncclInProgress (non-blocking) means the rest of the
-    // teardown runs in NCCL's background thread.
-    (void)ncclCommDestroy(comm_);
-  }
+NcclCommunicator::~NcclCommunicator() {
+  if (!comm_)
+    return;
+  ScopedDevice guard;
+  if (!guard.enter(device_).isOk())
+    return;
+  // Destroy, not abort: with a finite timeout every collective has
+  // completed; with an infinite one, waiting for queued work is what the
+  // caller chose. ncclInProgress (non-blocking) means the rest of the
+  // teardown runs in NCCL's background thread.
+  (void)ncclCommDestroy(comm_);
+}
 
-  Status init() {
-    ScopedDevice guard;
-    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
-    SHARDLIN_RETURN_IF_ERROR(done_.create(device_, false));
-    SHARDLIN_RETURN_IF_ERROR(barrierWord_.reserve(sizeof(float), device_, s()));
-    // Defined contents, so the barrier's reduction never reads
-    // uninitialized memory.
-    SHARDLIN_CUDA_RETURN_IF_ERROR(
-        device_, cudaMemsetAsync(barrierWord_.get(), 0, sizeof(float), s()));
-    return Status::ok();
-  }
-
-  int rank() const override { return rank_; }
-  int worldSize() const override { return worldSize_; }
-  const char *backendName() const override { return "nccl"; }
-  Device device() const override { return Device{DeviceKind::Cuda, device_}; }
-  const std::shared_ptr<ExecutionStream> &stream() const override {
-    return stream_;
-  }
-
-protected:
-  Status doAllGatherV(const CollectiveCall &call) override;
-  Status doAllToAllV(const CollectiveCall &call) override;
-  Status doReduceScatterV(const CollectiveCall &call) override;
-  Status doAllReduce(const CollectiveCall &call) override;
-  Status doBroadcast(const CollectiveCall &call) override;
-  Status doBarrier(const CollectiveCall &call) override;
-  /// A rank's own block must agree with itself: NCCL would not notice.
-  std::string checkBackendArguments(const CollectiveCall &call) const override;
-  std::string checkBuffer(const char *name, const void *p, int64_t elements,
-                          DType dtype) const override {
-    // NCCL takes device-accessible memory, not pageable host memory.
-    return checkDeviceBuffer(name, p, elements, dtype, device_, false);
-  }
-
-private:
-  cudaStream_t s() const { return nativeStream(*stream_); }
-
-  /// Runs one collective. `call.invalid` non-empty: the local arguments are
-  /// wrong; nothing is sent (peers that did call will time out). `enqueue`
-  /// issues the NCCL calls and kernels, given the deadline and the NCCL
-  /// type of the call's dtype.
-  template <typename Enqueue>
-  Status run(const CollectiveCall &call, bool waitAlways, Enqueue enqueue);
-
-  /// Between two NCCL calls of one collective: a non-blocking communicator
-  /// must finish the previous call before the next one starts.
-  Status waitEnqueued(double deadline);
-  /// Waits for everything enqueued so far on the stream.
-  Status waitComplete(double deadline);
-  /// Aborts the communicator for good; later calls report `reason`.
-  void abort(const std::string &reason);
-
-  /// ncclSend/ncclRecv of `ops` in one group (empty: nothing).
-  Status exchange(const std::vector<P2p> &ops, ncclDataType_t type);
-  Status localCopy(void *dst, const void *src, int64_t n, size_t es);
-  /// The reduce-scatter step: sends `sends` (this rank's segments for the
-  /// peers), receives every peer's segment for this rank (`count` elements
-  /// each) into staging, and sums the W segments, this rank's own
-  /// (`ownSegment`) in its rank position, into `dst` in rank order.
-  Status reduceSegments(const std::vector<P2p> &sends, const void *ownSegment,
-                        int64_t count, void *dst, DType dtype,
-                        ncclDataType_t type, double deadline);
-
-  // Declared first, destroyed last (after the staging memory, which is
-  // freed in stream order).
-  std::shared_ptr<ExecutionStream> stream_;
-  ncclComm_t comm_;
-  const int rank_, worldSize_, device_;
-  const double timeout_;
-  const bool blocking_;
-  bool aborted_ = false;
-  std::string abortReason_;
-  Event done_;
-  StreamScratch staging_;
-  StreamScratch barrierWord_;
-};
+Status NcclCommunicator::init() {
+  ScopedDevice guard;
+  SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+  SHARDLIN_RETURN_IF_ERROR(done_.create(device_, false));
+  SHARDLIN_RETURN_IF_ERROR(barrierWord_.reserve(sizeof(float), device_, s()));
+  // Defined contents, so the barrier's reduction never reads
+  // uninitialized memory.
+  SHARDLIN_CUDA_RETURN_IF_ERROR(
+      device_, cudaMemsetAsync(barrierWord_.get(), 0, sizeof(float), s()));
+  return Status::ok();
+}
 
 template <typename Enqueue>
 Status NcclCommunicator::run(const CollectiveCall &call, bool waitAlways,
                              Enqueue enqueue) {
   const std::string &at = call.where;
-  if (aborted_)
-    return Status::aborted(
-        at + ": the communicator was aborted earlier: " + abortReason_);
+  SHARDLIN_RETURN_IF_ERROR(usable(at));
   if (!call.invalid.empty())
     return rejectInvalid(call);
   ncclDataType_t type = ncclFloat32;
   if (call.kind != CollectiveKind::Barrier)
     SHARDLIN_RETURN_IF_ERROR(ncclType(call.dtype, type).withContext(at));
   ScopedDevice guard;
-  SHARDLIN_RETURN_IF_ERROR(guard.enter(device_).withContext(at));
-  const double deadline =
-      std::isinf(timeout_) ? timeout_ : steadySeconds() + timeout_;
-
-  // An asynchronous error left by an earlier (not awaited) collective.
-  std::string error;
-  if (asyncState(comm_, device_, error) == ProbeState::Failed) {
-    abort(error);
-    return Status::internal(at + ": " + error +
-                            "; the communicator was aborted");
-  }
+  double deadline = 0;
+  SHARDLIN_RETURN_IF_ERROR(enter(at, guard, deadline));
 
   Status st = enqueue(deadline, type);
   if (st.isOk() && (!blocking_ || waitAlways))
@@ -197,6 +114,27 @@ Status NcclCommunicator::run(const CollectiveCall &call, bool waitAlways,
     abort(st.message());
     return Status::error(st.code(), at + ": " + st.message() +
                                         "; the communicator was aborted");
+  }
+  return Status::ok();
+}
+
+Status NcclCommunicator::usable(const std::string &at) const {
+  if (!aborted_)
+    return Status::ok();
+  return Status::aborted(at + ": the communicator was aborted earlier: " +
+                         abortReason_);
+}
+
+Status NcclCommunicator::enter(const std::string &at, ScopedDevice &guard,
+                               double &deadline) {
+  SHARDLIN_RETURN_IF_ERROR(guard.enter(device_).withContext(at));
+  deadline = deadlineAfter(timeout_);
+  // An asynchronous error left by an earlier (not awaited) operation.
+  std::string error;
+  if (asyncState(comm_, device_, error) == ProbeState::Failed) {
+    abort(error);
+    return Status::internal(at + ": " + error +
+                            "; the communicator was aborted");
   }
   return Status::ok();
 }
@@ -485,206 +423,4 @@ Status NcclCommunicator::doBarrier(const CollectiveCall &c) {
   });
 }
 
-//===----------------------------------------------------------------------===//
-// Creation
-//===----------------------------------------------------------------------===//
-
-std::string initWhere(int rank, int worldSize, int device) {
-  return "nccl init (rank " + std::to_string(rank) + " of " +
-         std::to_string(worldSize) + ", cuda:" + std::to_string(device) + ")";
-}
-
-} // namespace
-
-bool ncclAvailable() { return true; }
-
-Status createNcclUniqueId(NcclUniqueId &id) {
-  ncclUniqueId nid;
-  SHARDLIN_NCCL_RETURN_IF_ERROR(-1, nullptr, ncclGetUniqueId(&nid));
-  std::memcpy(id.bytes, &nid, sizeof(nid));
-  return Status::ok();
-}
-
-Status createNcclCommunicator(const NcclUniqueId &id, int rank, int worldSize,
-                              std::shared_ptr<ExecutionStream> stream,
-                              const CommOptions &options,
-                              std::unique_ptr<Communicator> &out) {
-  out.reset();
-  if (!stream)
-    return Status::invalidArgument("createNcclCommunicator: null stream");
-  const int device = stream->device();
-  const std::string at = initWhere(rank, worldSize, device);
-  if (worldSize < 1 || rank < 0 || rank >= worldSize)
-    return Status::invalidArgument(at + ": rank must be in 0..worldSize-1 and "
-                                        "worldSize >= 1");
-  double timeout = 0;
-  SHARDLIN_RETURN_IF_ERROR(
-      checkTimeout(options.timeoutSeconds, timeout).withContext(at));
-  const double deadline =
-      std::isinf(timeout) ? timeout : steadySeconds() + timeout;
-
-  ScopedDevice guard;
-  SHARDLIN_RETURN_IF_ERROR(guard.enter(device).withContext(at));
-  ncclUniqueId nid;
-  std::memcpy(&nid, id.bytes, sizeof(nid));
-  ncclConfig_t config = makeConfig(std::isinf(timeout));
-  ncclComm_t comm = nullptr;
-  ncclResult_t r = ncclCommInitRankConfig(&comm, worldSize, nid, rank, &config);
-  if (r != ncclSuccess && r != ncclInProgress) {
-    Status st = ncclFailure(r, "ncclCommInitRankConfig", device, comm);
-    if (comm)
-      (void)ncclCommAbort(comm);
-    return st.withContext(at);
-  }
-  if (!config.blocking) {
-    Status ready = waitReady(comm, device, deadline, timeout);
-    if (!ready.isOk()) {
-      (void)ncclCommAbort(comm);
-      return Status::error(ready.code(),
-                           at + ": " + ready.message() +
-                               " waiting for the other ranks to join; aborted");
-    }
-  }
-  auto result = std::make_unique<NcclCommunicator>(comm, rank, worldSize,
-                                                   std::move(stream), timeout);
-  SHARDLIN_RETURN_IF_ERROR(result->init().withContext(at));
-  out = std::move(result);
-  return Status::ok();
-}
-
-Status createNcclCommunicator(Communicator &bootstrap,
-                              std::shared_ptr<ExecutionStream> stream,
-                              const CommOptions &options,
-                              std::unique_ptr<Communicator> &out) {
-  out.reset();
-  const int rank = bootstrap.rank(), worldSize = bootstrap.worldSize();
-  const std::string at = std::string("createNcclCommunicator (rank ") +
-                         std::to_string(rank) + " of " +
-                         std::to_string(worldSize) + ", bootstrap " +
-                         bootstrap.backendName() + ")";
-  if (!bootstrap.device().isHost())
-    return Status::invalidArgument(at +
-                                   ": the bootstrap communicator must work on "
-                                   "host memory");
-  // Byte 0 says whether rank 0 made an id, so a failure there fails every
-  // rank instead of handing them garbage; the id follows at byte 2. Sent as
-  // f16 elements because the collectives move elements bit for bit.
-  std::vector<unsigned char> message(2 + sizeof(NcclUniqueId::bytes), 0);
-  Status made = Status::ok();
-  if (rank == 0) {
-    NcclUniqueId id;
-    made = createNcclUniqueId(id);
-    message[0] = made.isOk() ? 1 : 0;
-    std::memcpy(message.data() + 2, id.bytes, sizeof(id.bytes));
-  }
-  SHARDLIN_RETURN_IF_ERROR(
-      bootstrap
-          .broadcast(message.data(), int64_t(message.size() / 2), DType::F16, 0)
-          .withContext(at + ": broadcasting the NCCL unique id"));
-  if (!made.isOk())
-    return made.withContext(at);
-  if (message[0] != 1)
-    return Status::internal(at + ": rank 0 could not create the NCCL unique id");
-  NcclUniqueId id;
-  std::memcpy(id.bytes, message.data() + 2, sizeof(id.bytes));
-  return createNcclCommunicator(id, rank, worldSize, std::move(stream), options,
-                                out);
-}
-
-Status createNcclThreadsGroup(
-    const std::vector<std::shared_ptr<ExecutionStream>> &streams,
-    const CommOptions &options,
-    std::vector<std::unique_ptr<Communicator>> &out) {
-  out.clear();
-  const std::string at = "createNcclThreadsGroup";
-  const int w = int(streams.size());
-  if (w < 1)
-    return Status::invalidArgument(at +
-                                   ": no streams (worldSize must be >= 1)");
-  for (int r = 0; r < w; ++r) {
-    if (!streams[r])
-      return Status::invalidArgument(at + ": stream of rank " +
-                                     std::to_string(r) + " is null");
-    for (int q = 0; q < r; ++q)
-      if (streams[q]->device() == streams[r]->device())
-        return Status::invalidArgument(
-            at + ": ranks " + std::to_string(q) + " and " + std::to_string(r) +
-            " are both on cuda:" + std::to_string(streams[r]->device()) +
-            " (NCCL needs one device per rank; use cuda-local to share one)");
-  }
-  double timeout = 0;
-  SHARDLIN_RETURN_IF_ERROR(
-      checkTimeout(options.timeoutSeconds, timeout).withContext(at));
-  const double deadline =
-      std::isinf(timeout) ? timeout : steadySeconds() + timeout;
-
-  NcclUniqueId id;
-  SHARDLIN_RETURN_IF_ERROR(createNcclUniqueId(id).withContext(at));
-  ncclUniqueId nid;
-  std::memcpy(&nid, id.bytes, sizeof(nid));
-
-  std::vector<ncclComm_t> comms(w, nullptr);
-  auto abortAll = [&] {
-    for (ncclComm_t &c : comms)
-      if (c) {
-        (void)ncclCommAbort(c);
-        c = nullptr;
-      }
-  };
-  ncclConfig_t config = makeConfig(std::isinf(timeout));
-  {
-    ScopedDevice guard; // restores the caller's device after the loop
-    SHARDLIN_RETURN_IF_ERROR(guard.enter(streams[0]->device()).withContext(at));
-    // One thread initializes all ranks: inside a group the init calls do
-    // not wait for each other.
-    Status st = Status::ok();
-    NcclGroup group(nullptr, -1);
-    st = group.start();
-    for (int r = 0; r < w && st.isOk(); ++r) {
-      const int device = streams[r]->device();
-      cudaError_t e = cudaSetDevice(device);
-      if (e != cudaSuccess) {
-        st = cudaFailure(e, "cudaSetDevice", device);
-        break;
-      }
-      ncclResult_t res = ncclCommInitRankConfig(&comms[r], w, nid, r, &config);
-      if (res != ncclSuccess && res != ncclInProgress)
-        st = ncclFailure(res, "ncclCommInitRankConfig", device, comms[r]);
-    }
-    Status ended = group.end();
-    if (st.isOk())
-      st = ended;
-    if (!st.isOk()) {
-      abortAll();
-      return st.withContext(at);
-    }
-  }
-  if (!config.blocking)
-    for (int r = 0; r < w; ++r) {
-      Status ready =
-          waitReady(comms[r], streams[r]->device(), deadline, timeout);
-      if (!ready.isOk()) {
-        abortAll();
-        return Status::error(
-            ready.code(), at + ": " + initWhere(r, w, streams[r]->device()) +
-                              ": " + ready.message() + "; all ranks aborted");
-      }
-    }
-
-  // Every handle gets its owner before anything else can fail, so that an
-  // early return releases all of them.
-  std::vector<std::unique_ptr<NcclCommunicator>> owners;
-  for (int r = 0; r < w; ++r) {
-    owners.push_back(std::make_unique<NcclCommunicator>(comms[r], r, w,
-                                                        streams[r], timeout));
-    comms[r] = nullptr;
-  }
-  for (int r = 0; r < w; ++r)
-    SHARDLIN_RETURN_IF_ERROR(owners[r]->init().withContext(
-        at + ": " + initWhere(r, w, streams[r]->device())));
-  for (auto &c : owners)
-    out.push_back(std::move(c));
-  return Status::ok();
-}
-
-} // namespace shardlin::rt
+} // namespace shardlin::rt::nccl

@@ -64,6 +64,10 @@ double remaining(double deadline) {
   return std::isinf(deadline) ? deadline : deadline - steadySeconds();
 }
 
+double deadlineAfter(double timeout) {
+  return std::isinf(timeout) ? timeout : steadySeconds() + timeout;
+}
+
 Status waitReady(ncclComm_t comm, int device, double deadline, double timeout) {
   WaitResult w = waitWithDeadline(
       [&](std::string &error) { return asyncState(comm, device, error); },

@@ -34,6 +34,10 @@ cuda::ProbeState asyncState(ncclComm_t comm, int device, std::string &error);
 /// Seconds left until `deadline` (inf stays inf).
 double remaining(double deadline);
 
+/// The deadline `timeout` seconds from now on the steady clock (inf stays
+/// inf).
+double deadlineAfter(double timeout);
+
 /// Waits until a non-blocking communicator has finished its last call
 /// (initialization or enqueue): ok, DeadlineExceeded ("timed out after
 /// <timeout> s") or the NCCL failure (Internal).

@@ -474,19 +474,6 @@ template <typename C> NodePlan<C> planNodes(const ExprProgram &expr) {
 // Blocks
 //===----------------------------------------------------------------------===//
 
-void widen(DType t, const void *src, float *dst, size_t n) {
-  convertToF32(t, src, dst, n);
-}
-void widen(DType t, const void *src, double *dst, size_t n) {
-  convertToF64(t, src, dst, n);
-}
-void narrow(DType t, const float *src, void *dst, size_t n) {
-  convertFromF32(t, src, dst, n);
-}
-void narrow(DType t, const double *src, void *dst, size_t n) {
-  convertFromF64(t, src, dst, n);
-}
-
 /// Elements per block: the block arrays of all nodes and operands together
 /// about 24 KiB (within L1 on current x86 cores, with room for the streams),
 /// a multiple of 16, and between 64 and 1024.
@@ -547,7 +534,7 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
       continue;
     std::vector<C> &rv = rowVectors[k];
     rv.resize(size_t(tileLength));
-    widen(dtype, ops[k].data, rv.data(), size_t(cols));
+    convertToWide(dtype, ops[k].data, rv.data(), size_t(cols));
     for (int64_t r = 1; r < tileRows; ++r)
       std::copy(rv.begin(), rv.begin() + cols, rv.begin() + r * cols);
   }
@@ -567,7 +554,7 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
         full[k] = reinterpret_cast<const C *>(src);
       } else {
         C *dst = operandScratch + k * size_t(block);
-        widen(dtype, src, dst, size_t(n));
+        convertToWide(dtype, src, dst, size_t(n));
         full[k] = dst;
       }
     }
@@ -585,7 +572,7 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
             inPlaceReads ? reinterpret_cast<float *>(dst) : resultScratch;
         activationBlock(form->act)(form->post, args, result, n);
         if (!inPlaceReads)
-          narrow(dtype, result, dst, size_t(n));
+          convertFromWide(dtype, result, dst, size_t(n));
         return;
       }
     }
@@ -606,7 +593,7 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
       if (static_cast<const void *>(result) != dst)
         std::memmove(dst, result, size_t(n) * sizeof(C));
     } else {
-      narrow(dtype, result, dst, size_t(n));
+      convertFromWide(dtype, result, dst, size_t(n));
     }
   };
 

@@ -52,8 +52,9 @@ Status runThreads(const SharedProgram &program, const RunOptions &options,
   if (options.wrapCommunicator)
     for (std::unique_ptr<Communicator> &c : comms)
       c = options.wrapCommunicator(std::move(c));
-  return runRanksOnThreads(program, options, callbacks, std::move(comms), {},
-                           createHostDevice, ranks);
+  return runRanksOnThreads(program, options, callbacks,
+                           ThreadRanks{std::move(comms), {}, createHostDevice},
+                           ranks);
 }
 
 Status connectThreads(int worldSize, const CommOptions &options,

@@ -57,6 +57,15 @@ SHARDLIN_VMATH_INLINE float absBits(float x) {
   return fromBits(bitsOf(x) & 0x7fffffffu);
 }
 
+/// The polynomial c0 x^n + c1 x^(n-1) + ... + cn in Horner's form,
+/// ((c0 x + c1) x + ...) x + cn: one multiply-add per coefficient, unrolled
+/// at compile time.
+SHARDLIN_VMATH_INLINE float horner(float, float c) { return c; }
+template <typename... Cs>
+SHARDLIN_VMATH_INLINE float horner(float x, float c0, float c1, Cs... rest) {
+  return horner(x, c0 * x + c1, rest...);
+}
+
 /// |magnitude| with the sign of `sign`.
 SHARDLIN_VMATH_INLINE float withSignOf(float magnitude, float sign) {
   return fromBits((bitsOf(magnitude) & 0x7fffffffu) |
@@ -81,13 +90,9 @@ SHARDLIN_VMATH_INLINE float exp(float x) {
   const float t = xc * 1.44269504088896341f + shifter;
   const float n = t - shifter;
   const float r = (xc - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
-  float p = 0.0013941108433972675f;
-  p = p * r + 0.0083751263981533357f;
-  p = p * r + 0.041666352896775157f;
-  p = p * r + 0.16666415514653275f;
-  p = p * r + 0.50000000471177577f;
-  p = p * r + 1.0000000377162138f;
-  p = p * r + 1.0f;
+  const float p = horner(r, 0.0013941108433972675f, 0.0083751263981533357f,
+                         0.041666352896775157f, 0.16666415514653275f,
+                         0.50000000471177577f, 1.0000000377162138f, 1.0f);
   const int32_t ni = static_cast<int32_t>(n);
   const int32_t half = ni >> 1; // floor(n / 2): in [-75, 64].
   const float result = p * pow2(half) * pow2(ni - half);
@@ -111,15 +116,14 @@ SHARDLIN_VMATH_INLINE float log(float x) {
   const float f = m - 1.0f; // exact
   const float s = f / (m + 1.0f);
   const float s2 = s * s;
-  float q = 1.0f / 9.0f;
-  q = q * s2 + 1.0f / 7.0f;
-  q = q * s2 + 1.0f / 5.0f;
-  q = q * s2 + 1.0f / 3.0f;
+  const float q =
+      horner(s2, 1.0f / 9.0f, 1.0f / 7.0f, 1.0f / 5.0f, 1.0f / 3.0f);
   // log(m) = 2s + 2s s2 q; computed as f - (f - 2s) ... would lose less,
   // but 2s(1 + s2 q) is within the bound above.
   const float logm = 2.0f * s + 2.0f * s * (s2 * q);
   const float ef = static_cast<float>(e);
-  float result = ef * 0.693145751953125f + (ef * 1.42860682030941723e-6f + logm);
+  float result =
+      ef * 0.693145751953125f + (ef * 1.42860682030941723e-6f + logm);
   result = x == 0.0f ? -__builtin_huge_valf() : result;
   result = x < 0.0f ? __builtin_nanf("") : result;
   result = x == __builtin_huge_valf() ? x : result;
@@ -141,12 +145,8 @@ SHARDLIN_VMATH_INLINE float tanh(float x) {
   const float shifter = 12582912.0f;
   const float n = (y * 1.44269504088896341f + shifter) - shifter;
   const float r = (y - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
+  const float p = horner(r, 1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f,
+                         1.0f / 24.0f, 1.0f / 6.0f, 0.5f);
   const float expm1r = r + r * (r * p);
   // n is in [0, 15] for y in [0, 20] (a NaN y is replaced, as in exp).
   const float s = pow2(static_cast<int32_t>(y != y ? 0.0f : n));
@@ -162,24 +162,17 @@ SHARDLIN_VMATH_INLINE float tanh(float x) {
 SHARDLIN_VMATH_INLINE float erf(float x) {
   const float a = absBits(x);
   const float y = x * x;
-  float p = -7.6166892638834881e-6f;
-  p = p * y + 0.00010418097656600243f;
-  p = p * y - 0.00083448536109215089f;
-  p = p * y + 0.0052095896582402905f;
-  p = p * y - 0.026860568279096274f;
-  p = p * y + 0.1128368362516748f;
-  p = p * y - 0.37612630916223402f;
-  p = p * y + 1.1283791661217898f;
+  const float p = horner(y, -7.6166892638834881e-6f, 0.00010418097656600243f,
+                         -0.00083448536109215089f, 0.0052095896582402905f,
+                         -0.026860568279096274f, 0.1128368362516748f,
+                         -0.37612630916223402f, 1.1283791661217898f);
   const float small = x * p;
   const float ac = a > 4.0f ? 4.0f : (a < 1.25f ? 1.25f : a);
   const float t = 1.0f / (1.0f + 0.5f * ac);
-  float g = -0.075307670469567461f;
-  g = g * t + 0.0046191493864315017f;
-  g = g * t + 0.33104039198661035f;
-  g = g * t + 0.14645282581725278f;
-  g = g * t + 0.31521746658598441f;
-  g = g * t + 0.2764711472016299f;
-  g = g * t + 0.00039144424249239771f;
+  const float g =
+      horner(t, -0.075307670469567461f, 0.0046191493864315017f,
+             0.33104039198661035f, 0.14645282581725278f, 0.31521746658598441f,
+             0.2764711472016299f, 0.00039144424249239771f);
   const float erfc = exp(-(ac * ac)) * g;
   const float result = withSignOf(a < 1.25f ? small : 1.0f - erfc, x);
   return x != x ? x : result;

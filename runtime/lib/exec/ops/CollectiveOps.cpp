@@ -102,10 +102,15 @@ Status splitPieces(const OpResolveContext &ctx, const ChunkSpec &spec,
   return specPieces(ctx, ctx.operandShape(0)[d], spec, out);
 }
 
-/// Takes a collective's tables into the step, or its sizing's error as
-/// this op's.
-Status takeSizes(OpResolveContext &ctx, const Status &sized,
-                 CollectiveSizes &sizes) {
+/// Sizes the collective from the operand's shape to ctx.result with
+/// `size` (a sizeAllGather-like function of CollectiveSizes.h; `args` are
+/// its arguments between the shapes and the rank) and takes its tables
+/// into the step, or its error as this op's.
+template <typename SizeFn, typename... Args>
+Status takeSizes(OpResolveContext &ctx, SizeFn size, Args &&...args) {
+  CollectiveSizes sizes;
+  Status sized = size(ctx.operandShape(0), ctx.result,
+                      std::forward<Args>(args)..., ctx.rank, kPlanNames, sizes);
   if (!sized)
     return ctx.error(sized.message());
   ctx.step.send = std::move(sizes.send);
@@ -148,11 +153,7 @@ Status resolveAllGather(OpResolveContext &ctx) {
   ctx.result[d] = pieces.n;
   // The gathered shape is new: check its size before any product of it.
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
-  CollectiveSizes sizes;
-  return takeSizes(ctx,
-                   sizeAllGather(src, ctx.result, d, std::move(pieces),
-                                 ctx.rank, kPlanNames, sizes),
-                   sizes);
+  return takeSizes(ctx, sizeAllGather, d, std::move(pieces));
 }
 
 Status executeAllGather(OpExecuteContext &ctx) {
@@ -172,11 +173,8 @@ Status resolveAllToAll(OpResolveContext &ctx) {
   ctx.result = pieceShape(src, sd, split, ctx.rank);
   ctx.result[cd] = concat.n;
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
-  CollectiveSizes sizes;
-  return takeSizes(ctx,
-                   sizeAllToAll(src, ctx.result, sd, std::move(split), cd,
-                                std::move(concat), ctx.rank, kPlanNames, sizes),
-                   sizes);
+  return takeSizes(ctx, sizeAllToAll, sd, std::move(split), cd,
+                   std::move(concat));
 }
 
 Status executeAllToAll(OpExecuteContext &ctx) {
@@ -195,11 +193,7 @@ Status resolveReduceScatter(OpResolveContext &ctx) {
   DimPieces pieces;
   SHARDLIN_RETURN_IF_ERROR(splitPieces(ctx, ctx.in.along, pieces));
   ctx.result = pieceShape(src, d, pieces, ctx.rank);
-  CollectiveSizes sizes;
-  return takeSizes(ctx,
-                   sizeReduceScatter(src, ctx.result, d, std::move(pieces),
-                                     ctx.rank, kPlanNames, sizes),
-                   sizes);
+  return takeSizes(ctx, sizeReduceScatter, d, std::move(pieces));
 }
 
 Status executeReduceScatter(OpExecuteContext &ctx) {

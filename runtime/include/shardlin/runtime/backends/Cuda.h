@@ -144,12 +144,20 @@ Status createCublasGemm(std::shared_ptr<ExecutionStream> stream,
 //===----------------------------------------------------------------------===//
 
 /// The communicators of this header. Buffers passed to them are device
-/// pointers on device().
+/// pointers on device(), the device of their stream.
 class CudaCommunicator : public Communicator {
 public:
   /// The stream every collective of this rank is enqueued on; create the
   /// rank's GEMM backend on it.
-  virtual const std::shared_ptr<ExecutionStream> &stream() const = 0;
+  const std::shared_ptr<ExecutionStream> &stream() const { return stream_; }
+  Device device() const override;
+
+protected:
+  explicit CudaCommunicator(std::shared_ptr<ExecutionStream> stream);
+
+  /// In the base, so destroyed after what a backend enqueues on it (its
+  /// events and staging memory, freed in stream order).
+  std::shared_ptr<ExecutionStream> stream_;
 };
 
 /// The stream of a CudaCommunicator, or null for other communicators.

@@ -25,6 +25,14 @@
 
 namespace shardlin::rt {
 
+/// How a backend runs a program (BackendInfo::run): fills `ranks` with the
+/// outcomes of the ranks this process ran, indexed by rank when all ranks
+/// are here, and returns the root cause.
+using BackendRun = Status(const SharedProgram &program,
+                          const RunOptions &options,
+                          const RankCallbacks &callbacks,
+                          std::vector<RankResult> &ranks);
+
 /// A registered backend.
 struct BackendInfo {
   /// Its name ("threads", "mpi", ...), as RunOptions::backend spells it.
@@ -41,11 +49,8 @@ struct BackendInfo {
   /// True if running it in this process's launch environment needs a live
   /// MpiSession.
   bool (*needsMpiSession)();
-  /// Runs a program (runProgram calls it after the common checks). Fills
-  /// `ranks` with the outcomes of the ranks this process ran, indexed by
-  /// rank when all ranks are here. Returns the root cause.
-  Status (*run)(const SharedProgram &program, const RunOptions &options,
-                const RankCallbacks &callbacks, std::vector<RankResult> &ranks);
+  /// Runs a program (runProgram calls it after the common checks).
+  BackendRun *run;
   /// For embedders that drive ranks themselves (the C ABI's contexts): the
   /// communicators of the ranks this process holds, over host memory. An
   /// in-process backend makes `worldSize` of them (rank r at r); a backend

@@ -43,6 +43,14 @@ uint16_t floatToBf16(float f);
 /// converts `from` to `to`: f32 to f16 or bf16, or back.
 bool isConversion(DType from, DType to);
 
+/// Converts `n` elements of type `t` to Wide (float or double: the only
+/// two instantiations), and back with rounding to nearest even; for code
+/// templated on its compute type. The named forms below are the same.
+template <typename Wide>
+void convertToWide(DType t, const void *src, Wide *dst, size_t n);
+template <typename Wide>
+void convertFromWide(DType t, const Wide *src, void *dst, size_t n);
+
 /// Converts `n` elements of type `t` to f32 / f64, and back with rounding.
 void convertToF32(DType t, const void *src, float *dst, size_t n);
 void convertFromF32(DType t, const float *src, void *dst, size_t n);

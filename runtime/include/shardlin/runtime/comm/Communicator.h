@@ -196,6 +196,10 @@ private:
   void prepare(CollectiveCall &call) const;
   /// Counts `call` in stats() if `st` (its hook's result) is ok; returns st.
   Status finish(const CollectiveCall &call, Status st);
+  /// Calls the hook of call.kind.
+  Status dispatch(const CollectiveCall &call);
+  /// A public collective: prepare, the hook, finish.
+  Status run(CollectiveCall call);
 
   CommStats stats_;
 };
