@@ -1,4 +1,4 @@
-//===- RuntimeCalls.cpp - shardlin buffer ops as C ABI calls ---------------===//
+//===- RuntimeCalls.cpp - shardlin buffer ops as C ABI calls --------------===//
 //
 // One pattern, CallLowering, builds every call: the stack save and restore
 // around it, the context, and the call of the op's ABI function. What
@@ -174,7 +174,8 @@ template <typename OpTy>
 void alongArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
                SmallVectorImpl<Value> &args) {
   Value dt = c.dtype(op.getInput());
-  SmallVector<Value, 3> along = c.chunk(op.getAlong(), needsBounds(op.getAlong()));
+  SmallVector<Value, 3> along =
+      c.chunk(op.getAlong(), needsBounds(op.getAlong()));
   Value in = c.view(op.getInput(), a.getInput());
   Value out = c.view(op.getOutput(), a.getOutput());
   args.append({dt, in, out});

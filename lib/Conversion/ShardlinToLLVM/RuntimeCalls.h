@@ -1,4 +1,4 @@
-//===- RuntimeCalls.h - The C ABI calls of convert-shardlin-to-llvm -*- C++ -*-===//
+//===- RuntimeCalls.h - C ABI calls of the buffer ops ---------*- C++ -*-===//
 //
 // What the pass (ShardlinToLLVM.cpp) prepares and the patterns
 // (RuntimeCalls.cpp) read: the C ABI's functions as LLVM signatures, which
