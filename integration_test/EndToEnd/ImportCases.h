@@ -108,10 +108,14 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
                       std::string &report,
                       const CompileImport &compile = {});
 
-/// The cases the native path (--jit) runs: those without a split result
-/// (from_local), an all_reduce or sharded_dims_offsets, which it refuses
-/// (docs/interop.md): col-wise linears on a replicated x with a replicated
-/// result, every weight and bias form, every dtype.
+/// The cases of the native path (--jit): col-wise linears on a replicated x
+/// with a replicated result, every weight and bias form, every dtype, W = 3
+/// and 4; and the threads suite's small set at W = 4 (split results through
+/// from_local, row-wise layers' replicated results through all_reduce,
+/// uneven sharded_dims_offsets with empty shards on the weight and the
+/// result's rows) and its MLP and SwiGLU blocks at W = 3, except those whose
+/// x is split on its rows at uneven offsets (per-rank row counts, which the
+/// native path does not exchange).
 std::vector<ImportCase> importJitCases();
 
 } // namespace shardlin::e2e

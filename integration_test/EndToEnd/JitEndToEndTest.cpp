@@ -63,16 +63,17 @@ rt::RunOptions threadsOptions() {
   return options;
 }
 
-/// Every sixth configuration of the threads suite, of those without
-/// explicit chunk bounds (the native path refuses them in prepare-native;
-/// docs/interop.md).
+/// Every sixth configuration of the threads suite at the ceil rule's chunks,
+/// and every fifth of those at explicit, skewed chunk bounds with empty
+/// chunks (an odd stride: both strategies; about 32 of 160).
 std::vector<LinearConfig> sampledConfigs() {
-  std::vector<LinearConfig> all, some;
+  std::vector<LinearConfig> ceil, bounded, some;
   for (LinearConfig &c : threadsConfigs())
-    if (c.bounds.empty())
-      all.push_back(std::move(c));
-  for (size_t i = 0; i < all.size(); i += 6)
-    some.push_back(all[i]);
+    (c.bounds.empty() ? ceil : bounded).push_back(std::move(c));
+  for (size_t i = 0; i < ceil.size(); i += 6)
+    some.push_back(ceil[i]);
+  for (size_t i = 0; i < bounded.size(); i += 5)
+    some.push_back(bounded[i]);
   return some;
 }
 

@@ -38,15 +38,6 @@ int main(int argc, char **argv) {
 #endif
   suite.count = [&](int w) {
     configs = mpiConfigs(w);
-#if SHARDLIN_E2E_JIT
-    // The native path refuses explicit chunk bounds (prepare-native; docs/
-    // interop.md): those configurations are the plan executor's.
-    configs.erase(std::remove_if(configs.begin(), configs.end(),
-                                 [](const LinearConfig &c) {
-                                   return !c.bounds.empty();
-                                 }),
-                  configs.end());
-#endif
     return configs.size();
   };
   suite.run = [&](size_t i, const rt::CommOptions &, rt::Communicator &comm) {

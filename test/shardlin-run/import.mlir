@@ -54,6 +54,19 @@
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row.3.npy' --world-size 1 | FileCheck %s --check-prefix=OK
 // RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=row_uneven --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row.npy
 // RUN: cmp %t/row.npy %t/row.0.npy
+// The native path runs it too: the K chunks by the offsets (an empty one)
+// through shardlin_*_bounds calls, the sum through shardlin_all_reduce. It
+// compiles every public function, so row_uneven alone (see below).
+// RUN: head -n 8 %S/Inputs/upstream-linears.mlir > %t/row-only.mlir
+// RUN: sed -n '/^func.func @row_uneven/,/^}/p' %S/Inputs/upstream-linears.mlir >> %t/row-only.mlir
+// RUN: shardlin-run %t/row-only.mlir --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row-jit.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row-jit.0.npy' --world-size 1 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row-jit.3.npy' --world-size 1 | FileCheck %s --check-prefix=OK
+// But not col_uneven: its x is split on its rows at uneven offsets, so each
+// rank stacks the others' row counts, which the native path does not
+// exchange (docs/interop.md): a located error.
+// RUN: not shardlin-run %S/Inputs/upstream-linears.mlir --entry=col_uneven --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/col-jit.npy 2>&1 | FileCheck %s --check-prefix=ROWS-JIT
+// ROWS-JIT: upstream-linears.mlir:21:9: error: stacks every rank's blocks along dim 0
 
 // A --world-size other than the grid's is an error that says so.
 // RUN: not shardlin-run %S/Inputs/upstream-linears.mlir --entry=row_uneven --world-size=3 --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/bad.npy 2>&1 | FileCheck %s --check-prefix=WS

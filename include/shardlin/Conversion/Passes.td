@@ -17,7 +17,13 @@ def ConvertShardlinToLLVM : Pass<"convert-shardlin-to-llvm", "::mlir::ModuleOp">
       grow the stack).
     - Each chunk spec becomes its `dim` (an i64) and a pointer to its
       placements, a private constant global `@__shardlin_placements_<k>`
-      (`!llvm.array<W x i64>`), one per distinct placement list.
+      (`!llvm.array<W x i64>`), one per distinct placement list. A spec
+      whose explicit `bounds` are not the ceil rule's adds a pointer to a
+      global `@__shardlin_bounds_<k>` (`!llvm.array<W+1 x i64>`), and the op
+      calls the `*_bounds` form of its collective, with a null pointer for
+      its other specs (the ceil rule); the other ops call the plain forms.
+    - `shardlin.buffer.all_reduce` calls `shardlin_all_reduce`, its
+      `world_size` checked at the function's entry as the specs' are.
     - Element types are the ABI's `shardlin_dtype` values (i32).
     - Every function that uses the ops reads the calling thread's context
       once, at its entry (`shardlin_thread_context()`, set by the launcher

@@ -104,3 +104,19 @@ func.func @sum_rows_buffer_size(%x: memref<3x4xf32>, %y: memref<5xf32>) {
   shardlin.buffer.sum_rows %x into %y : memref<3x4xf32> into memref<5xf32>
   return
 }
+
+// -----
+
+func.func @all_reduce_shape(%p: memref<8x11xf32>, %s: memref<8x12xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.all_reduce' op expects an output of the input's shape, got 'memref<8x11xf32>' into 'memref<8x12xf32>'}}
+  shardlin.buffer.all_reduce %p into %s world_size = 2 : memref<8x11xf32> into memref<8x12xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_dtype(%p: memref<8x11xf32>, %s: memref<8x11xf16>) {
+  // expected-error@+1 {{'shardlin.buffer.all_reduce' op failed to verify that all of {input, output} have same element type}}
+  shardlin.buffer.all_reduce %p into %s world_size = 2 : memref<8x11xf32> into memref<8x11xf16>
+  return
+}

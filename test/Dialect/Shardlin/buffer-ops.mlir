@@ -52,3 +52,15 @@ func.func @local_compute(%g: memref<20x19xf32>, %a: memref<?x19xf32>,
   shardlin.buffer.convert %y into %h : memref<5x11xf32> into memref<5x11xf16>
   return
 }
+
+// all_reduce: one shape in and out (strided views allowed); explicit chunk
+// bounds on a collective.
+// CHECK-LABEL: func.func @all_reduce_and_bounds
+// CHECK: shardlin.buffer.all_reduce %{{.*}} into %{{.*}} world_size = 4 : memref<8x11xf32, strided<[16, 1]>> into memref<8x11xf32>
+// CHECK: shardlin.buffer.all_gather %{{.*}} into %{{.*}} along <dim = 1, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]> : memref<8x?xf32> into memref<8x10xf32>
+func.func @all_reduce_and_bounds(%p: memref<8x11xf32, strided<[16, 1]>>, %s: memref<8x11xf32>,
+                                 %x: memref<8x?xf32>, %g: memref<8x10xf32>) {
+  shardlin.buffer.all_reduce %p into %s world_size = 4 : memref<8x11xf32, strided<[16, 1]>> into memref<8x11xf32>
+  shardlin.buffer.all_gather %x into %g along <dim = 1, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]> : memref<8x?xf32> into memref<8x10xf32>
+  return
+}

@@ -352,6 +352,16 @@ LogicalResult BufferReduceScatterOp::verify() {
                                "output");
 }
 
+LogicalResult BufferAllReduceOp::verify() {
+  // Every rank sums whole buffers: the output has the input's shape.
+  if (failed(verifyCompatibleShape(getInput().getType(),
+                                   getOutput().getType())))
+    return emitOpError() << "expects an output of the input's shape, got "
+                         << getInput().getType() << " into "
+                         << getOutput().getType();
+  return success();
+}
+
 LogicalResult BufferGemmOp::verify() {
   Value bias = getBias();
   return verifyGemm(*this, getLhs().getType(), getRhs().getType(),

@@ -2,9 +2,9 @@
 //
 // One-Shot Bufferize models of the shardlin tensor ops (docs/native.md):
 //
-// - all_gather, all_to_all, reduce_scatter, gemm, convert and sum_rows
-//   write a new buffer: bufferize allocates it (identity layout, its `?`
-//   sizes from the input buffers' dims and, for a rank's chunk, from
+// - all_gather, all_to_all, reduce_scatter, all_reduce, gemm, convert and
+//   sum_rows write a new buffer: bufferize allocates it (identity layout,
+//   its `?` sizes from the input buffers' dims and, for a rank's chunk, from
 //   shardlin.rank and the chunk spec) and emits the op's `shardlin.buffer.*`
 //   form writing into it.
 //   The collective or GEMM writes its result there directly: no copy.
@@ -247,14 +247,33 @@ struct GemmModel : WritesNewBufferModel<GemmModel, GemmOp> {
   }
 };
 
+/// The `?` dims of a result of its input's shape, from the input buffer.
+SmallVector<Value> inputShapeSizes(OpBuilder &b, Location loc,
+                                   RankedTensorType result, Value input) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, e = result.getRank(); d < e; ++d)
+    if (result.isDynamicDim(d))
+      sizes.push_back(dimValue(b, loc, input, d));
+  return sizes;
+}
+
+struct AllReduceModel : WritesNewBufferModel<AllReduceModel, AllReduceOp> {
+  static SmallVector<Value> dynamicSizes(AllReduceOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    return inputShapeSizes(b, op.getLoc(),
+                           cast<RankedTensorType>(op.getType()), buffers[0]);
+  }
+  static void build(AllReduceOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAllReduceOp::create(b, op.getLoc(), buffers[0], output,
+                              op.getWorldSize());
+  }
+};
+
 struct ConvertModel : WritesNewBufferModel<ConvertModel, ConvertOp> {
   static SmallVector<Value> dynamicSizes(ConvertOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
-    SmallVector<Value> sizes;
-    for (int64_t d = 0, e = op.getType().getRank(); d < e; ++d)
-      if (op.getType().isDynamicDim(d))
-        sizes.push_back(dimValue(b, op.getLoc(), buffers[0], d));
-    return sizes;
+    return inputShapeSizes(b, op.getLoc(), op.getType(), buffers[0]);
   }
   static void build(ConvertOp op, OpBuilder &b, ArrayRef<Value> buffers,
                     Value output) {
@@ -468,6 +487,7 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     AllGatherOp::attachInterface<AllGatherModel>(*ctx);
     AllToAllOp::attachInterface<AllToAllModel>(*ctx);
     ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
+    AllReduceOp::attachInterface<AllReduceModel>(*ctx);
     GemmOp::attachInterface<GemmModel>(*ctx);
     ConvertOp::attachInterface<ConvertModel>(*ctx);
     SumRowsOp::attachInterface<SumRowsModel>(*ctx);

@@ -102,6 +102,29 @@ def Shardlin_BufferReduceScatterOp
   }];
 }
 
+def Shardlin_BufferAllReduceOp
+    : Shardlin_BufferCollectiveOp<"all_reduce"> {
+  let summary = "`shardlin.all_reduce` into a buffer";
+  let description = [{
+    Writes into `output` (of `input`'s shape) the elementwise sum over the
+    `world_size` ranks of `input`, on every rank, as `shardlin.all_reduce`
+    returns it (f16 and bf16 summed in f32 and rounded once). Calls
+    `shardlin_all_reduce`; `world_size` is checked against the calling
+    thread's context at the function's entry.
+
+    ```mlir
+    shardlin.buffer.all_reduce %p into %s world_size = 4
+        : memref<8x11xf32> into memref<8x11xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con(commonArgs,
+      (ins ConfinedAttr<I64Attr, [IntPositive]>:$world_size));
+  let assemblyFormat = [{
+    $input `into` $output `world_size` `=` $world_size attr-dict
+    `:` type($input) `into` type($output)
+  }];
+}
+
 def Shardlin_BufferGemmOp : Shardlin_BufferOp<"gemm"> {
   let summary = "`shardlin.gemm` into a buffer";
   let description = [{

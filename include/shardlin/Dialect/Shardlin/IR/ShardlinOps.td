@@ -355,9 +355,10 @@ def Shardlin_AllReduceOp : Shardlin_Op<"all_reduce", [Pure,
     it (`layouts replicated -> replicated` or `features -> replicated`):
     every rank's partial product over its K chunk, summed.
 
-    It is meant to map to one collective call of the runtime
-    (MPI_Allreduce, ncclAllReduce, or the threads backend's own); the plan
-    executor and the native path do not run it yet and say so. Its traffic
+    It maps to one collective call of the runtime (MPI_Allreduce,
+    ncclAllReduce, or the threads backend's own): the plan executor runs it,
+    and the native path bufferizes it into `shardlin.buffer.all_reduce`, a
+    call of the C ABI's `shardlin_all_reduce`. Its traffic
     is counted as that of a reduce-scatter followed by an all-gather of the
     flattened elements' chunks by the ceil rule in rank order, which is what
     the cost model charges (`allReduceTraffic` in CostModel.h).

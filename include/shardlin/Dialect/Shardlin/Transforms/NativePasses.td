@@ -52,11 +52,10 @@ def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
       buffers are read, never written: bufferization copies before an
       in-place write instead).
 
-    It also refuses, with a diagnostic at the op, a `#shardlin.chunk` whose
-    explicit `bounds` are not the ceil rule's: the runtime's C ABI takes a
-    chunk spec as its placements alone and places chunks by the ceil rule,
-    so such a program would move the wrong chunks. And it refuses
-    `shardlin.all_reduce`, which the C ABI does not have yet.
+    Chunk specs with explicit `bounds` and `shardlin.all_reduce` need
+    nothing here: the bufferization sizes chunks from the bounds
+    (`ChunkArith.h`) and `convert-shardlin-to-llvm` passes them to the C
+    ABI's `*_bounds` collectives and calls `shardlin_all_reduce`.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
