@@ -60,14 +60,8 @@ std::vector<uint64_t> backwardBytes(const testkit::BlockSpec &s,
   const int w = s.worldSize();
   const int64_t e = int64_t(rt::dtypeSize(s.dtype));
   if (testkit::blockIsFused(s)) {
-    BlockShape b;
-    b.rows = s.rows();
-    b.k = s.h;
-    b.f = s.f;
-    b.n = s.h;
-    b.colLinears = s.colLinears();
-    b.placements = s.placements;
-    b.elementBytes = e;
+    // rows, k, f, n (H -> F -> H), the col-wise linears, the placements.
+    BlockShape b{s.rows(), s.h, s.f, s.h, s.colLinears(), s.placements, e};
     return estimateFusedBlockBackwardCost(b, MachineModel(), recompute,
                                           s.colBias ? s.colLinears() : 0)
         .bytesSent;
