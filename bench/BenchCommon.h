@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -224,6 +225,15 @@ std::vector<std::string> mpirunFlags(int np);
 /// the file `log`; the error carries the end of the log.
 rt::Status launchMpi(const std::string &mpirun, int np,
                      const std::string &workerArgs, const std::string &log);
+
+/// launchMpi of `workerArgs` --mpi-out=DIR/out.txt and the timing flags
+/// (its log in DIR/log.txt), then each line the worker wrote to that file,
+/// even after a failure, to `onLine`.
+rt::Status
+launchMpiWorker(const std::string &mpirun, int np,
+                const std::string &workerArgs, const std::string &dir,
+                const TimingOptions &opt,
+                const std::function<void(std::istringstream &)> &onLine);
 
 /// The timing options as worker command-line flags (leading space).
 std::string timingFlags(const TimingOptions &opt);

@@ -39,6 +39,7 @@
 
 #include "BenchCommon.h"
 #include "BenchRun.h"
+#include "BlocksCommon.h"
 
 #include "BlockTesting.h"
 #include "LinearTesting.h"
@@ -65,66 +66,6 @@ namespace {
 using testkit::BlockKind;
 using testkit::BlockSpec;
 
-double medianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// The FFN width of a block: 4H for the MLP; for the SwiGLU 8H/3 rounded up
-/// to a multiple of 64 (LLaMA's `multiple_of` rule).
-int64_t ffnWidth(BlockKind kind, int64_t h) {
-  if (kind == BlockKind::Mlp)
-    return 4 * h;
-  return (8 * h / 3 + 63) / 64 * 64;
-}
-
-/// One lowering of the block.
-struct Variant {
-  const char *name;
-  const char *strategy;
-  bool fuse;
-};
-constexpr Variant kVariants[] = {{"fused", "activations", true},
-                                 {"unfused", "activations", false},
-                                 {"gather-weight", "gather-weight", true}};
-constexpr int kNumVariants = 3;
-
-/// One shape of the section.
-struct BlockCase {
-  BlockKind kind = BlockKind::Mlp;
-  int w = 2;
-  int64_t h = 0, f = 0, rows = 0;
-
-  BlockSpec spec(const Variant &v) const {
-    BlockSpec s;
-    s.kind = kind;
-    s.activation = testkit::Activation::GeluTanh; // the MLP's; SwiGLU: SiLU
-    s.form = testkit::OpForm::Arith;
-    s.h = h;
-    s.f = f;
-    s.batch = {rows};
-    s.placements.resize(w);
-    for (int r = 0; r < w; ++r)
-      s.placements[r] = r;
-    s.dtype = rt::DType::F32;
-    s.strategy = v.strategy;
-    s.fuse = v.fuse;
-    return s;
-  }
-  /// Per rank and run: 2 W B H F per col-wise linear and as much for the
-  /// row-wise one, over W ranks.
-  double flopsPerRank() const {
-    const int lin = kind == BlockKind::SwiGlu ? 2 : 1;
-    return 2.0 * rows * h * f * (lin + 1);
-  }
-  std::string label() const {
-    return std::string(testkit::blockKindName(kind)) + " W" +
-           std::to_string(w) + " H" + std::to_string(h) + " F" +
-           std::to_string(f) + " B" + std::to_string(rows);
-  }
-};
-
 /// What one variant of a shape measured.
 struct VariantResult {
   std::vector<double> medians;   // one per round, seconds per run
@@ -139,7 +80,7 @@ struct VariantResult {
 /// every GEMM marked "fused"; otherwise no fused GEMM. Empty if it does,
 /// else what is wrong.
 std::string checkForm(const rt::Program &program, const BlockCase &c,
-                      const Variant &v) {
+                      const BlockVariant &v) {
   int allToAll = 0, fusedGemms = 0, gemms = 0;
   for (const rt::Instr &in : program.instrs) {
     allToAll += in.op == rt::OpCode::AllToAll;
@@ -331,9 +272,9 @@ int64_t checkOutputs(const Reference &ref,
 /// with the hook) on `backend`: threads (all W ranks here) or mpi (this
 /// process's rank under mpirun; `out.bytes` then holds its own figure).
 /// Fills `out` and, if `ref`, checks the outputs of the ranks run here.
-void measure(const BlockCase &c, const Variant &v, const rt::Program &program,
-             const testkit::BlockData &data, const TimingOptions &opt,
-             bool measureShare, const Reference *ref,
+void measure(const BlockCase &c, const BlockVariant &v,
+             const rt::Program &program, const testkit::BlockData &data,
+             const TimingOptions &opt, bool measureShare, const Reference *ref,
              const std::string &backend, VariantResult &out) {
   const BlockSpec spec = c.spec(v);
   std::vector<RankFigures> figures(c.w);
@@ -386,65 +327,6 @@ struct TorchBlock {
   double maxError = 0;
 };
 
-using TorchKey = std::tuple<int, int, int64_t, int64_t>; // kind, W, H, B
-
-/// Runs bench/torch_blocks.py on the cases (all of one W); `message` is
-/// "skipped: ..." when it cannot.
-std::map<TorchKey, TorchBlock> runTorchBlocks(const Options &o, int w,
-                                              const std::vector<BlockCase> &cs,
-                                              std::string &version,
-                                              std::string &message) {
-  std::map<TorchKey, TorchBlock> results;
-  std::string list;
-  for (const BlockCase &c : cs)
-    list += (list.empty() ? "" : ";") +
-            std::string(testkit::blockKindName(c.kind)) + "," +
-            std::to_string(c.h) + "," + std::to_string(c.f) + "," +
-            std::to_string(c.rows);
-  PeerRun peer = runTorchPeer(
-      o.python, o.scriptsDir + "/torch_blocks.py",
-      " --world-size=" + std::to_string(w), o.timing, list,
-      [&](std::istream &ls) {
-        std::string kind;
-        int64_t h, f, b;
-        TorchBlock t;
-        ls >> kind >> h >> f >> b >> t.median >> t.min >> t.max >>
-            t.maxError;
-        int k =
-            kind == "swiglu" ? int(BlockKind::SwiGlu) : int(BlockKind::Mlp);
-        results[{k, w, h, b}] = t;
-      });
-  version = peer.version;
-  message = peer.message;
-  if (!peer.available)
-    results.clear();
-  return results;
-}
-
-std::vector<BlockCase> blockCases(const Options &o) {
-  std::vector<BlockCase> cases;
-  for (int w : o.blockWorldSizes)
-    for (BlockKind kind : {BlockKind::Mlp, BlockKind::SwiGlu})
-      for (int64_t h : o.blockHidden)
-        for (int64_t b : o.blockRows) {
-          // The default mode leaves out the largest products (H >= 2048 with
-          // B = 2048: seconds per run on 2 cores); --full runs them.
-          if (o.mode == "default" && h >= 2048 && b >= 2048 &&
-              !o.blockShapesGiven)
-            continue;
-          BlockCase c;
-          c.kind = kind;
-          c.w = w;
-          c.h = h;
-          c.f = ffnWidth(kind, h);
-          c.rows = b;
-          cases.push_back(c);
-        }
-  return cases;
-}
-
-std::string pct(double v) { return v < 0 ? "-" : fmt("%.0f%%", 100 * v); }
-
 } // namespace
 
 namespace {
@@ -453,7 +335,7 @@ namespace {
 struct BlockRow {
   BlockCase c;
   std::string backend = "threads";
-  VariantResult v[kNumVariants];
+  VariantResult v[kNumBlockVariants];
   std::string error;
   bool fullCheck = false;
   TorchBlock torch;
@@ -462,20 +344,22 @@ struct BlockRow {
 
 /// Compiles the variants of row.c, checks their form and predicts their
 /// bytes; row.error says what failed.
-void prepareRow(BlockRow &row, rt::Program (&programs)[kNumVariants]) {
+void prepareRow(BlockRow &row,
+                rt::Program (&programs)[kNumBlockVariants]) {
   const BlockCase &c = row.c;
   // The outputs are checked on every row when the reference costs at most
   // ~2^28 multiply-adds per rank, else on rows {0, B/2, B-1} of every rank.
-  row.fullCheck = c.flopsPerRank() / 2 <= double(1 << 28);
-  for (int i = 0; i < kNumVariants; ++i) {
-    rt::Status s = testkit::compileBlock(c.spec(kVariants[i]), programs[i]);
-    std::string form = s ? checkForm(programs[i], c, kVariants[i]) : "";
+  row.fullCheck = c.cheapReference();
+  for (int i = 0; i < kNumBlockVariants; ++i) {
+    rt::Status s =
+        testkit::compileBlock(c.spec(kBlockVariants[i]), programs[i]);
+    std::string form = s ? checkForm(programs[i], c, kBlockVariants[i]) : "";
     if (!s || !form.empty()) {
-      row.error = std::string(kVariants[i].name) + ": " +
+      row.error = std::string(kBlockVariants[i].name) + ": " +
                   (s ? form : s.message().substr(0, 400));
       return;
     }
-    row.v[i].predicted = expectedBlockBytes(c.spec(kVariants[i]));
+    row.v[i].predicted = expectedBlockBytes(c.spec(kBlockVariants[i]));
   }
   // The fused form's bytes, as the issue states them.
   const uint64_t exact = 2ull * (c.w - 1) * c.rows * c.h * 4;
@@ -488,21 +372,23 @@ void prepareRow(BlockRow &row, rt::Program (&programs)[kNumVariants]) {
 /// The rounds of row.c's variants on row.backend (threads: every rank here;
 /// mpi: this process's rank), interleaved, the outputs checked in the
 /// first round.
-void measureRow(BlockRow &row, const rt::Program (&programs)[kNumVariants],
+void measureRow(BlockRow &row,
+                const rt::Program (&programs)[kNumBlockVariants],
                 int rounds, const TimingOptions &timing) {
   const BlockCase &c = row.c;
   // The same weights and inputs for every variant (they have the same
   // arguments) and on every backend.
-  testkit::BlockData data = testkit::makeBlockData(c.spec(kVariants[0]), 7);
-  Reference ref = makeReference(c.spec(kVariants[0]), data, row.fullCheck);
+  testkit::BlockData data =
+      testkit::makeBlockData(c.spec(kBlockVariants[0]), 7);
+  Reference ref = makeReference(c.spec(kBlockVariants[0]), data, row.fullCheck);
   for (int round = 0; round < rounds && row.error.empty(); ++round)
-    for (int i = 0; i < kNumVariants; ++i) {
+    for (int i = 0; i < kNumBlockVariants; ++i) {
       VariantResult &v = row.v[i];
-      measure(c, kVariants[i], programs[i], data, timing,
+      measure(c, kBlockVariants[i], programs[i], data, timing,
               /*measureShare=*/round == 0, round == 0 ? &ref : nullptr,
               row.backend, v);
       if (!v.error.empty()) {
-        row.error = std::string(kVariants[i].name) + ": " + v.error;
+        row.error = std::string(kBlockVariants[i].name) + ": " + v.error;
         break;
       }
     }
@@ -541,8 +427,8 @@ rt::Status runBlocksMpi(const Options &o, int w, int rounds,
           " --mpi-out=" + shellQuote(outPath) + timingFlags(o.timing),
       dir + "/log.txt");
   // Read what every rank wrote, even after a failure.
-  std::vector<std::vector<bool>> seen(rows.size(),
-                                      std::vector<bool>(kNumVariants));
+  std::vector<std::vector<bool>> seen(
+      rows.size(), std::vector<bool>(kNumBlockVariants));
   for (int r = 0; r < w; ++r) {
     std::ifstream in(outPath + "." + std::to_string(r));
     std::string line;
@@ -553,7 +439,7 @@ rt::Status runBlocksMpi(const Options &o, int w, int rounds,
       uint64_t bytes;
       int64_t failures;
       if (!(ls >> id >> vi) || id >= rows.size() || vi < 0 ||
-          vi >= kNumVariants)
+          vi >= kNumBlockVariants)
         continue;
       VariantResult &v = rows[id]->v[vi];
       ls >> nMedians;
@@ -587,14 +473,14 @@ rt::Status runBlocksMpi(const Options &o, int w, int rounds,
     }
   }
   for (size_t i = 0; i < rows.size(); ++i)
-    for (int vi = 0; vi < kNumVariants; ++vi) {
+    for (int vi = 0; vi < kNumBlockVariants; ++vi) {
       VariantResult &v = rows[i]->v[vi];
       if (!seen[i][size_t(vi)] && v.error.empty())
         v.error = launched ? "no result from the MPI worker"
                            : launched.message().substr(0, 600);
       v.bytesMatch = v.bytes == v.predicted && v.consistent;
       if (!v.error.empty() && rows[i]->error.empty())
-        rows[i]->error = std::string(kVariants[vi].name) + ": " + v.error;
+        rows[i]->error = std::string(kBlockVariants[vi].name) + ": " + v.error;
     }
   std::string rm = "rm -rf " + shellQuote(dir);
   (void)std::system(rm.c_str());
@@ -628,14 +514,14 @@ int blocksMpiWorkerMain(int argc, char **argv, const std::string &casesPath,
     row.backend = "mpi";
     ls >> id >> kind >> row.c.w >> row.c.h >> row.c.f >> row.c.rows >> rounds;
     row.c.kind = BlockKind(kind);
-    rt::Program programs[kNumVariants];
+    rt::Program programs[kNumBlockVariants];
     prepareRow(row, programs);
     if (row.error.empty() && row.c.w != comm->worldSize())
       row.error = "a case for W = " + std::to_string(row.c.w) + " under " +
                   std::to_string(comm->worldSize()) + " processes";
     if (row.error.empty())
       measureRow(row, programs, rounds, opt);
-    for (int i = 0; i < kNumVariants; ++i) {
+    for (int i = 0; i < kNumBlockVariants; ++i) {
       const VariantResult &v = row.v[i];
       out << id << " " << i << " " << v.medians.size();
       char buf[64];
@@ -690,7 +576,7 @@ void runBlocksSection(BenchRun &run) {
       BlockRow row;
       row.c = c;
       row.backend = backend;
-      rt::Program programs[kNumVariants];
+      rt::Program programs[kNumBlockVariants];
       prepareRow(row, programs);
       if (row.error.empty() && backend == "threads")
         measureRow(row, programs, rounds, o.timing);
@@ -718,26 +604,20 @@ void runBlocksSection(BenchRun &run) {
   }
 
   // PyTorch DTensor, one launch per W.
-  std::string torchVersion, torchMessage;
-  if (!o.torch)
-    torchMessage = "skipped: --no-torch";
-  for (int w : o.blockWorldSizes) {
-    if (!torchMessage.empty())
-      break;
-    std::vector<BlockCase> mine;
-    for (const BlockCase &c : cases)
-      if (c.w == w)
-        mine.push_back(c);
-    if (mine.empty())
-      continue;
-    std::map<TorchKey, TorchBlock> t =
-        runTorchBlocks(o, w, mine, torchVersion, torchMessage);
-    for (BlockRow &row : rows) {
-      auto it = t.find({int(row.c.kind), row.c.w, row.c.h, row.c.rows});
-      if (it != t.end()) {
-        row.torch = it->second;
-        row.haveTorch = true;
-      }
+  std::string torchVersion;
+  std::map<TorchKey, TorchBlock> torch;
+  const std::string torchMessage = runTorchBlocks(
+      o, cases, "",
+      [&](const TorchKey &key, std::istream &ls) {
+        TorchBlock &t = torch[key];
+        ls >> t.median >> t.min >> t.max >> t.maxError;
+      },
+      torchVersion);
+  for (BlockRow &row : rows) {
+    auto it = torch.find(torchKey(row.c));
+    if (it != torch.end()) {
+      row.torch = it->second;
+      row.haveTorch = true;
     }
   }
 
@@ -752,17 +632,17 @@ void runBlocksSection(BenchRun &run) {
     const BlockCase &c = row.c;
     if (!row.error.empty() && row.v[0].medians.empty())
       continue;
-    double t[kNumVariants];
-    for (int i = 0; i < kNumVariants; ++i)
+    double t[kNumBlockVariants];
+    for (int i = 0; i < kNumBlockVariants; ++i)
       t[i] = medianOf(row.v[i].medians);
     const double ratio = t[1] > 0 ? t[0] / t[1] : 0;
     const double commU =
         row.v[1].commShare.empty() ? -1 : row.v[1].commShare[0];
     const double commF =
         row.v[0].commShare.empty() ? -1 : row.v[0].commShare[0];
-    std::string bytes[kNumVariants];
+    std::string bytes[kNumBlockVariants];
     int64_t failures = 0;
-    for (int i = 0; i < kNumVariants; ++i) {
+    for (int i = 0; i < kNumBlockVariants; ++i) {
       const VariantResult &v = row.v[i];
       uint64_t mx = v.bytes.empty()
                         ? 0
@@ -793,11 +673,12 @@ void runBlocksSection(BenchRun &run) {
                 1e3 * t[2], ratio, pct(commU).c_str(), pct(commF).c_str(),
                 bytes[0].c_str(), bytes[1].c_str(), bytes[2].c_str(),
                 check.c_str(), torchMs.c_str(), torchRatio.c_str());
-    for (int i = 0; i < kNumVariants; ++i) {
+    for (int i = 0; i < kNumBlockVariants; ++i) {
       const VariantResult &v = row.v[i];
       if (!v.bytesMatch) {
         std::printf("  MISMATCH %s %s %s: bytes per rank measured",
-                    c.label().c_str(), row.backend.c_str(), kVariants[i].name);
+                    c.label().c_str(), row.backend.c_str(),
+                    kBlockVariants[i].name);
         for (uint64_t b : v.bytes)
           std::printf(" %llu", (unsigned long long)b);
         std::printf(", predicted");
@@ -807,8 +688,9 @@ void runBlocksSection(BenchRun &run) {
       }
       if (v.checkFailures)
         std::printf("  WRONG OUTPUT %s %s %s: %lld elements\n%s",
-                    c.label().c_str(), row.backend.c_str(), kVariants[i].name,
-                    (long long)v.checkFailures, v.report.c_str());
+                    c.label().c_str(), row.backend.c_str(),
+                    kBlockVariants[i].name, (long long)v.checkFailures,
+                    v.report.c_str());
     }
   }
   std::printf("bytes: per rank and run, max over ranks, measured by the "
@@ -829,6 +711,10 @@ void runBlocksSection(BenchRun &run) {
                 "(max |diff| / max |y|)\n",
                 torchVersion.c_str(), fasterThanTorch, torchShapes,
                 std::exp(logTorch / torchShapes), torchError);
+
+  // The same blocks' backward and training step (BackwardBench.cpp).
+  if (threads)
+    runBlocksBackward(o, cases, rounds, run.failed);
 }
 
 } // namespace shardlin::bench

@@ -124,36 +124,29 @@ rt::Status runCollectivesMpi(int worldSize, const std::vector<uint64_t> &sizes,
                              std::vector<CollectiveResult> &results) {
   results.clear();
   const std::string dir = makeTempDir();
-  const std::string outPath = dir + "/collectives.txt";
   std::string sizeList;
   for (uint64_t s : sizes)
     sizeList += (sizeList.empty() ? "" : ",") + std::to_string(s);
-  rt::Status launched =
-      launchMpi(mpirun, worldSize,
-                " --mpi-collectives-worker=" + sizeList +
-                    " --mpi-out=" + shellQuote(outPath) + timingFlags(opt),
-                dir + "/log.txt");
-  std::ifstream in(outPath);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    CollectiveResult r;
-    int match = 0, trials = 0;
-    ls >> r.op >> r.worldSize >> r.sizeBytes >> r.bytesSent >>
-        r.bytesExpected >> match >> r.timing.iters >> trials;
-    for (int t = 0; t < trials; ++t) {
-      double v;
-      ls >> v;
-      r.timing.perRun.push_back(v);
-    }
-    r.timing.trials = trials;
-    r.backend = "mpi";
-    r.bytesMatch = match != 0;
-    double t = r.timing.median();
-    r.algbw = t > 0 ? r.sizeBytes / t / 1e9 : 0;
-    r.busbw = r.algbw * (r.worldSize - 1) / r.worldSize;
-    results.push_back(std::move(r));
-  }
+  rt::Status launched = launchMpiWorker(
+      mpirun, worldSize, " --mpi-collectives-worker=" + sizeList, dir, opt,
+      [&](std::istringstream &ls) {
+        CollectiveResult r;
+        int match = 0, trials = 0;
+        ls >> r.op >> r.worldSize >> r.sizeBytes >> r.bytesSent >>
+            r.bytesExpected >> match >> r.timing.iters >> trials;
+        for (int t = 0; t < trials; ++t) {
+          double v;
+          ls >> v;
+          r.timing.perRun.push_back(v);
+        }
+        r.timing.trials = trials;
+        r.backend = "mpi";
+        r.bytesMatch = match != 0;
+        double t = r.timing.median();
+        r.algbw = t > 0 ? r.sizeBytes / t / 1e9 : 0;
+        r.busbw = r.algbw * (r.worldSize - 1) / r.worldSize;
+        results.push_back(std::move(r));
+      });
   std::string rm = "rm -rf " + shellQuote(dir);
   (void)std::system(rm.c_str());
   return launched;

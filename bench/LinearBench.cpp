@@ -304,6 +304,26 @@ rt::Status launchMpi(const std::string &mpirun, int np,
   return rt::Status::ok();
 }
 
+rt::Status
+launchMpiWorker(const std::string &mpirun, int np,
+                const std::string &workerArgs, const std::string &dir,
+                const TimingOptions &opt,
+                const std::function<void(std::istringstream &)> &onLine) {
+  const std::string outPath = dir + "/out.txt";
+  rt::Status launched = launchMpi(
+      mpirun, np,
+      workerArgs + " --mpi-out=" + shellQuote(outPath) + timingFlags(opt),
+      dir + "/log.txt");
+  // Read whatever the worker wrote, even after a failure.
+  std::ifstream in(outPath);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    onLine(ls);
+  }
+  return launched;
+}
+
 static std::string tempDir() {
   const char *t = std::getenv("TMPDIR");
   std::string pattern = std::string(t && *t ? t : "/tmp") + "/shardlin-bench-XXXXXX";
@@ -325,7 +345,6 @@ rt::Status runLinearMpi(const std::vector<LinearCase> &cases,
   const int w = cases[0].worldSize();
   const std::string dir = tempDir();
   const std::string casesPath = dir + "/cases.txt";
-  const std::string outPath = dir + "/results.txt";
   {
     std::ofstream out(casesPath);
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -338,51 +357,43 @@ rt::Status runLinearMpi(const std::vector<LinearCase> &cases,
       out << "\n";
     }
   }
-  rt::Status launched = launchMpi(
-      mpirun, w,
-      " --mpi-worker=" + shellQuote(casesPath) +
-          " --mpi-out=" + shellQuote(outPath) + timingFlags(opt),
-      dir + "/log.txt");
-
-  // Read whatever the worker wrote, even after a failure.
-  std::ifstream in(outPath);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    size_t id;
-    LinearResult r;
-    int ran = 0, consistent = 0, w2 = 0, trials = 0;
-    if (!(ls >> id) || id >= cases.size())
-      continue;
-    ls >> ran >> r.chosen >> r.compileSeconds >> r.blasThreads >>
-        r.timing.iters >> trials >> consistent >> r.verifyFailures >> w2;
-    for (int t = 0; t < trials; ++t) {
-      double v;
-      ls >> v;
-      r.timing.perRun.push_back(v);
-    }
-    r.timing.trials = trials;
-    for (int q = 0; q < w2; ++q) {
-      uint64_t v;
-      ls >> v;
-      r.bytesSent.push_back(v);
-    }
-    r.ran = ran != 0;
-    r.bytesConsistent = consistent != 0;
-    std::string rest;
-    std::getline(ls, rest);
-    if (!rest.empty() && rest[0] == ' ')
-      rest.erase(0, 1);
-    // The error text, with newlines escaped as \n.
-    for (size_t p = 0; (p = rest.find("\\n", p)) != std::string::npos;)
-      rest.replace(p, 2, "\n");
-    if (!r.ran)
-      r.error = rest.empty() ? "failed" : rest;
-    else
-      r.verifyReport = rest;
-    r.bytesPredicted = predictBytes(cases[id], r.chosen);
-    results[id] = std::move(r);
-  }
+  rt::Status launched = launchMpiWorker(
+      mpirun, w, " --mpi-worker=" + shellQuote(casesPath), dir, opt,
+      [&](std::istringstream &ls) {
+        size_t id;
+        LinearResult r;
+        int ran = 0, consistent = 0, w2 = 0, trials = 0;
+        if (!(ls >> id) || id >= cases.size())
+          return;
+        ls >> ran >> r.chosen >> r.compileSeconds >> r.blasThreads >>
+            r.timing.iters >> trials >> consistent >> r.verifyFailures >> w2;
+        for (int t = 0; t < trials; ++t) {
+          double v;
+          ls >> v;
+          r.timing.perRun.push_back(v);
+        }
+        r.timing.trials = trials;
+        for (int q = 0; q < w2; ++q) {
+          uint64_t v;
+          ls >> v;
+          r.bytesSent.push_back(v);
+        }
+        r.ran = ran != 0;
+        r.bytesConsistent = consistent != 0;
+        std::string rest;
+        std::getline(ls, rest);
+        if (!rest.empty() && rest[0] == ' ')
+          rest.erase(0, 1);
+        // The error text, with newlines escaped as \n.
+        for (size_t p = 0; (p = rest.find("\\n", p)) != std::string::npos;)
+          rest.replace(p, 2, "\n");
+        if (!r.ran)
+          r.error = rest.empty() ? "failed" : rest;
+        else
+          r.verifyReport = rest;
+        r.bytesPredicted = predictBytes(cases[id], r.chosen);
+        results[id] = std::move(r);
+      });
   for (size_t i = 0; i < cases.size(); ++i)
     if (!results[i].ran && results[i].error.empty())
       results[i].error = launched ? "no result from the MPI worker"

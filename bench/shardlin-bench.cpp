@@ -18,7 +18,9 @@
 //                and a GEMM + GELU with the chain as its epilogue or not;
 //   blocks       MLP and SwiGLU blocks lowered fused, unfused and with
 //                gathered weights, bytes checked against the cost model,
-//                next to PyTorch DTensor (when installed).
+//                next to PyTorch DTensor (when installed); then their
+//                backward and training step (BackwardBench.cpp), next to
+//                DTensor's loss.backward().
 //
 // Output: a table on stdout, --json=PATH, --plot=PATH (bench/plot.py).
 // Exit status 1 if any byte count differs from the prediction, any output

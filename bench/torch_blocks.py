@@ -27,9 +27,21 @@ after a barrier and timed from the earliest start to the latest end over
 ranks (time.monotonic: CLOCK_MONOTONIC, shared by the processes); the
 median over trials of the per-run time.
 
+With --backward, the same model trains: loss = sum(y * dy) with a fixed
+random dy of each rank's rows (so the output's gradient is dy, as
+shardlin-bench's @main_backward gets it), and three measurements with the
+same protocol: the forward with autograd recording (to the loss), a training step
+(forward + loss.backward(), the parameters' .grad set to None first, no
+optimizer) and loss.backward() alone on a graph kept (retain_graph=True)
+from one forward. Each rank's input gradient and its shards of the weight
+and bias gradients are compared once with the unsharded module's, run on
+every rank's rows (max error relative to each gradient's max |g|).
+
 Output on stdout, one line each (parsed by shardlin-bench):
     torch VERSION
     result KIND H F B MEDIAN_S MIN_S MAX_S MAX_REL_ERROR ITERS TRIALS
+    result KIND H F B FORWARD_S STEP_S BACKWARD_S MAX_REL_ERROR  (--backward;
+                                                            medians)
 or, if PyTorch (with torch.distributed.tensor) cannot be imported:
     unavailable REASON           (exit status 3)
 """
@@ -48,6 +60,9 @@ def parse_args():
     p.add_argument("--world-size", type=int, required=True)
     p.add_argument("--shapes", required=True,
                    help="semicolon-separated KIND,H,F,B (KIND: mlp | swiglu)")
+    p.add_argument("--backward", action="store_true",
+                   help="time forward + loss.backward() and the backward "
+                        "alone instead of the forward")
     add_timing_args(p)
     return p.parse_args()
 
@@ -113,14 +128,34 @@ def worker(rank, args, store_path):
         dist.all_reduce(t, op=op)
         return t.tolist()
 
-    for kind, h, f, b in parse_shapes(args.shapes):
-        torch.manual_seed(0)  # the same weights on every rank
-        ffn = Mlp(h, f) if kind == "mlp" else SwiGlu(h, f)
-        dense = Block(ffn)
-        torch.manual_seed(1 + rank)  # each rank its own rows
-        x = torch.rand(b, h, dtype=torch.float32) * 2 - 1
-        with torch.no_grad():
-            reference = dense(x)
+    def timed(run):
+        """The protocol on `run`: the median over trials of the per-run
+        time, from the earliest start to the latest end over ranks."""
+        warm = 0.0
+        for _ in range(max(1, args.warmup)):
+            dist.barrier()
+            t0 = time.monotonic()
+            run()
+            warm = time.monotonic() - t0
+        (slowest,) = all_min_max([warm], dist.ReduceOp.MAX)
+        iters, trials = plan_trials(slowest, args)
+        starts, ends = [], []
+        for _ in range(trials):
+            dist.barrier()
+            starts.append(time.monotonic())
+            for _ in range(iters):
+                run()
+            ends.append(time.monotonic())
+        starts = all_min_max(starts, dist.ReduceOp.MIN)
+        ends = all_min_max(ends, dist.ReduceOp.MAX)
+        per_run = sorted((e - s) / iters for s, e in zip(starts, ends))
+        return per_run, iters, trials
+
+    def build(kind, h, f):
+        """The dense module (the same weights on every rank) and its copy
+        parallelized with the Megatron-SP plan."""
+        torch.manual_seed(0)
+        dense = Block(Mlp(h, f) if kind == "mlp" else SwiGlu(h, f))
         model = Block(Mlp(h, f) if kind == "mlp" else SwiGlu(h, f))
         model.load_state_dict(dense.state_dict())
         plan = {
@@ -132,40 +167,99 @@ def worker(rank, args, store_path):
         if kind == "swiglu":
             plan["ffn.gate"] = ColwiseParallel()
         parallelize_module(model, mesh, plan)
+        return dense, model
+
+    def rows_of(r, b, h):
+        """Rank r's input rows and output gradient."""
+        g = torch.Generator().manual_seed(1 + r)
+        x = torch.rand(b, h, dtype=torch.float32, generator=g) * 2 - 1
+        dy = torch.rand(b, h, dtype=torch.float32, generator=g) * 2 - 1
+        return x, dy
+
+    def forward_of(model, x):
+        # The output may be an AsyncCollectiveTensor whose reduce_scatter is
+        # still in flight: wait for it, so that a run ends when its result
+        # is there.
+        out = model(x)
+        return out.wait() if hasattr(out, "wait") else out
+
+    def rel_err(got, want):
+        return ((got - want).abs().max() /
+                want.abs().max().clamp_min(1e-30)).item()
+
+    def backward_shape(kind, h, f, b):
+        dense, model = build(kind, h, f)
+        x, dy = rows_of(rank, b, h)
+        x.requires_grad_(True)
+        params = list(model.parameters())
+
+        def loss_of():
+            # The loss waits for the output's reduce_scatter (its operand
+            # may be an AsyncCollectiveTensor, whose wait() would leave the
+            # graph).
+            return (model(x) * dy).sum()
+
+        def step():
+            for p in params:
+                p.grad = None
+            x.grad = None
+            loss_of().backward()
+
+        # The gradients, once: dx against the dense module on this rank's
+        # rows; the parameters' (summed over every rank's rows) against the
+        # dense module on all ranks' rows where that is cheap.
+        step()
+        xr = x.detach().clone().requires_grad_(True)
+        (dense(xr) * dy).sum().backward()
+        err = rel_err(x.grad, xr.grad)
+        if w * b * h * f <= 2 ** 30:
+            dense.zero_grad(set_to_none=True)
+            xs, dys = zip(*(rows_of(r, b, h) for r in range(w)))
+            (dense(torch.cat(xs)) * torch.cat(dys)).sum().backward()
+            want = dict(dense.named_parameters())
+            for name, p in model.named_parameters():
+                g = p.grad.full_tensor() if hasattr(p.grad, "full_tensor") \
+                    else p.grad
+                err = max(err, rel_err(g, want[name].grad))
+        (max_err,) = all_min_max([err], dist.ReduceOp.MAX)
+
+        forward, _, _ = timed(loss_of)
+        steps, _, _ = timed(step)
+        loss = loss_of()
+
+        def backward():
+            for p in params:
+                p.grad = None
+            x.grad = None
+            loss.backward(retain_graph=True)
+
+        backwards, _, _ = timed(backward)
+        if rank == 0:
+            print("result %s %d %d %d %.9g %.9g %.9g %.3g" %
+                  (kind, h, f, b, median(forward), median(steps),
+                   median(backwards), max_err), flush=True)
+
+    for kind, h, f, b in parse_shapes(args.shapes):
+        if args.backward:
+            backward_shape(kind, h, f, b)
+            continue
+        dense, model = build(kind, h, f)
+        torch.manual_seed(1 + rank)  # each rank its own rows
+        x = torch.rand(b, h, dtype=torch.float32) * 2 - 1
+        with torch.no_grad():
+            reference = dense(x)
 
         def run():
-            # The output may be an AsyncCollectiveTensor whose
-            # reduce_scatter is still in flight: wait for it, so that a run
-            # ends when its result is there.
-            out = model(x)
-            return out.wait() if hasattr(out, "wait") else out
+            return forward_of(model, x)
 
         with torch.no_grad():
             y = run()
             if hasattr(y, "to_local"):
                 y = y.to_local()
-            err = ((y - reference).abs().max() /
-                   reference.abs().max().clamp_min(1e-30)).item()
+            err = rel_err(y, reference)
             (max_err,) = all_min_max([err], dist.ReduceOp.MAX)
 
-            warm = 0.0
-            for _ in range(max(1, args.warmup)):
-                dist.barrier()
-                t0 = time.monotonic()
-                run()
-                warm = time.monotonic() - t0
-            (slowest,) = all_min_max([warm], dist.ReduceOp.MAX)
-            iters, trials = plan_trials(slowest, args)
-            starts, ends = [], []
-            for _ in range(trials):
-                dist.barrier()
-                starts.append(time.monotonic())
-                for _ in range(iters):
-                    run()
-                ends.append(time.monotonic())
-            starts = all_min_max(starts, dist.ReduceOp.MIN)
-            ends = all_min_max(ends, dist.ReduceOp.MAX)
-        per_run = sorted((e - s) / iters for s, e in zip(starts, ends))
+            per_run, iters, trials = timed(run)
         if rank == 0:
             print("result %s %d %d %d %.9g %.9g %.9g %.3g %d %d" %
                   (kind, h, f, b, median(per_run), per_run[0], per_run[-1],
