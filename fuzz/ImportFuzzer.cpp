@@ -1,4 +1,5 @@
-//===- ImportFuzzer.cpp - libFuzzer target: upstream form through the import ===//
+//===- ImportFuzzer.cpp - libFuzzer target: upstream form through the import
+//===//
 //
 // Parses the input as MLIR with the dialects an upstream-form module holds
 // (shard, func, linalg, tensor, arith, math) and shardlin's. For a module
@@ -61,25 +62,14 @@ bool runChecked(PassManager &pm, ModuleOp module, Diagnostics &diags,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // A fresh context per input: uniqued types and attributes would otherwise
-  // accumulate for the whole run.
   DialectRegistry registry;
   mlir::shardlin::registerImportShardDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  Diagnostics diags;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diags.record(d);
-    return success();
-  });
-
-  std::string text(reinterpret_cast<const char *>(data), size);
-  if (fz::crashesUpstreamParser(text))
+  fz::FuzzContext fuzz(registry);
+  MLIRContext &context = fuzz.context;
+  Diagnostics &diags = fuzz.diags;
+  OwningOpRef<ModuleOp> module = fuzz.parse(data, size);
+  if (!module)
     return 0;
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context));
-  if (!module || failed(verify(*module)))
-    return 0;
-  diags = Diagnostics();
   OwningOpRef<ModuleOp> imported(module->clone());
   {
     PassManager pm(&context);

@@ -9,10 +9,17 @@
 #ifndef SHARDLIN_FUZZ_MLIRFUZZSUPPORT_H
 #define SHARDLIN_FUZZ_MLIRFUZZSUPPORT_H
 
+#include "FuzzSupport.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace shardlin::fuzz {
@@ -35,11 +42,42 @@ inline std::string printModule(mlir::ModuleOp module) {
   std::string s;
   llvm::raw_string_ostream os(s);
   module->print(
-      os, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs());
+      os,
+      mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs());
   if (s.size() > 20000)
     s.resize(20000);
   return s;
 }
+
+/// One input's context: a fresh MLIRContext (uniqued types and attributes
+/// would otherwise accumulate for the whole run) whose errors go to `diags`.
+struct FuzzContext {
+  explicit FuzzContext(const mlir::DialectRegistry &registry)
+      : context(registry, mlir::MLIRContext::Threading::DISABLED),
+        handler(&context, [this](mlir::Diagnostic &d) {
+          diags.record(d);
+          return mlir::success();
+        }) {}
+
+  /// The input as a module that verifies, or null (the input is not one,
+  /// or is text upstream's parser crashes on); `diags` is reset after it.
+  mlir::OwningOpRef<mlir::ModuleOp> parse(const uint8_t *data, size_t size) {
+    std::string text(reinterpret_cast<const char *>(data), size);
+    if (crashesUpstreamParser(text))
+      return nullptr;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(text,
+                                                mlir::ParserConfig(&context));
+    if (!module || mlir::failed(mlir::verify(*module)))
+      return nullptr;
+    diags = Diagnostics();
+    return module;
+  }
+
+  mlir::MLIRContext context;
+  Diagnostics diags;
+  mlir::ScopedDiagnosticHandler handler;
+};
 
 } // namespace shardlin::fuzz
 

@@ -95,27 +95,13 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // A fresh context per input: uniqued types and attributes would otherwise
-  // accumulate for the whole run.
   DialectRegistry registry;
   mlir::shardlin::registerExecutionDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  Diagnostics diags;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diags.record(d);
-    return success();
-  });
-
-  std::string text(reinterpret_cast<const char *>(data), size);
-  if (fz::crashesUpstreamParser(text))
-    return 0;
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context));
+  fz::FuzzContext fuzz(registry);
+  OwningOpRef<ModuleOp> module = fuzz.parse(data, size);
   if (!module)
     return 0;
-  if (failed(verify(*module)))
-    return 0;
-  diags = Diagnostics();
+  Diagnostics &diags = fuzz.diags;
   for (StringRef strategy : {"auto", "gather-weight", "activations"})
     checkLowering(*module, diags, strategy);
   return 0;

@@ -1,10 +1,11 @@
-//===- ImportCases.cpp - Upstream shard + linalg modules, run end to end ---===//
+//===- ImportCases.cpp - Upstream shard + linalg modules, run end to end
+//---===//
 
 #include "ImportCases.h"
 
 #include "ErrorBound.h"
-#include "shardlin/Analysis/CostModel.h"
 #include "LinearTesting.h"
+#include "shardlin/Analysis/CostModel.h"
 #include "shardlin/runtime/base/ChunkLayout.h"
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/tooling/Npy.h"
@@ -83,16 +84,14 @@ std::string annotate(std::string &s, const std::string &value,
                      const std::string &shardingName, const std::string &type) {
   s += "  %" + value + "_s = shard.shard %" + value + " to %" + shardingName +
        " : " + type + "\n";
-  s += "  %" + value + "_u = shard.shard %" + value + "_s to %" +
-       shardingName + " annotate_for_users : " + type + "\n";
+  s += "  %" + value + "_u = shard.shard %" + value + "_s to %" + shardingName +
+       " annotate_for_users : " + type + "\n";
   return value + "_u";
 }
 
 std::string elementType(rt::DType t) { return rt::dtypeName(t); }
 
-bool narrow(rt::DType t) {
-  return t == rt::DType::F16 || t == rt::DType::BF16;
-}
+bool narrow(rt::DType t) { return t == rt::DType::F16 || t == rt::DType::BF16; }
 
 std::string linearText(const ImportCase &c) {
   const rt::DType t = c.dtype;
@@ -101,7 +100,8 @@ std::string linearText(const ImportCase &c) {
   const bool nk = c.weight != ImportCase::Weight::KN;
   const std::string X = tensorType(c.xShape(), t);
   const std::string Y = tensorType(c.yShape(), t);
-  const std::string W = nk ? tensorType({c.n, c.k}, t) : tensorType({c.k, c.n}, t);
+  const std::string W =
+      nk ? tensorType({c.n, c.k}, t) : tensorType({c.k, c.n}, t);
   const std::string B = tensorType({c.n}, t);
   const std::string XM = tensorType({m, c.k}, t);
   const std::string MN = tensorType({m, c.n}, t);
@@ -116,8 +116,9 @@ std::string linearText(const ImportCase &c) {
   const int xDim = c.x == ImportCase::X::Rows       ? 0
                    : c.x == ImportCase::X::Features ? 1
                                                     : -1;
-  s += sharding("sx", xDim,
-                c.x == ImportCase::X::Features ? c.weightOffsets : c.rowOffsets);
+  s +=
+      sharding("sx", xDim,
+               c.x == ImportCase::X::Features ? c.weightOffsets : c.rowOffsets);
   // The weight's split dim: N (col-wise) or K, in the module's orientation.
   const int wDim = c.colWise ? (nk ? 0 : 1) : (nk ? 1 : 0);
   s += sharding("sw", wDim, c.weightOffsets);
@@ -133,8 +134,8 @@ std::string linearText(const ImportCase &c) {
   if (c.weight == ImportCase::Weight::NKTranspose) {
     const std::string KN = tensorType({c.k, c.n}, t);
     s += "  %et = tensor.empty() : " + KN + "\n";
-    s += "  %wt = linalg.transpose ins(%" + w + " : " + W + ") outs(%et : " +
-         KN + ") permutation = [1, 0]\n";
+    s += "  %wt = linalg.transpose ins(%" + w + " : " + W +
+         ") outs(%et : " + KN + ") permutation = [1, 0]\n";
     w = "wt";
   } else if (c.weight == ImportCase::Weight::NKMap) {
     maps = " indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, "
@@ -176,8 +177,8 @@ std::string linearText(const ImportCase &c) {
   }
   if (c.batch.size() == 2) {
     s += "  %y3 = tensor.expand_shape %" + y + " [[0, 1], [2]] output_shape [" +
-         std::to_string(c.batch[0]) + ", " + std::to_string(c.batch[1]) +
-         ", " + std::to_string(c.n) + "] : " + MN + " into " + Y + "\n";
+         std::to_string(c.batch[0]) + ", " + std::to_string(c.batch[1]) + ", " +
+         std::to_string(c.n) + "] : " + MN + " into " + Y + "\n";
     y = "y3";
   }
   y = annotate(s, y, "sy", Y);
@@ -300,8 +301,8 @@ std::string swigluText(const ImportCase &c) {
     s += "  %i_" + name + " = linalg.fill ins(%zero : " + T + ") outs(%e_" +
          name + " : " + MF + ") -> " + MF + "\n";
     s += "  %" + name + " = linalg.matmul ins(%" + x + ", %" +
-         (name == "g" ? wg : wu) + " : " + X + ", " + W1 + ") outs(%i_" +
-         name + " : " + MF + ") -> " + MF + "\n";
+         (name == "g" ? wg : wu) + " : " + X + ", " + W1 + ") outs(%i_" + name +
+         " : " + MF + ") -> " + MF + "\n";
   }
   const std::string F = narrow(t) ? tensorType({m, f}, rt::DType::F32) : MF;
   std::string g = "g", u = "u";
@@ -373,49 +374,32 @@ testkit::Reference reference(const ImportCase &c,
       }
     return ref;
   }
-  if (c.kind == ImportCase::Kind::SwiGlu) {
-    // a = silu(g) u, g = x Wg, u = x Wu; y = a W2 (+ x). The scale of a
-    // carries the errors of g (|silu'| < 1.1) and of u.
-    const int64_t h = c.k, f = c.n;
-    const std::vector<double> &wg = args[1].values, &wu = args[2].values,
-                              &w2 = args[3].values;
-    for (int64_t i = 0; i < m; ++i) {
-      std::vector<double> a(f), sa(f);
-      for (int64_t j = 0; j < f; ++j) {
+  // The blocks: a = the activation of row i, y = a W2 (+ x). MLP:
+  // a = gelu(x W1 + b1), whose scale carries the error of h through GELU
+  // (|gelu'| < 1.13). SwiGLU: a = silu(g) u, g = x Wg, u = x Wu, whose scale
+  // carries the errors of g (|silu'| < 1.1) and of u.
+  const int64_t h = c.k, f = c.n;
+  const bool swiglu = c.kind == ImportCase::Kind::SwiGlu;
+  const std::vector<double> &w1 = args[1].values, &w2 = args[3].values;
+  const std::vector<double> &second = args[2].values; // Wu or b1
+  for (int64_t i = 0; i < m; ++i) {
+    std::vector<double> a(f), sa(f);
+    for (int64_t j = 0; j < f; ++j) {
+      if (swiglu) {
         double g = 0, u = 0, sg = 0, su = 0;
         for (int64_t k = 0; k < h; ++k) {
-          g += x[i * h + k] * wg[k * f + j];
-          u += x[i * h + k] * wu[k * f + j];
-          sg += std::fabs(x[i * h + k] * wg[k * f + j]);
-          su += std::fabs(x[i * h + k] * wu[k * f + j]);
+          g += x[i * h + k] * w1[k * f + j];
+          u += x[i * h + k] * second[k * f + j];
+          sg += std::fabs(x[i * h + k] * w1[k * f + j]);
+          su += std::fabs(x[i * h + k] * second[k * f + j]);
         }
         const double silu = g / (1 + std::exp(-g));
         a[j] = silu * u;
         sa[j] = std::fabs(a[j]) + 1.2 * sg * std::fabs(u) +
                 std::fabs(silu) * su + 1.2 * sg * su;
+        continue;
       }
-      for (int64_t k = 0; k < h; ++k) {
-        double y = c.residual ? x[i * h + k] : 0;
-        double s = std::fabs(y);
-        for (int64_t j = 0; j < f; ++j) {
-          y += a[j] * w2[j * h + k];
-          s += sa[j] * std::fabs(w2[j * h + k]);
-        }
-        ref.y.push_back(y);
-        ref.scale.push_back(s);
-      }
-    }
-    return ref;
-  }
-  // h = x W1 + b1, a = gelu(h), y = a W2 (+ x). The scale of y carries the
-  // error of h through GELU (|gelu'| < 1.13) and W2.
-  const int64_t h = c.k, f = c.n;
-  const std::vector<double> &w1 = args[1].values, &b1 = args[2].values,
-                            &w2 = args[3].values;
-  for (int64_t i = 0; i < m; ++i) {
-    std::vector<double> a(f), sa(f);
-    for (int64_t j = 0; j < f; ++j) {
-      double v = b1[j], s = std::fabs(b1[j]);
+      double v = second[j], s = std::fabs(second[j]);
       for (int64_t k = 0; k < h; ++k) {
         v += x[i * h + k] * w1[k * f + j];
         s += std::fabs(x[i * h + k] * w1[k * f + j]);
@@ -516,15 +500,15 @@ std::string importMlir(const ImportCase &c) {
 }
 
 int64_t runImportCase(const ImportCase &c, const std::string &backend,
-                      int onlyRank, const std::string &dir,
-                      std::string &report, const CompileImport &compile) {
+                      int onlyRank, const std::string &dir, std::string &report,
+                      const CompileImport &compile) {
   const std::string who = c.name();
   rt::Program program;
   rt::RunConfig config;
   const std::string text = importMlir(c);
-  if (rt::Status s =
-          compile ? compile(text, program, config.executor)
-                  : testkit::compileMlir(text, "activations", program);
+  if (rt::Status s = compile
+                         ? compile(text, program, config.executor)
+                         : testkit::compileMlir(text, "activations", program);
       !s) {
     report += who + ": " + s.message() + "\n";
     return 1;
@@ -548,8 +532,8 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
   if (!compile && got != c.expectedCollectives()) {
     std::string list;
     for (const auto &[op, count] : got)
-      list += std::string(" ") + rt::opCodeName(op) + " x" +
-              std::to_string(count);
+      list +=
+          std::string(" ") + rt::opCodeName(op) + " x" + std::to_string(count);
     report += who + ": unexpected collectives:" + list + "\n" +
               rt::serializeProgram(program);
     ++failures;
@@ -674,8 +658,8 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
   for (const rt::RankResult &r : ranks)
     if (r.stats.calls != static_cast<uint64_t>(expectedCalls)) {
       report += who + ": a rank made " + std::to_string(r.stats.calls) +
-                " collective calls, expected " +
-                std::to_string(expectedCalls) + "\n";
+                " collective calls, expected " + std::to_string(expectedCalls) +
+                "\n";
       ++failures;
     }
   // An all_reduce's bytes are the cost model's (allReduceTraffic): the
@@ -684,9 +668,9 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
       std::map<rt::OpCode, int>{{rt::OpCode::AllReduce, 1}})
     for (const rt::RankResult &r : ranks) {
       uint64_t sent = 0;
-      for (const auto &[out, in] : allReduceTraffic(
-               static_cast<uint64_t>(product(c.batch) * c.n),
-               narrow(t) ? 4 : rt::dtypeSize(t), c.w, r.rank))
+      for (const auto &[out, in] :
+           allReduceTraffic(static_cast<uint64_t>(product(c.batch) * c.n),
+                            narrow(t) ? 4 : rt::dtypeSize(t), c.w, r.rank))
         sent += out;
       if (r.stats.bytesSent != sent) {
         report += who + ": rank " + std::to_string(r.rank) + " sent " +
@@ -722,8 +706,8 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
 
 namespace {
 
-const rt::DType kAllDTypes[] = {rt::DType::F32, rt::DType::F64,
-                                rt::DType::F16, rt::DType::BF16};
+const rt::DType kAllDTypes[] = {rt::DType::F32, rt::DType::F64, rt::DType::F16,
+                                rt::DType::BF16};
 
 /// Skewed offsets of n over w with empty shards (floor(n i^2 / w^2)), as
 /// in E2ESupport.cpp's explicit bounds.
@@ -738,7 +722,8 @@ void addLinears(std::vector<ImportCase> &all, int w, bool small) {
   using C = ImportCase;
   // Every weight orientation and bias form, both splits, even.
   for (bool col : {true, false})
-    for (C::Weight wt : {C::Weight::KN, C::Weight::NKMap, C::Weight::NKTranspose})
+    for (C::Weight wt :
+         {C::Weight::KN, C::Weight::NKMap, C::Weight::NKTranspose})
       for (C::Bias b : {C::Bias::Generic, C::Bias::BroadcastAdd, C::Bias::Init,
                         C::Bias::None}) {
         if (small && b != C::Bias::Generic && b != C::Bias::Init)
@@ -846,9 +831,9 @@ std::vector<ImportCase> importThreadsCases() {
 std::vector<ImportCase> importJitCases() {
   std::vector<ImportCase> all;
   for (int w : {4, 3})
-    for (ImportCase::Weight wt : {ImportCase::Weight::KN,
-                                  ImportCase::Weight::NKMap,
-                                  ImportCase::Weight::NKTranspose})
+    for (ImportCase::Weight wt :
+         {ImportCase::Weight::KN, ImportCase::Weight::NKMap,
+          ImportCase::Weight::NKTranspose})
       for (ImportCase::Bias b :
            {ImportCase::Bias::Generic, ImportCase::Bias::BroadcastAdd,
             ImportCase::Bias::Init, ImportCase::Bias::None})

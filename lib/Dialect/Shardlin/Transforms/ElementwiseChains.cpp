@@ -25,8 +25,8 @@ const char *const mlir::shardlin::kSupportedElementwiseOps =
     "their init; arith.extf and truncf between f16 or bf16 and f32";
 
 void mlir::shardlin::registerElementwiseDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, math::MathDialect,
-                  linalg::LinalgDialect, tensor::TensorDialect>();
+  registry.insert<arith::ArithDialect, math::MathDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
 }
 
 namespace {
@@ -34,11 +34,11 @@ namespace {
 /// The arith and math ops that compute one element from elements.
 bool isElementOp(Operation *op) {
   static const llvm::StringSet<> names = {
-      "arith.addf",     "arith.subf",     "arith.mulf",   "arith.divf",
-      "arith.negf",     "arith.maximumf", "arith.minimumf",
-      "arith.maxnumf",  "arith.minnumf",  "arith.cmpf",   "arith.select",
-      "math.tanh",      "math.erf",       "math.exp",     "math.log",
-      "math.sqrt",      "math.rsqrt",     "math.absf"};
+      "arith.addf",    "arith.subf",     "arith.mulf",     "arith.divf",
+      "arith.negf",    "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+      "arith.minnumf", "arith.cmpf",     "arith.select",   "math.tanh",
+      "math.erf",      "math.exp",       "math.log",       "math.sqrt",
+      "math.rsqrt",    "math.absf"};
   return names.contains(op->getName().getStringRef());
 }
 
@@ -55,8 +55,7 @@ bool isConversion(Operation *op) {
 }
 
 bool isFloatOrBool(Type t) {
-  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
-         t.isInteger(1);
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isInteger(1);
 }
 
 bool isBoolTensor(Value v) {
@@ -267,8 +266,9 @@ private:
         continue;
       Value v = operand.get();
       if (isa_and_nonnull<tensor::EmptyOp>(v.getDefiningOp()))
-        return fail(op->getLoc(),
-                    "reads its tensor.empty init, whose contents are undefined");
+        return fail(
+            op->getLoc(),
+            "reads its tensor.empty init, whose contents are undefined");
       FailureOr<int> h = failure();
       if (isa<ShapedType>(v.getType()) &&
           !op.getMatchingIndexingMap(&operand).isIdentity())

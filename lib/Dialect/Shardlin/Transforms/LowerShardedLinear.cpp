@@ -86,13 +86,11 @@ struct LowerSingleRank : OpRewritePattern<LinearOp> {
       return rewriter.notifyMatchFailure(op, "sizes overflow");
     Location loc = op.getLoc();
     FlatLinear f = flattenInput(op, rewriter);
-    Value a = LocalShardOp::create(rewriter, loc,
-                                   op.getWeightType().getLocalType(),
-                                   op.getWeight());
-    auto gemm = GemmOp::create(rewriter, loc,
-                               tensorOf({f.batch, f.n}, f.elementType), f.rows,
-                               a, op.getBias(), /*transpose_lhs=*/false,
-                               f.transposeWeight);
+    Value a = LocalShardOp::create(
+        rewriter, loc, op.getWeightType().getLocalType(), op.getWeight());
+    auto gemm = GemmOp::create(
+        rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), f.rows, a,
+        op.getBias(), /*transpose_lhs=*/false, f.transposeWeight);
     annotate(gemm, nullptr);
     rewriter.replaceOp(op, restoreShape(op, gemm, rewriter));
     return success();
@@ -114,8 +112,7 @@ struct ActivationsStart {
 /// `SplitsK`: the row-wise (K split) or col-wise (N split) lowering of a
 /// linear of the default layouts.
 template <bool SplitsK>
-struct ActivationsPattern
-    : StrategyPattern<::shardlin::Strategy::Activations> {
+struct ActivationsPattern : StrategyPattern<::shardlin::Strategy::Activations> {
   using StrategyPattern::StrategyPattern;
 
   /// Fails to match unless the weight is split on K (or N) and activations
@@ -143,6 +140,20 @@ struct ActivationsPattern
                                op.getWeight());
     return s;
   }
+
+  /// The lowering proper: the rank's rows of the result, before the input's
+  /// batch dims are restored.
+  virtual Value lower(LinearOp op, const ActivationsStart &s,
+                      PatternRewriter &rewriter) const = 0;
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const final {
+    FailureOr<ActivationsStart> s = start(op, rewriter);
+    if (failed(s))
+      return failure();
+    rewriter.replaceOp(op, restoreShape(op, lower(op, *s, rewriter), rewriter));
+    return success();
+  }
 };
 
 /// Row-wise (K split), moving activations:
@@ -154,25 +165,21 @@ struct ActivationsPattern
 /// at the end (reduceRowBlocks).
 struct LowerRowWiseActivations : ActivationsPattern<true> {
   using ActivationsPattern::ActivationsPattern;
-  LogicalResult matchAndRewrite(LinearOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<ActivationsStart> s = start(op, rewriter);
-    if (failed(s))
-      return failure();
+  Value lower(LinearOp op, const ActivationsStart &s,
+              PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    const FlatLinear &f = s->f;
+    const FlatLinear &f = s.f;
     // x's K columns are split as the weight's K (its chunks and bounds).
     Value xs = AllToAllOp::create(
-        rewriter, loc, tensorOf({s->stacked, s->local}, f.elementType), f.rows,
-        /*split=*/s->chunks.withDim(1), /*concat=*/s->rowBlocks);
+        rewriter, loc, tensorOf({s.stacked, s.local}, f.elementType), f.rows,
+        /*split=*/s.chunks.withDim(1), /*concat=*/s.rowBlocks);
     auto p = GemmOp::create(
-        rewriter, loc, tensorOf({s->stacked, f.n}, partialSumType(f.elementType)),
-        xs, s->a, /*bias=*/Value(), /*transpose_lhs=*/false, f.transposeWeight);
-    annotate(p, &s->decision);
-    Value y = reduceRowBlocks(rewriter, loc, p, s->rowBlocks, f.batch, f.n,
-                              f.elementType, op.getBias());
-    rewriter.replaceOp(op, restoreShape(op, y, rewriter));
-    return success();
+        rewriter, loc,
+        tensorOf({s.stacked, f.n}, partialSumType(f.elementType)), xs, s.a,
+        /*bias=*/Value(), /*transpose_lhs=*/false, f.transposeWeight);
+    annotate(p, &s.decision);
+    return reduceRowBlocks(rewriter, loc, p, s.rowBlocks, f.batch, f.n,
+                           f.elementType, op.getBias());
   }
 };
 
@@ -183,31 +190,25 @@ struct LowerRowWiseActivations : ActivationsPattern<true> {
 ///               N offset of the chunk s holds                   B x N
 struct LowerColWiseActivations : ActivationsPattern<false> {
   using ActivationsPattern::ActivationsPattern;
-  LogicalResult matchAndRewrite(LinearOp op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<ActivationsStart> s = start(op, rewriter);
-    if (failed(s))
-      return failure();
+  Value lower(LinearOp op, const ActivationsStart &s,
+              PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    const FlatLinear &f = s->f;
-    Value x = AllGatherOp::create(
-        rewriter, loc, tensorOf({s->stacked, f.k}, f.elementType), f.rows,
-        s->rowBlocks);
+    const FlatLinear &f = s.f;
+    Value x = AllGatherOp::create(rewriter, loc,
+                                  tensorOf({s.stacked, f.k}, f.elementType),
+                                  f.rows, s.rowBlocks);
     Value biasChunk;
     if (Value bias = op.getBias())
       biasChunk = LocalChunkOp::create(rewriter, loc,
-                                       tensorOf({s->local}, f.elementType),
-                                       bias, s->chunks.withDim(0));
-    auto q = GemmOp::create(rewriter, loc,
-                            tensorOf({s->stacked, s->local}, f.elementType), x,
-                            s->a, biasChunk, /*transpose_lhs=*/false,
-                            f.transposeWeight);
-    annotate(q, &s->decision);
-    Value y = AllToAllOp::create(
+                                       tensorOf({s.local}, f.elementType), bias,
+                                       s.chunks.withDim(0));
+    auto q = GemmOp::create(
+        rewriter, loc, tensorOf({s.stacked, s.local}, f.elementType), x, s.a,
+        biasChunk, /*transpose_lhs=*/false, f.transposeWeight);
+    annotate(q, &s.decision);
+    return AllToAllOp::create(
         rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), q,
-        /*split=*/s->rowBlocks, /*concat=*/s->chunks.withDim(1));
-    rewriter.replaceOp(op, restoreShape(op, y, rewriter));
-    return success();
+        /*split=*/s.rowBlocks, /*concat=*/s.chunks.withDim(1));
   }
 };
 
@@ -215,8 +216,7 @@ struct LowerColWiseActivations : ActivationsPattern<false> {
 ///   all_gather  every rank's chunk of A, by the weight's own spec   N x K
 ///   gemm        y = x A^T + b                                      B x N
 /// No output communication; each rank computes its own rows in full.
-struct LowerGatherWeight
-    : StrategyPattern<::shardlin::Strategy::GatherWeight> {
+struct LowerGatherWeight : StrategyPattern<::shardlin::Strategy::GatherWeight> {
   using StrategyPattern::StrategyPattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
@@ -232,10 +232,9 @@ struct LowerGatherWeight
                                    op.getWeight());
     Value full = AllGatherOp::create(rewriter, loc, wType.getTensorType(), a,
                                      wType.getSharding());
-    auto y = GemmOp::create(rewriter, loc,
-                            tensorOf({f.batch, f.n}, f.elementType), f.rows,
-                            full, op.getBias(), /*transpose_lhs=*/false,
-                            f.transposeWeight);
+    auto y = GemmOp::create(
+        rewriter, loc, tensorOf({f.batch, f.n}, f.elementType), f.rows, full,
+        op.getBias(), /*transpose_lhs=*/false, f.transposeWeight);
     annotate(y, &*decision);
     rewriter.replaceOp(op, restoreShape(op, y, rewriter));
     return success();
@@ -253,14 +252,14 @@ llvm::cl::ValuesClass mlir::shardlin::strategyOptionValues() {
   auto info = [](Strategy s) -> const ::shardlin::StrategyInfo & {
     return ::shardlin::strategyInfo(s);
   };
-  return llvm::cl::values(
-      clEnumValN(StrategyOption::Auto, "auto",
-                 "the cost model picks, per linear"),
-      clEnumValN(StrategyOption::Activations, info(Strategy::Activations).name,
-                 info(Strategy::Activations).description),
-      clEnumValN(StrategyOption::GatherWeight,
-                 info(Strategy::GatherWeight).name,
-                 info(Strategy::GatherWeight).description));
+  return llvm::cl::values(clEnumValN(StrategyOption::Auto, "auto",
+                                     "the cost model picks, per linear"),
+                          clEnumValN(StrategyOption::Activations,
+                                     info(Strategy::Activations).name,
+                                     info(Strategy::Activations).description),
+                          clEnumValN(StrategyOption::GatherWeight,
+                                     info(Strategy::GatherWeight).name,
+                                     info(Strategy::GatherWeight).description));
 }
 
 std::optional<::shardlin::Strategy>
@@ -331,4 +330,3 @@ void mlir::shardlin::populateLowerShardedLinearPatterns(
   // linear on first match, once, in a table of their own.
   populateLinearPatterns(patterns, std::make_shared<DecisionTable>(options));
 }
-

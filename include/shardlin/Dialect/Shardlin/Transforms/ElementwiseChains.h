@@ -1,4 +1,5 @@
-//===- ElementwiseChains.h - Chains of rank-local elementwise ops -*- C++ -*-===//
+//===- ElementwiseChains.h - Chains of rank-local elementwise ops -*- C++
+//-*-===//
 //
 // The rank-local elementwise ops between and around linears, as producers
 // write them: arith and math ops on tensors (arith.extf / truncf between
