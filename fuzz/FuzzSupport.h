@@ -33,9 +33,11 @@ void note(const std::string &what);
 void checkProgram(const rt::Program &program);
 
 /// Whether MLIR 22's own parser would crash on `text`, which the MLIR
-/// targets then skip: linalg.transpose's custom form dereferences a null
-/// attribute when `permutation =` is followed by something that is not an
-/// array (`mlir-opt-22` exits 139 on `... permutation = x`; found by the
+/// targets then skip. The custom forms of linalg.transpose (`permutation =`),
+/// linalg.broadcast and linalg.reduce (`dimensions =`) store the result of
+/// DenseI64ArrayAttr::parse without checking it, so anything after the `=`
+/// that is not a well-formed integer list is a null-attribute dereference
+/// (`mlir-opt-22` exits 139 on `dimensions = [1 x]`; both were found by the
 /// import target's smoke run). Generic forms (`array<i64: ...>`) are kept.
 bool crashesUpstreamParser(const std::string &text);
 
