@@ -170,14 +170,8 @@ bool LinearResult::bytesMatch() const {
 }
 
 static LinearShape shapeOf(const LinearCase &c) {
-  LinearShape s;
-  s.rows = c.rows;
-  s.n = c.n;
-  s.k = c.k;
-  s.dim = c.dim;
-  s.placements = c.placements;
-  s.elementBytes = 4;
-  return s;
+  return LinearShape{c.rows,       c.n, c.k, c.dim,
+                     c.placements, /*elementBytes=*/4};
 }
 
 std::vector<uint64_t> predictBytes(const LinearCase &c,

@@ -210,19 +210,27 @@ FAILED=()
 SUMMARY=()
 note() { SUMMARY+=("$1"); }
 
+# gtest_step LABEL FILTER SECONDS XMLNAME DROP: runs shardlin-gpu-tests with
+# --gtest_filter=FILTER for at most SECONDS, writes its XML report to
+# $OUT/XMLNAME.xml when $OUT is set, hides the log lines matching the regex
+# DROP (failures keep their details), and notes PASS or FAIL under LABEL.
+gtest_step() {
+  local label=$1 filter=$2 seconds=$3 xmlname=$4 drop=$5 xml=() t0 rc
+  [ -n "${OUT:-}" ] && xml=(--gtest_output="xml:$OUT/$xmlname.xml")
+  t0=$(date +%s)
+  timeout "$seconds" "$BIN/shardlin-gpu-tests" --gtest_filter="$filter" "${xml[@]}" 2>&1 |
+    grep -v -E "$drop"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" = 0 ]; then note "PASS  $label ($(($(date +%s) - t0)) s)"
+  elif [ "$rc" = 124 ]; then note "FAIL  $label HUNG (killed after $seconds s)"; FAILED+=("$label")
+  else note "FAIL  $label (exit $rc)"; FAILED+=("$label"); fi
+}
+
 # ---- (1) GPU unit tests ----------------------------------------------------------
 TIMEOUT_FILTER='*TimesOut*'
 if [ "$SELFTEST" = 0 ]; then
   step "(1) GPU unit tests: shardlin-gpu-tests (timeout tests in step 3)"
-  XML=()
-  [ -n "${OUT:-}" ] && XML=(--gtest_output="xml:$OUT/gpu-tests.xml")
-  T0=$(date +%s)
-  # Everything but the per-test RUN/OK lines: failures keep their details.
-  timeout 600 "$BIN/shardlin-gpu-tests" --gtest_filter="-$TIMEOUT_FILTER" "${XML[@]}" 2>&1 |
-    grep -v -E '^\[ +(RUN|OK) +\]'
-  RC=${PIPESTATUS[0]}
-  if [ "$RC" = 0 ]; then note "PASS  GPU unit tests ($(($(date +%s) - T0)) s)"
-  else note "FAIL  GPU unit tests (exit $RC)"; FAILED+=("unit tests"); fi
+  gtest_step "GPU unit tests" "-$TIMEOUT_FILTER" 600 gpu-tests '^\[ +(RUN|OK) +\]'
 fi
 
 # ---- (2) end-to-end suite through shardlin-exec --------------------------------
@@ -315,15 +323,7 @@ fi
 # ---- (3) timeouts -----------------------------------------------------------------
 if [ "$SELFTEST" = 0 ]; then
   step "(3) timeout tests: a rank that never joins fails every other within the timeout"
-  XML=()
-  [ -n "${OUT:-}" ] && XML=(--gtest_output="xml:$OUT/timeouts.xml")
-  T0=$(date +%s)
-  timeout 180 "$BIN/shardlin-gpu-tests" --gtest_filter="$TIMEOUT_FILTER" "${XML[@]}" 2>&1 |
-    grep -v -E '^\[ +RUN +\]'
-  RC=${PIPESTATUS[0]}
-  if [ "$RC" = 0 ]; then note "PASS  timeout tests ($(($(date +%s) - T0)) s)"
-  elif [ "$RC" = 124 ]; then note "FAIL  timeout tests HUNG (killed after 180 s)"; FAILED+=("timeouts")
-  else note "FAIL  timeout tests (exit $RC)"; FAILED+=("timeouts"); fi
+  gtest_step "timeout tests" "$TIMEOUT_FILTER" 180 timeouts '^\[ +RUN +\]'
 fi
 
 # ---- (4) timings ------------------------------------------------------------------

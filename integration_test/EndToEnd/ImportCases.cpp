@@ -238,6 +238,20 @@ std::string downProjection(const ImportCase &c, const std::string &a,
   return s;
 }
 
+/// A block's @main up to its first op: the grid, the signature (x, then
+/// `params`, returning x's type X) and the shardings of x's rows (sx), of
+/// the first layers' weights (s1, N split) and of the down projection's
+/// (s2, K split).
+std::string blockStart(const ImportCase &c, const std::string &X,
+                       const std::string &params) {
+  std::string s = "shard.grid @tp(shape = " + std::to_string(c.w) + ")\n";
+  s += "func.func @main(%x: " + X + ", " + params + ") -> " + X + " {\n";
+  s += sharding("sx", 0, c.rowOffsets);
+  s += sharding("s1", 1, c.weightOffsets);
+  s += sharding("s2", 0, c.weightOffsets);
+  return s;
+}
+
 std::string mlpText(const ImportCase &c) {
   const rt::DType t = c.dtype;
   const std::string T = elementType(t);
@@ -245,12 +259,8 @@ std::string mlpText(const ImportCase &c) {
   const std::string X = tensorType({m, h}, t);
   const std::string W1 = tensorType({h, f}, t), W2 = tensorType({f, h}, t);
   const std::string B1 = tensorType({f}, t), MF = tensorType({m, f}, t);
-  std::string s = "shard.grid @tp(shape = " + std::to_string(c.w) + ")\n";
-  s += "func.func @main(%x: " + X + ", %w1: " + W1 + ", %b1: " + B1 +
-       ", %w2: " + W2 + ") -> " + X + " {\n";
-  s += sharding("sx", 0, c.rowOffsets);
-  s += sharding("s1", 1, c.weightOffsets);
-  s += sharding("s2", 0, c.weightOffsets);
+  std::string s =
+      blockStart(c, X, "%w1: " + W1 + ", %b1: " + B1 + ", %w2: " + W2);
   const std::string x = annotate(s, "x", "sx", X);
   const std::string w1 = annotate(s, "w1", "s1", W1);
   const std::string w2 = annotate(s, "w2", "s2", W2);
@@ -284,12 +294,8 @@ std::string swigluText(const ImportCase &c) {
   const std::string X = tensorType({m, h}, t);
   const std::string W1 = tensorType({h, f}, t), W2 = tensorType({f, h}, t);
   const std::string MF = tensorType({m, f}, t);
-  std::string s = "shard.grid @tp(shape = " + std::to_string(c.w) + ")\n";
-  s += "func.func @main(%x: " + X + ", %wg: " + W1 + ", %wu: " + W1 +
-       ", %w2: " + W2 + ") -> " + X + " {\n";
-  s += sharding("sx", 0, c.rowOffsets);
-  s += sharding("s1", 1, c.weightOffsets);
-  s += sharding("s2", 0, c.weightOffsets);
+  std::string s =
+      blockStart(c, X, "%wg: " + W1 + ", %wu: " + W1 + ", %w2: " + W2);
   const std::string x = annotate(s, "x", "sx", X);
   const std::string wg = annotate(s, "wg", "s1", W1);
   const std::string wu = annotate(s, "wu", "s1", W1);

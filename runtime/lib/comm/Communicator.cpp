@@ -24,18 +24,11 @@ namespace shardlin::rt {
 
 const char *collectiveName(CollectiveKind k) {
   switch (k) {
-  case CollectiveKind::AllGatherV:
-    return "allGatherV";
-  case CollectiveKind::AllToAllV:
-    return "allToAllV";
-  case CollectiveKind::ReduceScatterV:
-    return "reduceScatterV";
-  case CollectiveKind::AllReduce:
-    return "allReduce";
-  case CollectiveKind::Broadcast:
-    return "broadcast";
-  case CollectiveKind::Barrier:
-    return "barrier";
+#define SHARDLIN_COLLECTIVE_CASE(kind, name)                                   \
+  case CollectiveKind::kind:                                                   \
+    return name;
+    SHARDLIN_FOR_EACH_COLLECTIVE(SHARDLIN_COLLECTIVE_CASE)
+#undef SHARDLIN_COLLECTIVE_CASE
   }
   return "unknown collective";
 }
@@ -245,17 +238,10 @@ CollectiveCall makeCall(CollectiveKind kind, DType dtype, const void *send,
                         const std::vector<int64_t> *sendDispls = nullptr,
                         const std::vector<int64_t> *recvCounts = nullptr,
                         const std::vector<int64_t> *recvDispls = nullptr) {
-  CollectiveCall c;
-  c.kind = kind;
-  c.dtype = dtype;
-  c.send = send;
-  c.recv = recv;
-  c.count = count;
-  c.sendCounts = sendCounts;
-  c.sendDispls = sendDispls;
-  c.recvCounts = recvCounts;
-  c.recvDispls = recvDispls;
-  return c;
+  return CollectiveCall{kind,       dtype,      send,         recv,
+                        count,      /*root=*/0, sendCounts,   sendDispls,
+                        recvCounts, recvDispls, /*where=*/{}, /*invalid=*/{},
+                        /*bytesSent=*/0};
 }
 
 } // namespace
@@ -264,9 +250,10 @@ Status Communicator::dispatch(const CollectiveCall &call) {
   // By CollectiveKind, in its order.
   using Hook = Status (Communicator::*)(const CollectiveCall &);
   static constexpr Hook kHooks[] = {
-      &Communicator::doAllGatherV,     &Communicator::doAllToAllV,
-      &Communicator::doReduceScatterV, &Communicator::doAllReduce,
-      &Communicator::doBroadcast,      &Communicator::doBarrier};
+#define SHARDLIN_COLLECTIVE_HOOK_ADDRESS(kind, name) &Communicator::do##kind,
+      SHARDLIN_FOR_EACH_COLLECTIVE(SHARDLIN_COLLECTIVE_HOOK_ADDRESS)
+#undef SHARDLIN_COLLECTIVE_HOOK_ADDRESS
+  };
   static_assert(std::size(kHooks) ==
                     static_cast<size_t>(CollectiveKind::Barrier) + 1,
                 "one hook per CollectiveKind");

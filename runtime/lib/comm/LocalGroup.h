@@ -60,6 +60,13 @@ struct Slot : CollectiveCall {
 /// work.
 void chunkOf(int64_t count, int worldSize, int r, int64_t &lo, int64_t &hi);
 
+/// hi - lo of chunkOf: the elements rank r reduces, which its scratch holds.
+inline int64_t chunkSize(int64_t count, int worldSize, int r) {
+  int64_t lo = 0, hi = 0;
+  chunkOf(count, worldSize, r, lo, hi);
+  return hi - lo;
+}
+
 //===----------------------------------------------------------------------===//
 // The group
 //===----------------------------------------------------------------------===//

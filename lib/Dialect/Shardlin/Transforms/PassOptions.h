@@ -35,31 +35,33 @@ FailureOr<LoweringOptions> toLoweringOptions(const LowerShardedLinearOptions &o,
 LogicalResult initLoweringOptions(const LowerShardedLinearOptions &o,
                                   MLIRContext *ctx, LoweringOptions &out);
 
+/// The pass's option members, in declaration order, for an X macro: the one
+/// list from which forEachOption and optionValues are made.
+#define SHARDLIN_LOWERING_OPTIONS(X)                                           \
+  X(strategy)                                                                  \
+  X(latencyUs)                                                                 \
+  X(bandwidthGBps)                                                             \
+  X(gemmGflops)                                                                \
+  X(memoryCapMiB)                                                              \
+  X(assumedRows)                                                               \
+  X(explain)                                                                   \
+  X(fuseBlocks)
+
 /// Calls `fn` with each of the pass's option members (llvm::cl options: their
 /// ArgStr, HelpStr and value), in declaration order.
 template <typename PassT, typename Fn> void forEachOption(PassT &p, Fn &&fn) {
-  fn(p.strategy);
-  fn(p.latencyUs);
-  fn(p.bandwidthGBps);
-  fn(p.gemmGflops);
-  fn(p.memoryCapMiB);
-  fn(p.assumedRows);
-  fn(p.explain);
-  fn(p.fuseBlocks);
+#define SHARDLIN_CALL_WITH_OPTION(name) fn(p.name);
+  SHARDLIN_LOWERING_OPTIONS(SHARDLIN_CALL_WITH_OPTION)
+#undef SHARDLIN_CALL_WITH_OPTION
 }
 
 /// The values of the pass's options.
 template <typename PassT>
 LowerShardedLinearOptions optionValues(const PassT &p) {
   LowerShardedLinearOptions o;
-  o.strategy = p.strategy;
-  o.latencyUs = p.latencyUs;
-  o.bandwidthGBps = p.bandwidthGBps;
-  o.gemmGflops = p.gemmGflops;
-  o.memoryCapMiB = p.memoryCapMiB;
-  o.assumedRows = p.assumedRows;
-  o.explain = p.explain;
-  o.fuseBlocks = p.fuseBlocks;
+#define SHARDLIN_COPY_OPTION(name) o.name = p.name;
+  SHARDLIN_LOWERING_OPTIONS(SHARDLIN_COPY_OPTION)
+#undef SHARDLIN_COPY_OPTION
   return o;
 }
 

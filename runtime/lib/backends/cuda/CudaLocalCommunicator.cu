@@ -55,7 +55,7 @@ namespace {
 
 using namespace cuda;
 
-using local::chunkOf;
+using local::chunkSize;
 using local::Kind;
 using local::kindName;
 
@@ -112,15 +112,7 @@ public:
   const char *backendName() const override { return "cuda-local"; }
 
 protected:
-  Status doAllGatherV(const CollectiveCall &call) override;
-  Status doAllToAllV(const CollectiveCall &call) override;
-  Status doReduceScatterV(const CollectiveCall &call) override;
-  Status doAllReduce(const CollectiveCall &call) override;
-  Status doBroadcast(const CollectiveCall &call) override;
-  Status doBarrier(const CollectiveCall &call) override;
-  /// A new in-process group of the members' streams (LocalSplit.h).
-  Status doSplit(int color, int key,
-                 std::unique_ptr<Communicator> &out) override;
+  SHARDLIN_COMMUNICATOR_OVERRIDES
   /// Reachable from the device and aligned (see checkDeviceBuffer).
   std::string checkBuffer(const char *name, const void *p, int64_t elements,
                           DType dtype) const override {
@@ -278,16 +270,15 @@ Status CudaLocalCommunicator::doAllReduce(const CollectiveCall &c) {
   const size_t es = dtypeSize(c.dtype);
   const int64_t count = c.count;
   Slot slot(c);
-  int64_t lo = 0, hi = 0;
   if (slot.invalid.empty()) {
-    chunkOf(count, w, rank_, lo, hi);
     // Grown before the arrival, when no peer reads the old block any more
     // (their reads completed before the previous collective returned).
+    const size_t scratchBytes = size_t(chunkSize(count, w, rank_)) * es;
     ScopedDevice guard;
     const Status entered = guard.enter(device_);
-    const Status reserved =
-        entered.isOk() ? scratch_.reserve(size_t(hi - lo) * es, device_, s())
-                       : entered;
+    const Status reserved = entered.isOk()
+                                ? scratch_.reserve(scratchBytes, device_, s())
+                                : entered;
     if (!reserved.isOk())
       slot.invalid = reserved.message();
     slot.scratch = scratch_.get();
@@ -349,6 +340,7 @@ Status CudaLocalCommunicator::doBarrier(const CollectiveCall &c) {
   return run(Slot(c), [&] { return waitForPeers(); });
 }
 
+/// A new in-process group of the members' streams (LocalSplit.h).
 Status CudaLocalCommunicator::doSplit(int color, int key,
                                       std::unique_ptr<Communicator> &out) {
   return group_->splitter.split(

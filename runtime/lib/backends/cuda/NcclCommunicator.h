@@ -39,15 +39,7 @@ public:
   const char *backendName() const override { return "nccl"; }
 
 protected:
-  Status doAllGatherV(const CollectiveCall &call) override;
-  Status doAllToAllV(const CollectiveCall &call) override;
-  Status doReduceScatterV(const CollectiveCall &call) override;
-  Status doAllReduce(const CollectiveCall &call) override;
-  Status doBroadcast(const CollectiveCall &call) override;
-  Status doBarrier(const CollectiveCall &call) override;
-  /// ncclCommSplit (NcclSetup.cpp).
-  Status doSplit(int color, int key,
-                 std::unique_ptr<Communicator> &out) override;
+  SHARDLIN_COMMUNICATOR_OVERRIDES
   /// A rank's own block must agree with itself: NCCL would not notice.
   std::string checkBackendArguments(const CollectiveCall &call) const override;
   std::string checkBuffer(const char *name, const void *p, int64_t elements,

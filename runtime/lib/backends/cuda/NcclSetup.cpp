@@ -57,6 +57,7 @@ Status initRank(ncclComm_t &comm, int worldSize, const ncclUniqueId &nid,
   return ncclFailure(r, "ncclCommInitRankConfig", device, comm);
 }
 
+/// ncclCommSplit.
 Status NcclCommunicator::doSplit(int color, int key,
                                  std::unique_ptr<Communicator> &out) {
   // The group in every message: with several groups failing at once (a

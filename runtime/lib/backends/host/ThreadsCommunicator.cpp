@@ -39,7 +39,7 @@
 namespace shardlin::rt {
 namespace {
 
-using local::chunkOf;
+using local::chunkSize;
 using local::offsetBytes;
 using local::Slot;
 
@@ -159,14 +159,7 @@ public:
   const char *backendName() const override { return "threads"; }
 
 protected:
-  Status doAllGatherV(const CollectiveCall &call) override;
-  Status doAllToAllV(const CollectiveCall &call) override;
-  Status doReduceScatterV(const CollectiveCall &call) override;
-  Status doAllReduce(const CollectiveCall &call) override;
-  Status doBroadcast(const CollectiveCall &call) override;
-  Status doBarrier(const CollectiveCall &call) override;
-  Status doSplit(int color, int key,
-                 std::unique_ptr<Communicator> &out) override;
+  SHARDLIN_COMMUNICATOR_OVERRIDES
 
 private:
   /// Runs one collective: arrival, group-wide check, `pull` (this rank's
@@ -237,15 +230,13 @@ Status ThreadsCommunicator::doReduceScatterV(const CollectiveCall &call) {
 Status ThreadsCommunicator::doAllReduce(const CollectiveCall &call) {
   // local::allReduceInRankOrder, on host memory: the departure rendezvous
   // of run() keeps every rank's scratch alive until all have copied it.
-  const int w = worldSize();
   const size_t es = dtypeSize(call.dtype);
   const int64_t count = call.count;
   Slot slot(call);
-  int64_t lo = 0, hi = 0;
   std::unique_ptr<unsigned char[]> scratch;
   if (slot.invalid.empty()) {
-    chunkOf(count, w, rank_, lo, hi);
-    size_t scratchBytes = static_cast<size_t>(hi - lo) * es;
+    const size_t scratchBytes =
+        static_cast<size_t>(chunkSize(count, worldSize(), rank_)) * es;
     if (scratchBytes > 0) {
       scratch.reset(new (std::nothrow) unsigned char[scratchBytes]);
       if (!scratch)

@@ -137,14 +137,7 @@ public:
   const char *backendName() const override { return "mpi"; }
 
 protected:
-  Status doAllGatherV(const CollectiveCall &call) override;
-  Status doAllToAllV(const CollectiveCall &call) override;
-  Status doReduceScatterV(const CollectiveCall &call) override;
-  Status doAllReduce(const CollectiveCall &call) override;
-  Status doBroadcast(const CollectiveCall &call) override;
-  Status doBarrier(const CollectiveCall &call) override;
-  Status doSplit(int color, int key,
-                 std::unique_ptr<Communicator> &out) override;
+  SHARDLIN_COMMUNICATOR_OVERRIDES
   /// MPI counts and displacements are int.
   std::string checkBackendArguments(const CollectiveCall &call) const override;
 

@@ -42,16 +42,25 @@ struct CommOptions {
   double timeoutSeconds = 300.0;
 };
 
-/// The collectives, as messages name them ("allGatherV").
+/// Every collective, in CollectiveKind's order, for an X macro:
+/// X(Kind, "its name in messages"). The enum, the names, the hooks, the
+/// dispatch table and the backends' override declarations are all made from
+/// this one list.
+#define SHARDLIN_FOR_EACH_COLLECTIVE(X)                                        \
+  X(AllGatherV, "allGatherV")                                                  \
+  X(AllToAllV, "allToAllV")                                                    \
+  X(ReduceScatterV, "reduceScatterV")                                          \
+  X(AllReduce, "allReduce")                                                    \
+  X(Broadcast, "broadcast")                                                    \
+  X(Barrier, "barrier")
+
 enum class CollectiveKind : uint8_t {
-  AllGatherV,
-  AllToAllV,
-  ReduceScatterV,
-  AllReduce,
-  Broadcast,
-  Barrier
+#define SHARDLIN_COLLECTIVE_ENUMERATOR(kind, name) kind,
+  SHARDLIN_FOR_EACH_COLLECTIVE(SHARDLIN_COLLECTIVE_ENUMERATOR)
+#undef SHARDLIN_COLLECTIVE_ENUMERATOR
 };
 
+/// "allGatherV", ...: the collective's name in messages.
 const char *collectiveName(CollectiveKind k);
 
 /// One call of a collective as Communicator hands it to its backend, with
@@ -82,6 +91,15 @@ struct CollectiveCall {
   /// What the call adds to CommStats::bytesSent if it succeeds.
   uint64_t bytesSent = 0;
 };
+
+/// In a backend's class body: the override declarations of the hooks every
+/// backend implements (each collective's transfer, and split's work).
+#define SHARDLIN_COMMUNICATOR_OVERRIDES                                        \
+  SHARDLIN_FOR_EACH_COLLECTIVE(SHARDLIN_COLLECTIVE_OVERRIDE)                   \
+  Status doSplit(int color, int key, std::unique_ptr<Communicator> &out)       \
+      override;
+#define SHARDLIN_COLLECTIVE_OVERRIDE(kind, name)                               \
+  Status do##kind(const CollectiveCall &call) override;
 
 /// A communicator: the collectives are non-virtual. Each checks this rank's
 /// arguments once for every backend (dtype, counts and tables, root, then
@@ -159,12 +177,10 @@ protected:
   /// passed the checks; the tables and counts may be used only if it is
   /// empty. A hook returns the collective's status; Communicator counts it
   /// if it is ok.
-  virtual Status doAllGatherV(const CollectiveCall &call) = 0;
-  virtual Status doAllToAllV(const CollectiveCall &call) = 0;
-  virtual Status doReduceScatterV(const CollectiveCall &call) = 0;
-  virtual Status doAllReduce(const CollectiveCall &call) = 0;
-  virtual Status doBroadcast(const CollectiveCall &call) = 0;
-  virtual Status doBarrier(const CollectiveCall &call) = 0;
+#define SHARDLIN_COLLECTIVE_HOOK(kind, name)                                   \
+  virtual Status do##kind(const CollectiveCall &call) = 0;
+  SHARDLIN_FOR_EACH_COLLECTIVE(SHARDLIN_COLLECTIVE_HOOK)
+#undef SHARDLIN_COLLECTIVE_HOOK
   /// split's work, after its argument checks (color >= 0). The default:
   /// Unavailable, naming the backend.
   virtual Status doSplit(int color, int key,
