@@ -8,7 +8,6 @@
 #include "shardlin/runtime/exec/Execute.h"
 #include "shardlin/runtime/exec/Plan.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -220,68 +219,6 @@ void checkProgram(const rt::Program &program) {
     checkWorld(program, 1);
     checkWorld(program, 3);
   }
-}
-
-namespace {
-
-/// Whether `text[i..]` starts a list DenseI64ArrayAttr::parse accepts:
-/// `[` then integers separated by commas then `]`, spaces anywhere.
-bool isI64List(const std::string &text, size_t i) {
-  auto skipSpaces = [&] {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
-      ++i;
-  };
-  auto parseInt = [&] {
-    if (i < text.size() && text[i] == '-')
-      ++i;
-    size_t digits = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
-      ++i;
-    // More than 18 digits may not fit an int64_t.
-    return i > digits && i - digits <= 18;
-  };
-  if (i >= text.size() || text[i] != '[')
-    return false;
-  ++i;
-  skipSpaces();
-  if (i < text.size() && text[i] == ']')
-    return true;
-  for (;;) {
-    if (!parseInt())
-      return false;
-    skipSpaces();
-    if (i >= text.size())
-      return false;
-    if (text[i] == ']')
-      return true;
-    if (text[i] != ',')
-      return false;
-    ++i;
-    skipSpaces();
-  }
-}
-
-} // namespace
-
-bool crashesUpstreamParser(const std::string &text) {
-  for (const std::string key : {"permutation", "dimensions"}) {
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + 1)) {
-      size_t i = at + key.size();
-      while (i < text.size() &&
-             std::isspace(static_cast<unsigned char>(text[i])))
-        ++i;
-      if (i >= text.size() || text[i] != '=')
-        continue;
-      ++i;
-      while (i < text.size() &&
-             std::isspace(static_cast<unsigned char>(text[i])))
-        ++i;
-      if (text.compare(i, 6, "array<") != 0 && !isI64List(text, i))
-        return true;
-    }
-  }
-  return false;
 }
 
 } // namespace shardlin::fuzz

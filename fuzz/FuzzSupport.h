@@ -32,15 +32,6 @@ void note(const std::string &what);
 /// but huge fails to build instead of exhausting memory.
 void checkProgram(const rt::Program &program);
 
-/// Whether MLIR 22's own parser would crash on `text`, which the MLIR
-/// targets then skip. The custom forms of linalg.transpose (`permutation =`),
-/// linalg.broadcast and linalg.reduce (`dimensions =`) store the result of
-/// DenseI64ArrayAttr::parse without checking it, so anything after the `=`
-/// that is not a well-formed integer list is a null-attribute dereference
-/// (`mlir-opt-22` exits 139 on `dimensions = [1 x]`; both were found by the
-/// import target's smoke run). Generic forms (`array<i64: ...>`) are kept.
-bool crashesUpstreamParser(const std::string &text);
-
 } // namespace shardlin::fuzz
 
 #endif // SHARDLIN_FUZZ_FUZZSUPPORT_H

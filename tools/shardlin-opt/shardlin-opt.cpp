@@ -142,6 +142,9 @@ int main(int argc, char **argv) {
     llvm::errs() << errorMessage << "\n";
     return 1;
   }
+  if (mlir::failed(mlir::shardlin::refuseUpstreamParserCrash(
+          file->getMemBufferRef(), llvm::errs())))
+    return 1;
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &errorMessage);
   if (!output) {

@@ -27,6 +27,7 @@
 #include "shardlin/runtime/tooling/Flags.h"
 #include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
+#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -325,6 +326,9 @@ int main(int argc, char **argv) {
   auto file = mlir::openInputFile(inputFile, &errorMessage);
   if (!file)
     return fail(errorMessage);
+  if (failed(mlir::shardlin::refuseUpstreamParserCrash(file->getMemBufferRef(),
+                                                       errs())))
+    return 1;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =

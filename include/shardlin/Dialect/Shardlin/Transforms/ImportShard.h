@@ -12,6 +12,12 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <optional>
 
 namespace mlir {
 class DialectRegistry;
@@ -35,6 +41,22 @@ bool hasShardGrid(ModuleOp module);
 /// leaves such a function as it was. A module without a grid is left
 /// unchanged.
 LogicalResult importShard(ModuleOp module);
+
+/// Where MLIR 22's own parser would crash on `text`: the offset of the first
+/// `dimensions` (linalg.broadcast, linalg.reduce) or `permutation`
+/// (linalg.transpose) keyword of a custom form whose `=` is not followed by
+/// a well-formed integer list. Those parsers store the result of
+/// DenseI64ArrayAttr::parse without checking it, so `dimensions = [1 x]`
+/// dereferences a null attribute (`mlir-opt-22` exits 139). Comments and
+/// strings are skipped; the generic form (`{dimensions = ...}`) is parsed
+/// safely and never flagged. std::nullopt if there is none.
+std::optional<size_t> findUpstreamParserCrash(llvm::StringRef text);
+
+/// Fails, with "<file>:<line>:<col>: error: ..." on `os`, where `buffer`
+/// holds text findUpstreamParserCrash finds: what the tools run before they
+/// parse their input.
+LogicalResult refuseUpstreamParserCrash(llvm::MemoryBufferRef buffer,
+                                        llvm::raw_ostream &os);
 
 } // namespace mlir::shardlin
 
