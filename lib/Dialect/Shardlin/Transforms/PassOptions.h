@@ -22,6 +22,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace mlir::shardlin::detail {
 
@@ -81,7 +82,9 @@ checkOptionString(PassT &pass, StringRef options,
   SmallVector<StringRef> tokens;
   options.split(tokens, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef token : tokens) {
-    auto [key, value] = token.split('=');
+    // Not a structured binding: the lambda below captures them (C++17).
+    const std::pair<StringRef, StringRef> keyValue = token.split('=');
+    const StringRef key = keyValue.first, value = keyValue.second;
     bool hasValue = token.contains('=');
     std::string expected; // What the option takes, if `value` is not it.
     bool known = false;
