@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace shardlin::rt::testing {
@@ -177,6 +178,21 @@ inline ExprProgram relu() {
   Builder b;
   b.op(ExprOp::Maximum, b.input(0), b.constant(0));
   return b.p;
+}
+
+/// `n` values drawn uniformly from [lo, hi] with `seed`, none of magnitude
+/// under 1/16 (never zero: a test's inputs must make every term count).
+inline std::vector<double> randomValues(size_t n, double lo, double hi,
+                                        unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(n);
+  for (double &x : v) {
+    do
+      x = dist(gen);
+    while (std::fabs(x) < 1.0 / 16);
+  }
+  return v;
 }
 
 } // namespace shardlin::rt::testing
