@@ -32,8 +32,6 @@
 #include <vector>
 
 namespace rt = shardlin::rt;
-using rt::CmpPredicate;
-using rt::DType;
 using rt::ExprOp;
 using shardlin::rt::testing::Builder;
 using shardlin::rt::testing::randomValues;
@@ -85,7 +83,7 @@ TEST(Elementwise, ValidateExprErrors) {
   {
     Builder b;
     const int x = b.input(0);
-    b.op(ExprOp::Add, b.cmp(CmpPredicate::OLT, x, x), x);
+    b.op(ExprOp::Add, b.cmp(rt::CmpPredicate::OLT, x, x), x);
     expectInvalid(b.p, 1,
                   "elementwise: expression node 2 (add): arg 0 is the "
                   "boolean node 1 (only a select's condition may be a "
@@ -102,7 +100,7 @@ TEST(Elementwise, ValidateExprErrors) {
   {
     Builder b;
     const int x = b.input(0);
-    b.cmp(CmpPredicate::OLT, x, x);
+    b.cmp(rt::CmpPredicate::OLT, x, x);
     expectInvalid(b.p, 1,
                   "elementwise: the result (expression node 1) is a boolean; "
                   "select on it");
@@ -120,15 +118,15 @@ TEST(Elementwise, KernelRefusesBadArguments) {
   b.op(ExprOp::Exp, b.input(0));
   std::unique_ptr<rt::LocalOps> host = rt::createHostLocalOps();
   float x[4] = {1, 2, 3, 4}, y[4];
-  rt::Status s = host->elementwise(b.p, {{x}}, y, -1, 4, DType::F32);
+  rt::Status s = host->elementwise(b.p, {{x}}, y, -1, 4, rt::DType::F32);
   EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
   EXPECT_EQ(s.message(), "elementwise: negative size -1 x 4");
-  s = host->elementwise(b.p, {{nullptr}}, y, 1, 4, DType::F32);
+  s = host->elementwise(b.p, {{nullptr}}, y, 1, 4, rt::DType::F32);
   EXPECT_EQ(s.message(), "elementwise: operand 0 is null");
-  s = host->elementwise(b.p, {}, y, 1, 4, DType::F32);
+  s = host->elementwise(b.p, {}, y, 1, 4, rt::DType::F32);
   EXPECT_EQ(s.message(), "elementwise: expression node 0 (input): reads "
                          "operand 0 but the op has 0 operands");
-  s = host->elementwise(b.p, {{x}}, y, INT64_MAX, 4, DType::F32);
+  s = host->elementwise(b.p, {{x}}, y, INT64_MAX, 4, rt::DType::F32);
   EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
 }
 
@@ -161,7 +159,7 @@ TEST(ElementwiseProgram, TextRoundTripsConstantsBitExact) {
   ASSERT_TRUE(s.isOk()) << s.message();
   EXPECT_EQ(rt::serializeProgram(p), kBlockW2);
   ASSERT_EQ(p.instrs[0].expr.nodes.size(), 18u);
-  EXPECT_EQ(p.instrs[1].expr.nodes[2].predicate, CmpPredicate::UGT);
+  EXPECT_EQ(p.instrs[1].expr.nodes[2].predicate, rt::CmpPredicate::UGT);
   // Constants of every kind read back bit for bit.
   const double nanPayload = [] {
     uint64_t u = 0x7ff4000000000123ull;
@@ -339,7 +337,7 @@ TEST(ElementwiseProgram, TheOpInTheTable) {
     EXPECT_EQ(rt::parseExprOp(rt::exprOpName(op)), op);
   }
   for (size_t i = 0; i < rt::kNumCmpPredicates; ++i) {
-    const CmpPredicate p = static_cast<CmpPredicate>(i);
+    const rt::CmpPredicate p = static_cast<rt::CmpPredicate>(i);
     EXPECT_EQ(rt::parseCmpPredicate(rt::cmpPredicateName(p)), p);
   }
 }
