@@ -194,11 +194,18 @@ public:
     }
     return Status::ok();
   }
+  /// The rest of the line without its leading spaces and trailing white
+  /// space (a CRLF file's extra '\r's included), so that what is written
+  /// back reads back the same.
   std::string rest() {
     std::string r;
     std::getline(is_, r);
     size_t b = r.find_first_not_of(' ');
-    return b == std::string::npos ? std::string() : r.substr(b);
+    if (b == std::string::npos)
+      return std::string();
+    size_t e = r.find_last_not_of(" \t\r\v\f");
+    return e == std::string::npos || e < b ? std::string()
+                                           : r.substr(b, e - b + 1);
   }
   Status err(const std::string &msg) {
     return Status::invalidArgument("program line " + std::to_string(lineNo_) + ": " +
