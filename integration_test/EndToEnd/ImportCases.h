@@ -78,6 +78,10 @@ struct ImportCase {
   /// The collectives the program must hold, by op (others: none), under
   /// strategy=activations.
   std::map<rt::OpCode, int> expectedCollectives() const;
+  /// Whether x is split on its rows at uneven offsets: each rank then has
+  /// its own row count, which compiled code exchanges (one more collective
+  /// call, shardlin.gather_bounds) before stacking the rows.
+  bool unevenRows() const;
 };
 
 /// gtest names a case by this, not by its bytes.
@@ -113,9 +117,9 @@ int64_t runImportCase(const ImportCase &c, const std::string &backend,
 /// and 4; and the threads suite's small set at W = 4 (split results through
 /// from_local, row-wise layers' replicated results through all_reduce,
 /// uneven sharded_dims_offsets with empty shards on the weight and the
-/// result's rows) and its MLP and SwiGLU blocks at W = 3, except those whose
-/// x is split on its rows at uneven offsets (per-rank row counts, which the
-/// native path does not exchange).
+/// result's rows) and its MLP and SwiGLU blocks at W = 3, x split on its
+/// rows at uneven offsets included (per-rank row counts, which the compiled
+/// code exchanges).
 std::vector<ImportCase> importJitCases();
 
 } // namespace shardlin::e2e

@@ -15,10 +15,11 @@
 //  - fused blocks (MLP and SwiGLU, BlockTesting.h) against their float64
 //    reference and the cost model's bytes, and MLPs with a 153-op chain
 //    between their linears;
-//  - batch sizes known only at run time (gather-weight, and `auto`, which
-//    picks it), one to three dynamic dims (issue 27, finding 1: two or more
-//    in one group crashed upstream's expand-strided-metadata), sized by
-//    the compiled code on each rank.
+//  - batch sizes known only at run time, one to three dynamic dims (issue
+//    27, finding 1: two or more in one group crashed upstream's
+//    expand-strided-metadata), sized by the compiled code on each rank:
+//    gathering the weight, and moving activations and fused blocks, whose
+//    code exchanges the ranks' row counts (shardlin.gather_bounds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -267,7 +268,8 @@ INSTANTIATE_TEST_SUITE_P(LongChains, JitBlock,
 /// compiled by the JIT, each rank's result sized by the compiled code and
 /// handed over (RankBuffers::resultShapes), and checks every rank's shape
 /// and every element against the float64 reference.
-void runDynamicJit(const LinearConfig &config) {
+void runDynamicJit(const LinearConfig &config,
+                   std::vector<uint64_t> *calls = nullptr) {
   SCOPED_TRACE(config.name());
   JitProgram jit;
   rt::Status compiled = testkit::jitLinear(config, jit);
@@ -308,6 +310,9 @@ void runDynamicJit(const LinearConfig &config) {
   std::vector<rt::RankResult> ranks;
   rt::Status ran = rt::runProgram(jit.program, options, callbacks, &ranks);
   ASSERT_TRUE(ran.isOk()) << ran.message();
+  if (calls)
+    for (const rt::RankResult &rank : ranks)
+      calls->push_back(rank.stats.calls);
   for (int r = 0; r < w; ++r) {
     EXPECT_EQ(shapes[r], config.outputShapeOf(r)) << "rank " << r;
     std::string report;
@@ -330,9 +335,8 @@ TEST(JitDynamicBatch, GatherWeightRunsEveryRanksOwnRows) {
 /// group of the result's expand_shape, which upstream's
 /// --expand-strided-metadata crashed on (issue 27, finding 1): both
 /// sharding dims, every dtype, uneven and empty chunks, a rank with no
-/// rows, each rank's own sizes. Gathering the weight is the strategy the
-/// native path runs with dynamic rows (the next test: moving activations is
-/// refused), and `auto` picks it there.
+/// rows, each rank's own sizes. Gathering the weight (and `auto`, which
+/// picks it for dynamic rows); moving activations is the next test.
 TEST(JitDynamicBatch, SeveralDynamicDimsEveryShardingDimAndDtype) {
   constexpr int64_t kDyn = rt::kDynamic;
   const std::vector<std::vector<int64_t>> twoDims = {
@@ -369,20 +373,92 @@ TEST(JitDynamicBatch, SeveralDynamicDimsEveryShardingDimAndDtype) {
   }
 }
 
-/// Moving activations needs every rank's batch size: the pipeline refuses,
-/// with the reason.
-TEST(JitDynamicBatch, MovingActivationsIsAPipelineError) {
-  LinearConfig config =
-      makeConfig(1, 11, 19, {2, 3, 0, 1}, {rt::kDynamic, 3}, true,
-                 rt::DType::F32, "activations");
-  config.rankBatch = {{2, 3}, {0, 3}, {5, 3}, {1, 3}};
-  JitProgram jit;
-  rt::Status compiled = testkit::jitLinear(config, jit);
-  ASSERT_FALSE(compiled.isOk());
-  EXPECT_NE(compiled.message().find("does not exchange the ranks' batch "
-                                    "sizes"),
-            std::string::npos)
-      << compiled.message();
+/// Moving activations stacks every rank's rows: the compiled code exchanges
+/// the ranks' row counts first (shardlin.gather_bounds, one 8-byte
+/// all_gather) and passes their bounds to the collectives that stack the
+/// rows and split them back. Both sharding dims, every dtype, uneven and
+/// empty chunks, a rank with no rows, every rank with none, one to three
+/// dynamic dims; each rank makes the layer's two collectives plus the one
+/// exchange.
+TEST(JitDynamicBatch, MovingActivationsRunsEveryRanksOwnRows) {
+  constexpr int64_t kDyn = rt::kDynamic;
+  struct Case {
+    int64_t dim;
+    int64_t n;
+    std::vector<int64_t> placements;
+    std::vector<int64_t> batch;
+    std::vector<std::vector<int64_t>> rankBatch;
+    rt::DType dtype;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {1, 11, {2, 3, 0, 1}, {kDyn, 3}, {{2, 3}, {0, 3}, {5, 3}, {1, 3}},
+       rt::DType::F32, true},
+      {0, 11, {1, 3, 0, 2}, {kDyn, 3}, {{2, 3}, {0, 3}, {5, 3}, {1, 3}},
+       rt::DType::F32, true},
+      {0, 2, {2, 0, 1}, {kDyn}, {{4}, {1}, {0}}, rt::DType::BF16, true},
+      {1, 11, {1, 0, 2}, {kDyn}, {{0}, {0}, {0}}, rt::DType::F16, false},
+      {0, 11, {0, 1}, {kDyn, kDyn}, {{2, 3}, {1, 0}}, rt::DType::F64, true},
+      {1, 11, {1, 2, 0}, {kDyn, kDyn, kDyn}, {{1, 2, 3}, {2, 0, 2}, {1, 3, 1}},
+       rt::DType::BF16, true},
+      {1, 11, {0}, {kDyn}, {{6}}, rt::DType::F32, true},
+  };
+  for (const Case &c : cases) {
+    LinearConfig config = makeConfig(c.dim, c.n, 19, c.placements, c.batch,
+                                     c.bias, c.dtype, "activations");
+    config.rankBatch = c.rankBatch;
+    std::vector<uint64_t> calls;
+    runDynamicJit(config, &calls);
+    const uint64_t expected = config.worldSize() == 1 ? 0 : 3;
+    for (size_t r = 0; r < calls.size(); ++r)
+      EXPECT_EQ(calls[r], expected) << config.name() << " rank " << r;
+  }
+}
+
+/// Fused blocks and separately lowered linears on rows known only at run
+/// time: the fused block's one all_gather and one reduce_scatter share one
+/// exchange of the row counts; against the float64 reference.
+TEST(JitDynamicBatch, BlocksRunEveryRanksOwnRows) {
+  constexpr int64_t kDyn = rt::kDynamic;
+  std::vector<BlockSpec> specs;
+  specs.push_back(block(BlockKind::Mlp, Activation::GeluTanh, {2, 0, 1},
+                        {kDyn}, rt::DType::F32, "activations", false));
+  specs.back().rankBatch = {{3}, {0}, {5}};
+  specs.push_back(block(BlockKind::SwiGlu, Activation::Silu, {1, 3, 0, 2},
+                        {kDyn, 2}, rt::DType::BF16, "activations", true));
+  specs.back().form = testkit::OpForm::LinalgGeneric;
+  specs.back().colBias = false;
+  specs.back().rankBatch = {{1, 2}, {4, 2}, {0, 2}, {2, 2}};
+  specs.push_back(specs.back());
+  specs.back().fuse = false;
+  specs.push_back(block(BlockKind::Mlp, Activation::Relu, {1, 0}, {kDyn},
+                        rt::DType::F64, "activations", true));
+  specs.back().rankBatch = {{0}, {7}};
+  for (const BlockSpec &spec : specs) {
+    SCOPED_TRACE(spec.name());
+    JitProgram jit;
+    rt::Status compiled = testkit::jitBlock(spec, jit);
+    ASSERT_TRUE(compiled.isOk()) << compiled.message();
+    const testkit::BlockData data = testkit::makeBlockData(spec, 11);
+    std::vector<std::vector<uint8_t>> outputs;
+    std::vector<rt::RankResult> ranks;
+    rt::RunOptions options = threadsOptions();
+    options.worldSize = spec.worldSize();
+    rt::Status ran = testkit::runBlock(jit.program, spec, data, options,
+                                       outputs, ranks, {}, nullptr,
+                                       jit.executors);
+    ASSERT_TRUE(ran.isOk()) << ran.message();
+    for (int r = 0; r < spec.worldSize(); ++r) {
+      std::string report;
+      EXPECT_EQ(testkit::checkBlockOutput(spec, data, r, outputs[r], report),
+                0)
+          << report;
+      // Fused: the exchange, the all_gather and the reduce_scatter.
+      if (spec.fuse) {
+        EXPECT_EQ(ranks[r].stats.calls, 3u) << "rank " << r;
+      }
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

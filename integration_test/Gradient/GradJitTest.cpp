@@ -8,8 +8,8 @@
 // the dense model's float64 gradients within gradErrorBound. The sample: a
 // col-wise layer recomputed, a row-wise one saved (its saved value has a `?`
 // dim) with an empty chunk, a 1-D col-wise one in f16, a fused MLP with a
-// residual and a SwiGLU in bf16, saved. Not per-rank batch sizes: the
-// native path does not exchange them (docs/native.md), and says so.
+// residual and a SwiGLU in bf16, saved. Per-rank batch sizes through the
+// JIT: test/shardlin-run/backward-dynamic-jit.mlir.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,13 +10,12 @@
 
 // ---- What the pipeline cannot lower -----------------------------------------
 
-// Moving activations of a batch size known only at run time needs every
-// rank's size, which the native path does not exchange: the error is
-// located at the linear and names the way that works.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 2x3,0x3,5x3,1x3 --world-size 4 --bias --seed 41 --out-dir %t/dyn
-// RUN: not shardlin-run %S/Inputs/row-dynamic.mlir --jit --strategy=activations --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=DYNAMIC
-// DYNAMIC: row-dynamic.mlir:7:8: error: stacks every rank's blocks along dim 0 of its result 'tensor<?x?xf32>', whose size is known only at run time: the native path (--shardlin-lower-to-llvm) sizes a collective's buffers from this rank's values alone and does not exchange the ranks' batch sizes; run programs with dynamic batch dims with the plan executor (shardlin-run without --jit)
+// A collective that splits rows known only at run time that no collective
+// of the function stacked (here: an argument's) has no chunk bounds for
+// them: the native path does not split a run-time size by the chunk rule,
+// and says so at the op.
+// RUN: not shardlin-run %t/split-dynamic.mlir --jit --world-size=2 --arg=%t/x24.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
 
 // An argument that is not a tensor; a private entry.
 // RUN: not shardlin-run %t/index-arg.mlir --jit --arg=%t/d/b.npy --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
@@ -98,4 +97,11 @@ func.func @main(%x: tensor<11xf32>) -> tensor<11xf32> {
   // PARSE-ERROR: {{.*}}parse-error.mlir:[[@LINE+1]]:8: error: custom op 'shardlin.bogus' is unknown
   %0 = shardlin.bogus %x : tensor<11xf32>
   return %0 : tensor<11xf32>
+}
+
+//--- split-dynamic.mlir
+func.func @main(%p: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // SPLIT: {{.*}}split-dynamic.mlir:[[@LINE+1]]:8: error: splits dim 0 of its input 'tensor<?x4xf32>', whose size is known only at run time, into the ranks' chunks, but those rows were not stacked by a collective of this function
+  %y = shardlin.reduce_scatter %p along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
 }

@@ -99,10 +99,20 @@
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/two --out '%t/two/z.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3
 
 // A batch size known only at run time, different on each rank (2, 0, 5 and
-// 1 rows of 3): gathering the weight moves no rows, so the native path runs
-// it, and the result's size comes from the compiled code.
+// 1 rows of 3): gathering the weight moves no rows; the result's size comes
+// from the compiled code.
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 2x3,0x3,5x3,1x3 --world-size 4 --bias --seed 41 --out-dir %t/dyn
 // RUN: shardlin-run %S/Inputs/row-dynamic.mlir --jit --strategy=gather-weight --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/dyn/y.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/dyn --out '%t/dyn/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 // RUN: %python %shardlin_src/scripts/npytool.py show %t/dyn/y.2.npy | FileCheck %s --check-prefix=DYN-SHAPE
 // DYN-SHAPE: <f4 (5, 3, 11)
+// Moving activations stacks the ranks' rows: the compiled code exchanges the
+// row counts first (shardlin.gather_bounds: one collective call more than
+// the plan's two), then stacks the rows (all_to_all) and splits them back
+// (reduce_scatter); col-wise too (3 ranks with 4, 0 and 3 rows).
+// RUN: shardlin-run %S/Inputs/row-dynamic.mlir --jit --strategy=activations --verbose --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/dyn/act.{rank}.npy 2>&1 | FileCheck %s --check-prefix=DYN-CALLS
+// DYN-CALLS: rank 0: {{.*}} in 3 collectives
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/dyn --out '%t/dyn/act.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 4,0,3 --world-size 3 --bias --seed 42 --out-dir %t/cdyn
+// RUN: shardlin-run %S/Inputs/col-dynamic.mlir --jit --strategy=activations --arg=%t/cdyn/x.{rank}.npy --arg=%t/cdyn/w.npy --arg=%t/cdyn/b.npy --out=%t/cdyn/y.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/cdyn --out '%t/cdyn/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3

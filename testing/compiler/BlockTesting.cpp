@@ -776,6 +776,12 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
             mine.back().data(), host->data(), host->size()));
       bound.args.push_back(mine.back().data());
     }
+    if (rt::hasDynamicDim(plan.resultShape(0))) {
+      // Compiled code with rows known only at run time allocates its result
+      // (RankBuffers::resultShapes); finish copies it.
+      bound.results = {nullptr};
+      return rt::Status::ok();
+    }
     int64_t count = 1;
     for (int64_t d : plan.resultShape(0))
       count *= d;
@@ -796,6 +802,12 @@ rt::Status runBlock(const rt::Program &program, const BlockSpec &spec,
                          const rt::RankBuffers &bound,
                          rt::Communicator &) -> rt::Status {
     std::vector<uint8_t> &out = outputs[plan.rank()];
+    if (rt::hasDynamicDim(plan.resultShape(0))) {
+      int64_t count = 1;
+      for (int64_t d : bound.resultShapes.at(0))
+        count *= d;
+      out.resize(static_cast<size_t>(count) * rt::dtypeSize(spec.dtype));
+    }
     return out.empty() ? rt::Status::ok()
                        : device.copyToHost(out.data(), bound.results[0],
                                            out.size());

@@ -15,6 +15,7 @@
 #include "shardlin/runtime/base/ChunkLayout.h"
 #include "shardlin-c/Runtime.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -41,6 +42,7 @@ constexpr AbiFunction kReduceScatter = {"shardlin_reduce_scatter",
                                         "ipipplp"};
 constexpr AbiFunction kReduceScatterBounds = {
     "shardlin_reduce_scatter_bounds", "ipipplpp"};
+constexpr AbiFunction kGatherBounds = {"shardlin_gather_bounds", "iplpp"};
 constexpr AbiFunction kAllReduce = {"shardlin_all_reduce", "ipipp"};
 constexpr AbiFunction kGemm = {"shardlin_gemm", "ipipppipii"};
 constexpr AbiFunction kBiasAdd = {"shardlin_bias_add", "ipippp"};
@@ -85,16 +87,39 @@ public:
   }
 
   /// A chunk spec: its dim, its placements and, for a *_bounds call
-  /// (`withBounds`), its bounds or a null pointer for the ceil rule.
-  SmallVector<Value, 3> chunk(ChunkAttr chunk, bool withBounds) {
-    SmallVector<Value, 3> values = {
-        i64(chunk.getDim()),
-        global(state.placementGlobals, chunk.getPlacements())};
-    if (withBounds)
+  /// (`withBounds`), its bounds: the buffer `bounds` (whose converted
+  /// value is `descriptor`) where the op has one, else its own explicit
+  /// bounds or a null pointer for the ceil rule.
+  SmallVector<Value, 3> chunk(ChunkAttr chunk, bool withBounds,
+                              Value bounds = Value(),
+                              Value descriptor = Value()) {
+    SmallVector<Value, 3> values = {i64(chunk.getDim()), placements(chunk)};
+    if (!withBounds)
+      return values;
+    if (bounds)
+      values.push_back(pointer(bounds, descriptor));
+    else
       values.push_back(needsBounds(chunk)
                            ? global(state.boundsGlobals, chunk.getBounds())
                            : null());
     return values;
+  }
+
+  /// The constant global of a chunk spec's placements.
+  Value placements(ChunkAttr chunk) {
+    return global(state.placementGlobals, chunk.getPlacements());
+  }
+
+  /// The address of the first element of `memref` (whose converted value is
+  /// `descriptor`).
+  Value pointer(Value memref, Value descriptor) {
+    return MemRefDescriptor(descriptor).bufferPtr(
+        b, loc, converter, cast<MemRefType>(memref.getType()));
+  }
+
+  /// The size of dim `d` of `memref`'s descriptor, as i64.
+  Value size(Value descriptor, unsigned d) {
+    return MemRefDescriptor(descriptor).size(b, loc, d);
   }
 
   /// A pointer to an unranked descriptor {rank, ptr to the ranked
@@ -175,7 +200,7 @@ void alongArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
                SmallVectorImpl<Value> &args) {
   Value dt = c.dtype(op.getInput());
   SmallVector<Value, 3> along =
-      c.chunk(op.getAlong(), needsBounds(op.getAlong()));
+      c.chunk(op.getAlong(), hasBounds(op), op.getBounds(), a.getBounds());
   Value in = c.view(op.getInput(), a.getInput());
   Value out = c.view(op.getOutput(), a.getOutput());
   args.append({dt, in, out});
@@ -184,15 +209,27 @@ void alongArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
 
 void allToAllArgs(BufferAllToAllOp op, BufferAllToAllOp::Adaptor a,
                   CallArgs &c, SmallVectorImpl<Value> &args) {
-  bool bounded = llvm::any_of(chunksOf(op), needsBounds);
+  bool bounded = hasBounds(op);
   Value dt = c.dtype(op.getInput());
-  SmallVector<Value, 3> split = c.chunk(op.getSplit(), bounded);
-  SmallVector<Value, 3> concat = c.chunk(op.getConcat(), bounded);
+  SmallVector<Value, 3> split = c.chunk(op.getSplit(), bounded,
+                                        op.getSplitBounds(),
+                                        a.getSplitBounds());
+  SmallVector<Value, 3> concat = c.chunk(op.getConcat(), bounded,
+                                         op.getConcatBounds(),
+                                         a.getConcatBounds());
   Value in = c.view(op.getInput(), a.getInput());
   Value out = c.view(op.getOutput(), a.getOutput());
   args.append({dt, in, out});
   args.append(split);
   args.append(concat);
+}
+
+/// gather_bounds: (size, placements, bounds): the size of input's dim.
+void gatherBoundsArgs(BufferGatherBoundsOp op, BufferGatherBoundsOp::Adaptor a,
+                      CallArgs &c, SmallVectorImpl<Value> &args) {
+  args.append({c.size(a.getInput(), op.getAlong().getDim()),
+               c.placements(op.getAlong()),
+               c.pointer(op.getOutput(), a.getOutput())});
 }
 
 void allReduceArgs(BufferAllReduceOp op, BufferAllReduceOp::Adaptor a,
@@ -263,8 +300,21 @@ struct RankLowering : public ConvertOpToLLVMPattern<RankOp> {
 
 bool mlir::shardlin::isRuntimeCallOp(Operation *op) {
   return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp,
-             BufferReduceScatterOp, BufferAllReduceOp, BufferGemmOp,
-             BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp>(op);
+             BufferReduceScatterOp, BufferGatherBoundsOp, BufferAllReduceOp,
+             BufferGemmOp, BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp>(
+      op);
+}
+
+bool mlir::shardlin::hasBounds(Operation *op) {
+  if (auto gather = dyn_cast<BufferAllGatherOp>(op); gather && gather.getBounds())
+    return true;
+  if (auto scatter = dyn_cast<BufferReduceScatterOp>(op);
+      scatter && scatter.getBounds())
+    return true;
+  if (auto a2a = dyn_cast<BufferAllToAllOp>(op);
+      a2a && (a2a.getSplitBounds() || a2a.getConcatBounds()))
+    return true;
+  return llvm::any_of(chunksOf(op), needsBounds);
 }
 
 SmallVector<ChunkAttr> mlir::shardlin::chunksOf(Operation *op) {
@@ -295,7 +345,7 @@ SmallVector<int64_t, 2> mlir::shardlin::worldSizesOf(Operation *op) {
 }
 
 const AbiFunction &mlir::shardlin::abiFunctionOf(Operation *op) {
-  bool bounded = llvm::any_of(chunksOf(op), needsBounds);
+  bool bounded = hasBounds(op);
   return *llvm::TypeSwitch<Operation *, const AbiFunction *>(op)
               .Case([](RankOp) { return &kContextRank; })
               .Case([&](BufferAllGatherOp) {
@@ -307,6 +357,7 @@ const AbiFunction &mlir::shardlin::abiFunctionOf(Operation *op) {
               .Case([&](BufferReduceScatterOp) {
                 return bounded ? &kReduceScatterBounds : &kReduceScatter;
               })
+              .Case([](BufferGatherBoundsOp) { return &kGatherBounds; })
               .Case([](BufferAllReduceOp) { return &kAllReduce; })
               .Case([](BufferGemmOp) { return &kGemm; })
               .Case([](BufferBiasAddOp) { return &kBiasAdd; })
@@ -324,6 +375,8 @@ void mlir::shardlin::populateRuntimeCallPatterns(
       converter, state, alongArgs<BufferReduceScatterOp>);
   patterns.add<CallLowering<BufferAllToAllOp>>(converter, state,
                                                allToAllArgs);
+  patterns.add<CallLowering<BufferGatherBoundsOp>>(converter, state,
+                                                   gatherBoundsArgs);
   patterns.add<CallLowering<BufferAllReduceOp>>(converter, state,
                                                 allReduceArgs);
   patterns.add<CallLowering<BufferGemmOp>>(converter, state, gemmArgs);

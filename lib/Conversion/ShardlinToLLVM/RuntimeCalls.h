@@ -45,6 +45,10 @@ SmallVector<ChunkAttr> chunksOf(Operation *op);
 /// call passes them (a null pointer stands for the ceil rule).
 bool needsBounds(ChunkAttr chunk);
 
+/// Whether the op's call is a *_bounds one: a chunk spec of its own needs
+/// bounds, or it has a bounds operand (buffers of shardlin.gather_bounds).
+bool hasBounds(Operation *op);
+
 /// The world size `op` is compiled for, if it names one (its chunk specs'
 /// chunk count, or the world_size of shardlin.rank and all_reduce); more
 /// than one for an op whose specs differ.

@@ -326,6 +326,20 @@ shardlin_status shardlin_reduce_scatter_bounds(
     const shardlin_memref *out, int64_t along_dim,
     const int64_t *along_placements, const int64_t *along_bounds);
 
+/* The chunk bounds of a dim whose size is known only at run time and may
+ * differ by rank (a dynamic batch, a rank's uneven chunk): every rank passes
+ * its own `size` (>= 0, < 2^53) of that dim; each receives in bounds[0 ..
+ * world_size] the bounds of the ranks' blocks stacked in chunk order, chunk
+ * i being rank placements[i]'s block: bounds[0] = 0 and bounds[i + 1] =
+ * bounds[i] + the size of rank placements[i]. A collective (one 8-byte
+ * all_gather): the compiled code of a collective that stacks or splits such
+ * a dim calls it first and passes `bounds` to the *_bounds call
+ * (shardlin.gather_bounds). INVALID_ARGUMENT for a bad size, placements or
+ * a null `bounds`, or a total that overflows int64. */
+shardlin_status shardlin_gather_bounds(shardlin_context *context, int64_t size,
+                                       const int64_t *placements,
+                                       int64_t *bounds);
+
 /* out = the elementwise sum over ranks of `in`, on every rank (in and out of
  * one shape, the same on every rank; out may be in: the same view). f16/bf16
  * are summed in f32 and rounded once. shardlin.all_reduce. */

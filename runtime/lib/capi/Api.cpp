@@ -189,6 +189,18 @@ shardlin_status shardlin_reduce_scatter_bounds(
                });
 }
 
+shardlin_status shardlin_gather_bounds(shardlin_context *context,
+                                       int64_t size, const int64_t *placements,
+                                       int64_t *bounds) {
+  // The sizes travel as f64 (exact below 2^53), like the plan executor's
+  // exchange of dynamic sizes.
+  return runOp(context, "shardlin_gather_bounds", CollectiveKind::AllGatherV,
+               SHARDLIN_F64, [&](bool &joined) {
+                 return gatherBounds(context, size, placements, bounds,
+                                     joined);
+               });
+}
+
 shardlin_status shardlin_all_reduce(shardlin_context *context,
                                     shardlin_dtype dtype,
                                     const shardlin_memref *in,

@@ -215,6 +215,42 @@ Status reduceScatter(shardlin_context *ctx, int dtypeValue,
   return Status::ok();
 }
 
+Status gatherBounds(shardlin_context *ctx, int64_t size,
+                    const int64_t *placementsPtr, int64_t *bounds,
+                    bool &joined) {
+  Communicator &comm = *ctx->comm;
+  const int w = comm.worldSize();
+  // A size is exact in the f64 it travels as below 2^53.
+  constexpr int64_t kMaxSize = int64_t(1) << 53;
+  if (size < 0 || size >= kMaxSize)
+    return invalid("size must be in [0, 2^53), got " + str(size));
+  if (!bounds)
+    return invalid("bounds must not be null (it receives world_size + 1 = " +
+                   str(w + 1) + " values)");
+  std::vector<int64_t> placements;
+  SHARDLIN_RETURN_IF_ERROR(
+      readPlacements(placementsPtr, "placements", w, placements));
+  const double mine = static_cast<double>(size);
+  std::vector<double> sizes(static_cast<size_t>(w));
+  std::vector<int64_t> counts(static_cast<size_t>(w), 1), displs(counts.size());
+  for (int r = 0; r < w; ++r)
+    displs[static_cast<size_t>(r)] = r;
+  joined = true;
+  SHARDLIN_RETURN_IF_ERROR(
+      comm.allGatherV(&mine, 1, sizes.data(), counts, displs, DType::F64));
+  // Every rank checked its own size, so each received one is exact.
+  int64_t total = 0;
+  bounds[0] = 0;
+  for (int c = 0; c < w; ++c) {
+    const auto block = static_cast<int64_t>(
+        sizes[static_cast<size_t>(placements[static_cast<size_t>(c)])]);
+    if (__builtin_add_overflow(total, block, &total))
+      return invalid("the ranks' sizes add up to more than an int64");
+    bounds[c + 1] = total;
+  }
+  return Status::ok();
+}
+
 Status allReduce(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
                  bool &joined) {

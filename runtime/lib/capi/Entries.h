@@ -50,6 +50,8 @@ Status reduceScatter(shardlin_context *ctx, int dtypeValue,
                      const shardlin_memref *outRef, int64_t dim,
                      const int64_t *placements, const int64_t *bounds,
                      bool &joined);
+Status gatherBounds(shardlin_context *ctx, int64_t size,
+                    const int64_t *placements, int64_t *bounds, bool &joined);
 Status allReduce(shardlin_context *ctx, int dtypeValue,
                  const shardlin_memref *inRef, const shardlin_memref *outRef,
                  bool &joined);

@@ -120,3 +120,19 @@ func.func @all_reduce_dtype(%p: memref<8x11xf32>, %s: memref<8x11xf16>) {
   shardlin.buffer.all_reduce %p into %s world_size = 2 : memref<8x11xf32> into memref<8x11xf16>
   return
 }
+
+// -----
+
+func.func @gather_bounds_layout(%x: memref<?x4xf32>, %b: memref<3xi64, strided<[2]>>) {
+  // expected-error@+1 {{'shardlin.buffer.gather_bounds' op bounds 'memref<3xi64, strided<[2]>>' must be 3 i64 (one more than the spec's 2 chunks, identity layout)}}
+  shardlin.buffer.gather_bounds %x into %b along <dim = 0, placements = [1, 0]> : memref<?x4xf32> into memref<3xi64, strided<[2]>>
+  return
+}
+
+// -----
+
+func.func @bounds_operand_layout(%x: memref<?x4xf32>, %b: memref<3xi64, strided<[2]>>, %g: memref<?x4xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.all_gather' op along bounds 'memref<3xi64, strided<[2]>>' must be 3 i64 (one more than the spec's 2 chunks, identity layout)}}
+  shardlin.buffer.all_gather %x into %g along <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64, strided<[2]>>) : memref<?x4xf32> into memref<?x4xf32>
+  return
+}

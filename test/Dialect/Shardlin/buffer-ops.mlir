@@ -64,3 +64,16 @@ func.func @all_reduce_and_bounds(%p: memref<8x11xf32, strided<[16, 1]>>, %s: mem
   shardlin.buffer.all_gather %x into %g along <dim = 1, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]> : memref<8x?xf32> into memref<8x10xf32>
   return
 }
+
+// CHECK-LABEL: func.func @stacked_rows
+// CHECK: shardlin.buffer.gather_bounds %arg0 into %arg1 along <dim = 0, placements = [1, 0]> : memref<?x4xf32> into memref<3xi64>
+// CHECK: shardlin.buffer.all_gather %arg0 into %arg2 along <dim = 0, placements = [1, 0]> bounds(%arg1 : memref<3xi64>) : memref<?x4xf32> into memref<?x4xf32>
+// CHECK: shardlin.buffer.all_to_all %arg2 into %arg3 split <dim = 0, placements = [1, 0]> bounds(%arg1 : memref<3xi64>) concat <dim = 1, placements = [0, 1]> : memref<?x4xf32> into memref<?x8xf32>
+// CHECK: shardlin.buffer.reduce_scatter %arg2 into %arg4 along <dim = 0, placements = [1, 0]> bounds(%arg1 : memref<3xi64>) : memref<?x4xf32> into memref<?x4xf32>
+func.func @stacked_rows(%x: memref<?x4xf32>, %b: memref<3xi64>, %g: memref<?x4xf32>, %t: memref<?x8xf32>, %s: memref<?x4xf32>) {
+  shardlin.buffer.gather_bounds %x into %b along <dim = 0, placements = [1, 0]> : memref<?x4xf32> into memref<3xi64>
+  shardlin.buffer.all_gather %x into %g along <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64>) : memref<?x4xf32> into memref<?x4xf32>
+  shardlin.buffer.all_to_all %g into %t split <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64>) concat <dim = 1, placements = [0, 1]> : memref<?x4xf32> into memref<?x8xf32>
+  shardlin.buffer.reduce_scatter %g into %s along <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64>) : memref<?x4xf32> into memref<?x4xf32>
+  return
+}

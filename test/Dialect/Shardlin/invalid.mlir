@@ -838,3 +838,51 @@ func.func @convert_shape(%a: tensor<4x3xf32>) {
   %0 = shardlin.convert %a : tensor<4x3xf32> -> tensor<3x4xf16>
   return
 }
+
+// -----
+
+func.func @gather_bounds_size(%x: tensor<?x4xf32>) {
+  // expected-error@+1 {{'shardlin.gather_bounds' op bounds 'tensor<4xi64>' must be 5 i64 (one more than the spec's 4 chunks)}}
+  %0 = shardlin.gather_bounds %x along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x4xf32> -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @gather_bounds_dim(%x: tensor<?x4xf32>) {
+  // expected-error@+1 {{'shardlin.gather_bounds' op along chunk dim 2 is out of range for rank 2}}
+  %0 = shardlin.gather_bounds %x along <dim = 2, placements = [0, 1]> : tensor<?x4xf32> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @bounds_operand_size(%x: tensor<?x4xf32>, %b: tensor<4xi64>) {
+  // expected-error@+1 {{'shardlin.all_gather' op along bounds 'tensor<4xi64>' must be 3 i64 (one more than the spec's 2 chunks)}}
+  %0 = shardlin.all_gather %x along <dim = 0, placements = [0, 1]> bounds(%b : tensor<4xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @bounds_operand_static_dim(%x: tensor<2x4xf32>, %b: tensor<3xi64>) {
+  // expected-error@+1 {{'shardlin.all_gather' op along bounds operand is for a dim known only at run time, but dim 0 is 4}}
+  %0 = shardlin.all_gather %x along <dim = 0, placements = [0, 1]> bounds(%b : tensor<3xi64>) : tensor<2x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @bounds_operand_and_own_bounds(%p: tensor<?x4xf32>, %b: tensor<3xi64>) {
+  // expected-error@+1 {{'shardlin.reduce_scatter' op along spec #shardlin.chunk<dim = 0, placements = [0, 1], bounds = [0, 1, 3]> has bounds of its own and a bounds operand; give one}}
+  %0 = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1], bounds = [0, 1, 3]> bounds(%b : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @bounds_operand_split_static(%x: tensor<2x4xf32>, %b: tensor<3xi64>) {
+  // expected-error@+1 {{'shardlin.all_to_all' op split bounds operand is for a dim known only at run time, but dim 1 is 4}}
+  %0 = shardlin.all_to_all %x split <dim = 1, placements = [0, 1]> bounds(%b : tensor<3xi64>) concat <dim = 0, placements = [0, 1]> : tensor<2x4xf32> -> tensor<4x2xf32>
+  return
+}

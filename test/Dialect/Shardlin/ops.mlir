@@ -219,3 +219,18 @@ func.func @f32_partials(%a: tensor<4x8xbf16>, %b: tensor<3x8xbf16>, %c: tensor<3
   %r = shardlin.convert %s : tensor<4x3xf32> -> tensor<4x3xbf16>
   return %r : tensor<4x3xbf16>
 }
+
+// Rows known only at run time, with the bounds of their blocks (what
+// prepare-native emits for the native path).
+// CHECK-LABEL: func.func @stacked_rows
+// CHECK: %[[B:.*]] = shardlin.gather_bounds %arg0 along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<3xi64>
+// CHECK: shardlin.all_gather %arg0 along <dim = 0, placements = [1, 0]> bounds(%[[B]] : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK: shardlin.all_to_all %{{.*}} split <dim = 0, placements = [1, 0]> bounds(%[[B]] : tensor<3xi64>) concat <dim = 1, placements = [0, 1]> : tensor<?x4xf32> -> tensor<?x8xf32>
+// CHECK: shardlin.reduce_scatter %{{.*}} along <dim = 0, placements = [1, 0]> bounds(%[[B]] : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+func.func @stacked_rows(%x: tensor<?x4xf32>) -> (tensor<?x8xf32>, tensor<?x4xf32>) {
+  %b = shardlin.gather_bounds %x along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<3xi64>
+  %g = shardlin.all_gather %x along <dim = 0, placements = [1, 0]> bounds(%b : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+  %t = shardlin.all_to_all %g split <dim = 0, placements = [1, 0]> bounds(%b : tensor<3xi64>) concat <dim = 1, placements = [0, 1]> : tensor<?x4xf32> -> tensor<?x8xf32>
+  %s = shardlin.reduce_scatter %g along <dim = 0, placements = [1, 0]> bounds(%b : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %t, %s : tensor<?x8xf32>, tensor<?x4xf32>
+}

@@ -356,6 +356,61 @@ TEST(CApi, ChunkRuleViolationFailsEveryRankAtOnce) {
   EXPECT_EQ(shardlin_context_bytes_sent(g.ctx[0]), 0u);
 }
 
+/// shardlin_gather_bounds: every rank's size, as the bounds of their blocks
+/// in chunk order (a permutation, a rank with none), which then stack and
+/// split rows of run-time sizes through the *_bounds collectives; a bad
+/// size fails every rank at once, naming it.
+TEST(CApi, GatherBoundsStacksEveryRanksRows) {
+  Group g(3);
+  const int64_t placements[3] = {2, 0, 1};
+  const int64_t rows[3] = {2, 0, 3}; // rank r's rows
+  int64_t bounds[3][4];
+  shardlin_status st[3], gathered[3], scattered[3];
+  std::vector<Tensor> in, out, back;
+  for (int r = 0; r < 3; ++r) {
+    in.emplace_back(std::vector<int64_t>{rows[r], 2}, 1.0f + r);
+    out.emplace_back(std::vector<int64_t>{5, 2}, -1.0f);
+    back.emplace_back(std::vector<int64_t>{rows[r], 2}, -1.0f);
+  }
+  g.run([&](int r) {
+    st[r] = shardlin_gather_bounds(g.ctx[r], rows[r], placements, bounds[r]);
+    gathered[r] =
+        shardlin_all_gather_bounds(g.ctx[r], SHARDLIN_F32, &in[r].ref,
+                                   &out[r].ref, 0, placements, bounds[r]);
+    scattered[r] = shardlin_reduce_scatter_bounds(
+        g.ctx[r], SHARDLIN_F32, &out[r].ref, &back[r].ref, 0, placements,
+        bounds[r]);
+  });
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(st[r], SHARDLIN_OK) << message(g.ctx[r]);
+    ASSERT_EQ(gathered[r], SHARDLIN_OK) << message(g.ctx[r]);
+    ASSERT_EQ(scattered[r], SHARDLIN_OK) << message(g.ctx[r]);
+    // Chunk 0 is rank 2's 3 rows, chunk 1 rank 0's 2, chunk 2 rank 1's 0.
+    EXPECT_EQ(std::vector<int64_t>(bounds[r], bounds[r] + 4),
+              (std::vector<int64_t>{0, 3, 5, 5}));
+    const std::vector<float> expected = {3, 3, 3, 3, 3, 3, 1, 1, 1, 1};
+    EXPECT_EQ(out[r].data, expected) << "rank " << r;
+    // Summed over the 3 ranks and split back into the same blocks.
+    for (float v : back[r].data)
+      EXPECT_EQ(v, 3.0f * (1.0f + r)) << "rank " << r;
+    EXPECT_EQ(shardlin_context_collective_calls(g.ctx[r]), 3u);
+  }
+
+  Group h(2);
+  const int64_t two[2] = {0, 1};
+  int64_t b[2][3];
+  const int64_t sizes[2] = {4, -1};
+  h.run([&](int r) {
+    st[r] = shardlin_gather_bounds(h.ctx[r], sizes[r], two, b[r]);
+  });
+  EXPECT_EQ(st[1], SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(message(h.ctx[1]),
+                       "shardlin_gather_bounds (rank 1 of 2): size must be in "
+                       "[0, 2^53), got -1"));
+  EXPECT_EQ(st[0], SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(message(h.ctx[0]), "invalid arguments on rank 1"));
+}
+
 /// Ranks that disagree (each one's own arguments fine) fail together.
 TEST(CApi, RanksThatDisagreeFailTogether) {
   Group g(2);

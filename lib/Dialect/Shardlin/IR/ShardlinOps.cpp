@@ -92,6 +92,34 @@ LogicalResult checkChunkedShapes(Operation *op, ChunkAttr chunk,
   return success();
 }
 
+/// A `bounds` operand (`bounds` may be null: none) of a spec that splits
+/// dim `dim` of `full`: the W + 1 i64 of shardlin.gather_bounds (a buffer of
+/// identity layout), for a dynamic dim of a spec without bounds of its own.
+LogicalResult checkBoundsOperand(Operation *op, ChunkAttr chunk, Value bounds,
+                                 ArrayRef<int64_t> full, int64_t dim,
+                                 StringRef what) {
+  if (!bounds)
+    return success();
+  auto type = cast<ShapedType>(bounds.getType());
+  int64_t expected = chunk.getNumChunks() + 1;
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!type.hasStaticShape() || type.getDimSize(0) != expected ||
+      (memref && !memref.getLayout().isIdentity()))
+    return op->emitOpError()
+           << what << " bounds " << type << " must be " << expected
+           << " i64 (one more than the spec's " << chunk.getNumChunks()
+           << " chunks" << (memref ? ", identity layout" : "") << ")";
+  if (chunk.hasExplicitBounds())
+    return op->emitOpError()
+           << what << " spec " << chunk
+           << " has bounds of its own and a bounds operand; give one";
+  if (!ShapedType::isDynamic(full[dim]))
+    return op->emitOpError()
+           << what << " bounds operand is for a dim known only at run time, "
+           << "but dim " << dim << " is " << full[dim];
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -162,11 +190,16 @@ static LogicalResult checkOtherDimsEqual(Operation *op, ArrayRef<int64_t> in,
 /// `along`) and reduce_scatter (the output is the rank's chunk of the
 /// input): every other dim is equal.
 static LogicalResult verifyAlongCollective(Operation *op, ChunkAttr along,
-                                           ShapedType in, ShapedType outType,
-                                           bool gathers, StringRef out) {
+                                           Value bounds, ShapedType in,
+                                           ShapedType outType, bool gathers,
+                                           StringRef out) {
   if (failed(checkChunkDim(op, along, in.getRank(), "along")))
     return failure();
   int64_t d = along.getDim();
+  if (failed(checkBoundsOperand(op, along, bounds,
+                                (gathers ? outType : in).getShape(), d,
+                                "along")))
+    return failure();
   if (failed(checkOtherDimsEqual(op, in.getShape(), outType.getShape(), {d},
                                  out)))
     return failure();
@@ -178,12 +211,18 @@ static LogicalResult verifyAlongCollective(Operation *op, ChunkAttr along,
 }
 
 static LogicalResult verifyAllToAll(Operation *op, ChunkAttr split,
-                                    ChunkAttr concat, ShapedType in,
+                                    ChunkAttr concat, Value splitBounds,
+                                    Value concatBounds, ShapedType in,
                                     ShapedType outType, StringRef out) {
   if (failed(checkChunkDim(op, split, in.getRank(), "split")) ||
       failed(checkChunkDim(op, concat, in.getRank(), "concat")))
     return failure();
   int64_t sd = split.getDim(), cd = concat.getDim();
+  if (failed(checkBoundsOperand(op, split, splitBounds, in.getShape(), sd,
+                                "split")) ||
+      failed(checkBoundsOperand(op, concat, concatBounds, outType.getShape(),
+                                cd, "concat")))
+    return failure();
   if (sd == cd)
     return op->emitOpError()
            << "split and concat dims must differ, both are " << sd;
@@ -202,20 +241,49 @@ static LogicalResult verifyAllToAll(Operation *op, ChunkAttr split,
 }
 
 LogicalResult AllGatherOp::verify() {
-  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+  return verifyAlongCollective(*this, getAlong(), getBounds(),
+                               getInput().getType(),
                                getResult().getType(), /*gathers=*/true,
                                "result");
 }
 
 LogicalResult AllToAllOp::verify() {
-  return verifyAllToAll(*this, getSplit(), getConcat(), getInput().getType(),
+  return verifyAllToAll(*this, getSplit(), getConcat(), getSplitBounds(),
+                        getConcatBounds(), getInput().getType(),
                         getResult().getType(), "result");
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+  return verifyAlongCollective(*this, getAlong(), getBounds(),
+                               getInput().getType(),
                                getResult().getType(), /*gathers=*/false,
                                "result");
+}
+
+/// gather_bounds and its buffer form: `output` holds W + 1 i64.
+static LogicalResult verifyGatherBounds(Operation *op, ChunkAttr along,
+                                        ShapedType in, ShapedType out) {
+  if (failed(checkChunkDim(op, along, in.getRank(), "along")))
+    return failure();
+  int64_t expected = along.getNumChunks() + 1;
+  auto memref = dyn_cast<MemRefType>(out);
+  if (!out.hasStaticShape() || out.getDimSize(0) != expected ||
+      (memref && !memref.getLayout().isIdentity()))
+    return op->emitOpError()
+           << "bounds " << out << " must be " << expected
+           << " i64 (one more than the spec's " << along.getNumChunks()
+           << " chunks" << (memref ? ", identity layout" : "") << ")";
+  return success();
+}
+
+LogicalResult GatherBoundsOp::verify() {
+  return verifyGatherBounds(*this, getAlong(), getInput().getType(),
+                            getBounds().getType());
+}
+
+LogicalResult BufferGatherBoundsOp::verify() {
+  return verifyGatherBounds(*this, getAlong(), getInput().getType(),
+                            getOutput().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -336,18 +404,21 @@ OpFoldResult RankOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BufferAllGatherOp::verify() {
-  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+  return verifyAlongCollective(*this, getAlong(), getBounds(),
+                               getInput().getType(),
                                getOutput().getType(), /*gathers=*/true,
                                "output");
 }
 
 LogicalResult BufferAllToAllOp::verify() {
-  return verifyAllToAll(*this, getSplit(), getConcat(), getInput().getType(),
+  return verifyAllToAll(*this, getSplit(), getConcat(), getSplitBounds(),
+                        getConcatBounds(), getInput().getType(),
                         getOutput().getType(), "output");
 }
 
 LogicalResult BufferReduceScatterOp::verify() {
-  return verifyAlongCollective(*this, getAlong(), getInput().getType(),
+  return verifyAlongCollective(*this, getAlong(), getBounds(),
+                               getInput().getType(),
                                getOutput().getType(), /*gathers=*/false,
                                "output");
 }

@@ -2,10 +2,11 @@
 //
 // One-Shot Bufferize models of the shardlin tensor ops (docs/native.md):
 //
-// - all_gather, all_to_all, reduce_scatter, all_reduce, gemm, convert and
-//   sum_rows write a new buffer: bufferize allocates it (identity layout,
-//   its `?` sizes from the input buffers' dims and, for a rank's chunk, from
-//   shardlin.rank and the chunk spec) and emits the op's `shardlin.buffer.*`
+// - all_gather, all_to_all, reduce_scatter, all_reduce, gemm, convert,
+//   sum_rows and gather_bounds write a new buffer: bufferize allocates it
+//   (identity layout, its `?` sizes from the input buffers' dims and, for a
+//   rank's chunk, from shardlin.rank and the chunk spec, or from the bounds
+//   of a dim known only at run time) and emits the op's `shardlin.buffer.*`
 //   form writing into it.
 //   The collective or GEMM writes its result there directly: no copy.
 // - bias_add writes into its input's buffer (the runtime's bias_add may work
@@ -23,6 +24,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -125,21 +127,71 @@ struct WritesNewBufferModel : public ReadsOperandsModel<Derived, OpTy> {
   }
 };
 
-/// The `?` dims of `result`: the rank's chunk of input dim `chunked` under
-/// `chunk` where `chunked` >= 0, the input buffer's own dim elsewhere
-/// (collectives keep every other dim). A dim gathered whole is static.
+/// `bounds[i]` (a buffer of shardlin.gather_bounds) as an index.
+Value loadBound(OpBuilder &b, Location loc, Value bounds, Value i) {
+  Value v = memref::LoadOp::create(b, loc, bounds, ValueRange{i});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+/// The size of a dim stacked from every rank's block under `bounds`: the
+/// last bound.
+Value stackedSize(OpBuilder &b, Location loc, ChunkAttr chunk, Value bounds) {
+  return loadBound(
+      b, loc, bounds,
+      arith::ConstantIndexOp::create(b, loc, chunk.getNumChunks()));
+}
+
+/// The size of the calling rank's chunk under `bounds`: bounds[c + 1] -
+/// bounds[c] for its chunk c (the entry's world-size check keeps c < W).
+Value boundedChunkSize(OpBuilder &b, Location loc, ChunkAttr chunk,
+                       Value bounds) {
+  Value rank = b.createOrFold<RankOp>(
+      loc, b.getIndexType(), static_cast<uint64_t>(chunk.getNumChunks()));
+  Value c = buildChunkOfRank(b, loc, chunk, rank);
+  Value next = arith::AddIOp::create(b, loc, c,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::SubIOp::create(b, loc, loadBound(b, loc, bounds, next),
+                               loadBound(b, loc, bounds, c));
+}
+
+/// The buffer of `op`'s operand `v` (null for null), given the buffers of
+/// its operands in order.
+Value bufferOf(Operation *op, ArrayRef<Value> buffers, Value v) {
+  if (!v)
+    return Value();
+  for (auto [operand, buffer] : llvm::zip(op->getOperands(), buffers))
+    if (operand == v)
+      return buffer;
+  return Value();
+}
+
+/// The `?` dims of `result`: input dim `chunked` (>= 0) is split by `split`
+/// and the rank gets its chunk (from `splitBounds` if given, else by the
+/// chunk rule); dim `stacked` (>= 0) is every rank's block under
+/// `stackBounds`; every other dim is the input buffer's own (collectives
+/// keep it). A dim gathered whole and static needs nothing.
 SmallVector<Value> collectiveSizes(OpBuilder &b, Location loc, Value input,
                                    RankedTensorType result, int64_t chunked,
-                                   ChunkAttr chunk) {
+                                   ChunkAttr split, Value splitBounds,
+                                   int64_t stacked, ChunkAttr stack,
+                                   Value stackBounds) {
   auto inType = cast<MemRefType>(input.getType());
   SmallVector<Value> sizes;
   for (int64_t d = 0, e = result.getRank(); d < e; ++d) {
     if (!result.isDynamicDim(d))
       continue;
+    if (d == chunked && splitBounds) {
+      sizes.push_back(boundedChunkSize(b, loc, split, splitBounds));
+      continue;
+    }
     if (d == chunked) {
       ChunkRangeValues range =
-          buildLocalChunkRange(b, loc, chunk, inType.getDimSize(d));
+          buildLocalChunkRange(b, loc, split, inType.getDimSize(d));
       sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+      continue;
+    }
+    if (d == stacked) {
+      sizes.push_back(stackedSize(b, loc, stack, stackBounds));
       continue;
     }
     sizes.push_back(dimValue(b, loc, input, d));
@@ -147,40 +199,59 @@ SmallVector<Value> collectiveSizes(OpBuilder &b, Location loc, Value input,
   return sizes;
 }
 
-/// A collective stacks a dim from every rank's blocks (all_gather's along
-/// dim, all_to_all's concat dim, reduce_scatter's input along its dim). Its
-/// buffer is sized from this rank's values alone, so that dim must be
-/// static: a dynamic batch dim's size on the other ranks is known only to
-/// the plan executor, which exchanges the ranks' sizes before it runs.
+/// A collective that stacks a dim from every rank's blocks (all_gather's
+/// along dim, all_to_all's concat dim) sizes its buffer from this rank's
+/// values alone: a dynamic one needs the bounds that prepare-native
+/// exchanges.
 LogicalResult checkStackedDim(Operation *op, Type type, int64_t dim,
-                              StringRef role) {
-  auto shaped = cast<ShapedType>(type);
-  if (!shaped.isDynamicDim(dim))
+                              Value bounds) {
+  if (bounds || !cast<ShapedType>(type).isDynamicDim(dim))
     return success();
   return op->emitError()
-         << "stacks every rank's blocks along dim " << dim << " of its "
-         << role << " " << type
-         << ", whose size is known only at run time: the native path "
-            "(--shardlin-lower-to-llvm) sizes a collective's buffers from "
-            "this rank's values alone and does not exchange the ranks' "
-            "batch sizes; run programs with dynamic batch dims with the plan "
-            "executor (shardlin-run without --jit)";
+         << "stacks every rank's blocks along dim " << dim
+         << " of its result " << type
+         << ", whose size is known only at run time, and has no bounds "
+            "operand: run prepare-native first (or the whole "
+            "--shardlin-lower-to-llvm pipeline), which exchanges the ranks' "
+            "sizes";
+}
+
+/// A collective that splits a dynamic dim into the ranks' chunks
+/// (reduce_scatter, all_to_all's split dim) must know the blocks it was
+/// stacked from: prepare-native finds them where a collective of the same
+/// function stacked those rows.
+LogicalResult checkSplitDim(Operation *op, Type type, int64_t dim,
+                            Value bounds) {
+  if (bounds || !cast<ShapedType>(type).isDynamicDim(dim))
+    return success();
+  return op->emitError()
+         << "splits dim " << dim << " of its input " << type
+         << ", whose size is known only at run time, into the ranks' "
+            "chunks, but those rows were not stacked by a collective of this "
+            "function (prepare-native gives the bounds of stacked rows, "
+            "carried through gemm, bias_add, convert and elementwise ops): "
+            "the native path does not split a run-time size by the chunk "
+            "rule; run it with the plan executor (shardlin-run without "
+            "--jit)";
 }
 
 struct AllGatherModel : WritesNewBufferModel<AllGatherModel, AllGatherOp> {
   static LogicalResult checkSupported(AllGatherOp op) {
     return checkStackedDim(op, op.getType(), op.getAlong().getDim(),
-                           "result");
+                           op.getBounds());
   }
   static SmallVector<Value> dynamicSizes(AllGatherOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
-    // The gathered dim is whole (static); the others are the input's.
+    // The gathered dim is whole: static, or the last of the bounds.
     return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
-                           /*chunked=*/-1, op.getAlong());
+                           /*chunked=*/-1, op.getAlong(), Value(),
+                           op.getAlong().getDim(), op.getAlong(),
+                           bufferOf(op, buffers, op.getBounds()));
   }
   static void build(AllGatherOp op, OpBuilder &b, ArrayRef<Value> buffers,
                     Value output) {
     BufferAllGatherOp::create(b, op.getLoc(), buffers[0], output,
+                              bufferOf(op, buffers, op.getBounds()),
                               op.getAlong());
   }
 };
@@ -188,21 +259,26 @@ struct AllGatherModel : WritesNewBufferModel<AllGatherModel, AllGatherOp> {
 struct AllToAllModel : WritesNewBufferModel<AllToAllModel, AllToAllOp> {
   static LogicalResult checkSupported(AllToAllOp op) {
     if (failed(checkStackedDim(op, op.getType(), op.getConcat().getDim(),
-                               "result")))
+                               op.getConcatBounds())))
       return failure();
-    return checkStackedDim(op, op->getOperand(0).getType(),
-                           op.getSplit().getDim(), "input");
+    return checkSplitDim(op, op->getOperand(0).getType(),
+                         op.getSplit().getDim(), op.getSplitBounds());
   }
   static SmallVector<Value> dynamicSizes(AllToAllOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
     // The split dim is the rank's chunk of the input's; the concat dim is
     // whole.
     return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
-                           op.getSplit().getDim(), op.getSplit());
+                           op.getSplit().getDim(), op.getSplit(),
+                           bufferOf(op, buffers, op.getSplitBounds()),
+                           op.getConcat().getDim(), op.getConcat(),
+                           bufferOf(op, buffers, op.getConcatBounds()));
   }
   static void build(AllToAllOp op, OpBuilder &b, ArrayRef<Value> buffers,
                     Value output) {
     BufferAllToAllOp::create(b, op.getLoc(), buffers[0], output,
+                             bufferOf(op, buffers, op.getSplitBounds()),
+                             bufferOf(op, buffers, op.getConcatBounds()),
                              op.getSplit(), op.getConcat());
   }
 };
@@ -210,18 +286,35 @@ struct AllToAllModel : WritesNewBufferModel<AllToAllModel, AllToAllOp> {
 struct ReduceScatterModel
     : WritesNewBufferModel<ReduceScatterModel, ReduceScatterOp> {
   static LogicalResult checkSupported(ReduceScatterOp op) {
-    return checkStackedDim(op, op->getOperand(0).getType(),
-                           op.getAlong().getDim(), "input");
+    return checkSplitDim(op, op->getOperand(0).getType(),
+                         op.getAlong().getDim(), op.getBounds());
   }
   static SmallVector<Value> dynamicSizes(ReduceScatterOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
     return collectiveSizes(b, op.getLoc(), buffers[0], op.getType(),
-                           op.getAlong().getDim(), op.getAlong());
+                           op.getAlong().getDim(), op.getAlong(),
+                           bufferOf(op, buffers, op.getBounds()),
+                           /*stacked=*/-1, op.getAlong(), Value());
   }
   static void build(ReduceScatterOp op, OpBuilder &b, ArrayRef<Value> buffers,
                     Value output) {
     BufferReduceScatterOp::create(b, op.getLoc(), buffers[0], output,
+                                  bufferOf(op, buffers, op.getBounds()),
                                   op.getAlong());
+  }
+};
+
+/// gather_bounds: its W + 1 bounds into a new buffer.
+struct GatherBoundsModel
+    : WritesNewBufferModel<GatherBoundsModel, GatherBoundsOp> {
+  static SmallVector<Value> dynamicSizes(GatherBoundsOp, OpBuilder &,
+                                         ArrayRef<Value>) {
+    return {};
+  }
+  static void build(GatherBoundsOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferGatherBoundsOp::create(b, op.getLoc(), buffers[0], output,
+                                 op.getAlong());
   }
 };
 
@@ -487,6 +580,7 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     AllGatherOp::attachInterface<AllGatherModel>(*ctx);
     AllToAllOp::attachInterface<AllToAllModel>(*ctx);
     ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
+    GatherBoundsOp::attachInterface<GatherBoundsModel>(*ctx);
     AllReduceOp::attachInterface<AllReduceModel>(*ctx);
     GemmOp::attachInterface<GemmModel>(*ctx);
     ConvertOp::attachInterface<ConvertModel>(*ctx);

@@ -1,5 +1,6 @@
 //===- PrepareNative.cpp - Before One-Shot Bufferize on the native path ---===//
 
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -7,6 +8,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_PREPARENATIVE
@@ -45,6 +48,137 @@ LogicalResult decomposeAggregates(ModuleOp module) {
       "aggregated linalg ops still decompose into aggregates after 10 rounds");
 }
 
+/// Rows of a dim stacked from every rank's blocks: the dim and the bounds
+/// of those blocks (a shardlin.gather_bounds result).
+struct StackedRows {
+  int64_t dim = -1;
+  Value bounds;
+  bool operator==(const StackedRows &o) const {
+    return dim == o.dim && bounds == o.bounds;
+  }
+};
+
+/// Gives the collectives of one function that stack or split a dynamic dim
+/// their bounds (NativePasses.td), following the stacked rows from op to op
+/// as the plan executor does (its RowBlocks).
+class StackedRowBounds {
+public:
+  void run(Operation *func) {
+    func->walk<WalkOrder::PreOrder>([&](Operation *op) { visit(op); });
+  }
+
+private:
+  void visit(Operation *op) {
+    if (auto gather = dyn_cast<AllGatherOp>(op)) {
+      if (!gather.getBounds())
+        if (Value b = stackBounds(op, gather.getInput(), gather.getType(),
+                                  gather.getAlong()))
+          gather.getBoundsMutable().assign(b);
+      if (Value b = gather.getBounds())
+        rows[gather.getResult()] = {gather.getAlong().getDim(), b};
+      return;
+    }
+    if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+      if (!a2a.getSplitBounds())
+        if (Value b = splitBounds(a2a.getInput(), a2a.getSplit()))
+          a2a.getSplitBoundsMutable().assign(b);
+      if (!a2a.getConcatBounds())
+        if (Value b = stackBounds(op, a2a.getInput(), a2a.getType(),
+                                  a2a.getConcat()))
+          a2a.getConcatBoundsMutable().assign(b);
+      if (Value b = a2a.getConcatBounds())
+        rows[a2a.getResult()] = {a2a.getConcat().getDim(), b};
+      return;
+    }
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+      if (!scatter.getBounds())
+        if (Value b = splitBounds(scatter.getInput(), scatter.getAlong()))
+          scatter.getBoundsMutable().assign(b);
+      return;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      // The result's rows are op(lhs)'s.
+      auto it = rows.find(gemm.getLhs());
+      if (it != rows.end() && it->second.dim == (gemm.getTransposeLhs() ? 1 : 0))
+        rows[gemm.getResult()] = {0, it->second.bounds};
+      return;
+    }
+    if (isa<BiasAddOp, ConvertOp>(op)) {
+      carry(op->getResult(0), {op->getOperand(0)});
+      return;
+    }
+    if (op->hasTrait<OpTrait::Elementwise>()) {
+      for (Value result : op->getResults())
+        carry(result, op->getOperands());
+      return;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      // Only where the maps of the operands that carry rows and of the
+      // result are identities: then row i of the result is row i of each.
+      SmallVector<Value> same;
+      for (OpOperand &operand : op->getOpOperands())
+        if (rows.count(operand.get()) &&
+            linalgOp.getMatchingIndexingMap(&operand).isIdentity())
+          same.push_back(operand.get());
+      for (OpResult result : op->getResults()) {
+        OpOperand *init = linalgOp.getDpsInitOperand(result.getResultNumber());
+        if (linalgOp.getMatchingIndexingMap(init).isIdentity() &&
+            linalgOp.getNumParallelLoops() == linalgOp.getNumLoops())
+          carry(result, same);
+      }
+    }
+  }
+
+  /// The bounds of the blocks a collective stacks along `chunk.dim` of its
+  /// `result` from every rank's `input`: a new shardlin.gather_bounds, or
+  /// null where that dim is static or the spec has bounds of its own.
+  Value stackBounds(Operation *op, Value input, RankedTensorType result,
+                    ChunkAttr chunk) {
+    if (!result.isDynamicDim(chunk.getDim()) || chunk.hasExplicitBounds())
+      return Value();
+    OpBuilder b(op);
+    auto type = RankedTensorType::get({chunk.getNumChunks() + 1},
+                                      b.getI64Type());
+    return GatherBoundsOp::create(b, op->getLoc(), type, input, chunk);
+  }
+
+  /// The bounds in which a collective splits dim `chunk.dim` of `input`
+  /// back into the blocks it was stacked from, or null if it was not.
+  Value splitBounds(Value input, ChunkAttr chunk) {
+    auto type = cast<RankedTensorType>(input.getType());
+    auto it = rows.find(input);
+    if (!type.isDynamicDim(chunk.getDim()) || chunk.hasExplicitBounds() ||
+        it == rows.end() || it->second.dim != chunk.getDim())
+      return Value();
+    auto boundsType = cast<RankedTensorType>(it->second.bounds.getType());
+    if (boundsType.getDimSize(0) != chunk.getNumChunks() + 1)
+      return Value();
+    return it->second.bounds;
+  }
+
+  /// `result` carries the rows of `operands` where all that carry rows
+  /// carry the same and the result has their shape.
+  void carry(Value result, ValueRange operands) {
+    std::optional<StackedRows> same;
+    for (Value v : operands) {
+      auto it = rows.find(v);
+      if (it == rows.end())
+        continue;
+      if (same && !(*same == it->second))
+        return;
+      same = it->second;
+    }
+    if (!same)
+      return;
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || same->dim >= type.getRank() || !type.isDynamicDim(same->dim))
+      return;
+    rows[result] = *same;
+  }
+
+  llvm::DenseMap<Value, StackedRows> rows;
+};
+
 /// Public function definitions are entries: C interfaces for the launcher,
 /// and arguments the bufferization must not write.
 void markEntries(ModuleOp module) {
@@ -66,6 +200,8 @@ struct PrepareNativePass
   void runOnOperation() override {
     if (failed(decomposeAggregates(getOperation())))
       return signalPassFailure();
+    for (auto func : getOperation().getOps<FunctionOpInterface>())
+      StackedRowBounds().run(func);
     markEntries(getOperation());
   }
 };

@@ -33,9 +33,10 @@ class Shardlin_BufferOp<string mnemonic, list<Trait> traits = []>
 }
 
 // The collectives: one input, one output of the same element type and rank.
-class Shardlin_BufferCollectiveOp<string mnemonic>
-    : Shardlin_BufferOp<mnemonic, [AllElementTypesMatch<["input", "output"]>,
-                                   AllRanksMatch<["input", "output"]>]> {
+class Shardlin_BufferCollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Shardlin_BufferOp<mnemonic, !listconcat(
+          [AllElementTypesMatch<["input", "output"]>,
+           AllRanksMatch<["input", "output"]>], traits)> {
   dag commonArgs = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$input,
                         Arg<Shardlin_MemRef, "", [MemWrite]>:$output);
   let hasVerifier = 1;
@@ -53,14 +54,18 @@ def Shardlin_BufferAllGatherOp : Shardlin_BufferCollectiveOp<"all_gather"> {
         placements = [0, 1, 2, 3]> : memref<5x19xf32> into memref<20x19xf32>
     ```
   }] # bufferDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let arguments = !con(commonArgs,
+      (ins Arg<Optional<Shardlin_BoundsMemRef>, "", [MemRead]>:$bounds,
+           Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
-    $input `into` $output `along` $along attr-dict
+    $input `into` $output `along` $along
+    (`bounds` `(` $bounds^ `:` type($bounds) `)`)? attr-dict
     `:` type($input) `into` type($output)
   }];
 }
 
-def Shardlin_BufferAllToAllOp : Shardlin_BufferCollectiveOp<"all_to_all"> {
+def Shardlin_BufferAllToAllOp
+    : Shardlin_BufferCollectiveOp<"all_to_all", [AttrSizedOperandSegments]> {
   let summary = "`shardlin.all_to_all` into a buffer";
   let description = [{
     Splits `input` along `split.dim`, exchanges the chunks and writes what
@@ -74,10 +79,15 @@ def Shardlin_BufferAllToAllOp : Shardlin_BufferCollectiveOp<"all_to_all"> {
         : memref<5x19xf32> into memref<20x?xf32>
     ```
   }] # bufferDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$split,
-                                        Shardlin_ChunkAttr:$concat));
+  let arguments = !con(commonArgs,
+      (ins Arg<Optional<Shardlin_BoundsMemRef>, "", [MemRead]>:$split_bounds,
+           Arg<Optional<Shardlin_BoundsMemRef>, "", [MemRead]>:$concat_bounds,
+           Shardlin_ChunkAttr:$split, Shardlin_ChunkAttr:$concat));
   let assemblyFormat = [{
-    $input `into` $output `split` $split `concat` $concat attr-dict
+    $input `into` $output `split` $split
+    (`bounds` `(` $split_bounds^ `:` type($split_bounds) `)`)?
+    `concat` $concat
+    (`bounds` `(` $concat_bounds^ `:` type($concat_bounds) `)`)? attr-dict
     `:` type($input) `into` type($output)
   }];
 }
@@ -95,11 +105,38 @@ def Shardlin_BufferReduceScatterOp
         placements = [0, 1, 2, 3]> : memref<20x11xf32> into memref<5x11xf32>
     ```
   }] # bufferDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let arguments = !con(commonArgs,
+      (ins Arg<Optional<Shardlin_BoundsMemRef>, "", [MemRead]>:$bounds,
+           Shardlin_ChunkAttr:$along));
+  let assemblyFormat = [{
+    $input `into` $output `along` $along
+    (`bounds` `(` $bounds^ `:` type($bounds) `)`)? attr-dict
+    `:` type($input) `into` type($output)
+  }];
+}
+
+def Shardlin_BufferGatherBoundsOp : Shardlin_BufferOp<"gather_bounds"> {
+  let summary = "`shardlin.gather_bounds` into a buffer";
+  let description = [{
+    Writes into `output` (`W + 1` i64) the chunk bounds of every rank's size
+    of dim `along.dim` of its `input`, stacked in chunk order, as
+    `shardlin.gather_bounds` returns them. Only `input`'s size is read.
+    Calls `shardlin_gather_bounds`. A collective `bounds` operand of the
+    buffer forms reads such a buffer (identity layout).
+
+    ```mlir
+    shardlin.buffer.gather_bounds %x into %b along <dim = 0,
+        placements = [0, 1, 2, 3]> : memref<?x19xf32> into memref<5xi64>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Shardlin_MemRef:$input,
+                       Arg<Shardlin_BoundsMemRef, "", [MemWrite]>:$output,
+                       Shardlin_ChunkAttr:$along);
   let assemblyFormat = [{
     $input `into` $output `along` $along attr-dict
     `:` type($input) `into` type($output)
   }];
+  let hasVerifier = 1;
 }
 
 def Shardlin_BufferAllReduceOp

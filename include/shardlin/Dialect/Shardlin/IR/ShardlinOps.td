@@ -263,8 +263,20 @@ class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
     blocks; one that was not is split by the chunk rule over its run-time
     size. The verifier accepts any size for the chunk of a dynamic dim; the
     runtime checks a static one.
+
+    The native path states those blocks: `prepare-native` gives a collective
+    that stacks or splits a dynamic dim the chunk bounds of its blocks,
+    `bounds(%b : tensor<Wp1xi64>)` after the chunk spec it applies to, made
+    by `shardlin.gather_bounds` (the ranks' sizes exchanged at run time).
+    A spec with a `bounds` operand uses them instead of its chunk rule; it
+    must have no explicit bounds of its own, and its dim must be dynamic.
   }];
 }
+
+// The W + 1 chunk bounds of a dim known only at run time
+// (shardlin.gather_bounds), and their buffer.
+def Shardlin_BoundsTensor : 1DTensorOf<[I64]>;
+def Shardlin_BoundsMemRef : MemRefRankOf<[I64], [1]>;
 
 def Shardlin_AllGatherOp : Shardlin_CollectiveOp<"all_gather"> {
   let summary = "Gather every rank's block into a tensor along one dim";
@@ -283,13 +295,22 @@ def Shardlin_AllGatherOp : Shardlin_CollectiveOp<"all_gather"> {
         placements = [0, 1, 2, 3]> : tensor<5x19xf32> -> tensor<20x19xf32>
     ```
   }] # commonDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let arguments = !con(commonArgs, (ins Optional<Shardlin_BoundsTensor>:$bounds,
+                                        Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
-    $input `along` $along attr-dict `:` type($input) `->` type($result)
+    $input `along` $along (`bounds` `(` $bounds^ `:` type($bounds) `)`)?
+    attr-dict `:` type($input) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::shardlin::ChunkAttr":$along), [{
+      build($_builder, $_state, result, input, ::mlir::Value(), along);
+    }]>
+  ];
 }
 
-def Shardlin_AllToAllOp : Shardlin_CollectiveOp<"all_to_all"> {
+def Shardlin_AllToAllOp : Shardlin_CollectiveOp<"all_to_all",
+    [AttrSizedOperandSegments]> {
   let summary = "Split along one dim, exchange, concatenate along another";
   let description = [{
     Each rank splits its input along `split.dim` by the chunk rule and sends
@@ -313,12 +334,25 @@ def Shardlin_AllToAllOp : Shardlin_CollectiveOp<"all_to_all"> {
         : tensor<5x19xf32> -> tensor<20x?xf32>
     ```
   }] # commonDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$split,
-                                        Shardlin_ChunkAttr:$concat));
+  let arguments = !con(commonArgs, (ins
+      Optional<Shardlin_BoundsTensor>:$split_bounds,
+      Optional<Shardlin_BoundsTensor>:$concat_bounds,
+      Shardlin_ChunkAttr:$split, Shardlin_ChunkAttr:$concat));
   let assemblyFormat = [{
-    $input `split` $split `concat` $concat attr-dict
-    `:` type($input) `->` type($result)
+    $input `split` $split
+    (`bounds` `(` $split_bounds^ `:` type($split_bounds) `)`)?
+    `concat` $concat
+    (`bounds` `(` $concat_bounds^ `:` type($concat_bounds) `)`)?
+    attr-dict `:` type($input) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::shardlin::ChunkAttr":$split,
+                   "::mlir::shardlin::ChunkAttr":$concat), [{
+      build($_builder, $_state, result, input, ::mlir::Value(),
+            ::mlir::Value(), split, concat);
+    }]>
+  ];
 }
 
 def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
@@ -335,10 +369,50 @@ def Shardlin_ReduceScatterOp : Shardlin_CollectiveOp<"reduce_scatter"> {
         placements = [0, 1, 2, 3]> : tensor<20x11xf32> -> tensor<5x11xf32>
     ```
   }] # commonDescription;
-  let arguments = !con(commonArgs, (ins Shardlin_ChunkAttr:$along));
+  let arguments = !con(commonArgs, (ins Optional<Shardlin_BoundsTensor>:$bounds,
+                                        Shardlin_ChunkAttr:$along));
   let assemblyFormat = [{
-    $input `along` $along attr-dict `:` type($input) `->` type($result)
+    $input `along` $along (`bounds` `(` $bounds^ `:` type($bounds) `)`)?
+    attr-dict `:` type($input) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::shardlin::ChunkAttr":$along), [{
+      build($_builder, $_state, result, input, ::mlir::Value(), along);
+    }]>
+  ];
+}
+
+def Shardlin_GatherBoundsOp : Shardlin_Op<"gather_bounds", [Pure]> {
+  let summary = "The chunk bounds of every rank's block of a dim known only "
+                "at run time";
+  let description = [{
+    Every rank's size of dim `along.dim` of its `input`, exchanged, as the
+    `W + 1` bounds of those blocks stacked in chunk order: chunk `c` is rank
+    `along.placements[c]`'s block, so `bounds[0] = 0` and `bounds[c + 1] =
+    bounds[c] + size(rank along.placements[c])`. These are the chunks that a
+    collective with the same spec stacks along that dim (all_gather's dim,
+    all_to_all's concat dim), and the ones in which the stacked rows are
+    split back (reduce_scatter, all_to_all's split dim).
+
+    `prepare-native` emits one for each collective that stacks a dynamic
+    dim, and gives its result to that collective and to the ones that split
+    those rows back (the plan executor exchanges the ranks' sizes itself and
+    never sees it). It is a collective: every rank runs it. It bufferizes
+    into `shardlin.buffer.gather_bounds`, one call of the C ABI's
+    `shardlin_gather_bounds` (one 8-byte element from every rank).
+
+    ```mlir
+    %b = shardlin.gather_bounds %x along <dim = 0,
+        placements = [0, 1, 2, 3]> : tensor<?x19xf32> -> tensor<5xi64>
+    ```
+  }];
+  let arguments = (ins Shardlin_Tensor:$input, Shardlin_ChunkAttr:$along);
+  let results = (outs Shardlin_BoundsTensor:$bounds);
+  let assemblyFormat = [{
+    $input `along` $along attr-dict `:` type($input) `->` type($bounds)
+  }];
+  let hasVerifier = 1;
 }
 
 def Shardlin_AllReduceOp : Shardlin_Op<"all_reduce", [Pure,

@@ -39,7 +39,20 @@ def LocalizeSharded : Pass<"localize-sharded", "::mlir::ModuleOp"> {
 def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
   let summary = "Prepare a module for One-Shot Bufferize and lowering to LLVM";
   let description = [{
-    Two rewrites that `--shardlin-lower-to-llvm` needs before bufferizing:
+    Three rewrites that `--shardlin-lower-to-llvm` needs before bufferizing:
+
+    - Rows known only at run time (a dynamic batch, or a rank's uneven
+      chunk) that a collective stacks from every rank's blocks (all_gather's
+      dim, all_to_all's concat dim) get their bounds exchanged: a
+      `shardlin.gather_bounds` of the collective's input gives the
+      collective its `bounds` operand, and the collectives that split those
+      rows back into the same blocks (reduce_scatter, all_to_all's split
+      dim) get the same bounds. The blocks follow the rows as the plan
+      executor's do: through `shardlin.gemm` (op(lhs)'s rows),
+      `shardlin.bias_add`, `shardlin.convert`, elementwise arith and math
+      ops, and linalg ops whose maps of those operands and of the result
+      are identities. A dynamic dim split without such bounds is left to
+      the bufferization's error.
 
     - Linalg ops that are aggregates of simpler ones (those implementing
       `AggregatedOpInterface`, such as `linalg.softmax`) are decomposed into
