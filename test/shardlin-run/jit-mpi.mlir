@@ -40,10 +40,14 @@
 // RUN: %python %S/Inputs/partial_sums.py check --dtype bf16 --dir %t/psb16 --out '%t/psb16/y.{rank}.npy' | FileCheck %s --check-prefix=PS
 // PS: ok: 2 ranks
 
-// Batch sizes known only at run time, one per rank (gather-weight).
+// Batch sizes known only at run time, one per rank: gathering the weight,
+// and moving activations (the compiled code exchanges the row counts over
+// MPI first).
 // RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 2x3,0x3,5x3,1x3 --world-size 4 --bias --seed 26 --out-dir %t/dyn
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/row-dynamic.mlir --jit --backend=mpi --strategy=gather-weight --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/dyn/y.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/dyn --out '%t/dyn/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/row-dynamic.mlir --jit --backend=mpi --strategy=activations --arg=%t/dyn/x.{rank}.npy --arg=%t/dyn/w.npy --arg=%t/dyn/b.npy --out=%t/dyn/act.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/dyn --out '%t/dyn/act.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 
 // A failure inside the compiled code's collective fails its rank with the
 // runtime's message, every process exits non-zero, and nothing is written.
