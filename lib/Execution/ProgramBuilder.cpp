@@ -581,6 +581,14 @@ private:
     if (isa<tensor::DimOp>(op) ||
         (isa<arith::ConstantOp>(op) && op.getResult(0).getType().isIndex()))
       return success();
+    // The native path's exchange of run-time sizes: a plan exchanges them
+    // before it runs.
+    if (isa<GatherBoundsOp>(op))
+      return op.emitError()
+             << "'shardlin.gather_bounds' is the native path's (prepare-native "
+                "emits it, --jit runs it); the plan executor exchanges the "
+                "ranks' sizes itself: drop it and the collectives' bounds "
+                "operands, or run with --jit";
     auto it = opsByIrName().find(op.getName().getStringRef());
     if (it == opsByIrName().end())
       return op.emitError() << "the shardlin runtime cannot execute '"

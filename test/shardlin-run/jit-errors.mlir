@@ -17,6 +17,21 @@
 // RUN: not shardlin-run %t/split-dynamic.mlir --jit --world-size=2 --arg=%t/x24.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SPLIT
 
+// The native path's exchange written by hand: --jit runs it (rank 1's 3
+// rows and rank 0's 2 rows, stacked in placement order [1,
+// 0]); the plan executor, which exchanges sizes itself, refuses it by name.
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/scripts'); import npytool; npytool.write_npy('%t/rows.0.npy', '<f4', (2, 4), [1.0] * 8); npytool.write_npy('%t/rows.1.npy', '<f4', (3, 4), [2.0] * 12)"
+// RUN: shardlin-run %t/gather-bounds.mlir --jit --world-size=2 --arg=%t/rows.{rank}.npy --out=%t/g.{rank}.npy
+// RUN: %python %shardlin_src/scripts/npytool.py show %t/g.0.npy | FileCheck %s --check-prefix=GATHERED
+// GATHERED: <f4 (5, 4)
+// GATHERED-NEXT: 2.0000 2.0000 2.0000 2.0000
+// GATHERED-NEXT: 2.0000 2.0000 2.0000 2.0000
+// GATHERED-NEXT: 2.0000 2.0000 2.0000 2.0000
+// GATHERED-NEXT: 1.0000 1.0000 1.0000 1.0000
+// GATHERED-NEXT: 1.0000 1.0000 1.0000 1.0000
+// RUN: not shardlin-run %t/gather-bounds.mlir --world-size=2 --arg=%t/rows.{rank}.npy --out=%t/out/p.{rank}.npy 2>&1 | FileCheck %s --check-prefix=PLAN-BOUNDS
+// RUN: test ! -e %t/out/p.0.npy
+
 // An argument that is not a tensor; a private entry.
 // RUN: not shardlin-run %t/index-arg.mlir --jit --arg=%t/d/b.npy --arg=%t/d/b.npy --out=%t/out/y.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=INDEX-ARG --match-full-lines --implicit-check-not='{{.}}'
@@ -104,4 +119,12 @@ func.func @main(%p: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // SPLIT: {{.*}}split-dynamic.mlir:[[@LINE+1]]:8: error: splits dim 0 of its input 'tensor<?x4xf32>', whose size is known only at run time, into the ranks' chunks, but those rows were not stacked by a collective of this function
   %y = shardlin.reduce_scatter %p along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
+}
+
+//--- gather-bounds.mlir
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // PLAN-BOUNDS: {{.*}}gather-bounds.mlir:[[@LINE+1]]:8: error: 'shardlin.gather_bounds' is the native path's (prepare-native emits it, --jit runs it); the plan executor exchanges the ranks' sizes itself
+  %b = shardlin.gather_bounds %x along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<3xi64>
+  %g = shardlin.all_gather %x along <dim = 0, placements = [1, 0]> bounds(%b : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %g : tensor<?x4xf32>
 }
