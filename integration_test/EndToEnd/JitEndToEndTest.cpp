@@ -273,6 +273,25 @@ INSTANTIATE_TEST_SUITE_P(LongChains, JitBlock,
 // Run-time batch sizes
 //===----------------------------------------------------------------------===//
 
+/// A linear with dynamic batch dims (K = 19) and each rank's sizes.
+struct DynamicCase {
+  int64_t dim;
+  int64_t n;
+  std::vector<int64_t> placements;
+  std::vector<int64_t> batch;
+  std::vector<std::vector<int64_t>> rankBatch;
+  rt::DType dtype;
+  bool bias;
+  const char *strategy;
+
+  LinearConfig config() const {
+    LinearConfig c =
+        makeConfig(dim, n, 19, placements, batch, bias, dtype, strategy);
+    c.rankBatch = rankBatch;
+    return c;
+  }
+};
+
 /// Runs `config` (dynamic batch dims, each rank's in config.rankBatch)
 /// compiled by the JIT, each rank's result sized by the compiled code and
 /// handed over (RankBuffers::resultShapes), and checks every rank's shape
@@ -352,34 +371,22 @@ TEST(JitDynamicBatch, SeveralDynamicDimsEveryShardingDimAndDtype) {
       {2, 3}, {0, 4}, {1, 1}, {3, 0}};
   const std::vector<std::vector<int64_t>> threeDims = {
       {1, 2, 3}, {2, 0, 2}, {1, 3, 1}};
-  struct Case {
-    int64_t dim;
-    std::vector<int64_t> placements;
-    std::vector<int64_t> batch;
-    std::vector<std::vector<int64_t>> rankBatch;
-    rt::DType dtype;
-    bool bias;
-    const char *strategy;
-  };
-  const std::vector<Case> cases = {
-      {1, {2, 3, 0, 1}, {kDyn, kDyn}, twoDims, rt::DType::F32, true,
+  const std::vector<DynamicCase> cases = {
+      {1, 11, {2, 3, 0, 1}, {kDyn, kDyn}, twoDims, rt::DType::F32, true,
        "gather-weight"},
-      {0, {1, 3, 0, 2}, {kDyn, kDyn}, twoDims, rt::DType::BF16, false,
+      {0, 11, {1, 3, 0, 2}, {kDyn, kDyn}, twoDims, rt::DType::BF16, false,
        "gather-weight"},
-      {1, {0, 2, 1, 3}, {kDyn, kDyn}, twoDims, rt::DType::F16, true, "auto"},
-      {0, {2, 0, 1}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F64, true,
+      {1, 11, {0, 2, 1, 3}, {kDyn, kDyn}, twoDims, rt::DType::F16, true,
+       "auto"},
+      {0, 11, {2, 0, 1}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F64, true,
        "gather-weight"},
-      {1, {1, 2, 0}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F32, false,
+      {1, 11, {1, 2, 0}, {kDyn, kDyn, kDyn}, threeDims, rt::DType::F32, false,
        "gather-weight"},
-      {0, {0, 1, 2}, {kDyn, 2, kDyn}, {{1, 2, 3}, {0, 2, 1}, {2, 2, 2}},
+      {0, 11, {0, 1, 2}, {kDyn, 2, kDyn}, {{1, 2, 3}, {0, 2, 1}, {2, 2, 2}},
        rt::DType::BF16, true, "gather-weight"},
   };
-  for (const Case &c : cases) {
-    LinearConfig config = makeConfig(c.dim, 11, 19, c.placements, c.batch,
-                                     c.bias, c.dtype, c.strategy);
-    config.rankBatch = c.rankBatch;
-    runDynamicJit(config);
-  }
+  for (const DynamicCase &c : cases)
+    runDynamicJit(c.config());
 }
 
 /// Moving activations stacks every rank's rows: the compiled code exchanges
@@ -391,31 +398,22 @@ TEST(JitDynamicBatch, SeveralDynamicDimsEveryShardingDimAndDtype) {
 /// exchange.
 TEST(JitDynamicBatch, MovingActivationsRunsEveryRanksOwnRows) {
   constexpr int64_t kDyn = rt::kDynamic;
-  struct Case {
-    int64_t dim;
-    int64_t n;
-    std::vector<int64_t> placements;
-    std::vector<int64_t> batch;
-    std::vector<std::vector<int64_t>> rankBatch;
-    rt::DType dtype;
-    bool bias;
-  };
-  const std::vector<Case> cases = {
+  const char *act = "activations";
+  const std::vector<DynamicCase> cases = {
       {1, 11, {2, 3, 0, 1}, {kDyn, 3}, {{2, 3}, {0, 3}, {5, 3}, {1, 3}},
-       rt::DType::F32, true},
+       rt::DType::F32, true, act},
       {0, 11, {1, 3, 0, 2}, {kDyn, 3}, {{2, 3}, {0, 3}, {5, 3}, {1, 3}},
-       rt::DType::F32, true},
-      {0, 2, {2, 0, 1}, {kDyn}, {{4}, {1}, {0}}, rt::DType::BF16, true},
-      {1, 11, {1, 0, 2}, {kDyn}, {{0}, {0}, {0}}, rt::DType::F16, false},
-      {0, 11, {0, 1}, {kDyn, kDyn}, {{2, 3}, {1, 0}}, rt::DType::F64, true},
+       rt::DType::F32, true, act},
+      {0, 2, {2, 0, 1}, {kDyn}, {{4}, {1}, {0}}, rt::DType::BF16, true, act},
+      {1, 11, {1, 0, 2}, {kDyn}, {{0}, {0}, {0}}, rt::DType::F16, false, act},
+      {0, 11, {0, 1}, {kDyn, kDyn}, {{2, 3}, {1, 0}}, rt::DType::F64, true,
+       act},
       {1, 11, {1, 2, 0}, {kDyn, kDyn, kDyn}, {{1, 2, 3}, {2, 0, 2}, {1, 3, 1}},
-       rt::DType::BF16, true},
-      {1, 11, {0}, {kDyn}, {{6}}, rt::DType::F32, true},
+       rt::DType::BF16, true, act},
+      {1, 11, {0}, {kDyn}, {{6}}, rt::DType::F32, true, act},
   };
-  for (const Case &c : cases) {
-    LinearConfig config = makeConfig(c.dim, c.n, 19, c.placements, c.batch,
-                                     c.bias, c.dtype, "activations");
-    config.rankBatch = c.rankBatch;
+  for (const DynamicCase &c : cases) {
+    const LinearConfig config = c.config();
     std::vector<uint64_t> calls;
     runDynamicJit(config, &calls);
     const uint64_t expected = config.worldSize() == 1 ? 0 : 3;
