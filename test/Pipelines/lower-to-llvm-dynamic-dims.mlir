@@ -2,13 +2,20 @@
 // RUN: shardlin-opt %t/two.mlir --lower-sharded-linear=strategy=gather-weight --shardlin-lower-to-llvm | FileCheck %s --check-prefix=TWO
 // RUN: shardlin-opt %t/three.mlir --lower-sharded-linear=strategy=gather-weight --shardlin-lower-to-llvm | FileCheck %s --check-prefix=THREE
 // RUN: shardlin-opt %t/two.mlir --shardlin-lower-to-llvm | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// RUN: shardlin-opt %t/two.mlir --lower-sharded-linear=strategy=activations --shardlin-lower-to-llvm | FileCheck %s --check-prefix=ACT
+// RUN: shardlin-opt %t/three.mlir --lower-sharded-linear=strategy=activations --shardlin-lower-to-llvm | FileCheck %s --check-prefix=ACT
 
 // A linear on tensor<?x?xKxf32> (batch x sequence, issue 27 finding 1):
 // its rows are put back into their batch dims by a memref.expand_shape with
 // several dynamic sizes in one group, on which upstream's
 // --expand-strided-metadata crashed (exit 139). The pipeline rewrites it
 // first (--expand-shape-to-reinterpret-cast) and lowers to the LLVM dialect
-// only. The numbers are checked end to end by e2e.jit.JitDynamicDims.
+// only. Moving activations stacks the ranks' rows: the code exchanges
+// their counts first (shardlin_gather_bounds) and calls the collectives'
+// *_bounds forms. The numbers are checked end to end by
+// e2e.jit.JitDynamicBatch.*.
+// ACT: llvm.call @shardlin_gather_bounds
+// ACT: llvm.call @shardlin_{{all_gather|all_to_all}}_bounds
 
 // TWO-NOT: memref.
 // TWO: llvm.func @two(
