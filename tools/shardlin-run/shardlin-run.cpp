@@ -135,8 +135,12 @@ bool parseGrid(StringRef text, int &dp, int &tp) {
 /// The results of `entry` that are parameters' gradients, to average over
 /// a grid's replicas: for a backward function (shardlin.backward_of = @f),
 /// result i is the gradient of @f's argument i, a parameter's when that
-/// argument is sharded (a weight) or is the bias of a linear, gemm or
-/// bias_add of @f (a replicated bias). Other entries have none.
+/// argument is a weight (a sharded argument that a linear of @f takes as its
+/// weight, or whose chunk, gathered or not, a gemm takes as its rhs) or the
+/// bias of a linear,
+/// gemm or bias_add of @f (a replicated bias). A sharded argument that is an
+/// activation (an imported module's x split on its rows) keeps each
+/// replica's own gradient, as do other entries' results.
 std::vector<size_t> parameterGradients(mlir::ModuleOp module,
                                        StringRef entry) {
   std::vector<size_t> out;
@@ -149,18 +153,29 @@ std::vector<size_t> parameterGradients(mlir::ModuleOp module,
       of ? module.lookupSymbol<mlir::func::FuncOp>(of.getValue()) : nullptr;
   if (!forward || forward.isExternal())
     return out;
-  llvm::DenseSet<mlir::Value> biases;
+  llvm::DenseSet<mlir::Value> parameters;
   forward.walk([&](mlir::Operation *op) {
-    if (auto linear = dyn_cast<mlir::shardlin::LinearOp>(op))
-      biases.insert(linear.getBias());
-    else if (auto gemm = dyn_cast<mlir::shardlin::GemmOp>(op))
-      biases.insert(gemm.getBias());
-    else if (auto add = dyn_cast<mlir::shardlin::BiasAddOp>(op))
-      biases.insert(add.getBias());
+    if (auto linear = dyn_cast<mlir::shardlin::LinearOp>(op)) {
+      parameters.insert(linear.getWeight());
+      parameters.insert(linear.getBias());
+    } else if (auto gemm = dyn_cast<mlir::shardlin::GemmOp>(op)) {
+      parameters.insert(gemm.getBias());
+      // The rhs of a lowered linear: the weight's chunk, perhaps gathered
+      // (gather-weight) or converted.
+      mlir::Value rhs = gemm.getRhs();
+      while (mlir::Operation *def = rhs.getDefiningOp()) {
+        if (!isa<mlir::shardlin::AllGatherOp, mlir::shardlin::ConvertOp>(def))
+          break;
+        rhs = def->getOperand(0);
+      }
+      if (auto chunk = rhs.getDefiningOp<mlir::shardlin::LocalShardOp>())
+        parameters.insert(chunk.getSource());
+    } else if (auto add = dyn_cast<mlir::shardlin::BiasAddOp>(op)) {
+      parameters.insert(add.getBias());
+    }
   });
   for (auto [i, arg] : llvm::enumerate(forward.getArguments()))
-    if (isa<mlir::shardlin::ShardedType>(arg.getType()) ||
-        biases.contains(arg))
+    if (parameters.contains(arg))
       out.push_back(i);
   return out;
 }
@@ -342,14 +357,18 @@ int main(int argc, char **argv) {
       mlir::shardlin::importForExecution(*module);
   if (failed(gridDevices) || sawError)
     return 1;
-  if (*gridDevices > 0 && worldSize > 0 && worldSize != *gridDevices)
+  // With --grid the module's grid is one replica's (its TP ranks); --grid's
+  // own checks below say the rest.
+  if (*gridDevices > 0 && grid.empty() && worldSize > 0 &&
+      worldSize != *gridDevices)
     return fail("--world-size=" + std::to_string(worldSize) +
                 " conflicts with the module's shard.grid of " +
                 std::to_string(*gridDevices) +
                 " devices: an upstream-form module runs on its grid's "
                 "devices (drop --world-size, or give " +
                 std::to_string(*gridDevices) + ")");
-  if (*gridDevices > 0 && mpi && mpi->worldSize() != *gridDevices)
+  if (*gridDevices > 0 && grid.empty() && mpi &&
+      mpi->worldSize() != *gridDevices)
     return fail("the MPI job has " + std::to_string(mpi->worldSize()) +
                 " processes but the module's shard.grid has " +
                 std::to_string(*gridDevices) +

@@ -5,7 +5,7 @@
 // naming the op (or the function) and why.
 
 func.func @sin(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{cannot differentiate 'math.sin': shardlin-generate-backward differentiates shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, convert), tensor.collapse_shape and expand_shape, and the elementwise ops the shardlin runtime executes (arith.addf, subf, mulf}}
+  // expected-error@+1 {{cannot differentiate 'math.sin': shardlin-generate-backward differentiates shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, convert, and from_local of a returned value), tensor.collapse_shape and expand_shape, and the elementwise ops the shardlin runtime executes (arith.addf, subf, mulf}}
   %y = math.sin %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -77,6 +77,28 @@ func.func @branches(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
 func.func @boolean(%c: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
   %y = arith.select %c, %x, %x : tensor<4xi1>, tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// from_local is differentiated where it makes a result; not where another op
+// reads its sharded value.
+!fl = !shardlin.sharded<tensor<8x4xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>
+func.func @from_local_read(%x: tensor<4x4xf32>) -> (!fl, tensor<4x4xf32>) {
+  // expected-error@+1 {{cannot differentiate 'shardlin.from_local' whose result is used by other ops than the return}}
+  %s = shardlin.from_local %x : tensor<4x4xf32> -> !fl
+  %l = shardlin.local_shard %s : !fl -> tensor<4x4xf32>
+  return %s, %l : !fl, tensor<4x4xf32>
+}
+
+// -----
+
+// A linear whose input is the same on every rank (an imported layout).
+!rw = !shardlin.sharded<tensor<6x4xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>
+func.func @replicated_input(%x: tensor<5x4xf32>, %w: !rw) -> tensor<5x3xf32> {
+  // expected-error@+1 {{cannot differentiate a linear with layouts replicated -> features: a replicated input or result is one tensor of the global view}}
+  %y = shardlin.linear %x, %w layouts replicated -> features : (tensor<5x4xf32>, !rw) -> tensor<5x3xf32>
+  return %y : tensor<5x3xf32>
 }
 
 // MISSING: error: shardlin-generate-backward: no function named 'missing'

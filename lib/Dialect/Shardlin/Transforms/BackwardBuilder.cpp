@@ -15,6 +15,7 @@
 //   bias_add, convert, reshapes  g, g converted, the inverse reshape
 //   local_shard W            g is the rank's chunk's gradient (the result
 //                            wraps it with from_local)
+//   from_local l (returned)  the rank's chunk of the result's gradient
 //   local_chunk b along S    b's gradient is the all_gather along S of
 //                            every rank's chunk gradient
 //   elementwise ops          ElementwiseAdjoint.cpp
@@ -359,13 +360,21 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Value dy = body.getArgument(numArgs + i);
     if (auto sharded = dyn_cast<ShardedType>(v.getType())) {
+      // The rank's chunk of the result's gradient is the gradient of the
+      // rank's chunk: of a sharded argument, or of the local value that
+      // from_local made the result of (an imported module's split result).
+      Value chunk =
+          LocalShardOp::create(adjoint, loc(), sharded.getLocalType(), dy);
+      if (auto fromLocal = v.getDefiningOp<FromLocalOp>()) {
+        contribute(fromLocal.getSource(), chunk);
+        continue;
+      }
       auto arg = dyn_cast<BlockArgument>(v);
       if (!arg)
         return ret.emitOpError() << "cannot differentiate a sharded result "
-                                    "that is not an argument";
-      grads[arg] =
-          add(grads.lookup(arg),
-              LocalShardOp::create(adjoint, loc(), sharded.getLocalType(), dy));
+                                    "that is neither an argument nor made by "
+                                    "shardlin.from_local";
+      grads[arg] = add(grads.lookup(arg), chunk);
       continue;
     }
     contribute(v, dy);

@@ -40,8 +40,8 @@ namespace {
 constexpr const char *kDifferentiable =
     "shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, "
     "all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, "
-    "convert), tensor.collapse_shape and expand_shape, and the elementwise "
-    "ops the shardlin runtime executes";
+    "convert, and from_local of a returned value), tensor.collapse_shape and "
+    "expand_shape, and the elementwise ops the shardlin runtime executes";
 
 /// Fails, with a located error, on what the backward cannot differentiate.
 LogicalResult checkDifferentiable(func::FuncOp f) {
@@ -66,6 +66,32 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
                               "returning "
                            << t << " (a gradient is a float tensor)";
   for (Operation &op : f.getBody().front()) {
+    // from_local only makes a result: its gradient is the result's chunk.
+    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
+      if (llvm::all_of(fromLocal->getUsers(), [](Operation *user) {
+            return isa<func::ReturnOp>(user);
+          }))
+        continue;
+      return op.emitError()
+             << "cannot differentiate 'shardlin.from_local' whose result is "
+                "used by other ops than the return";
+    }
+    // An imported linear whose input or result every rank holds alike is
+    // one tensor of the global view, whose gradient is one tensor too; the
+    // backward's rank-local values each carry their own rank's gradient
+    // (their losses add up), so it would count that gradient once per rank.
+    if (auto linear = dyn_cast<LinearOp>(op);
+        linear && (linear.getInputLayout() == Layout::Replicated ||
+                   linear.getResultLayout() == Layout::Replicated))
+      return op.emitError()
+             << "cannot differentiate a linear with layouts "
+             << stringifyLayout(linear.getInputLayout()) << " -> "
+             << stringifyLayout(linear.getResultLayout())
+             << ": a replicated input or result is one tensor of the global "
+                "view, while a backward function's rank-local values each "
+                "carry their own rank's gradient; shardlin-generate-backward "
+                "differentiates the rows and features layouts (activations "
+                "split on their rows or features)";
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
             ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
