@@ -441,6 +441,11 @@ TEST(JitDynamicBatch, BlocksRunEveryRanksOwnRows) {
   specs.push_back(block(BlockKind::Mlp, Activation::Relu, {1, 0}, {kDyn},
                         rt::DType::F64, "activations", true));
   specs.back().rankBatch = {{0}, {7}};
+  // Batch x sequence, both dynamic (issue 27, finding 1's fused MLP on
+  // tensor<?x?xK>), f16.
+  specs.push_back(block(BlockKind::Mlp, Activation::GeluErf, {0, 2, 1},
+                        {kDyn, kDyn}, rt::DType::F16, "activations", false));
+  specs.back().rankBatch = {{2, 3}, {1, 0}, {3, 1}};
   for (const BlockSpec &spec : specs) {
     SCOPED_TRACE(spec.name());
     std::vector<rt::RankResult> ranks;
