@@ -54,20 +54,16 @@
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row.3.npy' --world-size 1 | FileCheck %s --check-prefix=OK
 // RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=row_uneven --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row.npy
 // RUN: cmp %t/row.npy %t/row.0.npy
-// The native path runs it too: the K chunks by the offsets (an empty one)
-// through shardlin_*_bounds calls, the sum through shardlin_all_reduce. It
-// compiles every public function, so row_uneven alone (see below).
-// RUN: head -n 8 %S/Inputs/upstream-linears.mlir > %t/row-only.mlir
-// RUN: sed -n '/^func.func @row_uneven/,/^}/p' %S/Inputs/upstream-linears.mlir >> %t/row-only.mlir
-// RUN: shardlin-run %t/row-only.mlir --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row-jit.{rank}.npy
+// The native path runs both from the whole module (it compiles every public
+// function): row_uneven's K chunks by the offsets (an empty one) through
+// shardlin_*_bounds calls, the sum through shardlin_all_reduce; col_uneven,
+// whose x is split on its rows at uneven offsets (0, 2, 3 and 5 rows),
+// after the compiled code exchanged the ranks' row counts
+// (shardlin.gather_bounds) to stack the rows and split them back.
+// RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=row_uneven --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row-jit.{rank}.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row-jit.0.npy' --world-size 1 | FileCheck %s --check-prefix=OK
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/row-jit.3.npy' --world-size 1 | FileCheck %s --check-prefix=OK
-// And col_uneven, whose x is split on its rows at uneven offsets (0, 2, 3
-// and 5 rows): the compiled code exchanges the ranks' row counts
-// (shardlin.gather_bounds) before it stacks the rows and splits them back.
-// RUN: head -n 8 %S/Inputs/upstream-linears.mlir > %t/col-only.mlir
-// RUN: sed -n '/^func.func @col_uneven/,/^}/p' %S/Inputs/upstream-linears.mlir >> %t/col-only.mlir
-// RUN: shardlin-run %t/col-only.mlir --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/col-jit.npy
+// RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=col_uneven --jit --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/col-jit.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/col-jit.npy' --world-size 1 | FileCheck %s --check-prefix=OK
 // RUN: cmp %t/col-act.npy %t/col-jit.npy
 
