@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <string>
@@ -366,7 +367,8 @@ TEST(CApi, GatherBoundsStacksEveryRanksRows) {
   const int64_t rows[3] = {2, 0, 3}; // rank r's rows
   int64_t bounds[3][4];
   shardlin_status st[3], gathered[3], scattered[3];
-  std::vector<Tensor> in, out, back;
+  // A Tensor's view points into the Tensor itself: a deque never moves them.
+  std::deque<Tensor> in, out, back;
   for (int r = 0; r < 3; ++r) {
     in.emplace_back(std::vector<int64_t>{rows[r], 2}, 1.0f + r);
     out.emplace_back(std::vector<int64_t>{5, 2}, -1.0f);
