@@ -191,6 +191,7 @@ if(SHARDLIN_BUILD_TESTS)
   add_executable(shardlin-gpu-tests
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuWaitLogicTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuLocalOpsTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuElementwiseTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuGemmTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectivesTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectiveSuites.cpp)

@@ -29,6 +29,7 @@
 #include "GemmSuite.h" // Matrix and randomMatrix, for GEMM operands
 
 #include "shardlin/runtime/backends/Cuda.h"
+#include "shardlin/runtime/exec/LocalOps.h"
 
 #include <gtest/gtest.h>
 
@@ -156,6 +157,25 @@ inline Status toHost(Rank &rank, const Buffer &dev, Bytes &host) {
 /// The ranks `make` builds, with their device memory, as the collective
 /// suites of CollectiveSuites.h take them (GpuCollectiveSuites.cpp).
 MakeSuiteRanks suiteRanks(MakeRanks make);
+
+/// A stream, device memory and the CUDA local ops on cuda:0.
+class CudaLocalOpsTest : public CudaDeviceTest {
+protected:
+  void SetUp() override {
+    CudaDeviceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    Status st = createCudaLocalOps(stream_, ops_);
+    ASSERT_TRUE(st.isOk()) << st.message();
+  }
+
+  Status download(const Buffer &dev, Bytes &host) {
+    host.assign(dev.bytes(), 0);
+    return copyToHost(*stream_, host.data(), dev.data(), dev.bytes());
+  }
+
+  std::unique_ptr<LocalOps> ops_;
+};
 
 } // namespace shardlin::rt::testing
 

@@ -4,11 +4,12 @@
 // the status code and a message that names the argument with what was
 // expected and what was given; nothing written; the sticky rule; and, on the
 // threads backend, that a rank whose call is rejected makes the other ranks
-// fail at once rather than wait for the timeout. The numbers of every op
-// are checked by CApiSuite.c.
+// fail at once rather than wait for the timeout (CApiCollectivesTest.cpp).
+// The numbers of every op are checked by CApiSuite.c.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CApiTestSupport.h"
 #include "shardlin-c/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -19,68 +20,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <functional>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
 
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
-
-/// The contexts of one threads group, destroyed with it.
-struct Group {
-  std::vector<shardlin_context *> ctx;
-  explicit Group(int w, double timeout = 30) : ctx(w, nullptr) {
-    shardlin_options o = shardlin_default_options();
-    o.timeout_seconds = timeout;
-    o.blas_threads = 1;
-    EXPECT_EQ(shardlin_threads_group_create(w, &o, ctx.data()), SHARDLIN_OK)
-        << shardlin_last_error_message();
-  }
-  ~Group() {
-    for (shardlin_context *c : ctx)
-      shardlin_context_destroy(c);
-  }
-  /// Runs f(rank) on one thread per rank.
-  void run(const std::function<void(int)> &f) {
-    std::vector<std::thread> threads;
-    for (size_t r = 0; r < ctx.size(); ++r)
-      threads.emplace_back([&f, r] { f(static_cast<int>(r)); });
-    for (std::thread &t : threads)
-      t.join();
-  }
-};
-
-/// A row-major f32 tensor and its view; elements start as `fill`.
-struct Tensor {
-  std::vector<float> data;
-  shardlin_view_storage storage;
-  shardlin_memref ref;
-  Tensor(std::vector<int64_t> sizes, float fill = 1.5f) {
-    int64_t n = 1;
-    for (int64_t s : sizes)
-      n *= s;
-    data.assign(static_cast<size_t>(n), fill);
-    EXPECT_EQ(shardlin_view_init(&ref, &storage, data.data(),
-                                 static_cast<int64_t>(sizes.size()),
-                                 sizes.data()),
-              SHARDLIN_OK);
-  }
-  int64_t *strides() { return storage.sizes_and_strides + ref.rank; }
-};
-
-std::string message(shardlin_context *ctx) {
-  return shardlin_context_message(ctx);
-}
+using namespace shardlin::capi_test;
 
 TEST(CApi, StatusNames) {
   EXPECT_STREQ(shardlin_status_name(SHARDLIN_OK), "ok");
@@ -319,120 +265,6 @@ TEST(CApi, NullContext) {
   EXPECT_EQ(shardlin_context_rank(nullptr), -1);
   EXPECT_EQ(shardlin_context_world_size(nullptr), -1);
   EXPECT_EQ(c.data[0], 1.5f);
-}
-
-/// One rank passes an input that contradicts the chunk rule: it gets a
-/// message with what it passed and what its chunk is; the other rank fails
-/// at once (well before the 30 s timeout), naming it; nothing is written.
-TEST(CApi, ChunkRuleViolationFailsEveryRankAtOnce) {
-  Group g(2);
-  const int64_t placements[2] = {0, 1};
-  shardlin_status st[2];
-  std::string msg[2];
-  Tensor out0({5, 2}), out1({5, 2});
-  Tensor in0({3, 2}), in1({3, 2}); // rank 1's chunk of 5 is 2 rows, not 3
-  const auto start = std::chrono::steady_clock::now();
-  g.run([&](int r) {
-    st[r] = shardlin_all_gather(g.ctx[r], SHARDLIN_F32,
-                                r == 0 ? &in0.ref : &in1.ref,
-                                r == 0 ? &out0.ref : &out1.ref, 0, placements);
-    msg[r] = message(g.ctx[r]);
-  });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  EXPECT_LT(seconds, 10.0);
-  EXPECT_EQ(st[1], SHARDLIN_INVALID_ARGUMENT);
-  EXPECT_EQ(msg[1], "shardlin_all_gather (rank 1 of 2): in [3, 2] has 3 "
-                    "along dim 0 but rank 1's chunk of 5 (chunk 1 of 2, "
-                    "split 3) has 2 (out is [5, 2])");
-  EXPECT_EQ(st[0], SHARDLIN_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(msg[0], "shardlin_all_gather (rank 0 of 2): threads "
-                               "allGatherV (rank 0 of 2): invalid arguments "
-                               "on rank 1: shardlin_all_gather (rank 1 of "
-                               "2): in [3, 2] has 3"));
-  for (float v : out0.data)
-    EXPECT_EQ(v, 1.5f);
-  EXPECT_EQ(shardlin_context_collective_calls(g.ctx[0]), 0u);
-  EXPECT_EQ(shardlin_context_bytes_sent(g.ctx[0]), 0u);
-}
-
-/// shardlin_gather_bounds: every rank's size, as the bounds of their blocks
-/// in chunk order (a permutation, a rank with none), which then stack and
-/// split rows of run-time sizes through the *_bounds collectives; a bad
-/// size fails every rank at once, naming it.
-TEST(CApi, GatherBoundsStacksEveryRanksRows) {
-  Group g(3);
-  const int64_t placements[3] = {2, 0, 1};
-  const int64_t rows[3] = {2, 0, 3}; // rank r's rows
-  int64_t bounds[3][4];
-  shardlin_status st[3], gathered[3], scattered[3];
-  // A Tensor's view points into the Tensor itself: a deque never moves them.
-  std::deque<Tensor> in, out, back;
-  for (int r = 0; r < 3; ++r) {
-    in.emplace_back(std::vector<int64_t>{rows[r], 2}, 1.0f + r);
-    out.emplace_back(std::vector<int64_t>{5, 2}, -1.0f);
-    back.emplace_back(std::vector<int64_t>{rows[r], 2}, -1.0f);
-  }
-  g.run([&](int r) {
-    st[r] = shardlin_gather_bounds(g.ctx[r], rows[r], placements, bounds[r]);
-    gathered[r] =
-        shardlin_all_gather_bounds(g.ctx[r], SHARDLIN_F32, &in[r].ref,
-                                   &out[r].ref, 0, placements, bounds[r]);
-    scattered[r] = shardlin_reduce_scatter_bounds(
-        g.ctx[r], SHARDLIN_F32, &out[r].ref, &back[r].ref, 0, placements,
-        bounds[r]);
-  });
-  for (int r = 0; r < 3; ++r) {
-    ASSERT_EQ(st[r], SHARDLIN_OK) << message(g.ctx[r]);
-    ASSERT_EQ(gathered[r], SHARDLIN_OK) << message(g.ctx[r]);
-    ASSERT_EQ(scattered[r], SHARDLIN_OK) << message(g.ctx[r]);
-    // Chunk 0 is rank 2's 3 rows, chunk 1 rank 0's 2, chunk 2 rank 1's 0.
-    EXPECT_EQ(std::vector<int64_t>(bounds[r], bounds[r] + 4),
-              (std::vector<int64_t>{0, 3, 5, 5}));
-    const std::vector<float> expected = {3, 3, 3, 3, 3, 3, 1, 1, 1, 1};
-    EXPECT_EQ(out[r].data, expected) << "rank " << r;
-    // Summed over the 3 ranks and split back into the same blocks.
-    for (float v : back[r].data)
-      EXPECT_EQ(v, 3.0f * (1.0f + r)) << "rank " << r;
-    EXPECT_EQ(shardlin_context_collective_calls(g.ctx[r]), 3u);
-  }
-
-  Group h(2);
-  const int64_t two[2] = {0, 1};
-  int64_t b[2][3];
-  const int64_t sizes[2] = {4, -1};
-  h.run([&](int r) {
-    st[r] = shardlin_gather_bounds(h.ctx[r], sizes[r], two, b[r]);
-  });
-  EXPECT_EQ(st[1], SHARDLIN_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(message(h.ctx[1]),
-                       "shardlin_gather_bounds (rank 1 of 2): size must be in "
-                       "[0, 2^53), got -1"));
-  EXPECT_EQ(st[0], SHARDLIN_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(message(h.ctx[0]), "invalid arguments on rank 1"));
-}
-
-/// Ranks that disagree (each one's own arguments fine) fail together.
-TEST(CApi, RanksThatDisagreeFailTogether) {
-  Group g(2);
-  const int64_t placements[2] = {0, 1};
-  shardlin_status st[2];
-  std::string msg[2];
-  // Rank 0 gathers 5 rows (its chunk: 3, rank 1's: 2), rank 1 gathers 6
-  // (3 each): rank 0 expects 2 rows from rank 1, which sends 3.
-  Tensor in0({3, 2}), out0({5, 2}), in1({3, 2}), out1({6, 2});
-  g.run([&](int r) {
-    st[r] = shardlin_all_gather(g.ctx[r], SHARDLIN_F32,
-                                r == 0 ? &in0.ref : &in1.ref,
-                                r == 0 ? &out0.ref : &out1.ref, 0, placements);
-    msg[r] = message(g.ctx[r]);
-  });
-  for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(st[r], SHARDLIN_INVALID_ARGUMENT);
-    EXPECT_TRUE(contains(msg[r], "size mismatch: rank 1 sends 6 elements "
-                                 "but rank 0 expects recvCounts[1] = 4"));
-  }
 }
 
 /// A context that failed returns its first status from every later call,
