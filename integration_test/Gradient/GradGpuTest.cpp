@@ -41,4 +41,27 @@ TEST_P(GradCudaLocal, EveryGradientOfEveryRankMatchesTheDenseModel) {
 INSTANTIATE_TEST_SUITE_P(Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
                          GradCaseName());
 
+// The DP x TP grid (GradGridCases.h, DP = 2) on cuda-local: 2 * TP ranks on
+// cuda:0, the world split into cuda-local groups, the parameters'
+// gradients averaged across the replicas in device memory
+// (rt::averageOverReplicas), checked as GradGridTest.cpp checks threads.
+class GradGridCudaLocal : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradGridCudaLocal, EveryGradientOfEveryReplicaMatchesTheDenseModel) {
+  std::string why;
+  if (!rt::cudaDevicesAvailable(&why))
+    GTEST_SKIP() << "no usable CUDA device: " << why;
+  const GradCase &c = GetParam();
+  BackwardPrograms programs;
+  rt::Status s = compileBackward(c, programs);
+  ASSERT_TRUE(s) << s.message();
+  rt::RunOptions options;
+  options.backend = "cuda-local";
+  options.comm.timeoutSeconds = 60;
+  expectEveryGradientMatchesOnGrid(c, backwardRunOf(programs), options, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(DataParallel2, GradGridCudaLocal,
+                         ::testing::ValuesIn(gridCases()), GradCaseName());
+
 } // namespace

@@ -2,13 +2,15 @@
 //
 // GradGridTest.cpp's check with one process per rank: ctest starts it under
 // mpirun with 2 * TP processes; each process takes the grid cases
-// (GradGridCases.h) whose TP group fits, splits MPI's world
-// (MPI_Comm_split through Communicator::split) into its replica's group
-// and the replicas of its chunk, runs its replica's backward on its own
-// data, averages the parameters' gradients across the replicas with an
-// all-reduce, and checks its rank's gradients against the dense model's
-// float64 gradients (every process regenerates every replica's data from
-// the seeds). MpiSuite.h sums the failures.
+// (GradGridCases.h) whose TP group fits and runs them through
+// rt::runProgram on the mpi backend with rt::RunOptions::replicas = 2
+// (runBackwardOnGrid): the runtime splits MPI's world (MPI_Comm_split
+// through Communicator::split) into each replica's group and the replicas
+// of each chunk, runs the replica's backward on its own data and averages
+// the parameters' gradients across the replicas. Each process checks its
+// rank's gradients against the dense model's float64 gradients (every
+// process regenerates every replica's data from the seeds). MpiSuite.h
+// sums the failures.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,31 +38,37 @@ int main(int argc, char **argv) {
         cases.push_back(c);
     return cases.size();
   };
-  suite.run = [&](size_t i, const rt::CommOptions &, rt::Communicator &world) {
+  suite.run = [&](size_t i, const rt::CommOptions &commOptions,
+                  rt::Communicator &world) {
     const GradCase &c = cases[i];
+    const int replica = world.rank() / c.worldSize(),
+              rank = world.rank() % c.worldSize();
     BackwardPrograms programs;
     rt::Status s = compileBackward(c, programs);
     std::vector<GradData> data;
     for (int d = 0; d < kDataParallel; ++d)
       data.push_back(makeGradData(c, gridSeed(d)));
-    GridRank grid;
-    std::vector<RankTensor> grads;
-    // Every process compiled the same text: all reach the splits or none.
-    if (s)
-      s = splitGrid(world, c.worldSize(), grid);
-    if (s)
-      s = runBackwardOnGrid(c, data[grid.replica], programs, grid, grads);
+    std::vector<std::vector<std::vector<RankTensor>>> results;
+    // Every process compiled the same text: all reach the run or none.
+    if (s) {
+      rt::RunOptions options;
+      options.backend = "mpi";
+      options.worldSize = c.worldSize();
+      options.comm = commOptions;
+      options.blasThreads = 1;
+      s = runBackwardOnGrid(c, data, backwardRunOf(programs), options,
+                            results);
+    }
     if (!s) {
       std::fprintf(stderr, "FAIL %s world rank %d: %s\n", c.name().c_str(),
                    world.rank(), s.message().c_str());
       return false;
     }
     std::string report;
-    if (checkGradients(c, gridReference(c, data, grid.replica), grid.rank,
-                       grads, report) != 0) {
+    if (checkGradients(c, gridReference(c, data, replica), rank,
+                       results[size_t(replica)][size_t(rank)], report) != 0) {
       std::fprintf(stderr, "FAIL %s world rank %d (replica %d)\n%s",
-                   c.name().c_str(), world.rank(), grid.replica,
-                   report.c_str());
+                   c.name().c_str(), world.rank(), replica, report.c_str());
       return false;
     }
     return true;

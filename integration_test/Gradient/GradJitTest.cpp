@@ -38,4 +38,21 @@ TEST_P(GradJit, EveryGradientOfEveryRankMatchesTheDenseModel) {
 INSTANTIATE_TEST_SUITE_P(Suite, GradJit, ::testing::ValuesIn(jitCases()),
                          GradCaseName());
 
+// The DP x TP grid's cases (GradGridCases.h) compiled to native code: each
+// rank's executor runs on its replica's group, and the parameters'
+// gradients are averaged across the replicas after it (GradGridTest.cpp's
+// check).
+class GradGridJit : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradGridJit, EveryGradientOfEveryReplicaMatchesTheDenseModel) {
+  const GradCase &c = GetParam();
+  JitBackward jit;
+  rt::Status s = jitBackward(c, jit);
+  ASSERT_TRUE(s) << s.message();
+  expectEveryGradientMatchesOnGrid(c, jit.run(), threadsOptions(c), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(DataParallel2, GradGridJit,
+                         ::testing::ValuesIn(gridCases()), GradCaseName());
+
 } // namespace

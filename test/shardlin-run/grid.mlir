@@ -5,7 +5,7 @@
 // replicas, the inputs' gradients each replica's own; every rank of every
 // replica checked against the dense model's float64 gradients
 // (Inputs/linear_grads.py --replicas). Threads, compiled to native code
-// (--jit), and under mpirun.
+// (--jit), under mpirun, and on cuda-local where a GPU is usable.
 
 // RUN: rm -rf %t && mkdir -p %t/o
 // RUN: shardlin-opt %s '--shardlin-generate-backward=strategy=activations recompute=always' -o %t/bw.mlir
@@ -23,6 +23,26 @@
 
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %t/bw.mlir --backend=mpi --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/mdx.{replica}.{rank}.npy' --out='%t/o/mdw.{replica}.npy' --out='%t/o/mdb.{replica}.{rank}.npy' %}
 // RUN: %if mpi %{ %python %S/Inputs/linear_grads.py '%t/r{replica}' 2 '%t/dy{replica}/x.{rank}.npy' '%t/o/mdx.{replica}.{rank}.npy' '%t/o/mdw.{replica}.npy' '%t/o/mdb.{replica}.{rank}.npy' --replicas 2 | FileCheck %s %}
+
+// An MPI job of the wrong size for the grid.
+// RUN: %if mpi %{ not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 shardlin-run %t/bw.mlir --backend=mpi --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/ndx.{replica}.{rank}.npy' --out='%t/o/ndw.{replica}.npy' --out='%t/o/ndb.{replica}.{rank}.npy' > %t/np3.txt 2>&1 %}
+// RUN: %if mpi %{ FileCheck %s --check-prefix=NP3 < %t/np3.txt %}
+// NP3: error: --grid=2x2: a grid of 2 replicas of 2 ranks needs 4 MPI processes, not 3
+
+// One replica's missing input stops every rank of every replica at once
+// (the agreement before the run spans the grid), not after the timeout of
+// the other replica's averaging.
+// RUN: mkdir -p %t/miss0 %t/miss1 && cp %t/r0/x.0.npy %t/r0/x.1.npy %t/miss0/ && cp %t/r1/x.0.npy %t/miss1/
+// RUN: not timeout 60 shardlin-run %t/bw.mlir --grid=2x2 --timeout=300 --verbose --entry=col_backward --arg='%t/miss{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/mdx.{replica}.{rank}.npy' --out='%t/o/mdw.{replica}.npy' --out='%t/o/mdb.{replica}.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=MISS
+// MISS-DAG: rank 0: {{.*}}failed: replica 0: rank 0: stopped because a rank of another replica failed
+// MISS-DAG: rank 1: {{.*}}failed: replica 0: rank 1: stopped because a rank of another replica failed
+// MISS-DAG: rank 3: {{.*}}failed: replica 1: rank 1: argument 0: '{{.*}}miss1/x.1.npy': cannot open
+// MISS: error: replica 1: rank 1: argument 0: '{{.*}}miss1/x.1.npy': cannot open: No such file or directory
+
+// On a GPU: the same grid on cuda-local, 4 ranks sharing cuda:0, the
+// parameters' gradients averaged in device memory.
+// RUN: %if gpu %{ shardlin-run %t/bw.mlir --backend=cuda-local --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/gdx.{replica}.{rank}.npy' --out='%t/o/gdw.{replica}.npy' --out='%t/o/gdb.{replica}.{rank}.npy' %}
+// RUN: %if gpu %{ %python %S/Inputs/linear_grads.py '%t/r{replica}' 2 '%t/dy{replica}/x.{rank}.npy' '%t/o/gdx.{replica}.{rank}.npy' '%t/o/gdw.{replica}.npy' '%t/o/gdb.{replica}.{rank}.npy' --replicas 2 | FileCheck %s %}
 
 // Errors: a grid that does not match the program, the world size or the
 // form; an output every replica would write.

@@ -1,100 +1,91 @@
 //===- GradGrid.cpp - Backward functions on a DP x TP grid ----------------===//
 //
-// splitGrid, runBackwardOnGrid and gridReference (GradTesting.h): the
-// world split into replicas of the program's tensor-parallel group, each
-// running the backward on its own data, and the parameters' gradients
-// averaged across the replicas (docs/training.md, "Grids").
+// runGridWithTensors, runBackwardOnGrid and gridReference (GradTesting.h):
+// the runtime's grids (rt::RunOptions::replicas), each replica running the
+// backward on its own data, and the parameters' gradients averaged across
+// the replicas (docs/training.md, "Grids").
 //
 //===----------------------------------------------------------------------===//
 
 #include "GradTesting.h"
 
-#include "shardlin/runtime/backends/Host.h"
-#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/backends/Registry.h"
 
 namespace shardlin::testkit {
 
-rt::Status splitGrid(rt::Communicator &world, int tensorParallel,
-                     GridRank &out) {
-  const int w = world.worldSize(), g = world.rank();
-  if (tensorParallel < 1 || w % tensorParallel != 0)
-    return rt::Status::invalidArgument(
-        "a grid of " + std::to_string(w) + " ranks has no tensor-parallel "
-        "groups of " + std::to_string(tensorParallel));
-  out = GridRank();
-  out.replica = g / tensorParallel;
-  out.rank = g % tensorParallel;
-  out.dataParallel = w / tensorParallel;
-  // Ordered by world rank in both: the group's rank t is world rank
-  // replica * TP + t, the replicas' rank d is replica d.
-  SHARDLIN_RETURN_IF_ERROR(
-      world.split(out.replica, g, out.group).withContext("the replica's group"));
-  return world.split(out.rank, g, out.replicas)
-      .withContext("the replicas of a chunk");
+rt::Status runGridWithTensors(
+    const rt::Program &program, const rt::RunOptions &options,
+    const std::function<std::vector<RankTensor>(int replica, int rank)> &args,
+    std::vector<std::vector<std::vector<RankTensor>>> &results,
+    const std::vector<size_t> &averaged,
+    const rt::RankCallbacks::MakeExecutor &executor) {
+  const int dp = std::max(options.replicas, 1);
+  const int w = options.worldSize > 0 ? options.worldSize
+                                      : static_cast<int>(program.worldSize);
+  // Sized before the callbacks take references to its elements.
+  results.assign(size_t(dp), {});
+  std::vector<std::unique_ptr<TensorCallbacks>> io;
+  auto perReplica = std::make_shared<std::vector<rt::RankCallbacks>>();
+  for (int d = 0; d < dp; ++d) {
+    io.push_back(std::make_unique<TensorCallbacks>(
+        w, [&args, d](int rank) { return args(d, rank); }, results[d]));
+    rt::RankCallbacks c = io.back()->callbacks(executor);
+    c.run = [&averaged](rt::RankRun &run) -> rt::Status {
+      SHARDLIN_RETURN_IF_ERROR(run.execute());
+      for (size_t i : averaged)
+        SHARDLIN_RETURN_IF_ERROR(rt::averageOverReplicas(run, i).withContext(
+            "averaging result " + std::to_string(i)));
+      return rt::Status::ok();
+    };
+    perReplica->push_back(std::move(c));
+  }
+  rt::RankCallbacks callbacks;
+  callbacks.perReplica = std::move(perReplica);
+  std::vector<rt::RankResult> ranks;
+  return rt::runProgram(program, options, callbacks, &ranks);
 }
 
-rt::Status runBackwardOnGrid(const GradCase &c, const GradData &data,
-                             const BackwardPrograms &programs, GridRank &grid,
-                             std::vector<RankTensor> &grads) {
+rt::Status runBackwardOnGrid(
+    const GradCase &c, const std::vector<GradData> &data,
+    const BackwardRun &run, const rt::RunOptions &options,
+    std::vector<std::vector<std::vector<RankTensor>>> &results) {
   const std::vector<GradArgument> arguments = gradArguments(c);
-  const int tp = grid.group->worldSize(), me = grid.rank;
-  auto forwardArgs = [&](int rank) {
+  rt::RunOptions grid = options;
+  grid.replicas = static_cast<int>(data.size());
+  auto forwardArgs = [&](int replica, int rank) {
     std::vector<RankTensor> args;
     for (size_t i = 0; i < arguments.size(); ++i)
-      args.push_back(argumentOf(c, data, i, rank));
+      args.push_back(argumentOf(c, data[size_t(replica)], i, rank));
     return args;
   };
-  std::unique_ptr<rt::RankDevice> device = rt::createHostDevice();
-  auto run = [&](const rt::Program &program,
-                 std::function<std::vector<RankTensor>(int)> args,
-                 std::vector<std::vector<RankTensor>> &results) {
-    TensorCallbacks io(tp, std::move(args), results);
-    rt::SharedProgram shared(program);
-    return rt::runRank(shared, *grid.group, *device, io.callbacks()).status;
-  };
-  std::vector<std::vector<RankTensor>> saved, results;
-  if (programs.numSaved > 0)
-    SHARDLIN_RETURN_IF_ERROR(run(programs.saving, forwardArgs, saved)
+  std::vector<std::vector<std::vector<RankTensor>>> saved;
+  if (run.saving)
+    SHARDLIN_RETURN_IF_ERROR(runGridWithTensors(*run.saving, grid,
+                                                forwardArgs, saved, {},
+                                                run.savingExecutor)
                                  .withContext("@main_forward_saving"));
-  SHARDLIN_RETURN_IF_ERROR(
-      run(programs.backward,
-          [&](int rank) {
-            std::vector<RankTensor> args = forwardArgs(rank);
-            args.push_back({data.dy[rank].bytes, c.outputShapeOf(rank)});
-            if (programs.numSaved > 0) // after @main's one result
-              args.insert(args.end(), saved[rank].begin() + 1,
-                          saved[rank].end());
-            return args;
-          },
-          results)
-          .withContext("@main_backward"));
-  grads = std::move(results[me]);
-  if (grads.size() != arguments.size())
-    return rt::Status::internal("@main_backward returned " +
-                                std::to_string(grads.size()) +
-                                " gradients for " +
-                                std::to_string(arguments.size()) +
-                                " arguments");
-  // The data-parallel average of every parameter's gradient.
-  const rt::DType dtype = c.dtype();
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const GradArgument::Kind kind = arguments[i].kind;
-    if (kind != GradArgument::Kind::Sharded &&
-        kind != GradArgument::Kind::Replicated)
-      continue;
-    RankTensor &g = grads[i];
-    const int64_t n = int64_t(g.bytes.size() / rt::dtypeSize(dtype));
-    SHARDLIN_RETURN_IF_ERROR(
-        grid.replicas
-            ->allReduce(g.bytes.data(), g.bytes.data(), n, dtype)
-            .withContext("averaging gradient " + std::to_string(i)));
-    std::vector<double> v(static_cast<size_t>(n));
-    rt::convertToF64(dtype, g.bytes.data(), v.data(), v.size());
-    for (double &e : v)
-      e /= grid.dataParallel;
-    rt::convertFromF64(dtype, v.data(), g.bytes.data(), v.size());
-  }
-  return rt::Status::ok();
+  // The parameters: @main_backward's results line up with @main's
+  // arguments.
+  std::vector<size_t> parameters;
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].kind == GradArgument::Kind::Sharded ||
+        arguments[i].kind == GradArgument::Kind::Replicated)
+      parameters.push_back(i);
+  return runGridWithTensors(
+             *run.backward, grid,
+             [&](int replica, int rank) {
+               std::vector<RankTensor> args = forwardArgs(replica, rank);
+               args.push_back({data[size_t(replica)].dy[rank].bytes,
+                               c.outputShapeOf(rank)});
+               if (run.saving) { // after @main's one result
+                 const std::vector<RankTensor> &mine =
+                     saved[size_t(replica)][size_t(rank)];
+                 args.insert(args.end(), mine.begin() + 1, mine.end());
+               }
+               return args;
+             },
+             results, parameters, run.backwardExecutor)
+      .withContext("@main_backward");
 }
 
 GradReference gridReference(const GradCase &c,

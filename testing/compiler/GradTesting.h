@@ -212,29 +212,31 @@ rt::Status runBackward(const GradCase &c, const GradData &data,
                        const BackwardRun &run, const rt::RunOptions &options,
                        std::vector<std::vector<RankTensor>> &results);
 
-/// One rank of a data-parallel x tensor-parallel grid (docs/training.md,
-/// "Grids"): world rank g is rank g % TP of replica g / TP. `group` is its
-/// replica's communicator (TP ranks: the program runs on it), `replicas`
-/// the communicator of the ranks that hold the same chunks in every replica
-/// (DP ranks: the parameter gradients are averaged over it). Both are split
-/// from the world (Communicator::split).
-struct GridRank {
-  int replica = 0, rank = 0, dataParallel = 1;
-  std::unique_ptr<rt::Communicator> group, replicas;
-};
-/// A collective over `world` (of DP * TP ranks).
-rt::Status splitGrid(rt::Communicator &world, int tensorParallel,
-                     GridRank &out);
+/// Runs `program` on a data-parallel grid (docs/training.md, "Grids") as
+/// runWithTensors does on one group: options.replicas replicas of
+/// options.worldSize ranks (0: the program's) through rt::runProgram, on
+/// any backend; args(replica, rank) are the rank's arguments, and after the
+/// execution each result in `averaged` is averaged over the replicas
+/// (rt::averageOverReplicas, in the rank's device memory).
+/// results[replica][rank] are the rank's results (those of the ranks this
+/// process ran; the others are empty).
+rt::Status runGridWithTensors(
+    const rt::Program &program, const rt::RunOptions &options,
+    const std::function<std::vector<RankTensor>(int replica, int rank)> &args,
+    std::vector<std::vector<std::vector<RankTensor>>> &results,
+    const std::vector<size_t> &averaged,
+    const rt::RankCallbacks::MakeExecutor &executor = {});
 
-/// This world rank's part of a backward on a grid: the case's saving
-/// forward (if any) and backward run by rt::runRank on its replica's group
-/// (host memory), with its replica's `data`; then the gradient of each
-/// sharded weight (the rank's chunk) and replicated bias is averaged over
-/// the replicas: an all-reduce over `grid.replicas`, then a scaling by
-/// 1 / DP. grads are the rank's gradients, one per argument of @main.
-rt::Status runBackwardOnGrid(const GradCase &c, const GradData &data,
-                             const BackwardPrograms &programs, GridRank &grid,
-                             std::vector<RankTensor> &grads);
+/// A case's backward on a grid of options.replicas = data.size() replicas:
+/// replica d runs the saving forward (if any) and the backward on data[d]
+/// (runBackward's steps, through runGridWithTensors), and the gradient of
+/// every parameter (a sharded weight's chunk, a replicated bias) is
+/// averaged over the replicas. results[d][rank] are the gradients of
+/// replica d's rank.
+rt::Status runBackwardOnGrid(
+    const GradCase &c, const std::vector<GradData> &data,
+    const BackwardRun &run, const rt::RunOptions &options,
+    std::vector<std::vector<std::vector<RankTensor>>> &results);
 
 /// The reference on a grid of data.size() replicas, replica `replica`'s
 /// view: its own input gradients, and each parameter's gradient averaged

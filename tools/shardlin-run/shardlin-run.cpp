@@ -111,7 +111,7 @@ cl::opt<std::string> emitProgram(
 cl::opt<std::string> grid(
     "grid",
     cl::desc("DPxTP: DP replicas of the entry, each on its own TP ranks, on "
-             "DP*TP ranks (threads, mpi); a backward function's weight and "
+             "DP*TP ranks of any backend; a backward function's weight and "
              "bias gradients are averaged over the replicas; {replica} in a "
              "path is the replica, {rank} the rank in it (docs/training.md, "
              "\"Grids\")"),
@@ -457,7 +457,8 @@ int main(int argc, char **argv) {
     if (worldSize != 0 && worldSize != w)
       return fail("--grid=" + grid + " has " + std::to_string(w) +
                   " ranks; --world-size=" + std::to_string(worldSize));
-    config.worldSize = w;
+    config.worldSize = tensorParallel;
+    config.replicas = gridConfig.dataParallel;
     status = rt::runGridWithFiles(*program, config, gridConfig, &ranks);
   } else {
     status = rt::runProgramWithFiles(*program, config, &ranks);

@@ -45,7 +45,7 @@ BackendRun runCudaLocalFromModule, runNcclFromModule;
 
 /// Bumped whenever GpuModuleEntries or what its functions take changes: a
 /// module from another build of the runtime is refused, not called.
-constexpr int kGpuModuleAbi = 2;
+constexpr int kGpuModuleAbi = 3;
 
 /// What the GPU module provides. It is built from the same sources as the
 /// runtime it is loaded into and calls back into that runtime (runRank,

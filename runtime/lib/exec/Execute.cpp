@@ -135,7 +135,7 @@ Status RankRun::execute() {
 
 RankResult runRank(const SharedProgram &shared, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,
-                   Communicator *agree) {
+                   Communicator *agree, const GridPlace *grid) {
   const Program &program = shared.program();
   Communicator &agreeOn = agree ? *agree : comm;
   RankResult result;
@@ -202,12 +202,28 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     values.assign(agreement.begin() + head, agreement.end());
     return Status::ok();
   };
+  // On a grid, the outcome of the replica's agreement, agreed on by every
+  // rank of every replica: a failed replica stops the others too.
+  auto agreeOnGrid = [&](const Status &agreed) -> Status {
+    if (!grid || !grid->world)
+      return agreed;
+    double failed = agreed ? 0.0 : 1.0;
+    Status reduced = grid->world->allReduce(&failed, &failed, 1, DType::F64);
+    if (!agreed)
+      return agreed;
+    if (!reduced)
+      return reduced.withContext("agreeing with the other replicas");
+    if (failed > 0)
+      return Status::aborted("stopped because a rank of another replica "
+                             "failed (its own error says why)");
+    return Status::ok();
+  };
   // An agreement closes the binding phase: the time until it counts as
   // binding, its own as agreeing.
   auto agreeAll = [&](const Status &ok, std::vector<double> &values,
                       const char *stopped) {
     seconds.bind += clock.lap();
-    Status agreed = agreeOnce(ok, values, stopped);
+    Status agreed = agreeOnGrid(agreeOnce(ok, values, stopped));
     seconds.agree += clock.lap();
     return agreed;
   };
@@ -304,7 +320,8 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     return fail(agreed);
 
   comm.resetStats();
-  RankRun run(*plan, comm, device, buffers, executor.get());
+  RankRun run(*plan, comm, device, buffers, executor.get(),
+              grid ? grid->replicas : nullptr);
   Status ran = callbacks.run ? callbacks.run(run) : run.execute();
   result.stats = run.stats();
   seconds.run = clock.lap();
@@ -376,6 +393,11 @@ Status checkRunOptions(const RunOptions &options) {
                "the device must be a device number (>= 0) or -1 (any), got " +
                std::to_string(options.device))
         .withSubject("device");
+  if (options.replicas < 1 || options.replicas > kMaxWorldSize)
+    return Status::invalidArgument(
+               "a grid needs between 1 and " + std::to_string(kMaxWorldSize) +
+               " replicas, not " + std::to_string(options.replicas))
+        .withSubject("replicas");
   if (options.blasThreads < 0)
     return Status::invalidArgument(
                "the BLAS thread count must be >= 0 (0: cores / ranks per "

@@ -43,42 +43,45 @@ struct ThreadsRun {
   std::vector<const char *> outside;
 };
 
-/// The callbacks of rank threads, reporting where each rank is.
-RankCallbacks trackedCallbacks(const std::shared_ptr<ThreadsRun> &run) {
-  RankCallbacks c = run->callbacks;
+/// The callbacks of the rank on thread `thread` (its replica's, on a
+/// grid), reporting where it is.
+RankCallbacks trackedCallbacks(const std::shared_ptr<ThreadsRun> &run,
+                               const RankCallbacks &base, size_t thread) {
+  RankCallbacks c = base;
+  c.perReplica = nullptr; // `base` is already the replica's
   // Only a weak reference: the callbacks are a member of `run`.
   std::weak_ptr<ThreadsRun> weak = run;
-  auto mark = [weak](int rank, const char *where) {
+  auto mark = [weak, thread](const char *where) {
     if (std::shared_ptr<ThreadsRun> r = weak.lock()) {
       std::lock_guard<std::mutex> lock(r->mutex);
-      r->outside[size_t(rank)] = where;
+      r->outside[thread] = where;
     }
   };
-  if (run->callbacks.argShapes)
-    c.argShapes = [mark, shapesOf = run->callbacks.argShapes](
+  if (base.argShapes)
+    c.argShapes = [mark, shapesOf = base.argShapes](
                       int rank, std::vector<std::vector<int64_t>> &shapes,
                       std::vector<std::string> &names) {
-      mark(rank, "reading its inputs' shapes (argShapes)");
+      mark("reading its inputs' shapes (argShapes)");
       Status s = shapesOf(rank, shapes, names);
-      mark(rank, nullptr);
+      mark(nullptr);
       return s;
     };
-  if (run->callbacks.bind)
-    c.bind = [mark, bind = run->callbacks.bind](const Plan &plan,
-                                                RankDevice &device,
-                                                RankBuffers &buffers) {
-      mark(plan.rank(), "loading its inputs (bind)");
+  if (base.bind)
+    c.bind = [mark, bind = base.bind](const Plan &plan, RankDevice &device,
+                                      RankBuffers &buffers) {
+      mark("loading its inputs (bind)");
       Status s = bind(plan, device, buffers);
-      mark(plan.rank(), nullptr);
+      mark(nullptr);
       return s;
     };
-  if (run->callbacks.finish)
-    c.finish = [mark, finish = run->callbacks.finish](
-                   const Plan &plan, RankDevice &device,
-                   const RankBuffers &buffers, Communicator &agree) {
-      mark(plan.rank(), "writing its outputs (finish)");
+  if (base.finish)
+    c.finish = [mark, finish = base.finish](const Plan &plan,
+                                            RankDevice &device,
+                                            const RankBuffers &buffers,
+                                            Communicator &agree) {
+      mark("writing its outputs (finish)");
       Status s = finish(plan, device, buffers, agree);
-      mark(plan.rank(), nullptr);
+      mark(nullptr);
       return s;
     };
   return c;
@@ -99,14 +102,22 @@ Status runRanksOnThreads(const SharedProgram &program,
   run->ranks.assign(w, RankResult());
   run->done.assign(w, 0);
   run->outside.assign(w, nullptr);
-  const RankCallbacks tracked = trackedCallbacks(run);
+  // On a grid, thread g runs rank g % W of replica g / W (runWorldRank).
+  const int replicas = options.replicas > 1 ? options.replicas : 1;
+  const size_t perReplica = std::max<size_t>(1, w / size_t(replicas));
   std::vector<std::thread> threads;
   for (size_t r = 0; r < w; ++r)
-    threads.emplace_back([run, tracked, r] {
+    threads.emplace_back([run, replicas,
+                          tracked = trackedCallbacks(
+                              run,
+                              callbacksOfReplica(run->callbacks,
+                                                 int(r / perReplica)),
+                              r),
+                          r] {
       std::unique_ptr<RankDevice> device = run->makeDevice();
-      RankResult result =
-          runRank(run->program, *run->comms[r], *device, tracked,
-                  run->agree.empty() ? nullptr : run->agree[r].get());
+      RankResult result = runWorldRank(
+          run->program, replicas, *run->comms[r], *device, tracked,
+          run->agree.empty() ? nullptr : run->agree[r].get());
       device.reset();
       std::lock_guard<std::mutex> lock(run->mutex);
       run->ranks[r] = std::move(result);

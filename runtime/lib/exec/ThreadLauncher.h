@@ -25,7 +25,8 @@ struct ThreadRanks {
   std::function<std::unique_ptr<RankDevice>()> makeDevice;
 };
 
-/// Runs rank r of `group` on thread r. Fills `ranks` by rank; returns the
+/// Runs rank r of `group` on thread r (runWorldRank: on a grid, rank
+/// r % W of replica r / W). Fills `ranks` by rank; returns the
 /// root cause. With options.abandonLateRanks, once a rank has failed, ranks
 /// that are still running min(timeout, 2 s) later are given up on
 /// (RunOptions).

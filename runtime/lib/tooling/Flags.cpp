@@ -9,6 +9,10 @@ namespace shardlin::rt {
 
 std::string flagOf(const Status &status, const RunOptions &options) {
   const std::string &s = status.subject();
+  // On a grid the world size is --grid's TP (shardlin-run sets both).
+  if (s == "replicas" || (s == "worldSize" && options.replicas > 1))
+    return "--grid=" + std::to_string(options.replicas) + "x" +
+           std::to_string(options.worldSize);
   if (s == "worldSize")
     return "--world-size=" + std::to_string(options.worldSize);
   if (s == "backend")

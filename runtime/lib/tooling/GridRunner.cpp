@@ -1,22 +1,18 @@
 //===- GridRunner.cpp - A program on a DP x TP grid with .npy files -------===//
 //
-// runGridWithFiles (Runner.h): the world's communicators from the backend's
-// connect (threads: every rank here; mpi: this process's), each rank split
-// into its replica's group and its chunk's group, the replica's file run
-// (Runner.cpp's callbacks, with "{replica}" substituted) on the first, and
-// the listed results averaged over the second between the run and the
-// writing of the outputs.
+// runGridWithFiles (Runner.h): runProgram with RunOptions::replicas, on any
+// backend. Each replica gets the file runner's callbacks (Runner.cpp) for
+// its own paths ("{replica}" substituted), whose run averages the listed
+// results over the replicas (RankRun::replicas()) between the execution
+// and the writing of the outputs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/runtime/tooling/Runner.h"
 
-#include "shardlin/runtime/backends/Host.h"
-#include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/backends/Registry.h"
 
 #include "tooling/RunnerSteps.h"
-
-#include <thread>
 
 namespace shardlin::rt {
 
@@ -41,73 +37,11 @@ RunConfig replicaConfig(const RunConfig &config, int replica) {
   return c;
 }
 
-/// Averages result i of every rank of `replicas` (host memory): the sum,
-/// then a scaling by 1 / its size.
-Status averageResult(const Plan &plan, const RankBuffers &buffers, size_t i,
-                     Communicator &replicas) {
-  std::vector<int64_t> shape = plan.resultShape(i);
-  if (i < buffers.resultShapes.size() && !buffers.resultShapes[i].empty())
-    shape = buffers.resultShapes[i];
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  const DType dtype = plan.resultType(i);
-  void *data = buffers.results[i];
-  SHARDLIN_RETURN_IF_ERROR(replicas.allReduce(data, data, n, dtype));
-  std::vector<double> values(static_cast<size_t>(n));
-  convertToF64(dtype, data, values.data(), values.size());
-  for (double &v : values)
-    v /= replicas.worldSize();
-  convertFromF64(dtype, values.data(), data, values.size());
-  return Status::ok();
-}
-
-/// World rank `world`'s part: the splits, its replica's run, the averages.
-RankResult runGridRank(const SharedProgram &program, const RunConfig &config,
-                       const GridConfig &grid, Communicator &world) {
-  RankResult failed;
-  failed.rank = world.rank();
-  const int tp = world.worldSize() / grid.dataParallel;
-  const int replica = world.rank() / tp, rank = world.rank() % tp;
-  const std::string at = "grid rank " + std::to_string(world.rank()) +
-                         " (rank " + std::to_string(rank) + " of replica " +
-                         std::to_string(replica) + ")";
-  std::unique_ptr<Communicator> group, chunk;
-  failed.status = world.split(replica, world.rank(), group);
-  if (failed.status)
-    failed.status = world.split(rank, world.rank(), chunk);
-  if (!failed.status) {
-    failed.status = failed.status.withContext(at);
-    return failed;
-  }
-  const RunConfig mine = replicaConfig(config, replica);
-  RankCallbacks callbacks = detail::fileCallbacks(program.program(), mine);
-  callbacks.run = [&](RankRun &run) -> Status {
-    SHARDLIN_RETURN_IF_ERROR(run.execute());
-    for (size_t i : grid.averaged)
-      SHARDLIN_RETURN_IF_ERROR(
-          averageResult(run.plan(), run.buffers(), i, *chunk)
-              .withContext(at + ": averaging result " + std::to_string(i) +
-                           " over the replicas"));
-    return Status::ok();
-  };
-  std::unique_ptr<RankDevice> device = createHostDevice();
-  RankResult result = runRank(program, *group, *device, callbacks);
-  result.rank = world.rank();
-  return result;
-}
-
 } // namespace
 
 Status runGridWithFiles(const Program &program, const RunConfig &config,
                         const GridConfig &grid, std::vector<RankResult> *ranks) {
   SHARDLIN_RETURN_IF_ERROR(checkRunOptions(config));
-  const BackendInfo *backend = nullptr;
-  SHARDLIN_RETURN_IF_ERROR(lookupBackend(config.backend, backend));
-  if (!backend->connect || backend->device != DeviceKind::Host)
-    return Status::invalidArgument("a grid runs on the host backends "
-                                   "(threads, mpi), not on '" +
-                                   config.backend + "'");
   if (grid.dataParallel < 1)
     return Status::invalidArgument("a grid needs at least one replica, not " +
                                    std::to_string(grid.dataParallel));
@@ -125,35 +59,29 @@ Status runGridWithFiles(const Program &program, const RunConfig &config,
   for (int d = 0; d < grid.dataParallel; ++d)
     SHARDLIN_RETURN_IF_ERROR(
         detail::checkFileRun(program, replicaConfig(config, d)));
-  // The world: DP times the program's TP ranks.
-  const int tp = program.worldSize > 0 ? int(program.worldSize) : 1;
-  std::vector<std::unique_ptr<Communicator>> world;
-  SHARDLIN_RETURN_IF_ERROR(backend->connect(
-      backend->needsMpiSession() ? 0 : grid.dataParallel * tp, config.comm,
-      config.blasThreads, world));
-  if (world.empty() || world[0]->worldSize() != grid.dataParallel * tp)
-    return Status::invalidArgument(
-        "a grid of " + std::to_string(grid.dataParallel) + " replicas of '" +
-        program.name + "' (" + std::to_string(tp) + " ranks) needs " +
-        std::to_string(grid.dataParallel * tp) + " ranks, not " +
-        std::to_string(world.empty() ? 0 : world[0]->worldSize()));
-  const SharedProgram shared(program);
-  std::vector<RankResult> results(world.size());
-  if (world.size() == 1) { // mpi: MPI calls from the main thread only
-    results[0] = runGridRank(shared, config, grid, *world[0]);
-  } else {
-    std::vector<std::thread> threads;
-    for (size_t g = 0; g < world.size(); ++g)
-      threads.emplace_back([&, g] {
-        results[g] = runGridRank(shared, config, grid, *world[g]);
-      });
-    for (std::thread &t : threads)
-      t.join();
+  auto perReplica = std::make_shared<std::vector<RankCallbacks>>();
+  for (int d = 0; d < grid.dataParallel; ++d) {
+    RankCallbacks c =
+        detail::fileCallbacks(program, replicaConfig(config, d));
+    c.run = [averaged = grid.averaged](RankRun &run) -> Status {
+      SHARDLIN_RETURN_IF_ERROR(run.execute());
+      for (size_t i : averaged)
+        SHARDLIN_RETURN_IF_ERROR(
+            averageOverReplicas(run, i)
+                .withContext("averaging result " + std::to_string(i) +
+                             " over the replicas"));
+      return Status::ok();
+    };
+    perReplica->push_back(std::move(c));
   }
-  const Status cause = rootCause(results);
-  if (ranks)
-    *ranks = std::move(results);
-  return cause;
+  RankCallbacks callbacks;
+  callbacks.perReplica = std::move(perReplica);
+  // As runProgramWithFiles: a rank stuck reading its inputs is given up on
+  // once the others have failed.
+  RunOptions options = config;
+  options.abandonLateRanks = true;
+  options.replicas = grid.dataParallel;
+  return runProgram(program, options, callbacks, ranks);
 }
 
 } // namespace shardlin::rt

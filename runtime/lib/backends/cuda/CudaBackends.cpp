@@ -100,7 +100,7 @@ Status runNcclThreads(const SharedProgram &program, const RunOptions &options,
                       const RankCallbacks &callbacks,
                       std::vector<RankResult> &ranks) {
   int w = 0, count = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveLaunchedRanks(program.program(), options, 0, w));
   SHARDLIN_RETURN_IF_ERROR(usableCudaDevices(count));
   const int first = options.device < 0 ? 0 : options.device;
   if (first >= count || w > count - first) {
@@ -138,7 +138,7 @@ Status runNcclMpi(const SharedProgram &program, const RunOptions &options,
                        "through MPI"));
   int w = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      resolveWorldSize(program.program(), options.worldSize, mpi->worldSize(), w));
+      resolveLaunchedRanks(program.program(), options, mpi->worldSize(), w));
   const int rank = mpi->rank();
   const std::string who = "rank " + std::to_string(rank);
 
@@ -170,7 +170,8 @@ Status runNcclMpi(const SharedProgram &program, const RunOptions &options,
       createNcclCommunicator(*mpi, stream, options.comm, nccl)
           .withContext(who));
   CudaRankDevice rankDevice;
-  ranks.push_back(runRank(program, *nccl, rankDevice, callbacks, mpi.get()));
+  ranks.push_back(runWorldRank(program, options.replicas, *nccl, rankDevice,
+                               callbacks, mpi.get()));
   return ranks.back().status;
 }
 
@@ -180,7 +181,7 @@ Status runCudaLocal(const SharedProgram &program, const RunOptions &options,
                     std::vector<RankResult> &ranks) {
   SHARDLIN_RETURN_IF_ERROR(checkThreadsLaunch("cuda-local"));
   int w = 0, count = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveLaunchedRanks(program.program(), options, 0, w));
   SHARDLIN_RETURN_IF_ERROR(usableCudaDevices(count));
   const int device = options.device < 0 ? 0 : options.device;
   if (device >= count)

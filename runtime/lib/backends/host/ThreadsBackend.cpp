@@ -45,7 +45,7 @@ Status runThreads(const SharedProgram &program, const RunOptions &options,
                   std::vector<RankResult> &ranks) {
   SHARDLIN_RETURN_IF_ERROR(checkThreadsLaunch("threads"));
   int w = 0;
-  SHARDLIN_RETURN_IF_ERROR(resolveWorldSize(program.program(), options.worldSize, 0, w));
+  SHARDLIN_RETURN_IF_ERROR(resolveLaunchedRanks(program.program(), options, 0, w));
   std::vector<std::unique_ptr<Communicator>> comms;
   SHARDLIN_RETURN_IF_ERROR(
       connectThreads(w, options.comm, options.blasThreads, comms));

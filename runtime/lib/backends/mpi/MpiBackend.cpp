@@ -49,7 +49,7 @@ Status runMpi(const SharedProgram &program, const RunOptions &options,
     comm = options.wrapCommunicator(std::move(comm));
   int w = 0;
   SHARDLIN_RETURN_IF_ERROR(
-      resolveWorldSize(program.program(), options.worldSize, comm->worldSize(), w));
+      resolveLaunchedRanks(program.program(), options, comm->worldSize(), w));
   setHostBlasThreads(options.blasThreads);
   std::unique_ptr<RankDevice> device = createHostDevice();
   // The file runner's callbacks may wait up to the timeout for a file (an
@@ -62,7 +62,8 @@ Status runMpi(const SharedProgram &program, const RunOptions &options,
     longer.timeoutSeconds += lateRankGraceSeconds(options.comm);
     SHARDLIN_RETURN_IF_ERROR(createMpiCommunicator(longer, agree));
   }
-  ranks.push_back(runRank(program, *comm, *device, callbacks, agree.get()));
+  ranks.push_back(runWorldRank(program, options.replicas, *comm, *device,
+                               callbacks, agree.get()));
   return ranks.back().status;
 }
 

@@ -88,8 +88,9 @@ struct RunOptions {
   /// as threads sharing one GPU) or "nccl" (one GPU per rank: one process per
   /// rank under mpirun, else one process driving W GPUs from W threads).
   std::string backend = "threads";
-  /// Number of ranks; for mpi (and nccl under mpirun) it must match the MPI
-  /// world (0: take it from MPI, or from the program otherwise).
+  /// Number of ranks (of one replica, on a grid: see `replicas`); for mpi
+  /// (and nccl under mpirun) it must match the MPI world (0: take it from
+  /// MPI, or from the program otherwise).
   int worldSize = 0;
   /// The GPU, for the GPU backends; -1 picks one. cuda-local: the device all
   /// ranks share (default 0). nccl under mpirun: this process's device
@@ -115,6 +116,15 @@ struct RunOptions {
   /// timeout, so that a rank whose input wait (bounded by the timeout)
   /// failed still joins them and every rank names it.
   bool abandonLateRanks = false;
+  /// A data-parallel grid (docs/training.md, "Grids"): `replicas` copies of
+  /// the program's W ranks run side by side on replicas * W ranks of the
+  /// backend (mpi and nccl under mpirun: the launcher's world, which must be
+  /// that many; worldSize stays one replica's W). World rank g is rank
+  /// g % W of replica g / W: each splits the world (Communicator::split)
+  /// into its replica's group, where the program runs, and the group of the
+  /// ranks with its rank in every replica (RankRun::replicas()). Every
+  /// backend runs grids.
+  int replicas = 1;
   /// A test seam: if set, each rank's communicator of the threads and mpi
   /// backends is passed through it before the run (the fault tests wrap it
   /// in one that injects faults).
@@ -165,9 +175,10 @@ public:
   /// `executor`, if given, executes in place of the plan (a compiled
   /// program's).
   RankRun(Plan &plan, Communicator &comm, RankDevice &device,
-          RankBuffers &buffers, RankExecutor *executor = nullptr)
+          RankBuffers &buffers, RankExecutor *executor = nullptr,
+          Communicator *replicas = nullptr)
       : plan_(plan), comm_(comm), device_(device), buffers_(buffers),
-        executor_(executor) {}
+        executor_(executor), replicas_(replicas) {}
   RankRun(const RankRun &) = delete;
   RankRun &operator=(const RankRun &) = delete;
 
@@ -178,6 +189,11 @@ public:
   /// counted in stats().
   Communicator &comm() { return comm_; }
   RankDevice &device() { return device_; }
+  /// On a grid (RunOptions::replicas > 1): the ranks that hold this rank's
+  /// place in every replica, in replica order, over the same memory as
+  /// comm() (e.g. for averaging gradients across the replicas). Null
+  /// otherwise.
+  Communicator *replicas() { return replicas_; }
   /// The buffers bind filled. Their contents may change between
   /// executions (new inputs for a replay); the tables must keep matching
   /// the plan, which execute() checks again.
@@ -202,6 +218,7 @@ private:
   RankDevice &device_;
   RankBuffers &buffers_;
   RankExecutor *executor_;
+  Communicator *replicas_;
   CommStats last_, total_;
   int executions_ = 0;
 };
@@ -261,7 +278,17 @@ struct RankCallbacks {
   /// the outcome, while its device is still alive (free device memory that
   /// bind allocated here: the device does not outlive the run).
   std::function<void(int rank)> release;
+  /// Optional, for a grid (RunOptions::replicas > 1): element d holds the
+  /// callbacks of replica d's ranks (each replica its own inputs and
+  /// outputs; `rank` and plan.rank() in them are the rank in the replica),
+  /// and the fields above are unused. Without it every replica uses the
+  /// fields above.
+  std::shared_ptr<const std::vector<RankCallbacks>> perReplica;
 };
+
+/// The callbacks of replica `replica`'s ranks (RankCallbacks::perReplica).
+const RankCallbacks &callbacksOfReplica(const RankCallbacks &callbacks,
+                                        int replica);
 
 /// What one rank did.
 struct RankResult {
@@ -302,9 +329,30 @@ std::string describeRank(const RankResult &rank, const char *bindName = "bind",
 /// (host memory; default `comm`), runs with comm's stats reset right before
 /// (once, or through callbacks.run), then finishes. The backends' runners are made
 /// of this.
+/// `grid` is the rank's place on a grid (runWorldRank).
+struct GridPlace {
+  /// RankRun::replicas().
+  Communicator *replicas = nullptr;
+  /// Host memory, over every rank of every replica: the agreements that
+  /// can fail go through it too (once the replica's own has), so that a
+  /// replica that failed to prepare stops the others before their first
+  /// collective instead of leaving them waiting for it to average.
+  Communicator *world = nullptr;
+};
 RankResult runRank(const SharedProgram &program, Communicator &comm,
                    RankDevice &device, const RankCallbacks &callbacks,
-                   Communicator *agree = nullptr);
+                   Communicator *agree = nullptr,
+                   const GridPlace *grid = nullptr);
+
+/// A launcher's rank: runRank on `world` when `replicas` is 1; on a grid,
+/// world rank g splits `world` (and `agree`, if given) into its replica's
+/// group and its place's group across the replicas (RunOptions::replicas),
+/// then runs rank g % W of replica g / W with callbacksOfReplica. The
+/// result's rank is g. Every rank of `world` must call it.
+RankResult runWorldRank(const SharedProgram &program, int replicas,
+                        Communicator &world, RankDevice &device,
+                        const RankCallbacks &callbacks,
+                        Communicator *agree = nullptr);
 
 /// The most ranks a run may have.
 constexpr int kMaxWorldSize = 4096;
@@ -322,6 +370,20 @@ Status checkRunOptions(const RunOptions &options);
 /// both against the program's placements.
 Status resolveWorldSize(const Program &program, int requested, int launched,
                         int &worldSize);
+
+/// On a grid, averages result i of `run`'s rank over the replicas
+/// (RankRun::replicas()), in the rank's device memory, after an
+/// execution: an all-reduce, then a scaling by 1 / DP computed in float64
+/// and rounded once to the result's type (f16/bf16: the sum was rounded
+/// once already; exact for a power of 2). For a parameter's gradient of a
+/// data-parallel step. Nothing to do off a grid.
+Status averageOverReplicas(RankRun &run, size_t result);
+
+/// The ranks a backend launches for `options`: RunOptions::replicas groups
+/// of resolveWorldSize's W. `launched` as resolveWorldSize's, for the whole
+/// world: a multiple of the replicas, each group's share checked as W.
+Status resolveLaunchedRanks(const Program &program, const RunOptions &options,
+                            int launched, int &ranks);
 
 /// Checks a requested world size (0: none requested) against
 /// the one the program was compiled for (0: any).

@@ -61,14 +61,13 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
 
 /// A data-parallel x tensor-parallel grid (shardlin-run --grid=DPxTP,
 /// docs/training.md, "Grids"): `dataParallel` replicas of a program of TP
-/// ranks on DP * TP ranks of a host backend (threads, mpi). World rank g is
-/// rank g % TP of replica g / TP: each rank splits the world
-/// (Communicator::split) into its replica's group, where the program runs,
-/// and the group of the ranks holding its chunks in every replica. After
-/// the run, each result listed in `averaged` (a parameter's gradient) is
-/// averaged over the replicas: an all-reduce over that group, then a
-/// scaling by 1 / DP (f16/bf16: the sum rounded once, then the quotient
-/// once more; exact for a power of 2). The paths follow Runner's
+/// ranks on DP * TP ranks of any backend (RunOptions::replicas: world rank
+/// g is rank g % TP of replica g / TP, and the program runs in its
+/// replica's group). After the run, each result listed in `averaged` (a
+/// parameter's gradient) is averaged over the replicas, in the rank's
+/// device memory: an all-reduce across the replicas (RankRun::replicas()),
+/// then a scaling by 1 / DP (f16/bf16: the sum rounded once, then the
+/// quotient once more; exact for a power of 2). The paths follow Runner's
 /// conventions within a replica ({rank} is the rank in the replica), and
 /// "{replica}" in a path is replaced by the replica: every output path must
 /// have it, so that replicas do not write the same file.
@@ -77,9 +76,10 @@ struct GridConfig {
   std::vector<size_t> averaged;
 };
 
-/// Runs `program` on a grid as described above. The backend is
-/// config.backend (threads or mpi); the world has config.worldSize ranks
-/// (mpi: the launcher's), dataParallel times the program's.
+/// Runs `program` on a grid as described above, on config.backend.
+/// config.worldSize is one replica's TP (0: the program's); under mpirun
+/// the job has DP * TP processes. config.replicas is ignored (the grid's
+/// dataParallel is used).
 Status runGridWithFiles(const Program &program, const RunConfig &config,
                         const GridConfig &grid,
                         std::vector<RankResult> *ranks = nullptr);
