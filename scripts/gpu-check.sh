@@ -30,7 +30,9 @@
 # output checked with scripts/npytool.py against its float64 reference
 # (linear layers and transformer blocks, JOBS at a time);
 # (3) the timeout tests (a missing rank must fail within its timeout, not
-# hang); (4) the timings (shardlin-gpu-bench). Exit status: 0 if every check
+# hang); (4) the timings (shardlin-gpu-bench: GEMM, collectives, and the
+# fused blocks against bench/gpu/torch_gpu_blocks.py's PyTorch times, with
+# --cpu-selftest only the blocks section on threads). Exit status: 0 if every check
 # passed, 1 if one failed, 2 if there is no usable GPU.
 #
 # With $OUT set (the device tool), the log and the results are written
@@ -327,6 +329,8 @@ if [ "$SELFTEST" = 0 ]; then
 fi
 
 # ---- (4) timings ------------------------------------------------------------------
+# The blocks section's programs sit next to the suite (make-gpu-suite.sh).
+BLOCKS_DIR="$(dirname "$SUITE")/bench-blocks"
 BENCH_OUT=""
 if [ "$SELFTEST" = 0 ] && [ "$BENCH" = 1 ]; then
   step "(4) timings: shardlin-gpu-bench"
@@ -337,6 +341,41 @@ if [ "$SELFTEST" = 0 ] && [ "$BENCH" = 1 ]; then
   echo "$BENCH_OUT"
   if [ "$RC" = 0 ]; then note "PASS  timings"
   else note "FAIL  timings (exit $RC)"; FAILED+=("timings"); fi
+  if [ -f "$BLOCKS_DIR/blocks.txt" ]; then
+    # PyTorch on the same GPU first (optional: without it the column is "-").
+    step "(4c) blocks: PyTorch (bench/gpu/torch_gpu_blocks.py), then shardlin"
+    [ -n "$WORK" ] || WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+    TORCH_FILE="$WORK/torch-blocks.txt"
+    TORCH_ARGS=()
+    [ "$QUICK" = 1 ] && TORCH_ARGS=(--reps 10)
+    timeout 300 "${TORCH_PYTHON:-python3}" "$ROOT/bench/gpu/torch_gpu_blocks.py" \
+      "$BLOCKS_DIR" "${TORCH_ARGS[@]}" >"$TORCH_FILE" 2>&1 ||
+      echo "gpu-check: the PyTorch baseline failed or timed out (exit $?); the blocks run without it"
+    cat "$TORCH_FILE"
+    BLOCKS_OUT=$(timeout 300 "$BIN/shardlin-gpu-bench" --no-gemm --no-collectives \
+      --blocks="$BLOCKS_DIR" --torch-blocks="$TORCH_FILE" \
+      $([ "$QUICK" = 1 ] && echo --blocks-reps=10) 2>&1)
+    RC=$?
+    echo "$BLOCKS_OUT"
+    BENCH_OUT="$BENCH_OUT
+$(grep -v '^result ' "$TORCH_FILE")
+$BLOCKS_OUT"
+    if [ "$RC" = 0 ]; then note "PASS  blocks timings (outputs checked)"
+    else note "FAIL  blocks timings (exit $RC)"; FAILED+=("blocks timings"); fi
+  else
+    note "SKIP  blocks timings: no $BLOCKS_DIR/blocks.txt (scripts/make-gpu-suite.sh writes it)"
+  fi
+elif [ "$SELFTEST" = 1 ] && [ "$BENCH" = 1 ] &&
+     [ -f "$(dirname "$SUITE")/bench-blocks-tiny/blocks.txt" ]; then
+  # The blocks section's logic on threads, with the tiny programs.
+  step "(4c) blocks section on threads (--cpu-selftest)"
+  BENCH_OUT=$(timeout 300 "$BIN/shardlin-gpu-bench" --no-gemm --no-collectives \
+    --blocks="$(dirname "$SUITE")/bench-blocks-tiny" --blocks-backend=threads \
+    --blocks-reps=3 2>&1)
+  RC=$?
+  echo "$BENCH_OUT"
+  if [ "$RC" = 0 ]; then note "PASS  blocks section on threads"
+  else note "FAIL  blocks section on threads (exit $RC)"; FAILED+=("blocks self-test"); fi
 fi
 
 # ---- Results ----------------------------------------------------------------------

@@ -19,6 +19,10 @@
 #               its own "args" file: the transformer blocks
 #               (shardlin-write-block-suite, with a "bound" file) and the
 #               f16/bf16 partial-sums cases (with a "check.sh")
+#   OUT/bench-blocks/, OUT/bench-blocks-tiny/
+#               the fused block programs of shardlin-gpu-bench's blocks
+#               section (shardlin-write-block-suite --bench; blocks.txt lists
+#               them), the second small for gpu-check.sh --cpu-selftest
 #
 # usage: scripts/make-gpu-suite.sh [--out DIR] [--build-dir DIR]
 #                                  [--compiler-build DIR] [--suite-only]
@@ -248,6 +252,15 @@ BLOCKS="$COMPILER_BUILD/bin/shardlin-write-block-suite"
 [ -x "$BLOCKS" ] || die "$BLOCKS not found: build it (cmake --build $COMPILER_BUILD --target shardlin-write-block-suite)"
 "$BLOCKS" "$SUITE" || die "writing the blocks suite failed"
 NCASES=$(wc -l <"$CASES")
+
+# The programs of shardlin-gpu-bench's blocks section (no data: the bench
+# makes its own): the full shapes (--quick: the two large ones, bf16, W = 1
+# and 8), and tiny ones for gpu-check.sh --cpu-selftest.
+rm -rf "$OUT/bench-blocks" "$OUT/bench-blocks-tiny"
+"$BLOCKS" "$OUT/bench-blocks" --bench="$([ "$QUICK" = 1 ] && echo quick || echo full)" ||
+  die "writing the bench's block programs failed"
+"$BLOCKS" "$OUT/bench-blocks-tiny" --bench=tiny ||
+  die "writing the bench's tiny block programs failed"
 
 SIZE=$(du -sk --apparent-size "$OUT" | awk '{print $1}')
 echo "make-gpu-suite: $NCASES configurations in $SUITE; $OUT is $((SIZE / 1024)) MiB"

@@ -3,8 +3,12 @@
 //   shardlin-gpu-bench [--device=N] [--gemm-size=8192] [--gemm-reps=30]
 //                      [--coll-mib=256] [--coll-reps=20] [--ranks=2,8]
 //                      [--no-gemm] [--no-collectives]
+//                      [--blocks=DIR] [--blocks-reps=20]
+//                      [--blocks-backend=cuda-local|threads]
+//                      [--torch-blocks=FILE]
 //
-// Two measurements, runtime only (no MLIR), printed as tables:
+// Three measurements, runtime only (no MLIR), printed as tables; the third,
+// (c) blocks, only with --blocks (GpuBlocks.h says what it does):
 //
 //  (a) GEMM overhead. A W = 1 sharded linear y = x A^T (+ b) of m = n = k =
 //      --gemm-size (the program shardlin-run emits for it), run through the
@@ -33,10 +37,20 @@
 //      GPU every byte a collective moves is such a copy, so busbw / memcpy
 //      shows how close the backend comes to the memory system's limit.
 //
+//  (c) fused MLP and SwiGLU blocks from DIR (shardlin-write-block-suite
+//      --bench) on cuda-local at each W, checked, against PyTorch's times
+//      (--torch-blocks: bench/gpu/torch_gpu_blocks.py's output) for the same
+//      blocks on the same GPU. --blocks-backend=threads runs it on the CPU
+//      instead (the self-test: no GPU needed with --no-gemm
+//      --no-collectives).
+//
 // Every CUDA, cuBLAS and runtime call is checked; the first failure prints
 // one line and exits 1.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GpuBenchSupport.h"
+#include "GpuBlocks.h"
 
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/program/ProgramText.h"
@@ -62,6 +76,9 @@
 #include <vector>
 
 namespace rt = shardlin::rt;
+using shardlin::gpubench::fixed;
+using shardlin::gpubench::median;
+using shardlin::gpubench::Table;
 
 namespace {
 
@@ -99,6 +116,7 @@ struct Options {
   std::vector<int> ranks = {2, 8};
   bool gemm = true;
   bool collectives = true;
+  shardlin::gpubench::BlocksOptions blocks;
 };
 
 const char *usage =
@@ -106,7 +124,10 @@ const char *usage =
     "[--gemm-reps=30]\n"
     "                          [--coll-mib=256] [--coll-reps=20] "
     "[--ranks=2,8]\n"
-    "                          [--no-gemm] [--no-collectives]\n";
+    "                          [--no-gemm] [--no-collectives]\n"
+    "                          [--blocks=DIR] [--blocks-reps=20]\n"
+    "                          [--blocks-backend=cuda-local|threads]\n"
+    "                          [--torch-blocks=FILE]\n";
 
 bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
   char *end = nullptr;
@@ -157,6 +178,20 @@ Options parseOptions(int argc, char **argv) {
       if (!parseInt(v, 1, 100000, n))
         die("--coll-reps must be a positive integer, got '" + v + "'");
       o.collReps = int(n);
+    } else if (value("--blocks", v)) {
+      if (v.empty())
+        die("--blocks needs a directory");
+      o.blocks.dir = v;
+    } else if (value("--blocks-reps", v)) {
+      if (!parseInt(v, 1, 100000, n))
+        die("--blocks-reps must be a positive integer, got '" + v + "'");
+      o.blocks.reps = int(n);
+    } else if (value("--blocks-backend", v)) {
+      if (v != "cuda-local" && v != "threads")
+        die("--blocks-backend is cuda-local or threads, not '" + v + "'");
+      o.blocks.backend = v;
+    } else if (value("--torch-blocks", v)) {
+      o.blocks.torchResults = v;
     } else if (value("--ranks", v)) {
       o.ranks.clear();
       std::stringstream ss(v);
@@ -175,52 +210,6 @@ Options parseOptions(int argc, char **argv) {
   }
   return o;
 }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-/// Rows of a table, columns aligned when printed.
-class Table {
-public:
-  explicit Table(std::vector<std::string> header) {
-    rows_.push_back(std::move(header));
-  }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print() const {
-    std::vector<size_t> width;
-    for (const auto &row : rows_)
-      for (size_t c = 0; c < row.size(); ++c) {
-        width.resize(std::max(width.size(), row.size()), 0);
-        width[c] = std::max(width[c], row[c].size());
-      }
-    for (size_t r = 0; r < rows_.size(); ++r) {
-      std::string line = "|";
-      for (size_t c = 0; c < rows_[r].size(); ++c)
-        line += " " + rows_[r][c] +
-                std::string(width[c] - rows_[r][c].size(), ' ') + " |";
-      std::cout << line << "\n";
-      if (r == 0) {
-        std::string rule = "|";
-        for (size_t w : width)
-          rule += std::string(w + 2, '-') + "|";
-        std::cout << rule << "\n";
-      }
-    }
-    std::cout << std::flush;
-  }
-
-private:
-  std::vector<std::vector<std::string>> rows_;
-};
 
 /// Timing events (created with timing, destroyed with the object).
 class EventPair {
@@ -630,12 +619,20 @@ void benchCollectives(const Options &o, Table &table) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const Options o = parseOptions(argc, argv);
+  Options o = parseOptions(argc, argv);
+  o.blocks.device = o.device;
+  // Only the CPU self-test of the blocks section runs without a GPU.
+  const bool cpuOnly = !o.gemm && !o.collectives && !o.blocks.dir.empty() &&
+                       o.blocks.backend == "threads";
   std::string why;
-  if (!rt::cudaDevicesAvailable(&why))
+  if (cpuOnly)
+    std::cout << "shardlin-gpu-bench: the blocks section on threads (CPU "
+                 "self-test)\n";
+  else if (!rt::cudaDevicesAvailable(&why))
     die("no usable CUDA device: " + why);
-  std::cout << "shardlin-gpu-bench: " << rt::describeCudaDevices()
-            << "; using cuda:" << o.device << "\n";
+  else
+    std::cout << "shardlin-gpu-bench: " << rt::describeCudaDevices()
+              << "; using cuda:" << o.device << "\n";
   if (o.gemm) {
     Table table({"dtype", "m x n x k", "cublasGemmEx ms", "TFLOP/s",
                  "linear W=1 ms", "linear TFLOP/s", "linear/plain",
@@ -657,5 +654,7 @@ int main(int argc, char **argv) {
               << o.collReps << " (host clock, after 3 warm-up)\n";
     table.print();
   }
+  if (!o.blocks.dir.empty() && !shardlin::gpubench::runBlocksSection(o.blocks))
+    return 1;
   return 0;
 }

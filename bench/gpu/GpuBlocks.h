@@ -1,0 +1,60 @@
+//===- GpuBlocks.h - shardlin-gpu-bench's blocks section --------*- C++ -*-===//
+//
+// Section (c) of shardlin-gpu-bench: fused MLP and SwiGLU blocks timed on
+// the ranks of an in-process backend (cuda-local on a GPU machine; threads
+// for the CPU self-test), their outputs checked, next to PyTorch's times
+// for the same blocks on the same GPU.
+//
+// The programs come from a directory that shardlin-write-block-suite
+// --bench wrote on a machine with MLIR (scripts/make-gpu-suite.sh carries
+// it): DIR/blocks.txt lists, per configuration, its fused program on W
+// ranks (M / W rows each, "activations" strategy) and a W = 1 program of the
+// same block on a few rows. For each configuration the section:
+//
+//   - makes random global weights and biases (kept for every W of the same
+//     block) and a global input of M rows, rank r holding rows
+//     [r M / W, (r + 1) M / W); values scaled by 1 / sqrt(fan-in) so that
+//     activations stay near 1 in f16 and bf16;
+//   - binds each rank's part in its device memory and times the program
+//     with the replay hook (RankCallbacks::run): after warm-up, each
+//     repetition starts when every rank is ready (a host barrier) and ends
+//     when every rank's output is complete (a one-element copy to the host,
+//     which waits for the rank's stream, then the barrier); the median of
+//     rank 0's wall-clock times is reported;
+//   - checks the first rows of every rank's output against the W = 1
+//     program run on the threads backend (OpenBLAS) with the same rows:
+//     max |gpu - host| / max |host| under a bound per dtype (bf16 2^-5, f16
+//     2^-8, f32 2^-14): a wrong result is off by O(1), a different order
+//     of summation by a few units of the last place;
+//   - joins PyTorch's times (bench/gpu/torch_gpu_blocks.py's "result ..."
+//     lines) by block, dtype and shape.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_BENCH_GPU_GPUBLOCKS_H
+#define SHARDLIN_BENCH_GPU_GPUBLOCKS_H
+
+#include <string>
+
+namespace shardlin::gpubench {
+
+struct BlocksOptions {
+  /// The directory shardlin-write-block-suite --bench wrote.
+  std::string dir;
+  /// An in-process backend: cuda-local (the GPU), threads (self-test).
+  std::string backend = "cuda-local";
+  /// The GPU, for cuda-local.
+  int device = 0;
+  int warmup = 3;
+  int reps = 20;
+  /// bench/gpu/torch_gpu_blocks.py's output, or "" (no PyTorch column).
+  std::string torchResults;
+};
+
+/// Runs every configuration and prints the table. Returns false (after the
+/// table) if an output failed its check; a run that cannot proceed (a bad
+/// directory, a failing rank) prints one line and exits 1.
+bool runBlocksSection(const BlocksOptions &options);
+
+} // namespace shardlin::gpubench
+
+#endif // SHARDLIN_BENCH_GPU_GPUBLOCKS_H
