@@ -205,6 +205,22 @@ shardlin_status shardlin_threads_group_create(int world_size,
 shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
                                             shardlin_context **context);
 
+/* Splits the context's ranks into groups, as MPI_Comm_split does: every
+ * rank of the context calls it (a collective of the context); the ranks that
+ * pass the same color (>= 0) form one new context each, ranked by key, then
+ * by their rank here. For a data-parallel x tensor-parallel grid
+ * (docs/training.md, "Grids"), world rank g of DP * TP splits twice: color
+ * g / TP gives its replica's TP group, on which compiled code runs
+ * (shardlin_set_thread_context), and color g % TP the ranks that hold its
+ * chunks in every replica, whose shardlin_all_reduce sums the parameters'
+ * gradients. The new context has this one's backend and timeout and a
+ * device of its own; it may outlive this one (destroy both). A failure is
+ * recorded on this context (the sticky rule), and *out is then NULL; a
+ * context that failed earlier takes no part (the others fail after the
+ * timeout). */
+shardlin_status shardlin_context_split(shardlin_context *context, int color,
+                                       int key, shardlin_context **out);
+
 /* Frees a context (NULL is allowed). The contexts of one threads group may be
  * destroyed in any order once no thread uses them. */
 void shardlin_context_destroy(shardlin_context *context);

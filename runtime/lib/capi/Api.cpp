@@ -68,6 +68,18 @@ shardlin_status shardlin_mpi_context_create(const shardlin_options *options,
   });
 }
 
+shardlin_status shardlin_context_split(shardlin_context *context, int color,
+                                       int key, shardlin_context **out) {
+  if (out)
+    *out = nullptr;
+  return runOp(context, "shardlin_context_split", std::nullopt, -1,
+               [&](bool &) -> Status {
+                 if (!out)
+                   return invalid("out is null");
+                 return splitContext(context, color, key, out);
+               });
+}
+
 void shardlin_context_destroy(shardlin_context *context) {
   destroyContext(context);
 }

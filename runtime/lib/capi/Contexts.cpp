@@ -186,6 +186,16 @@ Status createContexts(const char *fn, const char *outName, const char *backend,
   return Status::ok();
 }
 
+Status splitContext(shardlin_context *context, int color, int key,
+                    shardlin_context **out) {
+  std::unique_ptr<Communicator> comm;
+  SHARDLIN_RETURN_IF_ERROR(context->comm->split(color, key, comm));
+  std::unique_ptr<shardlin_context> made;
+  SHARDLIN_RETURN_IF_ERROR(makeContext(std::move(comm), made));
+  *out = made.release();
+  return Status::ok();
+}
+
 void destroyContext(shardlin_context *context) {
   if (currentContext == context)
     currentContext = nullptr;

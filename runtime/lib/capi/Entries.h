@@ -24,6 +24,11 @@ Status createContexts(const char *fn, const char *outName, const char *backend,
                       int worldSize, const shardlin_options *options,
                       shardlin_context **contexts);
 
+/// shardlin_context_split's work: `context`'s communicator split
+/// (Communicator::split) into a new context with a host device of its own.
+Status splitContext(shardlin_context *context, int color, int key,
+                    shardlin_context **out);
+
 /// Frees a context, and forgets it as its thread's.
 void destroyContext(shardlin_context *context);
 

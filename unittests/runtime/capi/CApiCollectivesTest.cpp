@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,94 @@ TEST(CApi, RanksThatDisagreeFailTogether) {
     EXPECT_TRUE(contains(msg[r], "size mismatch: rank 1 sends 6 elements "
                                  "but rank 0 expects recvCounts[1] = 4"));
   }
+}
+
+} // namespace
+
+namespace {
+
+/// shardlin_context_split as a DP x TP grid uses it: 2 replicas of 2 ranks
+/// on a threads group of 4. World rank g's replica context (color g / 2)
+/// and across context (color g % 2, key reversed: ranked by key first)
+/// have the expected ranks and sizes, carry collectives of their own
+/// groups only, and outlive the parent; a negative color fails the
+/// context (sticky), a null out is an argument error.
+TEST(CApi, ContextSplitMakesAGridsGroups) {
+  auto g = std::make_unique<Group>(4);
+  shardlin_context *replica[4] = {}, *across[4] = {};
+  shardlin_status st[4][2];
+  g->run([&](int r) {
+    st[r][0] = shardlin_context_split(g->ctx[r], r / 2, r, &replica[r]);
+    st[r][1] = shardlin_context_split(g->ctx[r], r % 2, -r, &across[r]);
+  });
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(st[r][0], SHARDLIN_OK) << message(g->ctx[r]);
+    ASSERT_EQ(st[r][1], SHARDLIN_OK) << message(g->ctx[r]);
+    EXPECT_EQ(shardlin_context_world_size(replica[r]), 2);
+    EXPECT_EQ(shardlin_context_rank(replica[r]), r % 2);
+    EXPECT_EQ(shardlin_context_world_size(across[r]), 2);
+    // Keys -r: the higher world rank comes first.
+    EXPECT_EQ(shardlin_context_rank(across[r]), r / 2 == 0 ? 1 : 0);
+  }
+  g.reset(); // the new contexts outlive the parent
+
+  // Within a replica: an all_gather of one row per rank; across: an
+  // all_reduce that sums the two replicas' values.
+  std::deque<Tensor> mine, gathered, sum;
+  for (int r = 0; r < 4; ++r) {
+    mine.emplace_back(std::vector<int64_t>{1, 2}, 1.0f + r);
+    gathered.emplace_back(std::vector<int64_t>{2, 2}, -1.0f);
+    sum.emplace_back(std::vector<int64_t>{1, 2}, -1.0f);
+  }
+  const int64_t placements[2] = {0, 1};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      st[r][0] = shardlin_all_gather(replica[r], SHARDLIN_F32, &mine[r].ref,
+                                     &gathered[r].ref, 0, placements);
+      st[r][1] = shardlin_all_reduce(across[r], SHARDLIN_F32, &mine[r].ref,
+                                     &sum[r].ref);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(st[r][0], SHARDLIN_OK) << message(replica[r]);
+    ASSERT_EQ(st[r][1], SHARDLIN_OK) << message(across[r]);
+    const float first = 1.0f + 2 * (r / 2); // the replica's rank 0
+    EXPECT_EQ(gathered[r].data, (std::vector<float>{first, first, first + 1,
+                                                    first + 1}));
+    const float total = (1.0f + r % 2) + (3.0f + r % 2);
+    EXPECT_EQ(sum[r].data, (std::vector<float>{total, total}));
+    EXPECT_EQ(shardlin_context_collective_calls(replica[r]), 1u);
+    EXPECT_EQ(shardlin_context_collective_calls(across[r]), 1u);
+    shardlin_context_destroy(replica[r]);
+    shardlin_context_destroy(across[r]);
+  }
+
+  // A negative color: every rank's context fails, with the reason; the
+  // failure is sticky. A null out is an argument error.
+  Group bad(2);
+  shardlin_context *none[2] = {reinterpret_cast<shardlin_context *>(1),
+                               reinterpret_cast<shardlin_context *>(1)};
+  bad.run([&](int r) {
+    st[r][0] = shardlin_context_split(bad.ctx[r], -1, 0, &none[r]);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(st[r][0], SHARDLIN_INVALID_ARGUMENT);
+    EXPECT_EQ(none[r], nullptr);
+    EXPECT_TRUE(contains(message(bad.ctx[r]),
+                         "shardlin_context_split (rank " + std::to_string(r) +
+                             " of 2): "));
+    EXPECT_TRUE(contains(message(bad.ctx[r]), "color"));
+    EXPECT_EQ(shardlin_context_status(bad.ctx[r]), SHARDLIN_INVALID_ARGUMENT);
+  }
+  Group one(1);
+  EXPECT_EQ(shardlin_context_split(one.ctx[0], 0, 0, nullptr),
+            SHARDLIN_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(message(one.ctx[0]),
+                       "shardlin_context_split (rank 0 of 1): out is null"));
+  EXPECT_EQ(shardlin_context_split(nullptr, 0, 0, &none[0]),
+            SHARDLIN_INVALID_ARGUMENT);
 }
 
 } // namespace
