@@ -35,12 +35,14 @@ void mlir::shardlin::registerExecutionDialects(DialectRegistry &registry) {
 FailureOr<int64_t> mlir::shardlin::importForExecution(ModuleOp module) {
   if (!hasShardGrid(module))
     return 0;
-  // The importer checks the grid (one, 1-D, static) and erases it.
+  // The importer checks the grid (one, static; 1-D, or 2-D with its
+  // data-parallel axis first) and erases it. W is the tensor-parallel axis.
   int64_t devices = 0;
   module.walk([&](shard::GridOp grid) {
     ArrayRef<int64_t> shape = grid.getShape();
-    if (shape.size() == 1 && !ShapedType::isDynamic(shape[0]))
-      devices = shape[0];
+    if ((shape.size() == 1 || shape.size() == 2) &&
+        !ShapedType::isDynamic(shape.back()))
+      devices = shape.back();
   });
   if (failed(importShard(module)))
     return failure();

@@ -27,7 +27,7 @@
 // An MPI job of the wrong size for the grid.
 // RUN: %if mpi %{ not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 shardlin-run %t/bw.mlir --backend=mpi --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/ndx.{replica}.{rank}.npy' --out='%t/o/ndw.{replica}.npy' --out='%t/o/ndb.{replica}.{rank}.npy' > %t/np3.txt 2>&1 %}
 // RUN: %if mpi %{ FileCheck %s --check-prefix=NP3 < %t/np3.txt %}
-// NP3: error: --grid=2x2: a grid of 2 replicas of 2 ranks needs 4 MPI processes, not 3
+// NP3: error: --grid=2x2 has 4 ranks, but the MPI job has 3 processes: run it with mpirun -np 4
 
 // One replica's missing input stops every rank of every replica at once
 // (the agreement before the run spans the grid), not after the timeout of

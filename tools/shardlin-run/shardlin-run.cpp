@@ -357,9 +357,22 @@ int main(int argc, char **argv) {
       mlir::shardlin::importForExecution(*module);
   if (failed(gridDevices) || sawError)
     return 1;
+  // A module imported from a 2-D grid is one replica of a data-parallel
+  // grid: it runs as that many replicas unless --grid says otherwise.
+  int moduleReplicas = 0;
+  if (auto dp = (*module)->getAttrOfType<mlir::IntegerAttr>(
+          mlir::shardlin::kDataParallelAttrName)) {
+    if (dp.getInt() < 1 || dp.getInt() > rt::kMaxWorldSize)
+      return fail(std::string(mlir::shardlin::kDataParallelAttrName) +
+                  " is " + std::to_string(dp.getInt()) +
+                  "; it must be a number of replicas in [1, " +
+                  std::to_string(rt::kMaxWorldSize) + "]");
+    moduleReplicas = int(dp.getInt());
+  }
   // With --grid the module's grid is one replica's (its TP ranks); --grid's
   // own checks below say the rest.
-  if (*gridDevices > 0 && grid.empty() && worldSize > 0 &&
+  if (*gridDevices > 0 && grid.empty() && moduleReplicas == 0 &&
+      worldSize > 0 &&
       worldSize != *gridDevices)
     return fail("--world-size=" + std::to_string(worldSize) +
                 " conflicts with the module's shard.grid of " +
@@ -367,7 +380,7 @@ int main(int argc, char **argv) {
                 " devices: an upstream-form module runs on its grid's "
                 "devices (drop --world-size, or give " +
                 std::to_string(*gridDevices) + ")");
-  if (*gridDevices > 0 && grid.empty() && mpi &&
+  if (*gridDevices > 0 && grid.empty() && moduleReplicas == 0 && mpi &&
       mpi->worldSize() != *gridDevices)
     return fail("the MPI job has " + std::to_string(mpi->worldSize()) +
                 " processes but the module's shard.grid has " +
@@ -382,14 +395,23 @@ int main(int argc, char **argv) {
   // A grid's results to average, read before the entry is lowered.
   rt::GridConfig gridConfig;
   int tensorParallel = 0;
+  // How messages name the grid: the flag, or the module's.
+  std::string gridName;
   if (!grid.empty()) {
     if (!parseGrid(grid, gridConfig.dataParallel, tensorParallel))
       return fail("--grid=" + grid + ": expected DPxTP, two integers >= 1 "
                   "(e.g. --grid=2x4)");
     if (!emitProgram.empty())
       return fail("--grid runs a program; --emit-program writes one");
-    gridConfig.averaged = parameterGradients(*module, entry);
+    gridName = "--grid=" + grid;
+  } else if (moduleReplicas > 0 && emitProgram.empty()) {
+    gridConfig.dataParallel = moduleReplicas;
+    tensorParallel = -1; // the program's
+    gridName = "the module's data-parallel grid of " +
+               std::to_string(moduleReplicas) + " replicas";
   }
+  if (!gridName.empty())
+    gridConfig.averaged = parameterGradients(*module, entry);
   // The plan executor's program, or the compiled code's signature and its
   // ranks' executors: everything after this runs both the same way.
   FailureOr<rt::Program> program = failure();
@@ -447,16 +469,25 @@ int main(int argc, char **argv) {
   config.executor = executors;
   std::vector<rt::RankResult> ranks;
   rt::Status status;
-  if (!grid.empty()) {
+  if (!gridName.empty()) {
     const int tp = program->worldSize > 0 ? int(program->worldSize) : 1;
+    if (tensorParallel < 0)
+      tensorParallel = tp;
     const int w = gridConfig.dataParallel * tensorParallel;
     if (tp != tensorParallel)
-      return fail("--grid=" + grid + ": '" + program->name + "' runs on " +
+      return fail(gridName + ": '" + program->name + "' runs on " +
                   std::to_string(tp) + " ranks, not " +
                   std::to_string(tensorParallel));
+    if (grid.empty()) // the module's, now that TP is known
+      gridName += " of " + std::to_string(tensorParallel) + " ranks";
     if (worldSize != 0 && worldSize != w)
-      return fail("--grid=" + grid + " has " + std::to_string(w) +
+      return fail(gridName + " has " + std::to_string(w) +
                   " ranks; --world-size=" + std::to_string(worldSize));
+    if (mpi && mpi->worldSize() != w)
+      return fail(gridName + " has " + std::to_string(w) +
+                  " ranks, but the MPI job has " +
+                  std::to_string(mpi->worldSize()) +
+                  " processes: run it with mpirun -np " + std::to_string(w));
     config.worldSize = tensorParallel;
     config.replicas = gridConfig.dataParallel;
     status = rt::runGridWithFiles(*program, config, gridConfig, &ranks);

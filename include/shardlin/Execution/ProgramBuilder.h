@@ -20,9 +20,10 @@ namespace mlir::shardlin {
 void registerExecutionDialects(DialectRegistry &registry);
 
 /// If `module` is in the upstream form (it holds a `shard.grid`), imports
-/// it (importShard, ImportShard.h) and returns the grid's device count, W;
-/// otherwise leaves it and returns 0. Diagnostics go to the context's
-/// handler.
+/// it (importShard, ImportShard.h) and returns the grid's device count, W
+/// (of a 2-D grid: its tensor-parallel axis; the module then records the
+/// data-parallel replicas, kDataParallelAttrName); otherwise leaves it and
+/// returns 0. Diagnostics go to the context's handler.
 FailureOr<int64_t> importForExecution(ModuleOp module);
 
 /// Imports an upstream-form module (importForExecution), runs

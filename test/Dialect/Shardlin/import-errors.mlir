@@ -3,8 +3,8 @@
 // Every diagnostic of the import: one located error naming the op or the
 // attribute and what is supported; the function is left as it was.
 
-// expected-error@+1 {{shard.grid @grid2d has 2 axes (shape 2x4): shardlin imports 1-D grids (tensor parallelism over one axis); run each data-parallel group as its own program on a 1-D grid of its tensor-parallel size}}
-shard.grid @grid2d(shape = 2x4)
+// expected-error@+1 {{shard.grid @grid3d has 3 axes (shape 2x2x4): shardlin imports 1-D grids (tensor parallelism over one axis) and 2-D ones (data-parallel axis 0, tensor-parallel axis 1)}}
+shard.grid @grid3d(shape = 2x2x4)
 func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   return %x : tensor<8x16xf32>
 }

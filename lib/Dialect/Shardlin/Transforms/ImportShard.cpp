@@ -1,9 +1,10 @@
 //===- ImportShard.cpp - The --shardlin-import-shard pass -----------------===//
 //
 // Finds the module's grid, imports every function (ImportShardFunction.cpp)
-// and erases the grid. A 2-D grid is rejected with a diagnostic naming it:
-// shardlin programs are tensor-parallel over one axis (docs/interop.md says
-// how to run data-parallel groups).
+// and erases the grid. A 2-D grid is first split into its data-parallel
+// replicas (ImportShardGrid.cpp): the module becomes one replica's, on a
+// 1-D grid of its tensor-parallel axis. More axes are rejected with a
+// diagnostic naming the grid.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,8 +65,8 @@ static FailureOr<Grid> findGrid(ModuleOp module) {
                                          }),
                          "x")
            << "): shardlin imports 1-D grids (tensor parallelism over one "
-              "axis); run each data-parallel group as its own program on a "
-              "1-D grid of its tensor-parallel size";
+              "axis) and 2-D ones (data-parallel axis 0, tensor-parallel "
+              "axis 1)";
   if (ShapedType::isDynamic(shape[0]) || shape[0] < 1)
     return grid.op.emitError()
            << "shard.grid @" << grid.name
@@ -78,6 +79,8 @@ static FailureOr<Grid> findGrid(ModuleOp module) {
 LogicalResult mlir::shardlin::importShard(ModuleOp module) {
   if (!hasShardGrid(module))
     return success();
+  if (failed(splitDataParallelGrid(module)))
+    return failure();
   FailureOr<Grid> grid = findGrid(module);
   if (failed(grid))
     return failure();

@@ -36,6 +36,23 @@ void registerImportShardDialects(DialectRegistry &registry);
 /// and needs the import before it can be lowered).
 bool hasShardGrid(ModuleOp module);
 
+/// The module attribute (an i64) that records the number of data-parallel
+/// replicas of an imported module whose `shard.grid` had two axes
+/// (splitDataParallelGrid): shardlin-run runs that many replicas of it
+/// (`--grid=DPxTP`), unless told otherwise.
+constexpr llvm::StringLiteral kDataParallelAttrName = "shardlin.data_parallel";
+
+/// For a module whose one `shard.grid` has two axes, DP x TP: axis 0 is
+/// data-parallel (it may split only dim 0, the batch, of the arguments and
+/// what is computed from them row by row, as the first of that dim's axes)
+/// and axis 1 tensor-parallel. Rewrites the module into one replica's: the
+/// batch's dim 0 divided by DP, every sharding without axis 0, a 1-D grid of
+/// TP devices, and kDataParallelAttrName = DP. Every replica must hold as
+/// many rows and split them over its TP ranks the same way. Fails with a
+/// located diagnostic otherwise. Any other module is left unchanged.
+/// importShard calls it first.
+LogicalResult splitDataParallelGrid(ModuleOp module);
+
 /// Imports every function of `module` and erases its `shard.grid`. Fails,
 /// with one located diagnostic per function that cannot be imported, and
 /// leaves such a function as it was. A module without a grid is left

@@ -108,9 +108,16 @@ def ImportShard : Pass<"shardlin-import-shard", "::mlir::ModuleOp"> {
     `!shardlin.sharded` weight, and every other value becomes the calling
     rank's part of it (docs/interop.md).
 
-    - **The grid**: one `shard.grid` per module, 1-D and static; its size is
-      the world size W. A grid of more axes is rejected with a diagnostic
-      that names it. Device i of the grid is rank i.
+    - **The grid**: one `shard.grid` per module, static. 1-D: its size is
+      the world size W, device i of the grid is rank i. 2-D, DP x TP: axis
+      0 is data-parallel and may split only dim 0 (the batch) of the
+      arguments and what is computed from them row by row, as the first of
+      that dim's axes; every replica holds as many rows, split the same way
+      over axis 1. The module is first rewritten into one replica's (the
+      batch divided by DP, a 1-D grid of TP) and gets
+      `shardlin.data_parallel = DP`, which `shardlin-run` runs as DP
+      replicas (docs/interop.md, "2-D grids"). A grid of more axes is
+      rejected with a diagnostic that names it.
     - **Shardings**: `split_axes` splitting one dim per tensor, with
       `sharded_dims_offsets` (explicit chunk boundaries, empty chunks
       allowed: `#shardlin.chunk<..., bounds = [...]>`) or without (an even
