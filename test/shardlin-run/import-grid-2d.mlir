@@ -11,17 +11,27 @@
 
 // The forward, each replica with its own weights here: threads (--verbose
 // shows the 8 ranks), --jit, and mpirun -np 8.
-// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --verbose --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/y.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=RANKS
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --verbose --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/y.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=RANKS
 // RANKS: shardlin-run: rank 7: plan
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --jit --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/jy.{replica}.npy'
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --jit --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/jy.{replica}.npy'
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/jy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/jy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 8 shardlin-run %S/Inputs/upstream-grid-2d.mlir --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/my.{replica}.npy' %}
+// RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 8 shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/my.{replica}.npy' %}
 // RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/my.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
 // RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/my.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
 // FWD: ok: 1 ranks, max relative error
+
+// Rows known only at run time, split over the replicas: 3 rows in replica
+// 0, 5 in replica 1 (each its own weights, no bias), threads and --jit.
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 3 --world-size 1 --seed 75 --out-dir %t/d0
+// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 5 --world-size 1 --seed 76 --out-dir %t/d1
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=rows_dynamic --arg='%t/d{replica}/x.0.npy' --arg='%t/d{replica}/w.npy' --out='%t/o/dy.{replica}.npy'
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d0 --out '%t/o/dy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d1 --out '%t/o/dy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --jit --entry=rows_dynamic --arg='%t/d{replica}/x.0.npy' --arg='%t/d{replica}/w.npy' --out='%t/o/jdy.{replica}.npy'
+// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d1 --out '%t/o/jdy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 
 // Training: the imported module's backward (the replica's types; the
 // attribute stays on the module), run on the module's grid without --grid:
@@ -42,15 +52,15 @@
 
 // --grid overrides the module's replicas: one replica of the same program
 // (a plain 4-rank run of replica 0's data).
-// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --grid=1x4 --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out=%t/o/one.npy
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --grid=1x4 --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out=%t/o/one.npy
 // RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/one.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 
 // Errors: the replicas need their own outputs; an MPI job of another size
 // than the grid's; --world-size against the grid's.
-// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out=%t/o/same.npy 2>&1 | FileCheck %s --check-prefix=SAME
+// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out=%t/o/same.npy 2>&1 | FileCheck %s --check-prefix=SAME
 // SAME: error: on a grid every output path needs {replica} (each replica writes its own): '{{.*}}same.npy'
-// RUN: %if mpi %{ not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/upstream-grid-2d.mlir --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out='%t/o/np4.{replica}.npy' > %t/np4.txt 2>&1 %}
+// RUN: %if mpi %{ not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out='%t/o/np4.{replica}.npy' > %t/np4.txt 2>&1 %}
 // RUN: %if mpi %{ FileCheck %s --check-prefix=NP4 < %t/np4.txt %}
 // NP4: error: the module's data-parallel grid of 2 replicas of 4 ranks has 8 ranks, but the MPI job has 4 processes: run it with mpirun -np 8
-// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --world-size=4 --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out='%t/o/ws.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=WS
+// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --world-size=4 --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out='%t/o/ws.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=WS
 // WS: error: the module's data-parallel grid of 2 replicas of 4 ranks has 8 ranks; --world-size=4
