@@ -16,26 +16,38 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace rt = ::shardlin::rt;
 using namespace shardlin::testkit;
 
 namespace {
 
-class GradCudaLocal : public ::testing::TestWithParam<GradCase> {};
-
-TEST_P(GradCudaLocal, EveryGradientOfEveryRankMatchesTheDenseModel) {
+/// Compiles the case's backward and runs `check` with cuda-local options
+/// (60 s timeout); skips without a usable GPU.
+void onCudaLocal(const GradCase &c,
+                 const std::function<void(const BackwardPrograms &,
+                                          rt::RunOptions)> &check) {
   std::string why;
   if (!rt::cudaDevicesAvailable(&why))
     GTEST_SKIP() << "no usable CUDA device: " << why;
-  const GradCase &c = GetParam();
   BackwardPrograms programs;
   rt::Status s = compileBackward(c, programs);
   ASSERT_TRUE(s) << s.message();
   rt::RunOptions options;
   options.backend = "cuda-local";
-  options.worldSize = c.worldSize();
   options.comm.timeoutSeconds = 60;
-  expectEveryGradientMatches(c, backwardRunOf(programs), options);
+  check(programs, options);
+}
+
+class GradCudaLocal : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(GradCudaLocal, EveryGradientOfEveryRankMatchesTheDenseModel) {
+  const GradCase &c = GetParam();
+  onCudaLocal(c, [&](const BackwardPrograms &programs, rt::RunOptions options) {
+    options.worldSize = c.worldSize();
+    expectEveryGradientMatches(c, backwardRunOf(programs), options);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
@@ -48,17 +60,10 @@ INSTANTIATE_TEST_SUITE_P(Suite, GradCudaLocal, ::testing::ValuesIn(gradSuite()),
 class GradGridCudaLocal : public ::testing::TestWithParam<GradCase> {};
 
 TEST_P(GradGridCudaLocal, EveryGradientOfEveryReplicaMatchesTheDenseModel) {
-  std::string why;
-  if (!rt::cudaDevicesAvailable(&why))
-    GTEST_SKIP() << "no usable CUDA device: " << why;
   const GradCase &c = GetParam();
-  BackwardPrograms programs;
-  rt::Status s = compileBackward(c, programs);
-  ASSERT_TRUE(s) << s.message();
-  rt::RunOptions options;
-  options.backend = "cuda-local";
-  options.comm.timeoutSeconds = 60;
-  expectEveryGradientMatchesOnGrid(c, backwardRunOf(programs), options, 2);
+  onCudaLocal(c, [&](const BackwardPrograms &programs, rt::RunOptions options) {
+    expectEveryGradientMatchesOnGrid(c, backwardRunOf(programs), options, 2);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(DataParallel2, GradGridCudaLocal,

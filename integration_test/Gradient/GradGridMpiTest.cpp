@@ -50,15 +50,10 @@ int main(int argc, char **argv) {
       data.push_back(makeGradData(c, gridSeed(d)));
     std::vector<std::vector<std::vector<RankTensor>>> results;
     // Every process compiled the same text: all reach the run or none.
-    if (s) {
-      rt::RunOptions options;
-      options.backend = "mpi";
-      options.worldSize = c.worldSize();
-      options.comm = commOptions;
-      options.blasThreads = 1;
-      s = runBackwardOnGrid(c, data, backwardRunOf(programs), options,
+    if (s)
+      s = runBackwardOnGrid(c, data, backwardRunOf(programs),
+                            mpiRunOptions(c.worldSize(), commOptions),
                             results);
-    }
     if (!s) {
       std::fprintf(stderr, "FAIL %s world rank %d: %s\n", c.name().c_str(),
                    world.rank(), s.message().c_str());

@@ -37,14 +37,9 @@ int main(int argc, char **argv) {
     rt::Status s = compileBackward(c, programs);
     const GradData data = makeGradData(c);
     std::vector<std::vector<RankTensor>> results;
-    if (s) {
-      rt::RunOptions options;
-      options.backend = "mpi";
-      options.worldSize = c.worldSize();
-      options.comm = commOptions;
-      options.blasThreads = 1;
-      s = runBackward(c, data, backwardRunOf(programs), options, results);
-    }
+    if (s)
+      s = runBackward(c, data, backwardRunOf(programs),
+                      mpiRunOptions(c.worldSize(), commOptions), results);
     if (!s) {
       std::fprintf(stderr, "FAIL %s rank %d: %s\n", c.name().c_str(), rank,
                    s.message().c_str());

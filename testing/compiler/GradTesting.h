@@ -227,6 +227,17 @@ rt::Status runGridWithTensors(
     const std::vector<size_t> &averaged,
     const rt::RankCallbacks::MakeExecutor &executor = {});
 
+/// Options of a run under mpirun: the mpi backend, `worldSize` ranks (of
+/// one replica, on a grid), the suite's `comm`, one BLAS thread per rank.
+inline rt::RunOptions mpiRunOptions(int worldSize, const rt::CommOptions &comm) {
+  rt::RunOptions options;
+  options.backend = "mpi";
+  options.worldSize = worldSize;
+  options.comm = comm;
+  options.blasThreads = 1;
+  return options;
+}
+
 /// A case's backward on a grid of options.replicas = data.size() replicas:
 /// replica d runs the saving forward (if any) and the backward on data[d]
 /// (runBackward's steps, through runGridWithTensors), and the gradient of

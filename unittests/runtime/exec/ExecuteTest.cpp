@@ -17,6 +17,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include "RandomValues.h"
+#include "RowLayerProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -31,31 +32,10 @@ using shardlin::rt::test::randomValues;
 
 namespace {
 
-constexpr int kW = 2;
-constexpr int64_t kRows = 3, kN = 5, kK = 4;
+constexpr int kW = rt::test::kRowLayerW;
+constexpr int64_t kRows = rt::test::kRowLayerRows, kN = rt::test::kRowLayerN,
+                  kK = rt::test::kRowLayerK;
 constexpr int kReplays = 3;
-
-// The row-wise layer as the translator emits it: x (3 x 4) per rank, A
-// (5 x 4) split along K.
-const char *kRowW2 = R"(shardlin-program v1
-name main
-world_size 2
-values 6
-value 0 f32 2 3 4
-value 1 f32 2 5 ?
-value 2 f32 2 5 ?
-value 3 f32 2 6 ?
-value 4 f32 2 6 5
-value 5 f32 2 3 5
-arg 0 plain
-arg 1 sharded 2 5 4 spec 1 2 1 0
-instr local_shard result 2 operands 1 1
-instr all_to_all result 3 operands 1 0 chunk 1 2 1 0 concat 0 2 0 1
-instr gemm result 4 operands 2 3 2 trans 0 1
-instr reduce_scatter result 5 operands 1 4 chunk 0 2 0 1
-results 1 5
-end
-)";
 
 std::vector<float> inputOf(int rank, int replay) {
   return randomValues(kRows * kK, 100 + 10 * rank + replay);
@@ -87,7 +67,7 @@ std::string checkOutput(const std::vector<float> &x,
 class ExecuteReplay : public ::testing::Test {
 protected:
   void SetUp() override {
-    rt::Status s = rt::parseProgram(kRowW2, program);
+    rt::Status s = rt::parseProgram(rt::test::kRowLayerW2, program);
     ASSERT_TRUE(s.isOk()) << s.message();
     options.worldSize = kW;
     options.comm.timeoutSeconds = 60;

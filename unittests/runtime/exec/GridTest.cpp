@@ -1,7 +1,7 @@
 //===- GridTest.cpp - Data-parallel grids of the run API ------------------===//
 //
 // RunOptions::replicas on the threads backend (exec/Grid.cpp): 2 replicas
-// of a row-wise layer over W = 2 (ExecuteTest.cpp's program), 4 threads.
+// of a row-wise layer over W = 2 (RowLayerProgram.h), 4 threads.
 // Each replica's own callbacks (RankCallbacks::perReplica) bind its own
 // inputs; every world rank sees its place (the group's rank and size, the
 // communicator across the replicas); averageOverReplicas of the output
@@ -18,6 +18,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include "RandomValues.h"
+#include "RowLayerProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -33,30 +34,9 @@ using shardlin::rt::test::randomValues;
 
 namespace {
 
-constexpr int kW = 2, kReplicas = 2;
-constexpr int64_t kRows = 3, kN = 5, kK = 4;
-
-// ExecuteTest.cpp's row-wise layer: x (3 x 4) per rank, A (5 x 4) split
-// along K.
-const char *kRowW2 = R"(shardlin-program v1
-name main
-world_size 2
-values 6
-value 0 f32 2 3 4
-value 1 f32 2 5 ?
-value 2 f32 2 5 ?
-value 3 f32 2 6 ?
-value 4 f32 2 6 5
-value 5 f32 2 3 5
-arg 0 plain
-arg 1 sharded 2 5 4 spec 1 2 1 0
-instr local_shard result 2 operands 1 1
-instr all_to_all result 3 operands 1 0 chunk 1 2 1 0 concat 0 2 0 1
-instr gemm result 4 operands 2 3 2 trans 0 1
-instr reduce_scatter result 5 operands 1 4 chunk 0 2 0 1
-results 1 5
-end
-)";
+constexpr int kW = rt::test::kRowLayerW, kReplicas = 2;
+constexpr int64_t kRows = rt::test::kRowLayerRows, kN = rt::test::kRowLayerN,
+                  kK = rt::test::kRowLayerK;
 
 struct RankData {
   std::vector<float> x, y;
@@ -66,7 +46,7 @@ struct RankData {
 class Grid : public ::testing::Test {
 protected:
   void SetUp() override {
-    rt::Status s = rt::parseProgram(kRowW2, program);
+    rt::Status s = rt::parseProgram(rt::test::kRowLayerW2, program);
     ASSERT_TRUE(s.isOk()) << s.message();
   }
 
@@ -87,6 +67,18 @@ protected:
       return rt::Status::ok();
     };
     return c;
+  }
+
+  /// Runs the program on a grid of kReplicas with `perReplica`'s callbacks.
+  rt::Status runGrid(std::shared_ptr<std::vector<rt::RankCallbacks>> perReplica,
+                     std::vector<rt::RankResult> &ranks) {
+    rt::RankCallbacks callbacks;
+    callbacks.perReplica = std::move(perReplica);
+    rt::RunOptions options;
+    options.worldSize = kW;
+    options.replicas = kReplicas;
+    options.comm.timeoutSeconds = 60;
+    return rt::runProgram(program, options, callbacks, &ranks);
   }
 
   rt::Program program;
@@ -129,13 +121,8 @@ TEST_F(Grid, ReplicasRunTheirOwnInputsAndAverage) {
     };
     perReplica->push_back(std::move(c));
   }
-  rt::RankCallbacks callbacks;
-  callbacks.perReplica = perReplica;
-  rt::RunOptions options;
-  options.worldSize = kW;
-  options.replicas = kReplicas;
   std::vector<rt::RankResult> ranks;
-  rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
+  rt::Status s = runGrid(perReplica, ranks);
   ASSERT_TRUE(s.isOk()) << s.message();
   ASSERT_EQ(ranks.size(), size_t(kReplicas * kW));
   for (int g = 0; g < kReplicas * kW; ++g) {
@@ -179,15 +166,9 @@ TEST_F(Grid, OneReplicasFailureStopsTheOtherAtOnce) {
     }
     perReplica->push_back(std::move(c));
   }
-  rt::RankCallbacks callbacks;
-  callbacks.perReplica = perReplica;
-  rt::RunOptions options;
-  options.worldSize = kW;
-  options.replicas = kReplicas;
-  options.comm.timeoutSeconds = 60;
   std::vector<rt::RankResult> ranks;
   const auto start = std::chrono::steady_clock::now();
-  rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
+  rt::Status s = runGrid(perReplica, ranks);
   const double seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
