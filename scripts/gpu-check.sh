@@ -335,7 +335,7 @@ BENCH_OUT=""
 if [ "$SELFTEST" = 0 ] && [ "$BENCH" = 1 ]; then
   step "(4) timings: shardlin-gpu-bench"
   BENCH_ARGS=()
-  [ "$QUICK" = 1 ] && BENCH_ARGS=(--gemm-size=4096 --gemm-reps=10 --coll-mib=64 --coll-reps=10)
+  [ "$QUICK" = 1 ] && BENCH_ARGS=(--gemm-size=4096 --gemm-reps=10 --coll-sizes=64K,64M --coll-reps=10)
   BENCH_OUT=$(timeout 300 "$BIN/shardlin-gpu-bench" "${BENCH_ARGS[@]}" 2>&1)
   RC=$?
   echo "$BENCH_OUT"

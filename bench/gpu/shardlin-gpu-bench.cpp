@@ -1,7 +1,8 @@
 //===- shardlin-gpu-bench.cpp - GPU timings of the runtime ----------------===//
 //
 //   shardlin-gpu-bench [--device=N] [--gemm-size=8192] [--gemm-reps=30]
-//                      [--coll-mib=256] [--coll-reps=20] [--ranks=2,8]
+//                      [--coll-sizes=64K,64M,256M] [--coll-reps=20]
+//                      [--ranks=2,8]
 //                      [--no-gemm] [--no-collectives]
 //                      [--blocks=DIR] [--blocks-reps=20]
 //                      [--blocks-backend=cuda-local|threads]
@@ -35,7 +36,10 @@
 //      cudaMemcpyAsync of S bytes measured in the same run (bandwidth S / t,
 //      i.e. each byte counted once though it is read and written). On one
 //      GPU every byte a collective moves is such a copy, so busbw / memcpy
-//      shows how close the backend comes to the memory system's limit.
+//      shows how close the backend comes to the memory system's limit; as
+//      the W ranks share that memory, it cannot reach 1 (oneGpuLimit gives
+//      the most it can reach, and "of limit" the fraction reached). Sizes:
+//      --coll-sizes (64 KiB shows the per-call latency).
 //
 //  (c) fused MLP and SwiGLU blocks from DIR (shardlin-write-block-suite
 //      --bench) on cuda-local at each W, checked, against PyTorch's times
@@ -111,7 +115,10 @@ struct Options {
   int device = 0;
   int64_t gemmSize = 8192;
   int gemmReps = 30;
-  int64_t collMiB = 256;
+  /// Each collective's S, in bytes (64 KiB: latency; 64 and 256 MiB:
+  /// bandwidth).
+  std::vector<size_t> collBytes = {size_t(64) << 10, size_t(64) << 20,
+                                   size_t(256) << 20};
   int collReps = 20;
   std::vector<int> ranks = {2, 8};
   bool gemm = true;
@@ -122,7 +129,7 @@ struct Options {
 const char *usage =
     "usage: shardlin-gpu-bench [--device=N] [--gemm-size=8192] "
     "[--gemm-reps=30]\n"
-    "                          [--coll-mib=256] [--coll-reps=20] "
+    "                          [--coll-sizes=64K,64M,256M] [--coll-reps=20] "
     "[--ranks=2,8]\n"
     "                          [--no-gemm] [--no-collectives]\n"
     "                          [--blocks=DIR] [--blocks-reps=20]\n"
@@ -170,10 +177,23 @@ Options parseOptions(int argc, char **argv) {
       if (!parseInt(v, 1, 100000, n))
         die("--gemm-reps must be a positive integer, got '" + v + "'");
       o.gemmReps = int(n);
-    } else if (value("--coll-mib", v)) {
-      if (!parseInt(v, 1, 65536, n))
-        die("--coll-mib must be in [1, 65536], got '" + v + "'");
-      o.collMiB = n;
+    } else if (value("--coll-sizes", v)) {
+      // Sizes with a K (KiB) or M (MiB) suffix, comma-separated.
+      o.collBytes.clear();
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        const char unit = item.empty() ? '\0' : item.back();
+        const int shift = unit == 'K' ? 10 : unit == 'M' ? 20 : -1;
+        if (shift < 0 ||
+            !parseInt(item.substr(0, item.size() - 1), 1,
+                      shift == 10 ? (int64_t(1) << 26) : 65536, n))
+          die("--coll-sizes takes sizes like 64K or 256M (KiB, MiB; at most "
+              "64 GiB), got '" + v + "'");
+        o.collBytes.push_back(size_t(n) << shift);
+      }
+      if (o.collBytes.empty())
+        die("--coll-sizes is empty");
     } else if (value("--coll-reps", v)) {
       if (!parseInt(v, 1, 100000, n))
         die("--coll-reps must be a positive integer, got '" + v + "'");
@@ -507,15 +527,47 @@ double memcpyBandwidth(const Options &o, size_t bytes, double &msOut) {
   return double(bytes) / (msOut * 1e-3) * 1e-9;
 }
 
-void benchCollectives(const Options &o, Table &table) {
-  const size_t bytes = size_t(o.collMiB) << 20;
+/// The most busbw / memcpy a collective can reach with its W ranks on one
+/// GPU, where every byte it moves goes through the same memory: at least
+/// the device bytes it must move (out of place; each byte read and written
+/// counted once, (read + written) / 2, as the memcpy's S / t counts them),
+/// at the copy's bandwidth. nccl-tests' busbw assumes a link per rank, so
+/// on one GPU busbw / memcpy cannot reach 1:
+///   all_gather, all_to_all: each rank reads and writes S: W S moved,
+///     busbw = (W-1)/W S / t <= (W-1)/W^2 of the copy bandwidth;
+///   reduce_scatter: W S read, S written: (W+1) S / 2 moved,
+///     busbw = (W-1)/W S / t <= 2(W-1) / (W(W+1));
+///   all_reduce: W S read, W S written (one pass: every output element is
+///     the sum of the W inputs' elements): W S moved,
+///     busbw = 2(W-1)/W S / t <= 2(W-1)/W^2.
+/// 0 for W = 1 (busbw is 0: nothing crosses ranks).
+double oneGpuLimit(Coll c, int w) {
+  const double W = w;
+  switch (c) {
+  case Coll::AllGather:
+  case Coll::AllToAll:
+    return (W - 1) / (W * W);
+  case Coll::ReduceScatter:
+    return 2 * (W - 1) / (W * (W + 1));
+  case Coll::AllReduce:
+    return 2 * (W - 1) / (W * W);
+  }
+  return 0;
+}
+
+std::string sizeText(size_t bytes) {
+  return bytes % (size_t(1) << 20) == 0
+             ? std::to_string(bytes >> 20) + " MiB"
+             : std::to_string(bytes >> 10) + " KiB";
+}
+
+void benchCollectivesAt(const Options &o, size_t bytes, Table &table) {
   const rt::DType t = rt::DType::F32;
   const size_t es = rt::dtypeSize(t);
   double memcpyMs = 0;
   const double copyGBs = memcpyBandwidth(o, bytes, memcpyMs);
-  table.add({"memcpy D2D", "-", std::to_string(o.collMiB) + " MiB",
-             fixed(memcpyMs * 1e3, 1), fixed(copyGBs, 1), fixed(copyGBs, 1),
-             "1.000"});
+  table.add({"memcpy D2D", "-", sizeText(bytes), fixed(memcpyMs * 1e3, 1),
+             fixed(copyGBs, 1), fixed(copyGBs, 1), "1.000", "-", "-"});
 
   for (int w : o.ranks) {
     std::vector<std::unique_ptr<rt::Communicator>> comms;
@@ -608,13 +660,21 @@ void benchCollectives(const Options &o, Table &table) {
       const double factor =
           c == Coll::AllReduce ? 2.0 * (w - 1) / w : double(w - 1) / w;
       const double busbw = algbw * factor;
-      table.add({collName(c), std::to_string(w),
-                 fixed(sBytes / double(1 << 20), 0) + " MiB",
+      const double limit = oneGpuLimit(c, w);
+      table.add({collName(c), std::to_string(w), sizeText(size_t(sBytes)),
                  fixed(sec * 1e6, 1), fixed(algbw, 1), fixed(busbw, 1),
-                 fixed(busbw / copyGBs, 3)});
+                 fixed(busbw / copyGBs, 3),
+                 limit > 0 ? fixed(limit, 3) : "-",
+                 limit > 0 ? fixed(busbw / copyGBs / limit, 3) : "-"});
     }
   }
 }
+
+void benchCollectives(const Options &o, Table &table) {
+  for (size_t bytes : o.collBytes)
+    benchCollectivesAt(o, bytes, table);
+}
+
 
 } // namespace
 
@@ -647,11 +707,15 @@ int main(int argc, char **argv) {
   }
   if (o.collectives) {
     Table table({"collective", "W", "S", "time us", "algbw GB/s", "busbw GB/s",
-                 "busbw / memcpy"});
+                 "busbw / memcpy", "1-GPU limit", "of limit"});
     benchCollectives(o, table);
     std::cout << "\n(b) cuda-local collectives (f32, W ranks on one GPU) vs "
-                 "device-to-device cudaMemcpy, median of "
-              << o.collReps << " (host clock, after 3 warm-up)\n";
+                 "device-to-device cudaMemcpy of S, median of "
+              << o.collReps
+              << " (host clock, after 3 warm-up); 1-GPU limit: the most "
+                 "busbw / memcpy a collective can reach when its W ranks "
+                 "share one GPU's memory (oneGpuLimit), of limit: the "
+                 "fraction of it reached\n";
     table.print();
   }
   if (!o.blocks.dir.empty() && !shardlin::gpubench::runBlocksSection(o.blocks))
