@@ -878,6 +878,49 @@ static void test_chunk_range(rank_state *s) {
 }
 
 /* Everything, on one rank. Every rank makes the same calls. */
+/* shardlin_context_split as a grid uses it: the ranks split by parity
+ * (color rank % 2), ranked in reverse (key -rank); each new context's rank
+ * and size, and an f64 all_reduce on it that sums its group's ranks + 1
+ * only. */
+static void test_split(rank_state *s) {
+  shardlin_context *half = NULL;
+  double v[1], expect = 0;
+  int64_t one = 1;
+  int r, size = 0, below = 0;
+  shardlin_view_storage vs;
+  shardlin_memref vref;
+  char what[64];
+  for (r = 0; r < s->w; ++r)
+    if (r % 2 == s->rank % 2) {
+      ++size;
+      expect += r + 1;
+      if (r > s->rank)
+        ++below; /* ranked by key -r: the higher ranks come first */
+    }
+  if (!check_ok(s, "shardlin_context_split",
+                shardlin_context_split(s->ctx, s->rank % 2, -s->rank, &half)))
+    return;
+  ++s->checks;
+  if (shardlin_context_world_size(half) != size ||
+      shardlin_context_rank(half) != below) {
+    snprintf(what, sizeof what, "rank %d of %d, expected %d of %d",
+             shardlin_context_rank(half), shardlin_context_world_size(half),
+             below, size);
+    fail(s, "shardlin_context_split", what);
+  }
+  v[0] = s->rank + 1;
+  shardlin_view_init(&vref, &vs, v, 1, &one);
+  if (check_ok(s, "all_reduce on a split context",
+               shardlin_all_reduce(half, SHARDLIN_F64, &vref, &vref))) {
+    ++s->checks;
+    if (v[0] != expect) {
+      snprintf(what, sizeof what, "%g, expected %g", v[0], expect);
+      fail(s, "all_reduce on a split context", what);
+    }
+  }
+  shardlin_context_destroy(half);
+}
+
 static void run_rank(rank_state *s) {
   s->rank = shardlin_context_rank(s->ctx);
   s->w = shardlin_context_world_size(s->ctx);
@@ -886,6 +929,7 @@ static void run_rank(rank_state *s) {
   test_gemm(s);
   test_bias_add(s);
   test_convert(s);
+  test_split(s);
   ++s->checks;
   if (shardlin_context_status(s->ctx) != SHARDLIN_OK)
     fail(s, "context status", shardlin_context_message(s->ctx));
