@@ -334,8 +334,8 @@ BLOCKS_DIR="$(dirname "$SUITE")/bench-blocks"
 BENCH_OUT=""
 if [ "$SELFTEST" = 0 ] && [ "$BENCH" = 1 ]; then
   step "(4) timings: shardlin-gpu-bench"
-  BENCH_ARGS=()
-  [ "$QUICK" = 1 ] && BENCH_ARGS=(--gemm-size=4096 --gemm-reps=10 --coll-sizes=64K,64M --coll-reps=10)
+  BENCH_ARGS=(--bias-experiments)
+  [ "$QUICK" = 1 ] && BENCH_ARGS=(--bias-experiments --gemm-size=4096 --gemm-reps=10 --coll-sizes=64K,64M --coll-reps=10)
   BENCH_OUT=$(timeout 300 "$BIN/shardlin-gpu-bench" "${BENCH_ARGS[@]}" 2>&1)
   RC=$?
   echo "$BENCH_OUT"

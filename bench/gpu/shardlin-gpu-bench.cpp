@@ -6,7 +6,7 @@
 //                      [--no-gemm] [--no-collectives]
 //                      [--blocks=DIR] [--blocks-reps=20]
 //                      [--blocks-backend=cuda-local|threads]
-//                      [--torch-blocks=FILE]
+//                      [--torch-blocks=FILE] [--bias-experiments]
 //
 // Three measurements, runtime only (no MLIR), printed as tables; the third,
 // (c) blocks, only with --blocks (GpuBlocks.h says what it does):
@@ -48,11 +48,15 @@
 //      instead (the self-test: no GPU needed with --no-gemm
 //      --no-collectives).
 //
+//  (d) --bias-experiments: which cuBLAS settings give a bf16 GEMM with a
+//      bias one rounding, and at what cost (BiasExperiments.h).
+//
 // Every CUDA, cuBLAS and runtime call is checked; the first failure prints
 // one line and exits 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BiasExperiments.h"
 #include "GpuBenchSupport.h"
 #include "GpuBlocks.h"
 
@@ -123,6 +127,7 @@ struct Options {
   std::vector<int> ranks = {2, 8};
   bool gemm = true;
   bool collectives = true;
+  bool biasExperiments = false;
   shardlin::gpubench::BlocksOptions blocks;
 };
 
@@ -134,7 +139,7 @@ const char *usage =
     "                          [--no-gemm] [--no-collectives]\n"
     "                          [--blocks=DIR] [--blocks-reps=20]\n"
     "                          [--blocks-backend=cuda-local|threads]\n"
-    "                          [--torch-blocks=FILE]\n";
+    "                          [--torch-blocks=FILE] [--bias-experiments]\n";
 
 bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
   char *end = nullptr;
@@ -163,6 +168,8 @@ Options parseOptions(int argc, char **argv) {
       std::exit(0);
     } else if (a == "--no-gemm") {
       o.gemm = false;
+    } else if (a == "--bias-experiments") {
+      o.biasExperiments = true;
     } else if (a == "--no-collectives") {
       o.collectives = false;
     } else if (value("--device", v)) {
@@ -682,8 +689,8 @@ int main(int argc, char **argv) {
   Options o = parseOptions(argc, argv);
   o.blocks.device = o.device;
   // Only the CPU self-test of the blocks section runs without a GPU.
-  const bool cpuOnly = !o.gemm && !o.collectives && !o.blocks.dir.empty() &&
-                       o.blocks.backend == "threads";
+  const bool cpuOnly = !o.gemm && !o.collectives && !o.biasExperiments &&
+                       !o.blocks.dir.empty() && o.blocks.backend == "threads";
   std::string why;
   if (cpuOnly)
     std::cout << "shardlin-gpu-bench: the blocks section on threads (CPU "
@@ -718,7 +725,14 @@ int main(int argc, char **argv) {
                  "fraction of it reached\n";
     table.print();
   }
-  if (!o.blocks.dir.empty() && !shardlin::gpubench::runBlocksSection(o.blocks))
-    return 1;
-  return 0;
+  const bool blocksPassed =
+      o.blocks.dir.empty() || shardlin::gpubench::runBlocksSection(o.blocks);
+  if (o.biasExperiments) {
+    shardlin::gpubench::BiasExperimentOptions bias;
+    bias.device = o.device;
+    bias.size = o.gemmSize;
+    bias.reps = o.gemmReps;
+    shardlin::gpubench::runBiasExperiments(bias);
+  }
+  return blocksPassed ? 0 : 1;
 }
