@@ -242,6 +242,7 @@ run_case() {
   local backend=$1 name=$2 w=$3 dt=$4 bias=$5
   local dir="$SUITE/$name" outdir="$WORK/$backend/$name" args=() boundflag=() a
   mkdir -p "$outdir"
+  if [ "$bias" = grad ]; then run_grad_case "$@"; return; fi
   if [ "$bias" = args ]; then
     # A block (shardlin-write-block-suite) or a partial-sums case: its
     # arguments listed in DIR/args, its error bound in DIR/bound.
@@ -268,9 +269,46 @@ run_case() {
   echo PASS >"$outdir/result"
 }
 
+# run_grad_case BACKEND NAME W DTYPE grad: a gradient case
+# (shardlin-write-grad-suite): the saving forward if it has one, then the
+# backward with the saved values, then every gradient gI against gI/ref and
+# the case's bound.
+run_grad_case() {
+  local backend=$1 name=$2 w=$3 dt=$4
+  local dir="$SUITE/$name" outdir="$WORK/$backend/$name" args=() outs=() a i n
+  local be=$backend
+  [ "$SELFTEST" = 1 ] && be=threads
+  while read -r a; do args+=(--arg="$dir/$a"); done <"$dir/args"
+  if [ -f "$dir/saving.prog" ]; then
+    n=$(cat "$dir/saved")
+    outs=(--out="$outdir/y.{rank}.npy")
+    for ((i = 0; i < n; i++)); do outs+=(--out="$outdir/s$i.{rank}.npy"); done
+    # The saving forward takes @main's arguments: all but dy, the last.
+    if ! timeout 300 "$BIN/shardlin-exec" "$dir/saving.prog" --world-size="$w" --backend="$be" \
+         --timeout=60 "${args[@]:0:${#args[@]}-1}" "${outs[@]}" >"$outdir/log" 2>&1; then
+      echo "FAIL the saving forward: $(tail -1 "$outdir/log")" >"$outdir/result"; return
+    fi
+    for ((i = 0; i < n; i++)); do args+=(--arg="$outdir/s$i.{rank}.npy"); done
+  fi
+  n=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'g[0-9]*' | wc -l)
+  outs=()
+  for ((i = 0; i < n; i++)); do outs+=(--out="$outdir/g$i.{rank}.npy"); done
+  if ! timeout 300 "$BIN/shardlin-exec" "$dir/backward.prog" --world-size="$w" --backend="$be" \
+       --timeout=60 "${args[@]}" "${outs[@]}" >"$outdir/log" 2>&1; then
+    echo "FAIL the backward: $(tail -1 "$outdir/log")" >"$outdir/result"; return
+  fi
+  for ((i = 0; i < n; i++)); do
+    if ! python3 "$NPYTOOL" check --dir "$dir/g$i" --out "$outdir/g$i.{rank}.npy" \
+         --world-size "$w" --dtype "$dt" --bound "$(cat "$dir/bound")" >"$outdir/check" 2>&1; then
+      echo "FAIL gradient $i: $(tail -1 "$outdir/check")" >"$outdir/result"; return
+    fi
+  done
+  echo PASS >"$outdir/result"
+}
+
 run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
   local backend=$1 maxw=$2 skipped=0 name w dt bias t0 kind result
-  local -A pass=([linear]=0 [block]=0) fail=([linear]=0 [block]=0)
+  local -A pass=([linear]=0 [block]=0 [grad]=0) fail=([linear]=0 [block]=0 [grad]=0)
   t0=$(date +%s)
   local names=() pids=() running p
   while read -r name w dt bias; do
@@ -292,17 +330,17 @@ run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
   wait "${pids[@]}" 2>/dev/null
   for name in "${names[@]}"; do
     kind=linear
-    case "$name" in block_*) kind=block ;; esac
+    case "$name" in block_*) kind=block ;; grad_*) kind=grad ;; esac
     result=$(cat "$WORK/$backend/$name/result" 2>/dev/null || echo "FAIL no result")
     if [ "$result" = PASS ]; then pass[$kind]=$((pass[$kind] + 1))
     else fail[$kind]=$((fail[$kind] + 1)); echo "FAIL $backend $name: ${result#FAIL }"; fi
   done
   local label=$backend
   [ "$SELFTEST" = 1 ] && label="$backend (run on threads: --cpu-selftest)"
-  echo "$label: linear layers $((pass[linear])) passed, $((fail[linear])) failed; blocks $((pass[block])) passed, $((fail[block])) failed; $skipped skipped (W > $maxw); $(($(date +%s) - t0)) s, $JOBS at a time"
-  local total_fail=$((fail[linear] + fail[block])) total_pass=$((pass[linear] + pass[block]))
+  echo "$label: linear layers $((pass[linear])) passed, $((fail[linear])) failed; blocks $((pass[block])) passed, $((fail[block])) failed; gradients $((pass[grad])) passed, $((fail[grad])) failed; $skipped skipped (W > $maxw); $(($(date +%s) - t0)) s, $JOBS at a time"
+  local total_fail=$((fail[linear] + fail[block] + fail[grad])) total_pass=$((pass[linear] + pass[block] + pass[grad]))
   if [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]; then
-    note "PASS  e2e $label: $((pass[linear])) linear layers + $((pass[block])) blocks (W <= $maxw)$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
+    note "PASS  e2e $label: $((pass[linear])) linear layers + $((pass[block])) blocks + $((pass[grad])) gradient cases (W <= $maxw)$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
   else
     note "FAIL  e2e $label: $total_fail of $((total_pass + total_fail)) failed"; FAILED+=("e2e $backend")
   fi

@@ -18,7 +18,9 @@
 #               data) and "args" for a case that lists its --arg files in
 #               its own "args" file: the transformer blocks
 #               (shardlin-write-block-suite, with a "bound" file) and the
-#               f16/bf16 partial-sums cases (with a "check.sh")
+#               f16/bf16 partial-sums cases (with a "check.sh"); and
+#               "grad" for the gradient suite (shardlin-write-grad-suite:
+#               backward programs, inputs and float64 gradients)
 #   OUT/bench-blocks/, OUT/bench-blocks-tiny/
 #               the fused block programs of shardlin-gpu-bench's blocks
 #               section (shardlin-write-block-suite --bench; blocks.txt lists
@@ -251,6 +253,11 @@ done
 BLOCKS="$COMPILER_BUILD/bin/shardlin-write-block-suite"
 [ -x "$BLOCKS" ] || die "$BLOCKS not found: build it (cmake --build $COMPILER_BUILD --target shardlin-write-block-suite)"
 "$BLOCKS" "$SUITE" || die "writing the blocks suite failed"
+# The gradient suite (backward functions and their saving forwards, every
+# gradient of every rank against float64): GradTesting.h's gradSuite().
+GRADS="$COMPILER_BUILD/bin/shardlin-write-grad-suite"
+[ -x "$GRADS" ] || die "$GRADS not found: build it (cmake --build $COMPILER_BUILD --target shardlin-write-grad-suite)"
+"$GRADS" "$SUITE" || die "writing the gradient suite failed"
 NCASES=$(wc -l <"$CASES")
 
 # The programs of shardlin-gpu-bench's blocks section (no data: the bench

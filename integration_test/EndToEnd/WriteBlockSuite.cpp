@@ -40,6 +40,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockTesting.h"
+#include "SuiteWriter.h"
 
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/base/DType.h"
@@ -57,16 +58,11 @@ namespace {
 namespace rt = ::shardlin::rt;
 namespace tk = ::shardlin::testkit;
 
-int fail(const std::string &what) {
-  std::fprintf(stderr, "shardlin-write-block-suite: error: %s\n", what.c_str());
-  return 1;
-}
+const char *const kTool = "shardlin-write-block-suite";
 
-bool writeText(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out.flush());
-}
+int fail(const std::string &what) { return shardlin::suite::fail(kTool, what); }
+
+using shardlin::suite::writeText;
 
 /// Writes one configuration into dir; returns an error message or "".
 std::string writeCase(const tk::BlockSpec &spec, const std::string &dir) {
@@ -243,42 +239,26 @@ int writeBench(const std::string &dir, const std::string &size) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir, bench;
-  int maxWorld = 8;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--max-world-size=", 0) == 0) {
-      char *end = nullptr;
-      long v = std::strtol(a.c_str() + 17, &end, 10);
-      if (*end || v < 1)
-        return fail("--max-world-size needs a positive integer, got '" +
-                    a.substr(17) + "'");
-      maxWorld = static_cast<int>(v);
-    } else if (a.rfind("--bench=", 0) == 0) {
-      bench = a.substr(8);
-    } else if (a == "-h" || a == "--help") {
-      std::printf("usage: shardlin-write-block-suite DIR [--max-world-size=N]\n"
-                  "       shardlin-write-block-suite DIR "
-                  "--bench=full|quick|tiny\n"
-                  "Writes the blocks suite (programs, inputs, float64 "
-                  "references) into DIR and appends its lines to "
-                  "DIR/cases.txt; with --bench, the programs of "
-                  "shardlin-gpu-bench's blocks section and DIR/blocks.txt.\n");
-      return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option '" + a + "'");
-    } else if (dir.empty()) {
-      dir = a;
-    } else {
-      return fail("one directory only ('" + dir + "' and '" + a + "')");
-    }
-  }
-  if (dir.empty())
-    return fail("say where to write: shardlin-write-block-suite DIR");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    return fail("cannot create " + dir + ": " + ec.message());
+  std::string bench;
+  shardlin::suite::SuiteArgs args;
+  const int parsed = shardlin::suite::parseSuiteArgs(
+      argc, argv, kTool,
+      "usage: shardlin-write-block-suite DIR [--max-world-size=N]\n"
+      "       shardlin-write-block-suite DIR --bench=full|quick|tiny\n"
+      "Writes the blocks suite (programs, inputs, float64 references) into "
+      "DIR and appends its lines to DIR/cases.txt; with --bench, the "
+      "programs of shardlin-gpu-bench's blocks section and "
+      "DIR/blocks.txt.\n",
+      args, [&](const std::string &a) {
+        if (a.rfind("--bench=", 0) != 0)
+          return false;
+        bench = a.substr(8);
+        return true;
+      });
+  if (parsed >= 0)
+    return parsed;
+  const std::string &dir = args.dir;
+  const int maxWorld = args.maxWorld;
   if (!bench.empty())
     return writeBench(dir, bench);
 

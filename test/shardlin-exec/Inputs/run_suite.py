@@ -3,7 +3,10 @@
 layout: DIR/cases.txt, one directory per case) on the threads backend, as
 scripts/gpu-check.sh --cpu-selftest does, for the cases whose fourth field is
 "args" (the blocks of shardlin-write-block-suite): shardlin-exec with the
-case's --arg files, then npytool.py check with the case's bound.
+case's --arg files, then npytool.py check with the case's bound; and "grad"
+(the gradients of shardlin-write-grad-suite): the saving forward, if the
+case has one, then the backward with the saved values, then npytool.py check
+of every gradient (gI/) with the case's bound.
 
   run_suite.py --suite DIR --npytool PATH [--exec shardlin-exec]
 
@@ -11,9 +14,50 @@ Prints "ok: N cases" or the first failure (exit 1).
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
+
+
+def exec_program(a, program, w, args, outs):
+    run = subprocess.run([a.exec, program, "--backend=threads", "--world-size=" + w,
+                          "--timeout=30", *["--arg=" + x for x in args],
+                          *["--out=" + x for x in outs]],
+                         capture_output=True, text=True)
+    return "" if run.returncode == 0 else run.stderr.strip()
+
+
+def run_grad(a, name, w, dtype, out):
+    """One gradient case; "" or what failed."""
+    d = os.path.join(a.suite, name)
+    with open(os.path.join(d, "args")) as af:
+        args = [os.path.join(d, x.strip()) for x in af if x.strip()]
+    with open(os.path.join(d, "bound")) as bf:
+        bound = bf.read().strip()
+    if os.path.exists(os.path.join(d, "saving.prog")):
+        with open(os.path.join(d, "saved")) as sf:
+            saved = int(sf.read())
+        forward_args = args[:-1]  # the saving forward takes @main's
+        outs = [os.path.join(out, name + ".y.{rank}.npy")]
+        outs += [os.path.join(out, "%s.s%d.{rank}.npy" % (name, i)) for i in range(saved)]
+        error = exec_program(a, os.path.join(d, "saving.prog"), w, forward_args, outs)
+        if error:
+            return "%s: the saving forward failed: %s" % (name, error)
+        args += outs[1:]
+    gradients = len([g for g in os.listdir(d) if re.fullmatch(r"g\d+", g)])
+    outs = [os.path.join(out, "%s.g%d.{rank}.npy" % (name, i)) for i in range(gradients)]
+    error = exec_program(a, os.path.join(d, "backward.prog"), w, args, outs)
+    if error:
+        return "%s: the backward failed: %s" % (name, error)
+    for i, g in enumerate(outs):
+        check = subprocess.run([sys.executable, a.npytool, "check", "--dir",
+                                os.path.join(d, "g%d" % i), "--out", g, "--world-size", w,
+                                "--dtype", dtype, "--bound", bound],
+                               capture_output=True, text=True)
+        if check.returncode != 0:
+            return "%s: gradient %d: %s" % (name, i, check.stdout.strip() or check.stderr.strip())
+    return ""
 
 
 def main():
@@ -26,6 +70,13 @@ def main():
     with open(os.path.join(a.suite, "cases.txt")) as f, tempfile.TemporaryDirectory() as out:
         for line in f:
             fields = line.split()
+            if len(fields) == 4 and fields[3] == "grad":
+                error = run_grad(a, fields[0], fields[1], fields[2], out)
+                if error:
+                    print(error)
+                    return 1
+                cases += 1
+                continue
             if len(fields) != 4 or fields[3] != "args":
                 continue
             name, w, dtype, _ = fields
