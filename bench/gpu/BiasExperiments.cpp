@@ -115,18 +115,8 @@ uint16_t toBf16(double v) {
 Problem makeProblem(Shape s, uint64_t seed, bool reference = true) {
   Problem p;
   p.s = s;
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  auto random = [&] {
-    const uint64_t r = next();
-    const double mag = 0.25 + 0.75 * double(r >> 11) * 0x1p-53;
-    return toBf16(r & 1 ? -mag : mag);
-  };
+  SplitMix mix(seed);
+  auto random = [&] { return toBf16(mix.signedUnit()); };
   p.x.resize(size_t(s.m * s.k));
   p.w.resize(size_t(s.n * s.k));
   p.b.resize(size_t(s.n));
@@ -392,7 +382,12 @@ double timeVariant(Context &c, const Variant &v, const Problem &p, int reps) {
 
 } // namespace
 
-void runBiasExperiments(const BiasExperimentOptions &o) {
+void runBiasExperiments(int device, int64_t size, int reps) {
+  const struct {
+    int device;
+    int64_t size;
+    int reps;
+  } o{device, size, reps};
   Context c;
   rt::Status st = rt::ExecutionStream::create(o.device, c.stream);
   if (!st.isOk())

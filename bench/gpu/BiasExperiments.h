@@ -1,28 +1,20 @@
 //===- BiasExperiments.h - The GPU bench's bias epilogue trials -*- C++ -*-===//
 //
-// Section (d) of shardlin-gpu-bench (--bias-experiments): the short GPU
-// experiments issue 28 asks for, to find how a bf16 GEMM with a bias can
-// round once at the plain GEMM's speed. On the H200 run of 2026-12-04 both
-// cuBLAS ways of adding the bias (cuBLASLt's BIAS epilogue with split-K
-// reductions restricted to the compute type, and cublasGemmEx with beta = 1
-// onto C pre-filled with the bias) gave bf16 results up to 3.3 ulp from the
-// float64 reference where the bias cancels most of the product, while
-// PyTorch's F.linear stayed within 0.73 ulp at the same shapes; the
-// runtime's f32-accumulator path is exact but 1.275x the plain GEMM's time.
+// Section (d) of shardlin-gpu-bench (--bias-experiments), issue 28's
+// short GPU experiments: how can a bf16 GEMM with a bias round once at the
+// plain GEMM's speed? The 2026-12-04 H200 run found both cuBLAS ways of
+// adding the bias up to 3.3 ulp off where the bias cancels the product
+// (PyTorch's F.linear: 0.73 ulp at most), and the runtime's exact
+// f32-accumulator path 1.275x the plain GEMM's time (docs/gpu-results.md).
 //
-// Each variant differs from PyTorch's use of cuBLASLt (BIAS epilogue,
-// compute 32F, scale 32F, a workspace, every reduction scheme allowed) in
-// one setting: the reduction schemes the heuristic may pick (none, only
-// INPLACE, which reduces split-K partial sums in the output type, only
-// COMPUTE_TYPE), the bias's type (f32), the workspace (none); plus
-// cublasGemmEx with beta = 1 and the runtime's own path. For each it
-// reports, at the issue's small shapes (33x17x67, 64x128x256, 128x96x1024,
-// 600x1024x8, m x n x k) with biases that cancel row 0's products in half
-// the columns, the largest error in units of the result's last place beyond
-// the f32 accumulation's allowance (one rounding: <= 0.5), the split-K
-// count and reduction scheme of the algorithm the heuristic chose, and its
-// time at --gemm-size against the plain cuBLASLt GEMM (CUDA events, medians
-// after warm-up).
+// Every variant changes one of PyTorch's cuBLASLt settings: which split-K
+// reduction schemes the heuristic may choose (none; INPLACE alone, which
+// sums partial products in the output type; COMPUTE_TYPE alone), an f32
+// bias, no workspace; beside them cublasGemmEx with beta = 1 and the
+// runtime's own path. The table gives, over the issue's small shapes, the
+// error beyond the f32 accumulation's allowance in last places (one
+// rounding: at most 0.5), the split-K count and scheme the heuristic chose,
+// and the time at --gemm-size against the GEMM without a bias.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_BENCH_GPU_BIASEXPERIMENTS_H
@@ -32,15 +24,10 @@
 
 namespace shardlin::gpubench {
 
-struct BiasExperimentOptions {
-  int device = 0;
-  /// The timed GEMM's m = n = k.
-  int64_t size = 4096;
-  int reps = 20;
-};
-
-/// Prints the table; exits 1 with one line on a CUDA or cuBLAS failure.
-void runBiasExperiments(const BiasExperimentOptions &options);
+/// Runs section (d) on cuda:`device`, timing a GEMM of m = n = k = `size`
+/// `reps` times after 3 warm-up calls, and prints the table; exits 1 with
+/// one line on a CUDA or cuBLAS failure.
+void runBiasExperiments(int device, int64_t size, int reps);
 
 } // namespace shardlin::gpubench
 

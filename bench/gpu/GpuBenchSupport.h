@@ -9,12 +9,35 @@
 #define SHARDLIN_BENCH_GPU_GPUBENCHSUPPORT_H
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 namespace shardlin::gpubench {
+
+/// Deterministic random values for the benches' operands (splitmix64: fast
+/// enough for the large blocks' weights).
+class SplitMix {
+public:
+  explicit SplitMix(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// +-[0.25, 1]: never zero, all of one magnitude.
+  double signedUnit() {
+    const uint64_t r = next();
+    const double mag = 0.25 + 0.75 * double(r >> 11) * 0x1p-53;
+    return r & 1 ? -mag : mag;
+  }
+
+private:
+  uint64_t state_;
+};
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

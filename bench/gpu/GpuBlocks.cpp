@@ -134,7 +134,7 @@ struct HostTensor {
   }
 };
 
-/// Random values +-[0.25, 1] * scale (splitmix64: fast enough for the
+/// Random values +-[0.25, 1] * scale (SplitMix: fast enough for the
 /// 67M-element weights of the large blocks).
 HostTensor randomTensor(std::vector<int64_t> shape, rt::DType dtype,
                         double scale, uint64_t seed) {
@@ -143,23 +143,14 @@ HostTensor randomTensor(std::vector<int64_t> shape, rt::DType dtype,
   const int64_t n = t.elements();
   const size_t es = rt::dtypeSize(dtype);
   t.bytes.resize(size_t(n) * es);
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  SplitMix random(seed);
   std::vector<double> values;
   const int64_t block = int64_t(1) << 20;
   for (int64_t at = 0; at < n; at += block) {
     const int64_t m = std::min(block, n - at);
     values.resize(size_t(m));
-    for (double &v : values) {
-      const uint64_t r = next();
-      const double mag = 0.25 + 0.75 * double(r >> 11) * 0x1p-53;
-      v = (r & 1 ? -mag : mag) * scale;
-    }
+    for (double &v : values)
+      v = random.signedUnit() * scale;
     rt::convertFromF64(dtype, values.data(), t.bytes.data() + size_t(at) * es,
                        size_t(m));
   }

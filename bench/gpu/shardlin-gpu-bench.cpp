@@ -727,12 +727,7 @@ int main(int argc, char **argv) {
   }
   const bool blocksPassed =
       o.blocks.dir.empty() || shardlin::gpubench::runBlocksSection(o.blocks);
-  if (o.biasExperiments) {
-    shardlin::gpubench::BiasExperimentOptions bias;
-    bias.device = o.device;
-    bias.size = o.gemmSize;
-    bias.reps = o.gemmReps;
-    shardlin::gpubench::runBiasExperiments(bias);
-  }
+  if (o.biasExperiments)
+    shardlin::gpubench::runBiasExperiments(o.device, o.gemmSize, o.gemmReps);
   return blocksPassed ? 0 : 1;
 }
