@@ -378,9 +378,12 @@ private:
         in.*field.chunks = toChunkSpec(chunk);
       }
     // The lowering's decision, recorded on the ops it emits.
-    if (auto lowering = op.getAttrOfType<DictionaryAttr>("shardlin.lowering"))
+    if (auto lowering = op.getAttrOfType<DictionaryAttr>("shardlin.lowering")) {
       if (auto strategy = lowering.getAs<StringAttr>("strategy"))
         in.strategy = strategy.str();
+      if (auto chunks = lowering.getAs<IntegerAttr>("overlap_chunks"))
+        in.overlapChunks = static_cast<int>(chunks.getInt());
+    }
     for (Value v : operands.value_or(op.getOperands())) {
       auto it = ids_.find(v);
       if (it == ids_.end())

@@ -123,10 +123,13 @@ Status RankRun::execute() {
   ++executions_;
   last_ = CommStats();
   SHARDLIN_RETURN_IF_ERROR(checkBuffers(plan_, buffers_));
+  if (!executor_ && !lane_ && plan_.pipelinesAny())
+    SHARDLIN_RETURN_IF_ERROR(device_.createCommLane(comm_, lane_));
   const CommStats before = comm_.stats();
   Status ran = executor_ ? executor_->run(buffers_)
                          : plan_.run(comm_, device_.gemm(), device_.localOps(),
-                                     buffers_.args, buffers_.results);
+                                     buffers_.args, buffers_.results,
+                                     lane_.get());
   last_ = statsSince(before, comm_.stats());
   total_.bytesSent += last_.bytesSent;
   total_.calls += last_.calls;
@@ -280,12 +283,14 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   RankBuffers buffers;
   if (prepared) {
     if (cache) {
-      key = PlanCache::keyOf(shared, result.rank, comm.worldSize(), sizes);
+      key = PlanCache::keyOf(shared, result.rank, comm.worldSize(), sizes,
+                             callbacks.planOptions);
       prepared = cache->take(shared, key, device.allocator(), plan,
                              result.planReused);
     } else {
       prepared = Plan::build(shared.shared(), result.rank, comm.worldSize(),
-                             device.allocator(), plan, sizes);
+                             device.allocator(), plan, sizes,
+                             callbacks.planOptions);
     }
   }
   seconds.plan = clock.lap();

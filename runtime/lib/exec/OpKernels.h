@@ -38,6 +38,15 @@ std::vector<OpKernel> layoutKernels();
 /// An op whose result is a view of its first operand (nothing to run).
 Status executeNothing(OpExecuteContext &);
 
+/// Whether the op's execute can be restricted to a window of rows of its
+/// rank-2 values (every operand and result that is not a row vector, a
+/// gemm's rhs or its bias): gemm (of an untransposed lhs), bias_add,
+/// elementwise, convert. A pipelined block (Pipeline.cpp) runs its chunks
+/// so.
+bool executesRows(OpCode op);
+/// Runs the op on rows [row0, row0 + rows) of those values.
+Status executeRows(OpExecuteContext &ctx, int64_t row0, int64_t rows);
+
 /// Whether the op may write its result over operand i's storage: nothing
 /// else reads that storage (this use is its only one) and it is not an
 /// argument's.

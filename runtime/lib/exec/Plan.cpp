@@ -236,18 +236,38 @@ Status Plan::Impl::allocate(Allocator &allocator) {
   return Status::ok();
 }
 
+Status Plan::Impl::executeInstr(size_t s, Communicator &comm,
+                                GemmBackend &gemm, LocalOps &ops) {
+  const Instr &in = program.instrs[s];
+  OpExecuteContext ctx{*this, in, steps[s], comm, gemm, ops};
+  // resolveInstr found the kernel.
+  Status status = findOpKernel(in.op)->execute(ctx);
+  if (!status)
+    return status.withContext(
+        (in.location.empty() ? std::string() : in.location + ": ") +
+        "shardlin." + opCodeName(in.op) + " on rank " +
+        std::to_string(comm.rank()));
+  return status;
+}
+
 Status Plan::Impl::execute(Communicator &comm, GemmBackend &gemm,
-                           LocalOps &ops) {
+                           LocalOps &ops, CommLane *lane) {
+  std::unique_ptr<CommLane> inlineLane;
   for (size_t s = 0; s < program.instrs.size(); ++s) {
-    const Instr &in = program.instrs[s];
-    OpExecuteContext ctx{*this, in, steps[s], comm, gemm, ops};
-    // resolveInstr found the kernel.
-    Status status = findOpKernel(in.op)->execute(ctx);
-    if (!status)
-      return status.withContext(
-          (in.location.empty() ? std::string() : in.location + ": ") +
-          "shardlin." + opCodeName(in.op) + " on rank " +
-          std::to_string(comm.rank()));
+    const int p = pipelineOf.empty() ? -1 : pipelineOf[s];
+    if (p < 0) {
+      SHARDLIN_RETURN_IF_ERROR(executeInstr(s, comm, gemm, ops));
+      continue;
+    }
+    const Pipeline &pipe = pipelines[size_t(p)];
+    if (s != pipe.gather)
+      continue; // Ran with its pipeline.
+    if (!lane) {
+      if (!inlineLane)
+        inlineLane = CommLane::create(comm, false);
+      lane = inlineLane.get();
+    }
+    SHARDLIN_RETURN_IF_ERROR(runPipeline(pipe, comm, gemm, ops, *lane));
   }
   return Status::ok();
 }
@@ -396,6 +416,7 @@ Status Plan::build(std::shared_ptr<const Program> shared, int rank,
           checkedNumElements(known, count, dtypeSize(program.values[v].dtype))
               .withContext("result value " + std::to_string(v)));
     }
+  self.findPipelines(rank);
   SHARDLIN_RETURN_IF_ERROR(self.allocate(allocator));
   out = std::move(plan);
   return Status::ok();
@@ -413,6 +434,11 @@ const std::vector<int64_t> &Plan::argShape(size_t i) const {
 const std::vector<int64_t> &Plan::resultShape(size_t i) const {
   return impl_->shapes[impl_->program.results[i]];
 }
+const std::vector<PipelineInfo> &Plan::pipelines() const {
+  return impl_->pipelineInfo;
+}
+bool Plan::pipelinesAny() const { return !impl_->pipelines.empty(); }
+
 DType Plan::argType(size_t i) const { return impl_->program.values[i].dtype; }
 DType Plan::resultType(size_t i) const {
   return impl_->program.values[impl_->program.results[i]].dtype;
@@ -420,7 +446,7 @@ DType Plan::resultType(size_t i) const {
 
 Status Plan::run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
                  const std::vector<const void *> &args,
-                 const std::vector<void *> &results) {
+                 const std::vector<void *> &results, CommLane *lane) {
   Impl &im = *impl_;
   if (!im.program.compiled.empty())
     return Status::invalidArgument(
@@ -450,7 +476,7 @@ Status Plan::run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
   for (size_t v = im.program.args.size(); v < im.rootPtr.size(); ++v)
     im.rootPtr[v] = im.boundResult[v] >= 0 ? results[im.boundResult[v]]
                                            : im.buffers[v].data();
-  SHARDLIN_RETURN_IF_ERROR(im.execute(comm, gemm, ops));
+  SHARDLIN_RETURN_IF_ERROR(im.execute(comm, gemm, ops, lane));
   for (size_t i = 0; i < results.size(); ++i) {
     int v = im.program.results[i];
     if (im.boundResult[im.root[v]] == static_cast<int>(i))

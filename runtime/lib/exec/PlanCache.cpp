@@ -10,8 +10,11 @@ namespace shardlin::rt {
 PlanCache::PlanCache(size_t capacity) : capacity_(std::max<size_t>(1, capacity)) {}
 
 PlanCache::Key PlanCache::keyOf(const SharedProgram &program, int rank,
-                                int worldSize, const DynamicSizes &sizes) {
+                                int worldSize, const DynamicSizes &sizes,
+                                const PlanOptions &options) {
   Key key;
+  key.fuseGemmEpilogues = options.fuseGemmEpilogues;
+  key.overlapChunks = options.overlapChunks;
   key.program = program.text();
   key.rank = rank;
   key.worldSize = worldSize;
@@ -37,8 +40,11 @@ Status PlanCache::take(const SharedProgram &program, const Key &key,
   }
   reused = false;
   // Built outside the lock: other ranks build theirs at the same time.
+  PlanOptions options;
+  options.fuseGemmEpilogues = key.fuseGemmEpilogues;
+  options.overlapChunks = key.overlapChunks;
   return Plan::build(program.shared(), key.rank, key.worldSize, allocator, out,
-                     key.sizes);
+                     key.sizes, options);
 }
 
 void PlanCache::put(Key key, std::unique_ptr<Plan> plan) {

@@ -59,6 +59,36 @@ struct PlanStep {
   bool inGemmEpilogue = false;
 };
 
+/// One chunk of a pipelined block (exec/Pipeline.cpp): a window of rows of
+/// every rank, gathered, computed on and reduced apart from the others.
+/// The block's values hold the chunks one after the other (chunk-major):
+/// chunk i's rows of every rank, in the gather's order, from slabStart.
+struct PipelineChunk {
+  int64_t slabStart = 0, slabRows = 0;
+  /// This rank's rows of the gather's operand and of the block's result.
+  int64_t ownStart = 0, ownRows = 0;
+  /// all_gather: elements of each rank, and where they land in the
+  /// gathered value (from its start).
+  std::vector<int64_t> gatherCounts, gatherDispls;
+  /// reduce_scatter: the segment of each rank, from the slab's start.
+  std::vector<int64_t> reduceCounts, reduceDispls;
+};
+
+/// A fused block run as a pipeline of row chunks.
+struct Pipeline {
+  /// Its all_gather and reduce_scatter.
+  size_t gather = 0, reduce = 0;
+  /// Instructions between them that do not read the block's rows (views
+  /// and conversions of weights): run first, in order.
+  std::vector<size_t> prologue;
+  /// The rest (gemm, elementwise, bias_add, convert on the rows), in
+  /// order, run on each chunk.
+  std::vector<size_t> body;
+  std::vector<PipelineChunk> chunks;
+  /// Elements per row of the gathered operand and of the reduced one.
+  int64_t gatherRow = 0, reduceRow = 0;
+};
+
 struct Plan::Impl {
   explicit Impl(std::shared_ptr<const Program> owned)
       : ownedProgram(std::move(owned)), program(*ownedProgram) {}
@@ -84,6 +114,11 @@ struct Plan::Impl {
 
   std::vector<PlanStep> steps;
   std::vector<void *> rootPtr;
+  /// The pipelined blocks, what was asked of each all_gather (Plan::
+  /// pipelines), and each instruction's pipeline (or -1).
+  std::vector<Pipeline> pipelines;
+  std::vector<PipelineInfo> pipelineInfo;
+  std::vector<int> pipelineOf;
 
   char *ptr(int v) const {
     return static_cast<char *>(rootPtr[root[v]]) + byteOffset[v];
@@ -101,7 +136,17 @@ struct Plan::Impl {
   Status resolveInstr(size_t s, int rank, const std::vector<Impl *> *peers);
   /// Allocates the storage of every resolved value.
   Status allocate(Allocator &allocator);
-  Status execute(Communicator &comm, GemmBackend &gemm, LocalOps &ops);
+  Status execute(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
+                 CommLane *lane);
+  /// Runs instruction `s` with its kernel.
+  Status executeInstr(size_t s, Communicator &comm, GemmBackend &gemm,
+                      LocalOps &ops);
+  /// Finds the blocks to pipeline (exec/Pipeline.cpp), after every
+  /// instruction was resolved for this rank.
+  void findPipelines(int rank);
+  /// Runs pipeline `p` (exec/Pipeline.cpp).
+  Status runPipeline(const Pipeline &p, Communicator &comm, GemmBackend &gemm,
+                     LocalOps &ops, CommLane &lane);
 };
 
 struct OpResolveContext {

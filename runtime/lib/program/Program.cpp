@@ -200,6 +200,13 @@ Status Program::validate() const {
       return Status::invalidArgument(what + " has a strategy name with "
                                             "white space: '" +
                                      in.strategy + "'");
+    if (in.overlapChunks != 0 &&
+        (in.op != OpCode::AllGather || in.overlapChunks < 1 ||
+         in.overlapChunks > kMaxOverlapChunks))
+      return Status::invalidArgument(
+          what + " has overlap " + std::to_string(in.overlapChunks) +
+          ": only an all_gather overlaps, in 1 to " +
+          std::to_string(kMaxOverlapChunks) + " chunks");
     defined[in.result] = true;
   }
   for (int v : results)

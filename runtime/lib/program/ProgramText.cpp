@@ -270,6 +270,8 @@ std::string serializeProgram(const Program &p) {
     }
     if (!in.strategy.empty())
       os << " strategy " << in.strategy;
+    if (in.overlapChunks != 0)
+      os << " overlap " << in.overlapChunks;
     os << " loc " << in.location << "\n";
   }
   os << "results " << p.results.size();
@@ -415,6 +417,10 @@ Status parseProgram(const std::string &text, Program &out) {
         } else if (w == "strategy") {
           if (!t.word(in.strategy))
             return t.err("expected a strategy name after 'strategy'");
+        } else if (w == "overlap") {
+          int64_t chunks = 0;
+          SHARDLIN_RETURN_IF_ERROR(t.integer(chunks, 1, kMaxOverlapChunks));
+          in.overlapChunks = static_cast<int>(chunks);
         } else if (w == "loc") {
           in.location = t.rest();
           break;

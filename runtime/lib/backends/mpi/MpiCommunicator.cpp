@@ -135,6 +135,13 @@ public:
   int rank() const override { return rank_; }
   int worldSize() const override { return size_; }
   const char *backendName() const override { return "mpi"; }
+  /// MPI_THREAD_SERIALIZED or more (MpiSession asks for it; a caller that
+  /// initialized MPI may have given less).
+  bool callableFromAnyThread() const override {
+    int provided = MPI_THREAD_SINGLE;
+    return MPI_Query_thread(&provided) == MPI_SUCCESS &&
+           provided >= MPI_THREAD_SERIALIZED;
+  }
 
 protected:
   SHARDLIN_COMMUNICATOR_OVERRIDES
@@ -526,13 +533,15 @@ Status MpiSession::create(int *argc, char ***argv,
   std::unique_ptr<MpiSession> session(new MpiSession());
   if (!initialized) {
     int provided = MPI_THREAD_SINGLE;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
     if (rc != MPI_SUCCESS)
       return Status::internal("MpiSession::create: MPI_Init_thread failed: " +
                            mpiErrorText(rc));
     session->ownsInit_ = true;
-    // FUNNELED: the runtime may run other threads (GEMM, threads backend)
-    // while the main thread alone calls MPI. Returning here finalizes MPI
+    // FUNNELED at least: the runtime may run other threads (GEMM, threads
+    // backend) while the main thread alone calls MPI. SERIALIZED, which it
+    // asks for, also lets a pipelined block's lane thread make the
+    // collectives (one thread at a time). Returning here finalizes MPI
     // through the session's destructor.
     if (provided < MPI_THREAD_FUNNELED)
       return Status::internal("MpiSession::create: MPI_Init_thread provided "

@@ -42,23 +42,33 @@ Status resolveGemm(OpResolveContext &ctx) {
   return Status::ok();
 }
 
-Status executeGemm(OpExecuteContext &ctx) {
+/// Where row `row0` of value `v`, a matrix of rows x cols, starts.
+char *rowOf(const OpExecuteContext &ctx, int v, int64_t row0) {
+  const std::vector<int64_t> &shape = ctx.plan.shapes[v];
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  return ctx.plan.ptr(v) + row0 * cols * static_cast<int64_t>(ctx.plan.eltSize(v));
+}
+
+/// The gemm on rows [row0, row0 + rows) of its lhs and result (the whole:
+/// 0 and st.m), with its epilogue on the same rows.
+Status executeGemmRows(OpExecuteContext &ctx, int64_t row0, int64_t rows) {
   PlanStep &st = ctx.step;
   GemmOp op;
-  op.m = st.m;
+  op.m = rows;
   op.n = st.n;
   op.k = st.k;
   op.transA = ctx.in.transposeLhs;
   op.transB = ctx.in.transposeRhs;
   op.dtype = ctx.plan.program.values[ctx.in.operands[0]].dtype;
   op.f32Result = ctx.dtype() != op.dtype; // verifyGemm: f32 of f16/bf16
-  op.a = ctx.operand(0);
+  // A row window is only taken of an untransposed lhs (Pipeline.cpp).
+  op.a = ctx.operand(0) + row0 * st.lda * int64_t(dtypeSize(op.dtype));
   op.lda = st.lda;
   op.b = ctx.operand(1);
   op.ldb = st.ldb;
   op.bias = ctx.in.operands.size() == 3 ? ctx.operand(2) : nullptr;
-  op.c = ctx.result();
   op.ldc = std::max<int64_t>(1, st.n);
+  op.c = ctx.result() + row0 * op.ldc * int64_t(ctx.eltSize());
   if (st.epilogue < 0)
     return ctx.gemm.run(op);
   // The elementwise instruction after it, as its epilogue (see
@@ -66,11 +76,14 @@ Status executeGemm(OpExecuteContext &ctx) {
   const Instr &next = ctx.plan.program.instrs[st.epilogue];
   PlanStep &nextStep = ctx.plan.steps[st.epilogue];
   for (size_t k = 0; k < nextStep.exprOperands.size(); ++k)
-    nextStep.exprOperands[k].data = ctx.plan.ptr(next.operands[k]);
+    nextStep.exprOperands[k].data =
+        nextStep.exprOperands[k].rowVector
+            ? ctx.plan.ptr(next.operands[k])
+            : rowOf(ctx, next.operands[k], row0);
   GemmEpilogue epilogue;
   epilogue.expr = &next.expr;
   epilogue.operands = &nextStep.exprOperands;
-  epilogue.y = ctx.plan.ptr(next.result);
+  epilogue.y = rowOf(ctx, next.result, row0);
   Status ran = ctx.gemm.runWithEpilogue(op, epilogue, ctx.ops);
   if (ran)
     return ran;
@@ -78,6 +91,10 @@ Status executeGemm(OpExecuteContext &ctx) {
       "with the shardlin.elementwise" +
       (next.location.empty() ? std::string() : " at " + next.location) +
       " as its epilogue");
+}
+
+Status executeGemm(OpExecuteContext &ctx) {
+  return executeGemmRows(ctx, 0, ctx.step.m);
 }
 
 Status resolveBiasAdd(OpResolveContext &ctx) {
@@ -92,6 +109,14 @@ Status resolveBiasAdd(OpResolveContext &ctx) {
   if (ctx.step.inPlace)
     ctx.viewOperand(0, 0);
   return Status::ok();
+}
+
+Status executeBiasAddRows(OpExecuteContext &ctx, int64_t row0,
+                          int64_t rows) {
+  const int64_t cols = ctx.plan.shapes[ctx.in.result].back();
+  return ctx.ops.biasAdd(rowOf(ctx, ctx.in.operands[0], row0), ctx.operand(1),
+                         rowOf(ctx, ctx.in.result, row0), rows, cols,
+                         ctx.dtype());
 }
 
 Status executeBiasAdd(OpExecuteContext &ctx) {
@@ -174,20 +199,37 @@ Status resolveElementwise(OpResolveContext &ctx) {
   return Status::ok();
 }
 
-Status executeElementwise(OpExecuteContext &ctx) {
+Status executeElementwiseRows(OpExecuteContext &ctx, int64_t row0,
+                              int64_t rows) {
   PlanStep &st = ctx.step;
   if (st.inGemmEpilogue)
     return Status::ok(); // The gemm before it ran it.
   for (size_t k = 0; k < st.exprOperands.size(); ++k)
-    st.exprOperands[k].data = ctx.operand(k);
-  return ctx.ops.elementwise(ctx.in.expr, st.exprOperands, ctx.result(),
-                             st.rows, st.cols, ctx.dtype());
+    st.exprOperands[k].data = st.exprOperands[k].rowVector
+                                  ? ctx.operand(k)
+                                  : rowOf(ctx, ctx.in.operands[k], row0);
+  return ctx.ops.elementwise(ctx.in.expr, st.exprOperands,
+                             rowOf(ctx, ctx.in.result, row0), rows, st.cols,
+                             ctx.dtype());
+}
+
+Status executeElementwise(OpExecuteContext &ctx) {
+  return executeElementwiseRows(ctx, 0, ctx.step.rows);
 }
 
 Status resolveConvert(OpResolveContext &ctx) {
   ctx.result = ctx.operandShape(0);
   ctx.resultBlocks = ctx.operandBlocks(0);
   return Status::ok();
+}
+
+Status executeConvertRows(OpExecuteContext &ctx, int64_t row0, int64_t rows) {
+  const std::vector<int64_t> &shape = ctx.plan.shapes[ctx.in.result];
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  return ctx.ops.convert(rowOf(ctx, ctx.in.operands[0], row0),
+                         ctx.plan.program.values[ctx.in.operands[0]].dtype,
+                         rowOf(ctx, ctx.in.result, row0), ctx.dtype(),
+                         rows * cols);
 }
 
 Status executeConvert(OpExecuteContext &ctx) {
@@ -213,6 +255,27 @@ Status executeSumRows(OpExecuteContext &ctx) {
 }
 
 } // namespace
+
+bool executesRows(OpCode op) {
+  return op == OpCode::Gemm || op == OpCode::BiasAdd ||
+         op == OpCode::Elementwise || op == OpCode::Convert;
+}
+
+Status executeRows(OpExecuteContext &ctx, int64_t row0, int64_t rows) {
+  switch (ctx.in.op) {
+  case OpCode::Gemm:
+    return executeGemmRows(ctx, row0, rows);
+  case OpCode::BiasAdd:
+    return executeBiasAddRows(ctx, row0, rows);
+  case OpCode::Elementwise:
+    return executeElementwiseRows(ctx, row0, rows);
+  case OpCode::Convert:
+    return executeConvertRows(ctx, row0, rows);
+  default:
+    return Status::internal(std::string("shardlin.") + opCodeName(ctx.in.op) +
+                            " cannot run on a window of rows");
+  }
+}
 
 std::vector<OpKernel> computeKernels() {
   return {{OpCode::Gemm, resolveGemm, executeGemm},

@@ -116,6 +116,11 @@ public:
   /// "threads", "mpi", "nccl", "cuda-local".
   virtual const char *backendName() const = 0;
   virtual Device device() const { return Device{}; }
+  /// Whether the collectives may be called from another thread than the
+  /// one that made the communicator (one thread at a time, each call
+  /// complete before the next): a pipelined block calls them from its lane's
+  /// thread (exec/CommLane.h). Not under MPI_THREAD_FUNNELED.
+  virtual bool callableFromAnyThread() const { return true; }
 
   /// Every rank contributes `sendCount` elements; rank r's block lands in
   /// `recv` at recvDispls[r] with recvCounts[r] (== r's sendCount) elements.

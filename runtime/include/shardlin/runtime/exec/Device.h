@@ -13,10 +13,12 @@
 #include "shardlin/runtime/base/Buffer.h"
 #include "shardlin/runtime/base/Status.h"
 #include "shardlin/runtime/comm/Communicator.h"
+#include "shardlin/runtime/exec/CommLane.h"
 #include "shardlin/runtime/exec/Gemm.h"
 #include "shardlin/runtime/exec/LocalOps.h"
 
 #include <cstddef>
+#include <memory>
 
 namespace shardlin::rt {
 
@@ -39,6 +41,14 @@ public:
   /// the rank's earlier work, so an asynchronous failure shows here.
   virtual Status copyToHost(void *hostDst, const void *deviceSrc,
                             size_t bytes) = 0;
+  /// The lane on which a pipelined block's collectives run beside this
+  /// rank's compute (CommLane.h). This default, for devices whose work is
+  /// done when its call returns (the host): a threaded lane where `comm`
+  /// may be called from another thread (Communicator::
+  /// callableFromAnyThread), else an inline one. A GPU rank's lane orders
+  /// its compute stream and a stream for the collectives.
+  virtual Status createCommLane(Communicator &comm,
+                                std::unique_ptr<CommLane> &out);
 };
 
 } // namespace shardlin::rt

@@ -221,6 +221,9 @@ private:
   Communicator *replicas_;
   CommStats last_, total_;
   int executions_ = 0;
+  /// The lane of the plan's pipelined blocks (RankDevice::createCommLane),
+  /// made at the first execute() that needs it and kept for the replays.
+  std::unique_ptr<CommLane> lane_;
 };
 
 struct RankCallbacks {
@@ -255,6 +258,9 @@ struct RankCallbacks {
   /// they are ready, to make the rank's executor over its communicator and
   /// device (both outlive the executor, which is destroyed before the rank
   /// ends). A failure here fails every rank, the others with Aborted.
+  /// How the rank's plan is built (Plan.h): GEMM epilogues, and the
+  /// row chunks of its pipelined blocks (RunOptions::overlapChunks).
+  PlanOptions planOptions;
   using MakeExecutor = std::function<Status(
       const Plan &plan, Communicator &comm, RankDevice &device,
       std::unique_ptr<RankExecutor> &out)>;

@@ -17,11 +17,13 @@
 
 #include "shardlin/runtime/base/Buffer.h"
 #include "shardlin/runtime/comm/Communicator.h"
+#include "shardlin/runtime/exec/CommLane.h"
 #include "shardlin/runtime/exec/Gemm.h"
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/program/Program.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace shardlin::rt {
@@ -58,6 +60,25 @@ struct PlanOptions {
   /// two one after the other; the results agree within the elementwise op's
   /// bounds, and false exists to compare them.
   bool fuseGemmEpilogues = true;
+  /// The row chunks of a fused block's pipeline (docs/runtime.md,
+  /// "Overlapping communication with the GEMMs"): -1 takes each
+  /// all_gather's `overlap` from the program; 0 or 1 runs every block in
+  /// sequence; N >= 2 pipelines every block that can be in N chunks
+  /// (at most kMaxOverlapChunks), whatever the program says.
+  int overlapChunks = -1;
+};
+
+/// What the plan made of a fused block's all_gather that asked to overlap
+/// (or, with PlanOptions::overlapChunks >= 2, of every all_gather).
+struct PipelineInfo {
+  /// The all_gather's instruction index.
+  size_t instr = 0;
+  /// The chunks it runs in (with at least one row each), or 0: in sequence.
+  int chunks = 0;
+  /// The last instruction of the block (its reduce_scatter), if pipelined.
+  size_t end = 0;
+  /// Why it runs in sequence, if it does.
+  std::string why;
 };
 
 class Plan {
@@ -97,9 +118,18 @@ public:
   /// resultShape(i). All pointers, and the plan's allocator, are on the one
   /// device of the communicator, the GEMM backend and the local ops; on a
   /// GPU the work is enqueued in order and run() does not synchronize.
+  ///
+  /// A pipelined block issues its collectives to `lane` (CommLane.h), or,
+  /// without one, runs them in order within the run (an inline lane): the
+  /// same results, without the overlap.
   Status run(Communicator &comm, GemmBackend &gemm, LocalOps &ops,
              const std::vector<const void *> &args,
-             const std::vector<void *> &results);
+             const std::vector<void *> &results, CommLane *lane = nullptr);
+
+  /// The fused blocks asked to overlap, and what the plan made of each.
+  const std::vector<PipelineInfo> &pipelines() const;
+  /// Whether run() pipelines any block (and so can use a lane).
+  bool pipelinesAny() const;
 
   struct Impl;
 

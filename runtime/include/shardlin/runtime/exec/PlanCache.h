@@ -41,8 +41,13 @@ public:
     int rank = 0;
     int worldSize = 0;
     DynamicSizes sizes;
+    /// PlanOptions' fields.
+    bool fuseGemmEpilogues = true;
+    int overlapChunks = -1;
     bool operator==(const Key &o) const {
       return rank == o.rank && worldSize == o.worldSize && sizes == o.sizes &&
+             fuseGemmEpilogues == o.fuseGemmEpilogues &&
+             overlapChunks == o.overlapChunks &&
              (program == o.program ||
               (program && o.program && *program == *o.program));
     }
@@ -61,7 +66,8 @@ public:
 
   /// The key of `program` on `rank` of `worldSize` with `sizes`.
   static Key keyOf(const SharedProgram &program, int rank, int worldSize,
-                   const DynamicSizes &sizes);
+                   const DynamicSizes &sizes,
+                   const PlanOptions &options = PlanOptions());
 
   /// A plan for `key`: a cached one (`reused` true), or one built with
   /// Plan::build on `allocator`. The caller owns it until it calls put.

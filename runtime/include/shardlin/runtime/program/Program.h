@@ -82,9 +82,20 @@ struct Instr {
   /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
   /// or empty. Informational: running does not read it.
   std::string strategy;
+  /// all_gather: the number of row chunks in which the executor pipelines
+  /// the fused block this all_gather starts (its gather, the row-local
+  /// GEMMs and elementwise ops after it, and the reduce_scatter that ends
+  /// it), each chunk's collectives on a communication lane beside the
+  /// previous chunk's GEMMs (docs/runtime.md, "Overlapping communication
+  /// with the GEMMs"). 0: none (the compiler's `overlap_chunks` in
+  /// `shardlin.lowering`; text `overlap N`, 1 <= N <= kMaxOverlapChunks).
+  int overlapChunks = 0;
   /// Where the op came from (file:line:col), for error messages.
   std::string location;
 };
+
+/// The most row chunks an all_gather's `overlap` asks for.
+constexpr int kMaxOverlapChunks = 64;
 
 struct Argument {
   /// The rank-local type (for a sharded argument: the local chunk's type,
