@@ -55,7 +55,7 @@ std::string usageText() {
          "                     --arg=PATH [--arg=PATH ...] --out=PATH "
          "[--out=PATH ...]\n"
          "                     [--timeout=SECONDS] [--blas-threads=N] "
-         "[--verbose]\n"
+         "[--overlap-chunks=N] [--verbose]\n"
          "PROGRAM is written by `shardlin-run FILE.mlir "
          "--emit-program=PROGRAM`.\n"
          "{rank} in a path is replaced by the rank number. A PATH is a .npy "
@@ -69,6 +69,9 @@ std::string usageText() {
          "fails on every rank (default: 300).\n"
          "--blas-threads: OpenBLAS threads per rank (default 0: cores / ranks "
          "per host).\n"
+         "--overlap-chunks: run each fused block in N row chunks, their "
+         "collectives overlapped with the GEMMs (0 or 1: in sequence; "
+         "default: as the program's all_gathers say, `overlap N`).\n"
          "--verbose: print the strategy each GEMM was lowered with, and per "
          "rank the phases' times, traffic and bytes of input files read.\n"
          "--version: the version and what is built in (loads no GPU "
@@ -165,6 +168,13 @@ int main(int argc, char **argv) {
       if (!parseInt(v, config.blasThreads) || config.blasThreads < 0)
         return fail("--blas-threads must be a non-negative integer, got '" +
                     v + "'");
+    } else if (value("--overlap-chunks", v)) {
+      if (!parseInt(v, config.plan.overlapChunks) ||
+          config.plan.overlapChunks < 0 ||
+          config.plan.overlapChunks > rt::kMaxOverlapChunks)
+        return fail("--overlap-chunks must be an integer from 0 to " +
+                    std::to_string(rt::kMaxOverlapChunks) + ", got '" + v +
+                    "'");
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "'\n" + usage);
     } else if (programPath.empty()) {
@@ -208,9 +218,25 @@ int main(int argc, char **argv) {
                       "\n");
   std::vector<rt::RankResult> ranks;
   rt::Status status = rt::runProgramWithFiles(program, config, &ranks);
-  if (verbose)
+  if (verbose) {
+    // Every rank's plan makes the same chunks (their tables are shared).
+    if (!ranks.empty())
+      for (const rt::PipelineInfo &p : ranks.front().pipelines) {
+        const rt::Instr &gather = program.instrs[p.instr];
+        std::cerr << ("shardlin-exec: " +
+                      (gather.location.empty() ? std::string()
+                                               : gather.location + ": ") +
+                      "block from instruction " + std::to_string(p.instr) +
+                      (p.chunks > 0
+                           ? " to " + std::to_string(p.end) +
+                                 " pipelined in " + std::to_string(p.chunks) +
+                                 " row chunks"
+                           : " runs in sequence: " + p.why) +
+                      "\n");
+      }
     for (const rt::RankResult &rank : ranks)
       std::cerr << ("shardlin-exec: " + rt::describeRank(rank, "load", "write") + "\n");
+  }
   if (!status)
     return fail(rt::flagMessage(status, config));
   return 0;

@@ -294,6 +294,8 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     }
   }
   seconds.plan = clock.lap();
+  if (prepared)
+    result.pipelines = plan->pipelines();
   if (prepared && callbacks.bind)
     prepared = callbacks.bind(*plan, device, buffers);
   if (callbacks.loadedBytes)

@@ -113,10 +113,15 @@ std::string makePipeline(const Plan::Impl &plan, size_t g, int rank,
           : in.op == OpCode::Elementwise
               ? !isRowVectorOperand(plan.shapes[v].size(), rank)
               : true;
-      if (rowWise != bool(inBlock[size_t(v)]))
-        return op + " at instruction " + std::to_string(s) + " mixes the "
-               "block's rows with a value " +
-               (rowWise ? "of other rows" : "computed from them");
+      if (rowWise && !inBlock[size_t(v)])
+        return op + " at instruction " + std::to_string(s) +
+               " reads operand " + std::to_string(k2) +
+               " row by row beside the block's rows, but it is not "
+               "computed from them";
+      if (!rowWise && inBlock[size_t(v)])
+        return op + " at instruction " + std::to_string(s) +
+               " reads the block's rows as operand " + std::to_string(k2) +
+               ", which it does not read row by row";
     }
     if (plan.shapes[in.result].size() != 2 ||
         plan.shapes[in.result][0] != total)

@@ -72,6 +72,7 @@ Status runGridWithFiles(const Program &program, const RunConfig &config,
                              " over the replicas"));
       return Status::ok();
     };
+    c.planOptions = config.plan;
     perReplica->push_back(std::move(c));
   }
   RankCallbacks callbacks;

@@ -65,6 +65,7 @@ RankCallbacks fileCallbacks(const Program &program, const RunConfig &config) {
   };
   auto run = std::make_shared<FileRun>(program, config);
   RankCallbacks callbacks;
+  callbacks.planOptions = config.plan;
   // Dynamic dims (run-time batch sizes) come from the .npy headers of each
   // rank's files; the plan then checks every dim again when it binds them.
   callbacks.argShapes = [run](int rank,

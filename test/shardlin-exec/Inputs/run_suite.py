@@ -9,8 +9,14 @@ case has one, then the backward with the saved values, then npytool.py check
 of every gradient (gI/) with the case's bound.
 
   run_suite.py --suite DIR --npytool PATH [--exec shardlin-exec]
+               [--exec-flag=FLAG ...] [--count-pipelined]
 
-Prints "ok: N cases" or the first failure (exit 1).
+--exec-flag passes FLAG to every shardlin-exec of a block (e.g.
+--overlap-chunks=3); --count-pipelined runs them with --verbose and counts
+the blocks they say they pipelined.
+
+Prints "ok: N cases" (and "pipelined: P blocks") or the first failure
+(exit 1).
 """
 import argparse
 import os
@@ -65,8 +71,11 @@ def main():
     p.add_argument("--suite", required=True)
     p.add_argument("--npytool", required=True)
     p.add_argument("--exec", default="shardlin-exec")
+    p.add_argument("--exec-flag", action="append", default=[])
+    p.add_argument("--count-pipelined", action="store_true")
     a = p.parse_args()
     cases = 0
+    pipelined = 0
     with open(os.path.join(a.suite, "cases.txt")) as f, tempfile.TemporaryDirectory() as out:
         for line in f:
             fields = line.split()
@@ -87,11 +96,13 @@ def main():
                 bound = bf.read().strip()
             y = os.path.join(out, name + ".y.{rank}.npy")
             run = subprocess.run([a.exec, os.path.join(d, "program.prog"), "--backend=threads",
-                                  "--world-size=" + w, "--timeout=30", *args, "--out=" + y],
+                                  "--world-size=" + w, "--timeout=30", *args, "--out=" + y,
+                                  *a.exec_flag, *(["--verbose"] if a.count_pipelined else [])],
                                  capture_output=True, text=True)
             if run.returncode != 0:
                 print("%s: shardlin-exec failed: %s" % (name, run.stderr.strip()))
                 return 1
+            pipelined += len(re.findall(r"pipelined in \d+ row chunks", run.stderr))
             check = subprocess.run([sys.executable, a.npytool, "check", "--dir", d, "--out", y,
                                     "--world-size", w, "--dtype", dtype, "--bound", bound],
                                    capture_output=True, text=True)
@@ -100,6 +111,8 @@ def main():
                 return 1
             cases += 1
     print("ok: %d cases" % cases)
+    if a.count_pipelined:
+        print("pipelined: %d blocks" % pipelined)
     return 0
 
 

@@ -319,6 +319,8 @@ struct RankResult {
   /// The bytes of input files this rank read (RankCallbacks::loadedBytes;
   /// a sharded argument's: only its chunk), 0 if not counted.
   uint64_t bytesLoaded = 0;
+  /// What the plan made of the blocks asked to overlap (Plan::pipelines).
+  std::vector<PipelineInfo> pipelines;
 };
 
 /// One line for --verbose: "rank R: plan 0.01 ms, bind ..., sent N bytes in

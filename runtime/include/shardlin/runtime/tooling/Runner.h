@@ -36,6 +36,8 @@ namespace shardlin::rt {
 struct RunConfig : RunOptions {
   std::vector<std::string> argPaths;
   std::vector<std::string> outPaths;
+  /// How the ranks' plans are built (RankCallbacks::planOptions).
+  PlanOptions plan;
   /// For a compiled program (Program::compiled): what executes each rank
   /// (RankCallbacks::executor). The files are bound, agreed on and written
   /// as for any other program.
