@@ -295,6 +295,66 @@ std::optional<Strategy> chooseStrategy(const LinearShape &shape,
   return best;
 }
 
+namespace {
+
+/// Each rank's GEMM and collective times of the fused block, in us.
+void fusedBlockTimes(const BlockShape &s, const MachineModel &m, int64_t r,
+                     double &gemmUs, double &commUs) {
+  const int64_t w = static_cast<int64_t>(s.placements.size());
+  rt::ChunkLayout layout(s.f, s.placements, s.bounds);
+  const uint64_t e = s.elementBytes;
+  const uint64_t p = partialSumBytes(s.elementBytes);
+  const uint64_t b = s.rows, k = s.k, n = s.n, uw = w;
+  const uint64_t own = layout.ofRank(r).size;
+  const double flops = 2.0 * uw * b * own * (s.colLinears * k + n);
+  gemmUs = flops / (m.gemmGflops * 1e3);
+  commUs = 2 * m.latencyUs * (w - 1) +
+           static_cast<double>((uw - 1) * b * (k * e + n * p)) /
+               (m.bandwidthGBps * 1e3);
+}
+
+/// T(C) of chooseOverlapChunks for the slowest rank.
+double overlappedUs(const BlockShape &s, const MachineModel &m, int chunks) {
+  const int64_t w = static_cast<int64_t>(s.placements.size());
+  double worst = 0;
+  for (int64_t r = 0; r < w; ++r) {
+    double c = 0, comm = 0;
+    fusedBlockTimes(s, m, r, c, comm);
+    worst = std::max(worst, std::max(c, comm) + std::min(c, comm) / chunks +
+                                (chunks - 1) * 2 * m.latencyUs * (w - 1));
+  }
+  return worst;
+}
+
+} // namespace
+
+OverlapChoice chooseOverlapChunks(const BlockShape &s, const MachineModel &m,
+                                  int forced) {
+  OverlapChoice c;
+  c.sequentialUs = overlappedUs(s, m, 1);
+  c.overlappedUs = c.sequentialUs;
+  const int64_t w = static_cast<int64_t>(s.placements.size());
+  if (w < 2 || forced == 0 || forced == 1)
+    return c;
+  if (forced >= 2) {
+    c.chunks = forced;
+    c.overlappedUs = overlappedUs(s, m, forced);
+    return c;
+  }
+  if (!m.overlapsComm)
+    return c;
+  for (int chunks : {2, 3, 4, 6, 8}) {
+    if (w * s.rows / chunks < kMinOverlapChunkRows)
+      break;
+    const double us = overlappedUs(s, m, chunks);
+    if (us < 0.95 * c.sequentialUs && us < c.overlappedUs) {
+      c.chunks = chunks;
+      c.overlappedUs = us;
+    }
+  }
+  return c;
+}
+
 StrategyCost estimateFusedBlockCost(const BlockShape &s,
                                     const MachineModel &m) {
   const int64_t w = static_cast<int64_t>(s.placements.size());
@@ -308,7 +368,6 @@ StrategyCost estimateFusedBlockCost(const BlockShape &s,
   c.bytesReceived.resize(w);
   c.peakExtraBytes.resize(w);
   c.collectives = 2;
-  const double bytesPerUs = m.bandwidthGBps * 1e3;
   double worstUs = 0.0;
   for (int64_t r = 0; r < w; ++r) {
     const uint64_t own = layout.ofRank(r).size;
@@ -325,11 +384,9 @@ StrategyCost estimateFusedBlockCost(const BlockShape &s,
     c.peakExtraBytes[r] =
         (uw * b * k + (s.colLinears + 1) * uw * b * own) * e + uw * b * n * p +
         widenedReductionBytes(b, n, e);
-    const double flops = 2.0 * uw * b * own * (s.colLinears * k + n);
-    double us = flops / (m.gemmGflops * 1e3);
-    us += 2 * m.latencyUs * (w - 1) +
-          static_cast<double>(gather + scatter) / bytesPerUs;
-    worstUs = std::max(worstUs, us);
+    double gemmUs = 0, commUs = 0;
+    fusedBlockTimes(s, m, r, gemmUs, commUs);
+    worstUs = std::max(worstUs, gemmUs + commUs);
   }
   c.estimatedUs = worstUs;
   return c;

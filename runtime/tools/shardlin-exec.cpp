@@ -219,21 +219,9 @@ int main(int argc, char **argv) {
   std::vector<rt::RankResult> ranks;
   rt::Status status = rt::runProgramWithFiles(program, config, &ranks);
   if (verbose) {
-    // Every rank's plan makes the same chunks (their tables are shared).
     if (!ranks.empty())
-      for (const rt::PipelineInfo &p : ranks.front().pipelines) {
-        const rt::Instr &gather = program.instrs[p.instr];
-        std::cerr << ("shardlin-exec: " +
-                      (gather.location.empty() ? std::string()
-                                               : gather.location + ": ") +
-                      "block from instruction " + std::to_string(p.instr) +
-                      (p.chunks > 0
-                           ? " to " + std::to_string(p.end) +
-                                 " pipelined in " + std::to_string(p.chunks) +
-                                 " row chunks"
-                           : " runs in sequence: " + p.why) +
-                      "\n");
-      }
+      for (const std::string &line : rt::describePipelines(program, ranks[0]))
+        std::cerr << ("shardlin-exec: " + line + "\n");
     for (const rt::RankResult &rank : ranks)
       std::cerr << ("shardlin-exec: " + rt::describeRank(rank, "load", "write") + "\n");
   }

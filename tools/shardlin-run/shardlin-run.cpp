@@ -494,9 +494,13 @@ int main(int argc, char **argv) {
   } else {
     status = rt::runProgramWithFiles(*program, config, &ranks);
   }
-  if (verbose)
+  if (verbose) {
+    if (!ranks.empty())
+      for (const std::string &line : rt::describePipelines(*program, ranks[0]))
+        errs() << ("shardlin-run: " + line + "\n");
     for (const rt::RankResult &rank : ranks)
       errs() << ("shardlin-run: " + rt::describeRank(rank, "load", "write") + "\n");
+  }
   if (!status)
     return fail(rt::flagMessage(status, config));
   return 0;

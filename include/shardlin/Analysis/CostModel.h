@@ -86,6 +86,10 @@ struct MachineModel {
   double bandwidthGBps = 10.0;
   /// GEMM rate per rank, GFLOP/s.
   double gemmGflops = 100.0;
+  /// Whether a rank's collectives run beside its GEMMs without slowing
+  /// them (a GPU's copy engines or NICs and its SMs); a CPU rank's
+  /// collectives are copies by the same cores.
+  bool overlapsComm = false;
 };
 
 struct StrategyCost {
@@ -186,6 +190,32 @@ struct BlockShape {
 /// activations).
 StrategyCost estimateFusedBlockCost(const BlockShape &shape,
                                     const MachineModel &machine);
+
+/// The fewest rows of every rank together (W*B / chunks) a chunk of a
+/// pipelined block keeps when the cost model chooses the chunks: smaller
+/// GEMMs fall off the machine's rate.
+constexpr int64_t kMinOverlapChunkRows = 256;
+
+/// A fused block run in row chunks, each chunk's all_gather and
+/// reduce_scatter beside the GEMMs of the chunk before (the runtime's
+/// pipeline, docs/runtime.md). For the slowest rank, with c its GEMM time
+/// and m its collectives' time (estimateFusedBlockCost's terms), in C
+/// chunks the two lanes overlap but for one chunk of the shorter:
+///   T(C) = max(c, m) + min(c, m) / C + (C - 1) * 2 * latency * (W - 1)
+/// (each chunk adds a call of each collective). T(1) is the sequential
+/// estimateFusedBlockCost.
+struct OverlapChoice {
+  /// 1: in sequence.
+  int chunks = 1;
+  double sequentialUs = 0, overlappedUs = 0;
+};
+
+/// `forced` >= 2 takes that many chunks, 0 or 1 none; -1 lets the model
+/// choose among 2, 3, 4, 6 and 8 on a machine that overlapsComm, the
+/// cheapest that keeps kMinOverlapChunkRows per chunk and is at least 5%
+/// under the sequential estimate (else 1). W = 1 has nothing to overlap.
+OverlapChoice chooseOverlapChunks(const BlockShape &shape,
+                                  const MachineModel &machine, int forced);
 
 //===----------------------------------------------------------------------===//
 // Backward functions (--shardlin-generate-backward, docs/training.md;

@@ -343,6 +343,21 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   return result;
 }
 
+std::vector<std::string> describePipelines(const Program &program,
+                                           const RankResult &rank) {
+  std::vector<std::string> lines;
+  for (const PipelineInfo &p : rank.pipelines) {
+    const Instr &gather = program.instrs[p.instr];
+    lines.push_back(
+        (gather.location.empty() ? std::string() : gather.location + ": ") +
+        "block from instruction " + std::to_string(p.instr) +
+        (p.chunks > 0 ? " to " + std::to_string(p.end) + " pipelined in " +
+                            std::to_string(p.chunks) + " row chunks"
+                      : " runs in sequence: " + p.why));
+  }
+  return lines;
+}
+
 std::string describeRank(const RankResult &rank, const char *bindName,
                          const char *finishName) {
   const RankResult::Phases &t = rank.seconds;

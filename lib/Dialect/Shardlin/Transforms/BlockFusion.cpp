@@ -267,6 +267,8 @@ struct Choice {
   bool fuse = false;
   std::string why;
   ::shardlin::StrategyCost fused;
+  /// The row chunks of its pipeline (chooseOverlapChunks).
+  ::shardlin::OverlapChoice overlap;
   double separateUs = 0;
   uint64_t separateMaxBytes = 0;
 };
@@ -275,6 +277,8 @@ Choice choose(Candidate &b, const LoweringOptions &options) {
   Choice c;
   ::shardlin::BlockShape shape = blockShape(b, options.assumedRows);
   c.fused = ::shardlin::estimateFusedBlockCost(shape, options.machine);
+  c.overlap = ::shardlin::chooseOverlapChunks(shape, options.machine,
+                                              options.overlapChunks);
   ::shardlin::LinearShape colShape{shape.rows,      shape.f,
                                    shape.k,         0,
                                    shape.placements, shape.elementBytes,
@@ -363,6 +367,7 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
 }
 
 void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
+                int overlapChunks,
                 int64_t assumedRows) {
   LinearOp row = b.row;
   MLIRContext *ctx = row.getContext();
@@ -384,9 +389,19 @@ void lowerBlock(Candidate &b, const ::shardlin::StrategyCost &cost,
   Value rows = flattenToRows(rewriter, first.getLoc(), x, batch);
   // Checked by the pass before fusing; dynamic if B is.
   const int64_t stacked = stackedRows(w, batch);
-  Value gathered = AllGatherOp::create(rewriter, first.getLoc(),
-                                       tensorOf({stacked, k}, elt), rows,
-                                       rowBlocks);
+  auto gather = AllGatherOp::create(rewriter, first.getLoc(),
+                                    tensorOf({stacked, k}, elt), rows,
+                                    rowBlocks);
+  // The runtime pipelines the block from here in row chunks
+  // (Instr::overlapChunks).
+  if (overlapChunks >= 2)
+    gather->setAttr(
+        "shardlin.lowering",
+        rewriter.getDictionaryAttr(
+            {rewriter.getNamedAttr("strategy", rewriter.getStringAttr("fused")),
+             rewriter.getNamedAttr("overlap_chunks",
+                                   rewriter.getI64IntegerAttr(overlapChunks))}));
+  Value gathered = gather;
   SmallVector<Value> mapped;
   for (Value in : b.chain.inputs) {
     LinearOp col = in.getDefiningOp<LinearOp>();
@@ -474,10 +489,14 @@ void mlir::shardlin::detail::fuseBlocks(Operation *root,
         << c.fused.maxPeakExtraBytes() << " extra bytes per rank; separate est. "
         << llvm::formatv("{0:F3}", c.separateUs).str() << " us, max "
         << c.separateMaxBytes << " bytes sent";
+      if (c.fuse && c.overlap.chunks >= 2)
+        r << "; overlapped in " << c.overlap.chunks << " row chunks, est. "
+          << llvm::formatv("{0:F3}", c.overlap.overlappedUs).str() << " us";
     }
     if (!c.fuse)
       continue;
-    lowerBlock(b, c.fused, assumedRowsOf(b, options.assumedRows));
+    lowerBlock(b, c.fused, c.overlap.chunks,
+               assumedRowsOf(b, options.assumedRows));
     ++numFused;
   }
 }

@@ -2,6 +2,8 @@
 
 #include "PassOptions.h"
 
+#include "shardlin/runtime/program/Program.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 
@@ -46,8 +48,17 @@ mlir::shardlin::detail::toLoweringOptions(const LowerShardedLinearOptions &o,
             std::to_string(o.assumedRows);
     return failure();
   }
+  if (o.overlapChunks < -1 || o.overlapChunks > ::shardlin::rt::kMaxOverlapChunks) {
+    error = "lower-sharded-linear: overlap-chunks must be -1 (the cost "
+            "model's choice), 0 or 1 (none) or a chunk count up to " +
+            std::to_string(::shardlin::rt::kMaxOverlapChunks) + ", got " +
+            std::to_string(o.overlapChunks);
+    return failure();
+  }
   LoweringOptions options;
   options.assumedRows = o.assumedRows;
+  options.overlapChunks = static_cast<int>(o.overlapChunks);
+  options.machine.overlapsComm = o.overlapComm;
   options.forced = forcedStrategy(o.strategy);
   options.machine.latencyUs = o.latencyUs;
   options.machine.bandwidthGBps = o.bandwidthGBps;

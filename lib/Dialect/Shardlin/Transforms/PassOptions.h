@@ -43,6 +43,8 @@ LogicalResult initLoweringOptions(const LowerShardedLinearOptions &o,
   X(latencyUs)                                                                 \
   X(bandwidthGBps)                                                             \
   X(gemmGflops)                                                                \
+  X(overlapComm)                                                               \
+  X(overlapChunks)                                                             \
   X(memoryCapMiB)                                                              \
   X(assumedRows)                                                               \
   X(explain)                                                                   \

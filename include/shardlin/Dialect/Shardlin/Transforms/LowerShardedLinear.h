@@ -43,6 +43,9 @@ struct LoweringOptions {
   /// The rows per rank the cost model assumes for a linear whose batch
   /// dims are dynamic (their product is known only at run time).
   int64_t assumedRows = 1024;
+  /// The row chunks of each fused block's pipeline: -1 the cost model's
+  /// choice (chooseOverlapChunks), 0 or 1 none, N >= 2 that many.
+  int overlapChunks = -1;
 };
 
 /// The strategy for one linear and what it costs (W >= 2).

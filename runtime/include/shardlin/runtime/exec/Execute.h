@@ -331,6 +331,13 @@ struct RankResult {
 std::string describeRank(const RankResult &rank, const char *bindName = "bind",
                          const char *finishName = "finish");
 
+/// Lines for --verbose, one per block the plan was asked to pipeline
+/// (RankResult::pipelines; every rank's plan makes the same chunks):
+/// "LOC: block from instruction I to J pipelined in N row chunks" or
+/// "... runs in sequence: WHY".
+std::vector<std::string> describePipelines(const Program &program,
+                                           const RankResult &rank);
+
 /// One rank on a communicator the caller created: builds the plan on
 /// `device` (for dynamic argument dims, after exchanging every rank's sizes
 /// through `agree`), binds, agrees with the other ranks through `agree`
