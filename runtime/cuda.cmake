@@ -113,6 +113,7 @@ add_library(ShardlinRuntimeCuda SHARED
   $<TARGET_OBJECTS:ShardlinRuntimeCudaKernels>
   lib/backends/cuda/CublasGemm.cpp
   lib/backends/cuda/CudaBackends.cpp
+  lib/backends/cuda/CudaLane.cpp
   lib/backends/cuda/CudaLocalOps.cpp
   lib/backends/cuda/CudaSupport.cpp)
 add_library(Shardlin::RuntimeCuda ALIAS ShardlinRuntimeCuda)
@@ -194,7 +195,9 @@ if(SHARDLIN_BUILD_TESTS)
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuElementwiseTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuGemmTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectivesTest.cpp
-    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectiveSuites.cpp)
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuCollectiveSuites.cpp
+    # Pipelined blocks on threads and cuda-local (its lane's two streams).
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/exec/PipelineTest.cpp)
   target_include_directories(shardlin-gpu-tests PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/lib
     ${PROJECT_SOURCE_DIR}/unittests/runtime

@@ -1,6 +1,8 @@
 //===- PipelineTest.cpp - Fused blocks in row chunks, collectives overlapped ===//
 //
-// exec/Pipeline.cpp and exec/CommLane.cpp on the threads backend: a fused
+// exec/Pipeline.cpp and exec/CommLane.cpp on the threads backend and, where
+// a GPU is (shardlin-gpu-tests compiles this file too), on cuda-local, whose
+// lane runs the collectives on a second stream: a fused
 // MLP block (all_gather, gemm + bias, tanh, gemm, reduce_scatter, the form
 // --lower-sharded-linear emits) written as program text, run in sequence
 // and pipelined in 2 to 7 row chunks on a threaded lane (and on an inline
@@ -8,8 +10,10 @@
 // per-rank run-time rows (empty ones included). Every rank's output is
 // checked against a float64 reference (f32 storage, K, F <= 24: relative
 // error <= 1e-5 of the output's scale), and the pipelined outputs against
-// the sequential ones bit for bit: each element is computed by the same
-// operations and summed over the ranks in the same order. The traffic is
+// the sequential ones bit for bit on threads (each element is computed by
+// the same operations and summed over the ranks in the same order; cuBLAS
+// may pick another kernel for fewer rows, so on a GPU the reference bound
+// alone). The traffic is
 // the sequential run's, in 2 collectives per chunk. Then the blocks the
 // plan refuses to pipeline and why, and CommLane's own rules.
 //
@@ -25,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -32,6 +37,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace rt = shardlin::rt;
@@ -101,6 +108,8 @@ std::string blockProgram(const BlockCase &c, const std::string &extra = "") {
 
 struct RankData {
   std::vector<float> x, y, extra;
+  /// On a GPU: the arguments and results in device memory.
+  std::vector<rt::Buffer> device;
   rt::CommStats stats;
   std::vector<uint8_t> a1, a2;
   std::vector<rt::PipelineInfo> pipelines;
@@ -126,10 +135,11 @@ public:
     return c_.dynamic ? c_.rows[size_t(r)] : c_.rows[0];
   }
 
-  /// Runs `text` on threads with plan options `overlap` (-1: the
-  /// program's), on a threaded lane or, with `inlineLane`, on the plan's
+  /// Runs `text` on `backend` with plan options `overlap` (-1: the
+  /// program's), on the device's lane or, with `inlineLane`, on the plan's
   /// own inline one.
-  BlockRun run(const std::string &text, int overlap, bool inlineLane = false) {
+  BlockRun run(const std::string &text, int overlap, bool inlineLane = false,
+               const std::string &backend = "threads") {
     BlockRun out;
     rt::Program program;
     out.status = rt::parseProgram(text, program);
@@ -145,7 +155,7 @@ public:
       shapes[0] = {rowsOf(r), kK};
       return rt::Status::ok();
     };
-    cb.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+    cb.bind = [&](const rt::Plan &plan, rt::RankDevice &device,
                   rt::RankBuffers &buffers) {
       RankData &d = out.ranks[size_t(plan.rank())];
       d.x = xs_[size_t(plan.rank())];
@@ -165,8 +175,39 @@ public:
             size_t(plan.resultShape(1)[0] * plan.resultShape(1)[1]), NAN);
         buffers.results.push_back(d.extra.data());
       }
+      if (device.kind() == rt::DeviceKind::Host)
+        return rt::Status::ok();
+      // Each host array to device memory, the results' (NaN) too.
+      const std::vector<std::pair<const void *, size_t>> host = {
+          {d.x.data(), d.x.size() * 4}, {d.a1.data(), d.a1.size()},
+          {d.a2.data(), d.a2.size()},  {b1_.data(), b1_.size() * 4},
+          {d.y.data(), d.y.size() * 4}, {d.extra.data(), d.extra.size() * 4}};
+      d.device.resize(host.size());
+      for (size_t i = 0; i < host.size(); ++i) {
+        SHARDLIN_RETURN_IF_ERROR(rt::Buffer::allocate(
+            device.allocator(), std::max<size_t>(host[i].second, 4),
+            d.device[i]));
+        SHARDLIN_RETURN_IF_ERROR(device.copyFromHost(
+            d.device[i].data(), host[i].first, host[i].second));
+      }
+      buffers.args = {d.device[0].data(), d.device[1].data(),
+                      d.device[2].data(), d.device[3].data()};
+      buffers.results = {d.device[4].data()};
+      if (plan.numResults() == 2)
+        buffers.results.push_back(d.device[5].data());
       return rt::Status::ok();
     };
+    cb.finish = [&](const rt::Plan &plan, rt::RankDevice &device,
+                    const rt::RankBuffers &, rt::Communicator &) {
+      RankData &d = out.ranks[size_t(plan.rank())];
+      if (device.kind() == rt::DeviceKind::Host)
+        return rt::Status::ok();
+      SHARDLIN_RETURN_IF_ERROR(
+          device.copyToHost(d.y.data(), d.device[4].data(), d.y.size() * 4));
+      return device.copyToHost(d.extra.data(), d.device[5].data(),
+                               d.extra.size() * 4);
+    };
+    cb.release = [&](int rank) { out.ranks[size_t(rank)].device.clear(); };
     cb.run = [&, inlineLane](rt::RankRun &run) {
       RankData &d = out.ranks[size_t(run.plan().rank())];
       if (!inlineLane) {
@@ -185,6 +226,7 @@ public:
       return st;
     };
     rt::RunOptions options;
+    options.backend = backend;
     options.worldSize = c_.w;
     options.comm.timeoutSeconds = 60;
     out.status = rt::runProgram(program, options, cb, &out.results);
@@ -247,25 +289,33 @@ std::vector<BlockCase> blockCases() {
   };
 }
 
-class PipelinedBlock : public ::testing::TestWithParam<BlockCase> {};
+class PipelinedBlock
+    : public ::testing::TestWithParam<std::tuple<BlockCase, std::string>> {
+protected:
+  const BlockCase &blockCase() const { return std::get<0>(GetParam()); }
+  const std::string &backend() const { return std::get<1>(GetParam()); }
+};
 
 TEST_P(PipelinedBlock, EqualsTheSequentialRunAndTheReference) {
-  Block block(GetParam());
-  const std::string text = blockProgram(GetParam());
-  BlockRun sequential = block.run(text, 0);
+  Block block(blockCase());
+  const std::string text = blockProgram(blockCase());
+  BlockRun sequential = block.run(text, 0, false, backend());
+  if (sequential.status.code() == rt::StatusCode::Unavailable)
+    GTEST_SKIP() << sequential.status.message();
   ASSERT_TRUE(sequential.status) << sequential.status.message();
   block.expectMatchesReference(sequential);
   int64_t maxRows = 0;
-  for (int r = 0; r < GetParam().w; ++r)
+  for (int r = 0; r < blockCase().w; ++r)
     maxRows = std::max(maxRows, block.rowsOf(r));
   for (int chunks : {2, 3, 7}) {
     for (bool inlineLane : {false, true}) {
       SCOPED_TRACE("chunks " + std::to_string(chunks) +
                    (inlineLane ? ", inline lane" : ", threaded lane"));
-      BlockRun piped = block.run(text, chunks, inlineLane);
+      BlockRun piped = block.run(text, chunks, inlineLane, backend());
       ASSERT_TRUE(piped.status) << piped.status.message();
       block.expectMatchesReference(piped);
-      expectSameOutputs(sequential, piped);
+      if (backend() == "threads")
+        expectSameOutputs(sequential, piped);
       // Chunks with a row of some rank; fewer than 2: in sequence.
       const int64_t made = std::min<int64_t>(chunks, maxRows);
       for (size_t r = 0; r < piped.ranks.size(); ++r) {
@@ -293,13 +343,19 @@ TEST_P(PipelinedBlock, EqualsTheSequentialRunAndTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Threads, PipelinedBlock, ::testing::ValuesIn(blockCases()),
-    [](const ::testing::TestParamInfo<BlockCase> &info) {
-      std::string name = "W" + std::to_string(info.param.w);
-      for (int p : info.param.placements)
+    Backends, PipelinedBlock,
+    ::testing::Combine(::testing::ValuesIn(blockCases()),
+                       ::testing::Values("threads", "cuda-local")),
+    [](const ::testing::TestParamInfo<std::tuple<BlockCase, std::string>>
+           &info) {
+      const BlockCase &c = std::get<0>(info.param);
+      std::string name =
+          std::get<1>(info.param) == "threads" ? "threads" : "cudalocal";
+      name += "_W" + std::to_string(c.w);
+      for (int p : c.placements)
         name += "_" + std::to_string(p);
-      name += info.param.dynamic ? "_rows" : "_static";
-      for (int64_t r : info.param.rows)
+      name += c.dynamic ? "_rows" : "_static";
+      for (int64_t r : c.rows)
         name += "_" + std::to_string(r);
       return name;
     });

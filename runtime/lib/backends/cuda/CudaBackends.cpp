@@ -51,6 +51,20 @@ public:
     return rt::copyToHost(*stream_, dst, src, bytes)
         .withContext("copying from cuda:" + std::to_string(stream_->device()));
   }
+  /// A threaded lane whose collectives run on a second stream
+  /// (createCudaLaneOrdering), beside the GEMMs on this one.
+  Status createCommLane(Communicator &comm,
+                        std::unique_ptr<CommLane> &out) override {
+    auto *cuda = dynamic_cast<CudaCommunicator *>(&comm);
+    if (!cuda || cuda->stream() != stream_)
+      return Status::internal(std::string("a GPU rank's lane needs its own ") +
+                              "CUDA communicator, not " + comm.backendName());
+    std::unique_ptr<LaneOrdering> ordering;
+    SHARDLIN_RETURN_IF_ERROR(createCudaLaneOrdering(*cuda, stream_, ordering));
+    out = CommLane::create(comm, comm.callableFromAnyThread(),
+                           std::move(ordering));
+    return Status::ok();
+  }
 
 private:
   std::shared_ptr<ExecutionStream> stream_;

@@ -128,6 +128,21 @@ void DeviceMemory::reset() {
 Status StreamScratch::reserve(size_t bytes, int device, cudaStream_t stream) {
   if (bytes <= bytes_)
     return Status::ok();
+  if (ptr_ && stream != stream_) {
+    // Its uses may be on both streams (a communicator's collectives move to
+    // a pipelined block's second stream and back, exec/CommLane.h): the
+    // free, on the stream it was allocated on, waits for this one too.
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    Event after;
+    SHARDLIN_RETURN_IF_ERROR(after.create(device_, false));
+    cudaError_t e = cudaEventRecord(after.get(), stream);
+    if (e == cudaSuccess)
+      e = cudaStreamWaitEvent(stream_, after.get(), 0);
+    if (e != cudaSuccess)
+      return cudaFailure(e, "cudaStreamWaitEvent", device_)
+          .withContext("ordering the release of scratch memory");
+  }
   reset();
   void *p = nullptr;
   cudaError_t e = cudaMallocAsync(&p, bytes, stream);

@@ -32,6 +32,7 @@
 
 #include "shardlin/runtime/base/Buffer.h"
 #include "shardlin/runtime/comm/Communicator.h"
+#include "shardlin/runtime/exec/CommLane.h"
 #include "shardlin/runtime/exec/Gemm.h"
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/base/Status.h"
@@ -151,6 +152,13 @@ public:
   /// rank's GEMM backend on it.
   const std::shared_ptr<ExecutionStream> &stream() const { return stream_; }
   Device device() const override;
+  /// Enqueues the collectives on `stream` (same device) from now on, or on
+  /// the rank's stream again with the one it had: a pipelined block's lane
+  /// moves them to a second stream for its duration (createCudaLaneOrdering).
+  /// Not while a collective runs.
+  void setCollectiveStream(std::shared_ptr<ExecutionStream> stream) {
+    stream_ = std::move(stream);
+  }
 
 protected:
   explicit CudaCommunicator(std::shared_ptr<ExecutionStream> stream);
@@ -162,6 +170,14 @@ protected:
 
 /// The stream of a CudaCommunicator, or null for other communicators.
 std::shared_ptr<ExecutionStream> cudaStreamOf(const Communicator &comm);
+
+/// The ordering of a GPU rank's pipelined blocks (exec/CommLane.h): its
+/// collectives on a second stream of `comm`'s device, created once, while
+/// its GEMMs and kernels stay on `compute` (comm's stream, which it gets
+/// back after each pipeline); events order the two both ways.
+Status createCudaLaneOrdering(CudaCommunicator &comm,
+                              std::shared_ptr<ExecutionStream> compute,
+                              std::unique_ptr<LaneOrdering> &out);
 
 /// The largest group createCudaLocalGroup accepts: reductions read every
 /// rank's buffer in one kernel whose argument holds one pointer per rank.
