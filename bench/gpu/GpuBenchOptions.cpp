@@ -29,7 +29,8 @@ const char *usage =
     "                          [--no-gemm] [--no-collectives]\n"
     "                          [--blocks=DIR] [--blocks-reps=20]\n"
     "                          [--blocks-backend=cuda-local|threads]\n"
-    "                          [--torch-blocks=FILE] [--bias-experiments]\n";
+    "                          [--torch-blocks=FILE] [--blocks-overlap=2,4]\n"
+    "                          [--bias-experiments]\n";
 
 bool parseInt(const std::string &text, int64_t lo, int64_t hi, int64_t &out) {
   char *end = nullptr;
@@ -111,6 +112,21 @@ Options parseOptions(int argc, char **argv) {
       o.blocks.backend = v;
     } else if (value("--torch-blocks", v)) {
       o.blocks.torchResults = v;
+    } else if (value("--blocks-overlap", v)) {
+      // Row chunk counts, comma-separated; "0": no overlap table.
+      o.blocks.overlapChunks.clear();
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        if (!parseInt(item, 0, 64, n))
+          die("--blocks-overlap takes chunk counts from 2 to 64 (or 0: no "
+              "overlap table), got '" + v + "'");
+        if (n >= 2)
+          o.blocks.overlapChunks.push_back(int(n));
+        else if (n == 1)
+          die("--blocks-overlap takes chunk counts from 2 to 64 (or 0: no "
+              "overlap table), got '" + v + "'");
+      }
     } else if (value("--ranks", v)) {
       o.ranks.clear();
       std::stringstream ss(v);

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -266,11 +267,62 @@ struct Measured {
   double ms = 0;
   double worst = 0; // max |gpu - host| / max |host| over the checked rows
   bool passed = false;
+  /// With timeComm: the block's all_gather and reduce_scatter alone.
+  double commMs = 0;
+  /// The chunks the plan pipelined the block in (0: in sequence).
+  int chunks = 0;
 };
+
+/// A collective of the block's, alone: its counts on this rank and the
+/// device buffers it moves between.
+struct LoneCollective {
+  rt::DType dtype = rt::DType::F32;
+  int64_t own = 0;                     // this rank's elements
+  std::vector<int64_t> counts, displs; // every rank's, in the whole
+  rt::Buffer send, recv;
+};
+
+/// The fused block's all_gather and reduce_scatter with the program's
+/// counts (static shapes, rows split evenly: the bench's programs), with
+/// device buffers of the rank's; false if the program has not both.
+bool loneCollectives(const rt::Program &program, int w, int rank,
+                     rt::RankDevice &device, LoneCollective &gather,
+                     LoneCollective &reduce, rt::Status &status) {
+  const rt::Instr *ag = nullptr, *rs = nullptr;
+  for (const rt::Instr &in : program.instrs) {
+    if (in.op == rt::OpCode::AllGather && !ag)
+      ag = &in;
+    if (in.op == rt::OpCode::ReduceScatter)
+      rs = &in;
+  }
+  if (!ag || !rs)
+    return false;
+  auto make = [&](LoneCollective &c, const rt::ValueType &whole) {
+    c.dtype = whole.dtype;
+    int64_t n = 1;
+    for (int64_t d : whole.shape)
+      n *= d;
+    c.own = n / w;
+    for (int r = 0; r < w; ++r) {
+      c.counts.push_back(c.own);
+      c.displs.push_back(r * c.own);
+    }
+    const size_t es = rt::dtypeSize(c.dtype);
+    status = rt::Buffer::allocate(device.allocator(), size_t(n) * es, c.send);
+    if (status)
+      status = rt::Buffer::allocate(device.allocator(), size_t(n) * es, c.recv);
+  };
+  make(gather, program.values[size_t(ag->result)]);
+  if (status)
+    make(reduce, program.values[size_t(rs->operands[0])]);
+  (void)rank;
+  return true;
+}
 
 Measured runConfig(const BlocksOptions &o, const BlockConfig &c,
                    const rt::Program &program, const rt::Program &check,
-                   const Weights &weights) {
+                   const Weights &weights, int overlap = 0,
+                   bool timeComm = false) {
   const size_t es = rt::dtypeSize(c.dtype);
   const int64_t perRank = c.rows / c.w;
   if (program.args.size() != c.roles.size())
@@ -284,7 +336,8 @@ Measured runConfig(const BlocksOptions &o, const BlockConfig &c,
   const HostTensor x = randomTensor({c.rows, c.h}, c.dtype, 1.0, 7);
 
   HostBarrier barrier(c.w);
-  std::vector<double> times;
+  std::vector<double> times, commTimes;
+  int chunks = 0;
   std::vector<std::vector<rt::Buffer>> owned(size_t(c.w));
   HostTensor y;
   y.shape = {c.rows, c.h};
@@ -335,24 +388,52 @@ Measured runConfig(const BlocksOptions &o, const BlockConfig &c,
       SHARDLIN_RETURN_IF_ERROR(run.execute());
       return run.device().copyToHost(probe, run.buffers().results[0], es);
     };
-    rt::Status st;
-    for (int i = 0; st && i < o.warmup + o.reps; ++i) {
-      if (!barrier.wait())
-        return rt::Status::aborted("another rank failed");
-      const auto t0 = std::chrono::steady_clock::now();
-      st = once();
-      if (!st) {
-        barrier.abort();
-        break;
+    // warmup + reps repetitions of `step`, rank 0's times into `into`.
+    auto timed = [&](const std::function<rt::Status()> &step,
+                     std::vector<double> &into) -> rt::Status {
+      rt::Status st;
+      for (int i = 0; st && i < o.warmup + o.reps; ++i) {
+        if (!barrier.wait())
+          return rt::Status::aborted("another rank failed");
+        const auto t0 = std::chrono::steady_clock::now();
+        st = step();
+        if (!st) {
+          barrier.abort();
+          break;
+        }
+        if (!barrier.wait())
+          return rt::Status::aborted("another rank failed");
+        const auto t1 = std::chrono::steady_clock::now();
+        if (r == 0 && i >= o.warmup)
+          into.push_back(
+              std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
-      if (!barrier.wait())
-        return rt::Status::aborted("another rank failed");
-      const auto t1 = std::chrono::steady_clock::now();
-      if (r == 0 && i >= o.warmup)
-        times.push_back(std::chrono::duration<double, std::milli>(t1 - t0)
-                            .count());
-    }
-    return st;
+      return st;
+    };
+    if (r == 0 && !run.plan().pipelines().empty())
+      chunks = run.plan().pipelines().front().chunks;
+    SHARDLIN_RETURN_IF_ERROR(timed(once, times));
+    if (!timeComm)
+      return rt::Status::ok();
+    // The block's two collectives alone, on the same communicator.
+    LoneCollective gather, reduce;
+    rt::Status made;
+    if (!loneCollectives(program, c.w, r, run.device(), gather, reduce, made))
+      return rt::Status::ok();
+    SHARDLIN_RETURN_IF_ERROR(made);
+    rt::Communicator &comm = run.comm();
+    auto both = [&]() -> rt::Status {
+      SHARDLIN_RETURN_IF_ERROR(comm.allGatherV(
+          static_cast<const char *>(gather.send.data()) +
+              size_t(r * gather.own) * rt::dtypeSize(gather.dtype),
+          gather.own, gather.recv.data(), gather.counts, gather.displs,
+          gather.dtype));
+      SHARDLIN_RETURN_IF_ERROR(comm.reduceScatterV(
+          reduce.send.data(), reduce.counts, reduce.displs, reduce.recv.data(),
+          reduce.dtype));
+      return run.device().copyToHost(probe, reduce.recv.data(), 1);
+    };
+    return timed(both, commTimes);
   };
   callbacks.finish = [&](const rt::Plan &plan, rt::RankDevice &device,
                          const rt::RankBuffers &buffers,
@@ -362,6 +443,7 @@ Measured runConfig(const BlocksOptions &o, const BlockConfig &c,
                              buffers.results[0], size_t(perRank) * row);
   };
   callbacks.release = [&](int rank) { owned[size_t(rank)].clear(); };
+  callbacks.planOptions.overlapChunks = overlap;
   rt::RunOptions options;
   options.backend = o.backend;
   options.worldSize = c.w;
@@ -376,6 +458,8 @@ Measured runConfig(const BlocksOptions &o, const BlockConfig &c,
   // the W = 1 program on the host.
   Measured m;
   m.ms = median(times);
+  m.commMs = commTimes.empty() ? 0 : median(commTimes);
+  m.chunks = chunks;
   std::vector<const void *> args(check.args.size());
   std::vector<std::vector<uint8_t>> wholes(check.args.size());
   for (size_t i = 0; i < check.args.size(); ++i) {
@@ -436,6 +520,68 @@ readTorch(const std::string &path) {
   return out;
 }
 
+/// The overlap table (GpuBlocks.h): every configuration with W >= 2 in
+/// sequence (its collectives timed alone too) and in each of
+/// o.overlapChunks row chunks.
+bool runOverlapTable(const BlocksOptions &o,
+                     const std::vector<BlockConfig> &configs,
+                     std::map<std::string, rt::Program> &checks,
+                     std::map<std::string, Weights> &weights) {
+  std::vector<std::string> header = {"block", "dtype", "M x H x F", "W",
+                                     "sequential ms", "comm ms",
+                                     "compute ms", "max ms"};
+  for (int chunks : o.overlapChunks)
+    header.push_back(std::to_string(chunks) + " chunks ms");
+  header.insert(header.end(), {"best / max", "best / sequential", "checks"});
+  Table table(header);
+  bool allPassed = true;
+  for (const BlockConfig &c : configs) {
+    if (c.w < 2)
+      continue;
+    const rt::Program program = loadProgram(o.dir + "/" + c.program);
+    const std::string wkey = c.kind + " " + c.dtypeName + " " +
+                             std::to_string(c.h) + " " + std::to_string(c.f);
+    const rt::Program &check = checks[c.check];
+    const Measured seq =
+        runConfig(o, c, program, check, weights[wkey], 0, true);
+    bool passed = seq.passed;
+    const double compute = std::max(0.0, seq.ms - seq.commMs);
+    const double bound = std::max(compute, seq.commMs);
+    std::vector<std::string> row = {
+        c.kind, c.dtypeName,
+        std::to_string(c.rows) + "x" + std::to_string(c.h) + "x" +
+            std::to_string(c.f),
+        std::to_string(c.w), fixed(seq.ms, 3), fixed(seq.commMs, 3),
+        fixed(compute, 3), fixed(bound, 3)};
+    double best = 0; // the fastest pipelined run
+    for (int chunks : o.overlapChunks) {
+      const Measured m =
+          runConfig(o, c, program, check, weights[wkey], chunks);
+      passed = passed && m.passed;
+      // A block whose rows make fewer chunks runs in sequence: say so.
+      row.push_back(m.chunks == 0 ? fixed(m.ms, 3) + " (seq)"
+                                  : fixed(m.ms, 3));
+      if (m.chunks > 0)
+        best = best > 0 ? std::min(best, m.ms) : m.ms;
+    }
+    row.push_back(best > 0 && bound > 0 ? fixed(best / bound, 3) : "-");
+    row.push_back(best > 0 ? fixed(best / seq.ms, 3) : "-");
+    row.push_back(passed ? "ok" : "FAILED");
+    allPassed = allPassed && passed;
+    table.add(row);
+  }
+  std::cout << "\n(c') blocks overlapped: each W >= 2 block in sequence and "
+               "pipelined in row chunks (its all_gather and reduce_scatter "
+               "on a second stream beside the GEMMs); comm = the block's two "
+               "collectives alone, compute = sequential - comm; best = the "
+               "fastest pipelined run, target best <= 1.1 x max(compute, "
+               "comm); every run's output checked\n";
+  table.print();
+  if (!allPassed)
+    std::cout << "blocks overlapped: an output FAILED its check\n";
+  return allPassed;
+}
+
 } // namespace
 
 bool runBlocksSection(const BlocksOptions &o) {
@@ -494,6 +640,8 @@ bool runBlocksSection(const BlocksOptions &o) {
   table.print();
   if (!allPassed)
     std::cout << "blocks: an output FAILED its check\n";
+  if (!o.overlapChunks.empty())
+    allPassed = runOverlapTable(o, configs, checks, weights) && allPassed;
   return allPassed;
 }
 

@@ -29,11 +29,21 @@
 //   - joins PyTorch's times (bench/gpu/torch_gpu_blocks.py's "result ..."
 //     lines) by block, dtype and shape.
 //
+// Then the overlap table (docs/runtime.md, "Overlapping communication with
+// the GEMMs"), for every configuration with W >= 2: the same program run in
+// sequence and pipelined in each of BlocksOptions::overlapChunks row chunks
+// (PlanOptions::overlapChunks, each run checked as above), and the block's
+// two collectives alone, all_gather and reduce_scatter of the same counts on
+// the same communicator, timed the same way: "comm", with "compute" the
+// sequential time less it (in sequence nothing overlaps) and the target
+// best overlapped <= 1.1 x max(compute, comm).
+//
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_BENCH_GPU_GPUBLOCKS_H
 #define SHARDLIN_BENCH_GPU_GPUBLOCKS_H
 
 #include <string>
+#include <vector>
 
 namespace shardlin::gpubench {
 
@@ -48,6 +58,8 @@ struct BlocksOptions {
   int reps = 20;
   /// bench/gpu/torch_gpu_blocks.py's output, or "" (no PyTorch column).
   std::string torchResults;
+  /// The row chunks of the overlap table's pipelined runs; empty: no table.
+  std::vector<int> overlapChunks = {2, 4};
 };
 
 /// Runs every configuration and prints the table. Returns false (after the
