@@ -240,7 +240,7 @@ fi
 # and npytool.py check; writes "PASS" or "FAIL <why>" to its result file.
 run_case() {
   local backend=$1 name=$2 w=$3 dt=$4 bias=$5
-  local dir="$SUITE/$name" outdir="$WORK/$backend/$name" args=() boundflag=() a
+  local dir="$SUITE/$name" outdir="$WORK/$backend$RUN_TAG/$name" args=() boundflag=() a
   mkdir -p "$outdir"
   if [ "$bias" = grad ]; then run_grad_case "$@"; return; fi
   if [ "$bias" = args ]; then
@@ -255,7 +255,7 @@ run_case() {
   local be=$backend
   [ "$SELFTEST" = 1 ] && be=threads
   if ! timeout 300 "$BIN/shardlin-exec" "$dir/program.prog" --world-size="$w" --backend="$be" \
-       --timeout=60 "${args[@]}" --out="$outdir/y.{rank}.npy" >"$outdir/log" 2>&1; then
+       --timeout=60 "${args[@]}" --out="$outdir/y.{rank}.npy" $EXEC_FLAGS >"$outdir/log" 2>&1; then
     echo "FAIL $(tail -1 "$outdir/log")" >"$outdir/result"; return
   fi
   # A case with a check.sh of its own checks with it; the others with
@@ -306,6 +306,10 @@ run_grad_case() {
   echo PASS >"$outdir/result"
 }
 
+# RUN_TAG (a suffix of the outputs' directory and the label) and EXEC_FLAGS
+# (more shardlin-exec flags) say which pass of the suite this is; ONLY
+# ("block_" or empty) keeps the cases whose names start with it.
+RUN_TAG="" EXEC_FLAGS="" ONLY=""
 run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
   local backend=$1 maxw=$2 skipped=0 name w dt bias t0 kind result
   local -A pass=([linear]=0 [block]=0 [grad]=0) fail=([linear]=0 [block]=0 [grad]=0)
@@ -313,6 +317,7 @@ run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
   local names=() pids=() running p
   while read -r name w dt bias; do
     [ -n "$name" ] || continue
+    case "$name" in "$ONLY"*) ;; *) continue ;; esac
     if [ "$w" -gt "$maxw" ]; then skipped=$((skipped + 1)); continue; fi
     names+=("$name")
     run_case "$backend" "$name" "$w" "$dt" "$bias" &
@@ -331,12 +336,12 @@ run_suite() { # run_suite BACKEND MAXW: every configuration, JOBS at a time
   for name in "${names[@]}"; do
     kind=linear
     case "$name" in block_*) kind=block ;; grad_*) kind=grad ;; esac
-    result=$(cat "$WORK/$backend/$name/result" 2>/dev/null || echo "FAIL no result")
+    result=$(cat "$WORK/$backend$RUN_TAG/$name/result" 2>/dev/null || echo "FAIL no result")
     if [ "$result" = PASS ]; then pass[$kind]=$((pass[$kind] + 1))
     else fail[$kind]=$((fail[$kind] + 1)); echo "FAIL $backend $name: ${result#FAIL }"; fi
   done
-  local label=$backend
-  [ "$SELFTEST" = 1 ] && label="$backend (run on threads: --cpu-selftest)"
+  local label=$backend$RUN_TAG
+  [ "$SELFTEST" = 1 ] && label="$backend$RUN_TAG (run on threads: --cpu-selftest)"
   echo "$label: linear layers $((pass[linear])) passed, $((fail[linear])) failed; blocks $((pass[block])) passed, $((fail[block])) failed; gradients $((pass[grad])) passed, $((fail[grad])) failed; $skipped skipped (W > $maxw); $(($(date +%s) - t0)) s, $JOBS at a time"
   local total_fail=$((fail[linear] + fail[block] + fail[grad])) total_pass=$((pass[linear] + pass[block] + pass[grad]))
   if [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]; then
@@ -350,6 +355,9 @@ if [ -f "$SUITE/cases.txt" ]; then
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
   step "(2) end-to-end suite ($(wc -l <"$SUITE/cases.txt") configurations in $SUITE)"
   run_suite cuda-local 8
+  # The blocks again, each fused one pipelined in 3 row chunks (its
+  # collectives on a second stream beside the GEMMs): the same checks.
+  RUN_TAG="-overlap3" EXEC_FLAGS="--overlap-chunks=3" ONLY="block_" run_suite cuda-local 8
   if echo "$VERSION" | grep -q "backends:.*nccl"; then
     if [ "$SELFTEST" = 1 ]; then run_suite nccl 8; else run_suite nccl "$NGPUS"; fi
   else
