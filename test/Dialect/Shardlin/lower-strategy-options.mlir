@@ -26,7 +26,7 @@
 // NEGLATENCY: error: lower-sharded-linear: latency-us must be >= 0, got -2.5
 // NOTNUMBER: error: lower-sharded-linear: invalid value 'abc' for option 'latency-us': expected a number{{$}}
 // COMMAS: error: lower-sharded-linear: invalid value 'true,strategy=activations' for option 'explain': expected true or false; a pass's options are separated by spaces, not commas, as in '--lower-sharded-linear=strategy=activations explain=true'
-// UNKNOWN: error: lower-sharded-linear has no option 'explian' (its options: strategy, latency-us, bandwidth-gbps, gemm-gflops, memory-cap-mib, assumed-rows, explain, fuse-blocks)
+// UNKNOWN: error: lower-sharded-linear has no option 'explian' (its options: strategy, latency-us, bandwidth-gbps, gemm-gflops, overlap-comm, overlap-chunks, memory-cap-mib, assumed-rows, explain, fuse-blocks)
 // NOVALUE: error: lower-sharded-linear: option 'gemm-gflops' needs a value: a number
 // NESTED: error: lower-sharded-linear: invalid value 'x' for option 'latency-us': expected a number
 func.func @capped(%x: tensor<1x1024xf32>, %w: !shardlin.sharded<tensor<1024x1024xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> tensor<1x1024xf32> {

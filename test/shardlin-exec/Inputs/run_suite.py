@@ -11,9 +11,9 @@ of every gradient (gI/) with the case's bound.
   run_suite.py --suite DIR --npytool PATH [--exec shardlin-exec]
                [--exec-flag=FLAG ...] [--count-pipelined]
 
---exec-flag passes FLAG to every shardlin-exec of a block (e.g.
---overlap-chunks=3); --count-pipelined runs them with --verbose and counts
-the blocks they say they pipelined.
+--exec-flag passes FLAG to every shardlin-exec (e.g. --overlap-chunks=3);
+--count-pipelined runs them with --verbose and counts the blocks they say
+they pipelined.
 
 Prints "ok: N cases" (and "pipelined: P blocks") or the first failure
 (exit 1).
@@ -29,9 +29,13 @@ import tempfile
 def exec_program(a, program, w, args, outs):
     run = subprocess.run([a.exec, program, "--backend=threads", "--world-size=" + w,
                           "--timeout=30", *["--arg=" + x for x in args],
-                          *["--out=" + x for x in outs]],
+                          *["--out=" + x for x in outs], *a.exec_flag,
+                          *(["--verbose"] if a.count_pipelined else [])],
                          capture_output=True, text=True)
-    return "" if run.returncode == 0 else run.stderr.strip()
+    if run.returncode == 0:
+        a.pipelined += len(re.findall(r"pipelined in \d+ row chunks", run.stderr))
+        return ""
+    return run.stderr.strip()
 
 
 def run_grad(a, name, w, dtype, out):
@@ -74,8 +78,8 @@ def main():
     p.add_argument("--exec-flag", action="append", default=[])
     p.add_argument("--count-pipelined", action="store_true")
     a = p.parse_args()
+    a.pipelined = 0
     cases = 0
-    pipelined = 0
     with open(os.path.join(a.suite, "cases.txt")) as f, tempfile.TemporaryDirectory() as out:
         for line in f:
             fields = line.split()
@@ -102,7 +106,7 @@ def main():
             if run.returncode != 0:
                 print("%s: shardlin-exec failed: %s" % (name, run.stderr.strip()))
                 return 1
-            pipelined += len(re.findall(r"pipelined in \d+ row chunks", run.stderr))
+            a.pipelined += len(re.findall(r"pipelined in \d+ row chunks", run.stderr))
             check = subprocess.run([sys.executable, a.npytool, "check", "--dir", d, "--out", y,
                                     "--world-size", w, "--dtype", dtype, "--bound", bound],
                                    capture_output=True, text=True)
@@ -112,7 +116,7 @@ def main():
             cases += 1
     print("ok: %d cases" % cases)
     if a.count_pipelined:
-        print("pipelined: %d blocks" % pipelined)
+        print("pipelined: %d blocks" % a.pipelined)
     return 0
 
 
