@@ -203,7 +203,8 @@ if(SHARDLIN_BUILD_TESTS)
     ${PROJECT_SOURCE_DIR}/unittests/runtime
     ${PROJECT_SOURCE_DIR}/unittests/runtime/comm
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends
-    ${PROJECT_SOURCE_DIR}/unittests/runtime/exec)
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/exec
+    ${PROJECT_SOURCE_DIR}/integration_test/Fault)
   if(SHARDLIN_HAVE_NCCL)
     # CudaCheck.h includes nccl.h when SHARDLIN_HAVE_NCCL is defined.
     target_include_directories(shardlin-gpu-tests PRIVATE

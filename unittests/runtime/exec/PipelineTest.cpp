@@ -15,7 +15,8 @@
 // may pick another kernel for fewer rows, so on a GPU the reference bound
 // alone). The traffic is
 // the sequential run's, in 2 collectives per chunk. Then the blocks the
-// plan refuses to pipeline and why, and CommLane's own rules.
+// plan refuses to pipeline and why, a faulty rank in a pipeline
+// (integration_test/Fault/FaultyCommunicator.h), and CommLane's own rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +26,16 @@
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/tooling/Runner.h"
 
+#include "FaultyCommunicator.h"
 #include "RandomValues.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -42,6 +46,7 @@
 #include <vector>
 
 namespace rt = shardlin::rt;
+namespace fault = shardlin::fault;
 using shardlin::rt::test::randomValues;
 
 namespace {
@@ -270,6 +275,8 @@ void expectSameOutputs(const BlockRun &a, const BlockRun &b) {
   ASSERT_EQ(a.ranks.size(), b.ranks.size());
   for (size_t r = 0; r < a.ranks.size(); ++r) {
     ASSERT_EQ(a.ranks[r].y.size(), b.ranks[r].y.size());
+    if (a.ranks[r].y.empty())
+      continue; // a rank without rows
     EXPECT_EQ(0, std::memcmp(a.ranks[r].y.data(), b.ranks[r].y.data(),
                              a.ranks[r].y.size() * sizeof(float)))
         << "rank " << r << " differs from the sequential run";
@@ -442,6 +449,71 @@ TEST(Pipeline, BlocksThatCannotBePipelinedRunInSequenceAndSayWhy) {
                 "no reduce_scatter of its rows ends the block"),
             std::string::npos)
       << run.ranks[0].pipelines[0].why;
+}
+
+/// A rank whose lane's collective fails (FaultyCommunicator: rank 1 ends
+/// its run at chunk 0's reduce_scatter without entering it) or that skips
+/// one (chunk 1's all_gather: its next collective meets the others'
+/// all_gather with a reduce_scatter): every rank fails well within the
+/// timeout, and the error names the pipelined chunk's collective. Call 0 is
+/// the agreement before the program; in 3 chunks the program's are AG0,
+/// AG1, RS0, AG2, RS1, RS2.
+TEST(Pipeline, AFaultyRankFailsEveryRankInTime) {
+  struct Case {
+    fault::FaultKind kind;
+    int call;
+    const char *names;
+  };
+  for (const Case &c : {Case{fault::FaultKind::Error, 3, "reduceScatterV"},
+                        Case{fault::FaultKind::Skip, 2, "reduceScatterV"}}) {
+    SCOPED_TRACE(fault::faultName(c.kind));
+    Block block({3, {2, 0, 1}, {6}, false});
+    const std::string text = blockProgram(block.blockCase(), " overlap 3");
+    rt::Program program;
+    ASSERT_TRUE(rt::parseProgram(text, program));
+    std::vector<std::vector<float>> y(3);
+    std::vector<std::vector<uint8_t>> chunks(6);
+    std::vector<float> x = randomValues(6 * kK, 1), a1 = randomValues(kF * kK, 2),
+                       a2 = randomValues(kN * kF, 3), b1 = randomValues(kF, 4);
+    rt::RankCallbacks cb;
+    cb.bind = [&](const rt::Plan &plan, rt::RankDevice &,
+                  rt::RankBuffers &buffers) {
+      const int r = plan.rank();
+      rt::extractLocalChunk(a1.data(), program.args[1].globalShape,
+                            rt::DType::F32, program.args[1].sharding, r,
+                            chunks[size_t(2 * r)]);
+      rt::extractLocalChunk(a2.data(), program.args[2].globalShape,
+                            rt::DType::F32, program.args[2].sharding, r,
+                            chunks[size_t(2 * r + 1)]);
+      y[size_t(r)].assign(6 * kN, NAN);
+      buffers.args = {x.data(), chunks[size_t(2 * r)].data(),
+                      chunks[size_t(2 * r + 1)].data(), b1.data()};
+      buffers.results = {y[size_t(r)].data()};
+      return rt::Status::ok();
+    };
+    rt::RunOptions options;
+    options.worldSize = 3;
+    options.comm.timeoutSeconds = 1.0;
+    options.wrapCommunicator = [&](std::unique_ptr<rt::Communicator> inner) {
+      return std::unique_ptr<rt::Communicator>(new fault::FaultyCommunicator(
+          std::move(inner), fault::FaultSpec{c.kind, 1, c.call}));
+    };
+    std::vector<rt::RankResult> ranks;
+    const auto start = std::chrono::steady_clock::now();
+    rt::Status st = rt::runProgram(program, options, cb, &ranks);
+    const double seconds = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+    ASSERT_FALSE(st) << "a faulty rank went unnoticed";
+    std::printf("run (%.2f s): %s\n", seconds, st.message().c_str());
+    EXPECT_LT(seconds, 4.0) << st.message();
+    ASSERT_EQ(ranks.size(), 3u);
+    for (const rt::RankResult &r : ranks)
+      EXPECT_FALSE(r.status) << "rank " << r.rank << " succeeded";
+    EXPECT_NE(st.message().find(c.names), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("(pipelined, chunk "), std::string::npos)
+        << st.message();
+  }
 }
 
 //===----------------------------------------------------------------------===//
