@@ -57,16 +57,18 @@ public:
   }
 
   Status markCompute(size_t slot) override {
-    return record(slot, computeMarks_, *compute_, "marking the compute work");
+    return onEvent(true, slot, computeMarks_, *compute_,
+                   "marking the compute work");
   }
   Status commWaits(size_t slot) override {
-    return wait(slot, computeMarks_, *lane_, "ordering a collective");
+    return onEvent(false, slot, computeMarks_, *lane_, "ordering a collective");
   }
   Status markComm(size_t slot) override {
-    return record(slot, laneMarks_, *lane_, "marking a collective");
+    return onEvent(true, slot, laneMarks_, *lane_, "marking a collective");
   }
   Status computeWaits(size_t slot) override {
-    return wait(slot, laneMarks_, *compute_, "ordering the compute work");
+    return onEvent(false, slot, laneMarks_, *compute_,
+                   "ordering the compute work");
   }
 
   Status end() override {
@@ -87,29 +89,22 @@ public:
 private:
   using Marks = std::vector<std::unique_ptr<Event>>;
 
-  Status record(size_t slot, const Marks &marks, const ExecutionStream &on,
-                const char *what) {
+  /// Records marks[slot] on `on` (record) or makes `on` wait for it.
+  Status onEvent(bool record, size_t slot, const Marks &marks,
+                 const ExecutionStream &on, const char *what) {
     if (slot >= marks.size())
       return Status::internal(std::string(what) + ": no event for slot " +
                               std::to_string(slot));
     ScopedDevice guard;
     SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
-    cudaError_t e = cudaEventRecord(marks[slot]->get(), nativeStream(on));
+    cudaEvent_t event = marks[slot]->get();
+    cudaError_t e = record ? cudaEventRecord(event, nativeStream(on))
+                           : cudaStreamWaitEvent(nativeStream(on), event, 0);
     if (e != cudaSuccess)
-      return cuda::cudaFailure(e, "cudaEventRecord", device_).withContext(what);
-    return Status::ok();
-  }
-
-  Status wait(size_t slot, const Marks &marks, const ExecutionStream &on,
-              const char *what) {
-    if (slot >= marks.size())
-      return Status::internal(std::string(what) + ": no event for slot " +
-                              std::to_string(slot));
-    ScopedDevice guard;
-    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
-    cudaError_t e = cudaStreamWaitEvent(nativeStream(on), marks[slot]->get(), 0);
-    if (e != cudaSuccess)
-      return cuda::cudaFailure(e, "cudaStreamWaitEvent", device_)
+      return cuda::cudaFailure(e,
+                               record ? "cudaEventRecord"
+                                      : "cudaStreamWaitEvent",
+                               device_)
           .withContext(what);
     return Status::ok();
   }
