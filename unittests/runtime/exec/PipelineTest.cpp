@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -61,6 +62,13 @@ struct BlockCase {
   std::vector<int64_t> rows;
   bool dynamic = false;
 };
+
+// For gtest's messages and ctest's names (instead of a byte dump).
+void PrintTo(const BlockCase &c, std::ostream *os) {
+  *os << "W" << c.w << (c.dynamic ? " rows" : " static");
+  for (int64_t r : c.rows)
+    *os << " " << r;
+}
 
 std::string specText(const BlockCase &c, int dim) {
   std::ostringstream os;
