@@ -276,7 +276,8 @@ Status Plan::Impl::runPipeline(const Pipeline &p, Communicator &comm,
   };
 
   const size_t n = p.chunks.size();
-  SHARDLIN_RETURN_IF_ERROR(lane.begin(2 * n));
+  // Two collectives a chunk, and the failed one a GEMM's failure enters.
+  SHARDLIN_RETURN_IF_ERROR(lane.begin(2 * n + 1));
   std::vector<size_t> gathers(n);
   gathers[0] = gatherChunk(0);
   Status failed = Status::ok();

@@ -61,14 +61,16 @@ Status executeGemmRows(OpExecuteContext &ctx, int64_t row0, int64_t rows) {
   op.transB = ctx.in.transposeRhs;
   op.dtype = ctx.plan.program.values[ctx.in.operands[0]].dtype;
   op.f32Result = ctx.dtype() != op.dtype; // verifyGemm: f32 of f16/bf16
-  // A row window is only taken of an untransposed lhs (Pipeline.cpp).
-  op.a = ctx.operand(0) + row0 * st.lda * int64_t(dtypeSize(op.dtype));
+  // A row window is only taken of an untransposed lhs (Pipeline.cpp), whose
+  // rows have k elements (a row of C has n); an empty operand's storage may
+  // be null, and its offset is then 0.
+  op.a = ctx.operand(0) + row0 * st.k * int64_t(dtypeSize(op.dtype));
   op.lda = st.lda;
   op.b = ctx.operand(1);
   op.ldb = st.ldb;
   op.bias = ctx.in.operands.size() == 3 ? ctx.operand(2) : nullptr;
   op.ldc = std::max<int64_t>(1, st.n);
-  op.c = ctx.result() + row0 * op.ldc * int64_t(ctx.eltSize());
+  op.c = ctx.result() + row0 * st.n * int64_t(ctx.eltSize());
   if (st.epilogue < 0)
     return ctx.gemm.run(op);
   // The elementwise instruction after it, as its epilogue (see
