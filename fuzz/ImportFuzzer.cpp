@@ -15,7 +15,7 @@
 #include "FuzzSupport.h"
 #include "MlirFuzzSupport.h"
 
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

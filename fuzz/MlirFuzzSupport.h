@@ -11,7 +11,7 @@
 
 #include "FuzzSupport.h"
 
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

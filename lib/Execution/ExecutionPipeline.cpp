@@ -12,7 +12,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

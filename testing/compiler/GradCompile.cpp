@@ -11,7 +11,7 @@
 #include "GradTesting.h"
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
+#include "shardlin/Dialect/Shardlin/Backward/Passes.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

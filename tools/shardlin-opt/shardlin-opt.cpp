@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
-#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
+#include "shardlin/Dialect/Shardlin/Backward/Passes.h"
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -27,7 +27,7 @@
 #include "shardlin/runtime/tooling/Flags.h"
 #include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -22,7 +22,7 @@
 #include "shardlin/Analysis/CostModel.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
+#include "shardlin/Dialect/Shardlin/Backward/Passes.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 #include "shardlin/runtime/base/ChunkLayout.h"

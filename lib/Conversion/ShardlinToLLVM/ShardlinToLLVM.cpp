@@ -13,7 +13,7 @@
 
 #include "RuntimeCalls.h"
 
-#include "shardlin/Conversion/Passes.h"
+#include "shardlin/Conversion/ShardlinToLLVM/Passes.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
@@ -32,7 +32,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_CONVERTSHARDLINTOLLVM
-#include "shardlin/Conversion/Passes.h.inc"
+#include "shardlin/Conversion/ShardlinToLLVM/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Conversion/Passes.h"
+#include "shardlin/Conversion/ShardlinToLLVM/Passes.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h"
 
 // The conversions' own headers, not mlir/Conversion/Passes.h: that one
 // declares every upstream conversion and took most of this file's compile

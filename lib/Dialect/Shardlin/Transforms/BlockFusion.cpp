@@ -32,7 +32,7 @@
 
 #include "BlockFusion.h"
 
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 

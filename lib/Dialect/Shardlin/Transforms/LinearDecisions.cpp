@@ -2,7 +2,7 @@
 
 #include "LinearDecisions.h"
 
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 

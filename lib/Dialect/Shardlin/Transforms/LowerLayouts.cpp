@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LinearDecisions.h"
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "mlir/IR/PatternMatch.h"
 

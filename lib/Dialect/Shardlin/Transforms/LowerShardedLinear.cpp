@@ -17,7 +17,7 @@
 #include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 
 #include "LinearDecisions.h"
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"

@@ -1,4 +1,4 @@
-//===- LowerShardedLinearPass.cpp - The --lower-sharded-linear pass ------===//
+//===- LowerShardedLinearPass.cpp - The lowering pass --------------------===//
 //
 // The pass on one function: checks every linear's sizes, fuses the blocks,
 // decides every other linear once (reporting what cannot be lowered) and
@@ -11,8 +11,13 @@
 
 #include "BlockFusion.h"
 #include "LinearDecisions.h"
-#include "PassOptions.h"
+#include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -44,6 +49,9 @@ struct LowerShardedLinearPass
       function_ref<LogicalResult(const Twine &)>);
   template <typename PassT, typename Fn>
   friend void support::forEachOption(PassT &, Fn &&);
+
+  /// The option list, for --help of the alias (PassRegistry's optHandler).
+  const detail::PassOptions &optionList() const { return passOptions; }
 
   LogicalResult initializeOptions(
       StringRef options,
@@ -155,6 +163,33 @@ struct LowerShardedLinearPass
 };
 
 } // namespace
+
+void mlir::shardlin::registerShardlinPasses() {
+  registerShardlinTransformsPasses();
+  // The design's spelling, as a pipeline of the one pass: the same options,
+  // parsed and checked by the pass itself; added to the enclosing pass
+  // manager, which nests it on functions as it would the pass.
+  registerPassPipeline(
+      kLowerShardedLinearAlias,
+      "Alias of --shardlin-lower-sharded-linear: lower shardlin.linear into "
+      "explicit collectives and GEMMs",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        auto pass = std::make_unique<LowerShardedLinearPass>();
+        if (failed(pass->initializeOptions(text, errorHandler)))
+          return failure();
+        pm.addPass(std::move(pass));
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        LowerShardedLinearPass pass;
+        optHandler(pass.optionList());
+      });
+}
+
+bool mlir::shardlin::isLowerShardedLinear(const Pass &pass) {
+  return pass.getArgument() == kLowerShardedLinearArg;
+}
 
 std::vector<LoweringFlag> mlir::shardlin::lowerShardedLinearFlags() {
   // The defaults as the pass prints its options:

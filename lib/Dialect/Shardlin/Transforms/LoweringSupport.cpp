@@ -1,6 +1,6 @@
 //===- LoweringSupport.cpp - Pieces the lowering patterns share -----------===//
 
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 

@@ -1,8 +1,8 @@
 //===- PassOptions.cpp - Checking --lower-sharded-linear's options --------===//
 
-#include "PassOptions.h"
+#include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
-#include "shardlin/runtime/program/Program.h"
+#include "shardlin/runtime/base/Limits.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"

@@ -1,15 +1,17 @@
-//===- Passes.h - shardlin passes -------------------------------*- C++ -*-===//
+//===- Passes.h - The lowering pass -----------------------------*- C++ -*-===//
+//
+// --shardlin-lower-sharded-linear (Passes.td), documented and accepted as
+// --lower-sharded-linear. Declarations only: the dialects the pass works on
+// are the .cpp's business, so including this header costs a user nothing
+// but mlir/Pass/Pass.h.
+//
+//===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_PASSES_H
 #define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringOptions.h"
+
 #include "mlir/Pass/Pass.h"
-#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/LowerShardedLinear.h"
 
 #include <string>
 #include <vector>
@@ -18,11 +20,23 @@ namespace mlir::shardlin {
 
 /// createLowerShardedLinear(options): the pass, on one func.func; add it as
 /// `pm.addNestedPass<func::FuncOp>(createLowerShardedLinear())`.
-/// registerShardlinPasses(): registers it for command lines
-/// (`--lower-sharded-linear`, nested implicitly on a module).
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+
+/// The pass's name on command lines, and the spelling the design documents
+/// (an alias that command lines and textual pipelines accept alike).
+inline constexpr llvm::StringLiteral kLowerShardedLinearArg =
+    "shardlin-lower-sharded-linear";
+inline constexpr llvm::StringLiteral kLowerShardedLinearAlias =
+    "lower-sharded-linear";
+
+/// Registers the lowering for command lines: `--shardlin-lower-sharded-linear`
+/// and its alias `--lower-sharded-linear` (nested implicitly on a module).
+void registerShardlinPasses();
+
+/// Whether `pass` is the lowering (however it was spelled).
+bool isLowerShardedLinear(const Pass &pass);
 
 /// One of the pass's options as another tool's flag (shardlin-run's): its
 /// name, its description and its default value, as the pass declares them.

@@ -11,6 +11,7 @@
 #define SHARDLIN_RUNTIME_PROGRAM_PROGRAM_H
 
 #include "shardlin/runtime/base/ChunkLayout.h"
+#include "shardlin/runtime/base/Limits.h"
 #include "shardlin/runtime/base/DType.h"
 #include "shardlin/runtime/base/Expr.h"
 #include "shardlin/runtime/base/Status.h"
@@ -93,9 +94,6 @@ struct Instr {
   /// Where the op came from (file:line:col), for error messages.
   std::string location;
 };
-
-/// The most row chunks an all_gather's `overlap` asks for.
-constexpr int kMaxOverlapChunks = 64;
 
 struct Argument {
   /// The rank-local type (for a sharded argument: the local chunk's type,

@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 
 #include "ImportShardInternal.h"
 

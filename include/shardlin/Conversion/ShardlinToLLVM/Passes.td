@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertShardlinToLLVM : Pass<"convert-shardlin-to-llvm", "::mlir::ModuleOp"> {
+def ConvertShardlinToLLVM : Pass<"shardlin-convert-to-llvm", "::mlir::ModuleOp"> {
   let summary = "Lower the bufferized shardlin ops to calls of the runtime's C ABI";
   let description = [{
     Rewrites every `shardlin.buffer.*` op into one call of the runtime's C

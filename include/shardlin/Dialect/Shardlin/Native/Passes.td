@@ -11,7 +11,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def LocalizeSharded : Pass<"localize-sharded", "::mlir::ModuleOp"> {
+def LocalizeSharded : Pass<"shardlin-localize-sharded", "::mlir::ModuleOp"> {
   let summary = "Replace sharded values by the calling rank's local tensors";
   let description = [{
     Function-boundary bufferization knows tensors only. This pass rewrites
@@ -36,7 +36,7 @@ def LocalizeSharded : Pass<"localize-sharded", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
+def PrepareNative : Pass<"shardlin-prepare-native", "::mlir::ModuleOp"> {
   let summary = "Prepare a module for One-Shot Bufferize and lowering to LLVM";
   let description = [{
     Three rewrites that `--shardlin-lower-to-llvm` needs before bufferizing:
@@ -77,7 +77,7 @@ def PrepareNative : Pass<"prepare-native", "::mlir::ModuleOp"> {
 }
 
 def ExpandShapeToReinterpretCast
-    : Pass<"expand-shape-to-reinterpret-cast", "::mlir::ModuleOp"> {
+    : Pass<"shardlin-expand-shape-to-reinterpret-cast", "::mlir::ModuleOp"> {
   let summary = "Rewrite a memref.expand_shape that splits one dim into "
                 "several dynamic ones as a memref.reinterpret_cast";
   let description = [{

@@ -41,7 +41,7 @@
 #include "BackwardGen.h"
 
 #include "ElementwiseAdjoint.h"
-#include "LoweringSupport.h"
+#include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"

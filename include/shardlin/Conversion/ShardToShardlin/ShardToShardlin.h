@@ -1,4 +1,4 @@
-//===- ImportShard.h - Upstream shard + linalg to shardlin ------*- C++ -*-===//
+//===- ShardToShardlin.h - Upstream shard + linalg to shardlin --*- C++ -*-===//
 //
 // The entry points of the importer for embedders (docs/interop.md): a module
 // in the upstream global view (linalg / arith / math on whole tensors, the
@@ -7,8 +7,8 @@
 // weights, rank-local tensors for the rest).
 //
 //===----------------------------------------------------------------------===//
-#ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_IMPORTSHARD_H
-#define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_IMPORTSHARD_H
+#ifndef SHARDLIN_CONVERSION_SHARDTOSHARDLIN_SHARDTOSHARDLIN_H
+#define SHARDLIN_CONVERSION_SHARDTOSHARDLIN_SHARDTOSHARDLIN_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
@@ -29,8 +29,9 @@ namespace mlir::shardlin {
 /// the shard, func, linalg, tensor, arith and math dialects and shardlin.
 void registerImportShardDialects(DialectRegistry &registry);
 
-/// The pass is createImportShard(); registerShardlinPasses() registers
-/// `--shardlin-import-shard` for command lines (Passes.h).
+/// The pass is createImportShard(); registerShardToShardlinPasses()
+/// registers `--shardlin-import-shard` for command lines (Passes.h beside
+/// this header).
 
 /// Whether `module` holds a `shard.grid` (then it is in the upstream form
 /// and needs the import before it can be lowered).

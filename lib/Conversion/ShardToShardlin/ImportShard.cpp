@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
-#include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
+#include "shardlin/Conversion/ShardToShardlin/Passes.h"
 
 #include "ImportShardInternal.h"
 
@@ -21,7 +21,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_IMPORTSHARD
-#include "shardlin/Dialect/Shardlin/Transforms/Passes.h.inc"
+#include "shardlin/Conversion/ShardToShardlin/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;

@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h"
+#include "shardlin/Dialect/Shardlin/Backward/Passes.h"
 
 #include "BackwardBuilder.h"
 #include "ElementwiseAdjoint.h"
-#include "PassOptions.h"
+#include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 
@@ -27,7 +27,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_GENERATEBACKWARD
-#include "shardlin/Dialect/Shardlin/Transforms/BackwardPasses.h.inc"
+#include "shardlin/Dialect/Shardlin/Backward/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;

@@ -22,7 +22,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ChunkArith.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -1,19 +1,12 @@
-//===- NativePasses.h - Passes of the native path ---------------*- C++ -*-===//
+//===- Passes.h - Passes of the native path ---------------------*- C++ -*-===//
 //
-// localize-sharded and prepare-native (NativePasses.td), and the
+// shardlin-localize-sharded and shardlin-prepare-native (Passes.td), and the
 // bufferization of the shardlin ops; see docs/native.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_NATIVEPASSES_H
-#define SHARDLIN_DIALECT_SHARDLIN_TRANSFORMS_NATIVEPASSES_H
+#ifndef SHARDLIN_DIALECT_SHARDLIN_NATIVE_PASSES_H
+#define SHARDLIN_DIALECT_SHARDLIN_NATIVE_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -24,7 +17,7 @@ namespace shardlin {
 /// createExpandShapeToReinterpretCast(): module passes.
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h.inc"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h.inc"
 
 /// Attaches BufferizableOpInterface to the shardlin ops: the collectives,
 /// gemm, bias_add and convert bufferize to their `shardlin.buffer.*` forms

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
+#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,7 +1,7 @@
 //===- PrepareNative.cpp - Before One-Shot Bufferize on the native path ---===//
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,7 +13,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_PREPARENATIVE
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h.inc"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;

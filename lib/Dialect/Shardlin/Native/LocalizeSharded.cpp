@@ -14,7 +14,7 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ChunkArith.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -24,7 +24,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_LOCALIZESHARDED
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h.inc"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_EXPANDSHAPETOREINTERPRETCAST
-#include "shardlin/Dialect/Shardlin/Transforms/NativePasses.h.inc"
+#include "shardlin/Dialect/Shardlin/Native/Passes.h.inc"
 } // namespace mlir::shardlin
 
 using namespace mlir;
