@@ -588,7 +588,7 @@ private:
     // before it runs.
     if (isa<GatherBoundsOp>(op))
       return op.emitError()
-             << "'shardlin.gather_bounds' is the native path's (prepare-native "
+             << "'shardlin.gather_bounds' is the native path's (shardlin-prepare-native "
                 "emits it, --jit runs it); the plan executor exchanges the "
                 "ranks' sizes itself: drop it and the collectives' bounds "
                 "operands, or run with --jit";

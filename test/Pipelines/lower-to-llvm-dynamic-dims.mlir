@@ -9,7 +9,7 @@
 // its rows are put back into their batch dims by a memref.expand_shape with
 // several dynamic sizes in one group, on which upstream's
 // --expand-strided-metadata crashed (exit 139). The pipeline rewrites it
-// first (--expand-shape-to-reinterpret-cast) and lowers to the LLVM dialect
+// first (--shardlin-expand-shape-to-reinterpret-cast) and lowers to the LLVM dialect
 // only. Moving activations stacks the ranks' rows: the code exchanges
 // their counts first (shardlin_gather_bounds) and calls the collectives'
 // *_bounds forms. The numbers are checked end to end by

@@ -9,7 +9,7 @@
 // RUN: FileCheck %s --check-prefix=IR --input-file=%t/b.mlir
 // IR-LABEL: func.func @col_backward
 // IR: shardlin.linear
-// RUN: shardlin-opt %t/b.mlir --lower-sharded-linear=strategy=activations --localize-sharded --prepare-native | FileCheck %s --check-prefix=NATIVE
+// RUN: shardlin-opt %t/b.mlir --lower-sharded-linear=strategy=activations --shardlin-localize-sharded --shardlin-prepare-native | FileCheck %s --check-prefix=NATIVE
 // NATIVE-LABEL: func.func @col_backward
 // NATIVE: %[[B:.*]] = shardlin.gather_bounds %{{.*}} along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x19xf32> -> tensor<5xi64>
 // NATIVE: shardlin.all_gather %{{.*}} along <dim = 0, placements = [0, 1, 2, 3]> bounds(%[[B]] : tensor<5xi64>)

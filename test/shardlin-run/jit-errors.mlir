@@ -123,7 +123,7 @@ func.func @main(%p: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 //--- gather-bounds.mlir
 func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // PLAN-BOUNDS: {{.*}}gather-bounds.mlir:[[@LINE+1]]:8: error: 'shardlin.gather_bounds' is the native path's (prepare-native emits it, --jit runs it); the plan executor exchanges the ranks' sizes itself
+  // PLAN-BOUNDS: {{.*}}gather-bounds.mlir:[[@LINE+1]]:8: error: 'shardlin.gather_bounds' is the native path's (shardlin-prepare-native emits it, --jit runs it); the plan executor exchanges the ranks' sizes itself
   %b = shardlin.gather_bounds %x along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<3xi64>
   %g = shardlin.all_gather %x along <dim = 0, placements = [1, 0]> bounds(%b : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>
   return %g : tensor<?x4xf32>

@@ -1,8 +1,8 @@
 //===- ImportShardInternal.h - The importer's pieces ------------*- C++ -*-===//
 //
-// Internal to the Transforms library: how the importer (ImportShard*.cpp)
-// represents the sharding of a value, and the per-function rewriter that
-// the files share.
+// Internal to the import (lib/Conversion/ShardToShardlin): how the
+// importer (ImportShard*.cpp) represents the sharding of a value, and the
+// per-function rewriter that the files share.
 //
 // The importer walks a function of the global view once, in order, and
 // builds its SPMD body in a new block. Every tensor value of the old body
@@ -14,14 +14,15 @@
 // feed a linear, which the linear usually absorbs.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SHARDLIN_LIB_TRANSFORMS_IMPORTSHARDINTERNAL_H
-#define SHARDLIN_LIB_TRANSFORMS_IMPORTSHARDINTERNAL_H
+#ifndef SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
+#define SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -76,6 +77,57 @@ ValueLayout splitLayout(MLIRContext *ctx, const Grid &grid, int64_t dim,
 FailureOr<ValueLayout> parseSharding(Value sharding, RankedTensorType type,
                                 const Grid &grid, Operation *at);
 
+/// What a linalg.matmul and the ops around it mean (ImportShardLinearMatch):
+/// the first phase of a linear's import, read from the IR alone.
+struct LinearMatch {
+  linalg::MatmulOp op;
+  /// The matmul's operands: x, the weight as the matmul reads it, the init.
+  Value x, rhs, init;
+  /// The weight as stored (through a transpose) and its orientation.
+  Value weight;
+  bool kn = true;
+  /// The bias vector, if any; an init that is not a bias, added after.
+  Value bias, addend;
+  /// The add that applies the bias after the matmul, absorbed by the linear.
+  Operation *biasAdd = nullptr;
+  /// The value the linear defines: the matmul's result, or its bias add's.
+  Value result;
+};
+
+/// How a split weight's linear holds its values (ImportShardLinear's plan).
+struct LinearPlan {
+  /// The activation the linear takes (an N-D x through its collapse) and
+  /// its layout.
+  Value x;
+  ValueLayout xl;
+  /// The expand that restores an N-D result, absorbed.
+  tensor::ExpandShapeOp expand;
+  Layout inKind = Layout::Rows, outKind = Layout::Rows;
+  ValueLayout out;
+  ChunkAttr rowChunks;
+};
+
+/// `v` with the shard.shard ops that annotate it looked through.
+Value throughShards(Value v);
+
+/// The form of `op` (types, indexing maps, the weight's orientation), or
+/// failure with a diagnostic for a form shardlin does not take.
+FailureOr<LinearMatch> matchMatmul(linalg::MatmulOp op);
+
+/// The bias and the result of `m`: a broadcast init, or an add after; fails
+/// with a diagnostic for an undefined init or a bias of another type.
+LogicalResult matchBias(LinearMatch &m);
+
+/// The matmul's x is `collapse` of an N-D tensor, its (biased) result is
+/// expanded back by `expand`: both fold into an N-D linear.
+bool foldsIntoNdLinear(tensor::CollapseShapeOp collapse,
+                       tensor::ExpandShapeOp expand);
+
+/// Whether `op` only feeds linears in a way they absorb (a transpose of a
+/// weight, a collapse of an N-D input), so that it is built only if a user
+/// needs it after all.
+bool feedsLinearsOnly(Operation *op);
+
 /// The rewriter of one function.
 class FunctionImporter {
 public:
@@ -113,17 +165,18 @@ public:
   FailureOr<Value> reshard(Location loc, Value local, RankedTensorType global,
                            const ValueLayout &from, const ValueLayout &to);
 
+  /// Reshapes and transposes: built where the input's layout allows, and
+  /// on demand for the deferred ones (layoutOf).
+  LogicalResult importReshape(Operation &op);
+  LogicalResult importTranspose(linalg::TransposeOp op);
+
   //===--------------------------------------------------------------------===//
-  // Linears (ImportShardLinear.cpp)
+  // Linears (ImportShardLinear.cpp; the match in ImportShardLinearMatch.cpp)
   //===--------------------------------------------------------------------===//
 
   /// A linalg.matmul: a shardlin.linear when its weight is split, else a
   /// rank-local matmul.
   LogicalResult importMatmul(linalg::MatmulOp op);
-  /// Whether `op` only feeds linears in a way they absorb (a transpose of a
-  /// weight, a collapse of an N-D input), so that it is built only if a
-  /// user needs it after all.
-  bool feedsLinearsOnly(Operation *op);
 
   //===--------------------------------------------------------------------===//
   // Shared state
@@ -150,9 +203,13 @@ private:
   LogicalResult importArguments(Block &newBlock);
   LogicalResult importOp(Operation &op);
   LogicalResult importElementwise(Operation &op);
-  LogicalResult importReshape(Operation &op);
-  LogicalResult importTranspose(linalg::TransposeOp op);
   LogicalResult importReturn(func::ReturnOp op);
+  /// The phases of importMatmul after the match: a replicated weight's
+  /// rank-local matmul; the layouts of a split one's linear; building it.
+  LogicalResult importLocalMatmul(const LinearMatch &m);
+  FailureOr<LinearPlan> planLinear(LinearMatch &m, const ValueLayout &wl);
+  LogicalResult buildLinear(const LinearMatch &m, const LinearPlan &plan,
+                            const ValueLayout &wl);
   /// Builds deferred old op `op` (result `v`) in `want`.
   FailureOr<Value> build(Value v, const ValueLayout &want, Value donor);
 };

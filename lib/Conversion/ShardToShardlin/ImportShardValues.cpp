@@ -285,3 +285,128 @@ FailureOr<Value> FunctionImporter::build(Value v, const ValueLayout &want,
                                      bcast.getDimensions())
       ->getResult(0);
 }
+
+//===----------------------------------------------------------------------===//
+// Reshapes and transposes, built when their input is (importOp) or when a
+// user needs a deferred one (layoutOf)
+//===----------------------------------------------------------------------===//
+
+LogicalResult FunctionImporter::importTranspose(linalg::TransposeOp op) {
+  FailureOr<std::optional<ValueLayout>> in = layoutOf(op.getInput());
+  if (failed(in))
+    return failure();
+  ValueLayout l = in->value_or(ValueLayout::replicated());
+  FailureOr<Value> input = get(op.getInput(), l);
+  if (failed(input))
+    return failure();
+  // The split dim moves where the permutation puts it.
+  ValueLayout out = ValueLayout::replicated();
+  if (!l.isReplicated()) {
+    ArrayRef<int64_t> perm = op.getPermutation();
+    auto it = llvm::find(perm, l.dim);
+    out.dim = it - perm.begin();
+    out.chunks = l.chunks.withDim(out.dim);
+  }
+  FailureOr<Value> init = get(op.getInit(), out, Value());
+  if (failed(init))
+    return failure();
+  Value local = linalg::TransposeOp::create(b_, op.getLoc(), *input, *init,
+                                            op.getPermutation())
+                    ->getResult(0);
+  return define(op->getResult(0), local, out);
+}
+
+LogicalResult FunctionImporter::importReshape(Operation &op) {
+  Value src = op.getOperand(0);
+  FailureOr<std::optional<ValueLayout>> in = layoutOf(src);
+  if (failed(in))
+    return failure();
+  ValueLayout l = in->value_or(ValueLayout::replicated());
+  FailureOr<Value> input = get(src, l);
+  if (failed(input))
+    return failure();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto resType = cast<RankedTensorType>(op.getResult(0).getType());
+  if (l.isReplicated()) {
+    IRMapping mapping;
+    mapping.map(src, *input);
+    for (Value v : op.getOperands().drop_front()) {
+      FailureOr<Value> s = getScalar(v);
+      if (failed(s))
+        return failure();
+      mapping.map(v, *s);
+    }
+    return define(op.getResult(0), b_.clone(op, mapping)->getResult(0), l);
+  }
+  // A split dim that stays the outermost dim of its group keeps its chunks,
+  // scaled by the static dims folded inside it.
+  SmallVector<ReassociationIndices> groups =
+      isa<tensor::CollapseShapeOp>(op)
+          ? cast<tensor::CollapseShapeOp>(op).getReassociationIndices()
+          : cast<tensor::ExpandShapeOp>(op).getReassociationIndices();
+  const bool collapse = isa<tensor::CollapseShapeOp>(op);
+  RankedTensorType wide = collapse ? srcType : resType;
+  int64_t groupIndex = -1, inner = 1;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    if (collapse ? !llvm::is_contained(group, l.dim) : g != uint64_t(l.dim))
+      continue;
+    groupIndex = g;
+    if (collapse && group.front() != l.dim)
+      return op.emitError() << "collapses the split dim " << l.dim
+                            << " into dims outside it; shardlin keeps a split "
+                               "dim outermost in its group";
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front()) {
+      if (wide.isDynamicDim(d))
+        return op.emitError()
+               << "reshapes the split dim with the dynamic dim " << d;
+      inner *= wide.getShape()[d];
+    }
+  }
+  const int64_t newDim = collapse ? groupIndex : groups[l.dim].front();
+  const int64_t oldSize = srcType.getShape()[l.dim];
+  SmallVector<int64_t> bounds = l.chunks.getBoundsFor(oldSize);
+  for (int64_t &bound : bounds) {
+    if (!collapse && bound % inner != 0)
+      return op.emitError()
+             << "splits the rows of a chunked dim (chunk boundaries ["
+             << ArrayRef<int64_t>(l.chunks.getBoundsFor(oldSize))
+             << "]) across its new dims of " << inner << " elements";
+    bound = collapse ? bound * inner : bound / inner;
+  }
+  ValueLayout out = splitLayout(op.getContext(), grid_, newDim,
+                           resType.getShape()[newDim], bounds);
+  RankedTensorType type = localType(resType, out);
+  Value local;
+  if (collapse) {
+    local = tensor::CollapseShapeOp::create(b_, op.getLoc(), type, *input,
+                                            groups);
+  } else {
+    auto expand = cast<tensor::ExpandShapeOp>(op);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        sizes.push_back(b_.getIndexAttr(type.getShape()[d]));
+        continue;
+      }
+      if (d == newDim) {
+        // The rank's rows over the inner dims.
+        Value rows = tensor::DimOp::create(b_, op.getLoc(), *input, l.dim);
+        Value p = arith::ConstantIndexOp::create(b_, op.getLoc(), inner);
+        sizes.push_back(
+            arith::DivUIOp::create(b_, op.getLoc(), rows, p).getResult());
+        continue;
+      }
+      OpFoldResult size = expand.getMixedOutputShape()[d];
+      if (auto v = dyn_cast<Value>(size)) {
+        FailureOr<Value> s = getScalar(v);
+        if (failed(s))
+          return failure();
+        size = *s;
+      }
+      sizes.push_back(size);
+    }
+    local = tensor::ExpandShapeOp::create(b_, op.getLoc(), type, *input, groups,
+                                          sizes);
+  }
+  return define(op.getResult(0), local, out);
+}

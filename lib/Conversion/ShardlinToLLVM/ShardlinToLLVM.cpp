@@ -82,7 +82,7 @@ LogicalResult checkBufferized(ModuleOp module) {
       op->emitOpError("must be lowered first (run --lower-sharded-linear, or "
                       "the whole --shardlin-lower-to-llvm pipeline)");
     else if (isa<LocalShardOp>(op))
-      op->emitOpError("must be removed first (run --localize-sharded, or the "
+      op->emitOpError("must be removed first (run --shardlin-localize-sharded, or the "
                       "whole --shardlin-lower-to-llvm pipeline)");
     else
       op->emitOpError("operates on tensors: bufferize it first (run "

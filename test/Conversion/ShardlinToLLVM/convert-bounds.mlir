@@ -1,4 +1,4 @@
-// RUN: shardlin-opt %s -split-input-file --convert-shardlin-to-llvm | FileCheck %s
+// RUN: shardlin-opt %s -split-input-file --shardlin-convert-to-llvm | FileCheck %s
 
 // Explicit chunk bounds and all_reduce on the native path: a collective one
 // of whose specs has bounds other than the ceil rule's calls the *_bounds

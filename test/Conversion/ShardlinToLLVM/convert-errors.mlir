@@ -1,6 +1,6 @@
-// RUN: shardlin-opt %s -split-input-file --convert-shardlin-to-llvm -verify-diagnostics
+// RUN: shardlin-opt %s -split-input-file --shardlin-convert-to-llvm -verify-diagnostics
 
-// What convert-shardlin-to-llvm rejects, naming what must run first.
+// What shardlin-convert-to-llvm rejects, naming what must run first.
 
 func.func @on_tensors(%x: tensor<4x3xf32>) -> tensor<8x3xf32> {
   // expected-error@+1 {{'shardlin.all_gather' op operates on tensors: bufferize it first (run one-shot-bufferize, or the whole --shardlin-lower-to-llvm pipeline)}}
@@ -19,7 +19,7 @@ func.func @unlowered(%x: tensor<5x19xf32>, %w: !shardlin.sharded<tensor<11x19xf3
 // -----
 
 func.func @local_shard(%w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<11x?xf32> {
-  // expected-error@+1 {{'shardlin.local_shard' op must be removed first (run --localize-sharded, or the whole --shardlin-lower-to-llvm pipeline)}}
+  // expected-error@+1 {{'shardlin.local_shard' op must be removed first (run --shardlin-localize-sharded, or the whole --shardlin-lower-to-llvm pipeline)}}
   %a = shardlin.local_shard %w : !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>> -> tensor<11x?xf32>
   return %a : tensor<11x?xf32>
 }

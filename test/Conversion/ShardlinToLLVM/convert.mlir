@@ -1,4 +1,4 @@
-// RUN: shardlin-opt %s -split-input-file --convert-shardlin-to-llvm | FileCheck %s
+// RUN: shardlin-opt %s -split-input-file --shardlin-convert-to-llvm | FileCheck %s
 
 // Each shardlin.buffer.* op becomes one call of the runtime's C ABI
 // (runtime/include/shardlin-c/Runtime.h); memrefs stay memrefs (unrealized

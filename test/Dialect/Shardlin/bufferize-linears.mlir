@@ -1,7 +1,7 @@
-// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations --localize-sharded --prepare-native --convert-elementwise-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s
-// RUN: shardlin-opt %s --lower-sharded-linear=strategy=gather-weight --localize-sharded --prepare-native --convert-elementwise-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s --check-prefix=GATHER
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=activations --shardlin-localize-sharded --shardlin-prepare-native --convert-elementwise-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s
+// RUN: shardlin-opt %s --lower-sharded-linear=strategy=gather-weight --shardlin-localize-sharded --shardlin-prepare-native --convert-elementwise-to-linalg --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s --check-prefix=GATHER
 
-// Lowered linears through localize-sharded and One-Shot Bufferize, as
+// Lowered linears through shardlin-localize-sharded and One-Shot Bufferize, as
 // --shardlin-lower-to-llvm runs them: every collective and GEMM writes its
 // result buffer directly, the bias is added in place, a sharded argument is
 // the rank's chunk with its `?` size checked at the entry, and nothing is

@@ -1,5 +1,5 @@
-// RUN: shardlin-opt %s --expand-shape-to-reinterpret-cast | FileCheck %s
-// RUN: shardlin-opt %s --expand-shape-to-reinterpret-cast --expand-strided-metadata | FileCheck %s --check-prefix=EXPANDED
+// RUN: shardlin-opt %s --shardlin-expand-shape-to-reinterpret-cast | FileCheck %s
+// RUN: shardlin-opt %s --shardlin-expand-shape-to-reinterpret-cast --expand-strided-metadata | FileCheck %s --check-prefix=EXPANDED
 
 // MLIR 22's --expand-strided-metadata crashes on a memref.expand_shape that
 // splits one dim into several dynamic ones (issue 27, finding 1: the rows

@@ -1,6 +1,6 @@
-// RUN: shardlin-opt %s -split-input-file --localize-sharded -verify-diagnostics
+// RUN: shardlin-opt %s -split-input-file --shardlin-localize-sharded -verify-diagnostics
 
-// What localize-sharded cannot rewrite, with the pass that must run first or
+// What shardlin-localize-sharded cannot rewrite, with the pass that must run first or
 // why.
 
 func.func @unlowered(%x: tensor<5x19xf32>, %w: !shardlin.sharded<tensor<11x19xf32>, #shardlin.chunk<dim = 1, placements = [1, 0]>>) -> tensor<5x11xf32> {

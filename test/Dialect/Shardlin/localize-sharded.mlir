@@ -1,4 +1,4 @@
-// RUN: shardlin-opt %s -split-input-file --localize-sharded | FileCheck %s
+// RUN: shardlin-opt %s -split-input-file --shardlin-localize-sharded | FileCheck %s
 
 // Sharded values become the rank's local tensors, in signatures, calls,
 // returns and branches; local_shard disappears.

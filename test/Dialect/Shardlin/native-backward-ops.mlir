@@ -1,14 +1,14 @@
 // RUN: shardlin-opt %s -split-input-file | shardlin-opt -split-input-file | FileCheck %s --check-prefix=ROUND
-// RUN: shardlin-opt %s -split-input-file --localize-sharded | FileCheck %s --check-prefix=LOCAL
-// RUN: shardlin-opt %s -split-input-file --localize-sharded --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s --check-prefix=BUF
-// RUN: shardlin-opt %s -split-input-file --localize-sharded --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --convert-shardlin-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: shardlin-opt %s -split-input-file --shardlin-localize-sharded | FileCheck %s --check-prefix=LOCAL
+// RUN: shardlin-opt %s -split-input-file --shardlin-localize-sharded --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s --check-prefix=BUF
+// RUN: shardlin-opt %s -split-input-file --shardlin-localize-sharded --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --shardlin-convert-to-llvm | FileCheck %s --check-prefix=LLVM
 
 // The native path (docs/native.md) of the two ops backward functions add to
 // the lowered forward's (docs/training.md): sum_rows bufferizes to
 // shardlin.buffer.sum_rows into a new buffer (its `?` size the input's
 // columns) and becomes one call of shardlin_sum_rows (in, dtype, out,
 // out_dtype: f16 is 0, f32 2); from_local, the inverse of local_shard, is
-// dropped by localize-sharded: a sharded result is the rank's chunk it is
+// dropped by shardlin-localize-sharded: a sharded result is the rank's chunk it is
 // made of.
 
 !w = !shardlin.sharded<tensor<10x7xf32>, #shardlin.chunk<dim = 0, placements = [1, 2, 0]>>

@@ -1,7 +1,7 @@
-// RUN: shardlin-opt %s -split-input-file --prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s
-// RUN: shardlin-opt %s -split-input-file --prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --convert-shardlin-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: shardlin-opt %s -split-input-file --shardlin-prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s
+// RUN: shardlin-opt %s -split-input-file --shardlin-prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse --shardlin-convert-to-llvm | FileCheck %s --check-prefix=LLVM
 
-// prepare-native accepts chunk bounds that are not the ceil rule's and
+// shardlin-prepare-native accepts chunk bounds that are not the ceil rule's and
 // all_reduce (it refused both before the C ABI had them): the bufferization
 // sizes the rank's chunk from the bounds, and the conversion calls the
 // *_bounds collectives and shardlin_all_reduce.

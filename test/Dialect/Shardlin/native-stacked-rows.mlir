@@ -1,14 +1,14 @@
 // Rows known only at run time that a collective stacks from every rank's
-// blocks: prepare-native exchanges the ranks' sizes (shardlin.gather_bounds)
+// blocks: shardlin-prepare-native exchanges the ranks' sizes (shardlin.gather_bounds)
 // and gives their bounds to the collective that stacks the rows and to the
 // ones that split them back, following the rows through gemm, bias_add,
 // convert, elementwise ops and identity-mapped linalg ops; the
 // bufferization sizes the stacked dim by the last bound and the rank's
 // chunk by two bounds; the calls are the *_bounds ones with the exchanged
 // buffer.
-// RUN: shardlin-opt %s -split-input-file --prepare-native | FileCheck %s
-// RUN: shardlin-opt %s -split-input-file "--pass-pipeline=builtin.module(prepare-native,func.func(convert-elementwise-to-linalg),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)" | FileCheck %s --check-prefix=BUF
-// RUN: shardlin-opt %s -split-input-file "--pass-pipeline=builtin.module(prepare-native,func.func(convert-elementwise-to-linalg),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,convert-shardlin-to-llvm)" | FileCheck %s --check-prefix=LLVM
+// RUN: shardlin-opt %s -split-input-file --shardlin-prepare-native | FileCheck %s
+// RUN: shardlin-opt %s -split-input-file "--pass-pipeline=builtin.module(shardlin-prepare-native,func.func(convert-elementwise-to-linalg),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)" | FileCheck %s --check-prefix=BUF
+// RUN: shardlin-opt %s -split-input-file "--pass-pipeline=builtin.module(shardlin-prepare-native,func.func(convert-elementwise-to-linalg),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,shardlin-convert-to-llvm)" | FileCheck %s --check-prefix=LLVM
 
 // Row-wise: x's rows stacked by the all_to_all, carried through the gemm
 // and an elementwise op, split back by the reduce_scatter.

@@ -221,7 +221,7 @@ func.func @f32_partials(%a: tensor<4x8xbf16>, %b: tensor<3x8xbf16>, %c: tensor<3
 }
 
 // Rows known only at run time, with the bounds of their blocks (what
-// prepare-native emits for the native path).
+// shardlin-prepare-native emits for the native path).
 // CHECK-LABEL: func.func @stacked_rows
 // CHECK: %[[B:.*]] = shardlin.gather_bounds %arg0 along <dim = 0, placements = [1, 0]> : tensor<?x4xf32> -> tensor<3xi64>
 // CHECK: shardlin.all_gather %arg0 along <dim = 0, placements = [1, 0]> bounds(%[[B]] : tensor<3xi64>) : tensor<?x4xf32> -> tensor<?x4xf32>

@@ -1,5 +1,5 @@
-// RUN: shardlin-opt %s --prepare-native | FileCheck %s
-// RUN: shardlin-opt %s --prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
+// RUN: shardlin-opt %s --shardlin-prepare-native | FileCheck %s
+// RUN: shardlin-opt %s --shardlin-prepare-native --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF
 
 // Public function definitions become entries (C interface, read-only
 // arguments unless marked otherwise); linalg.softmax is decomposed into the
@@ -33,7 +33,7 @@ func.func private @helper(%x: tensor<4xf32>) {
 func.func private @external(%x: tensor<4xf32>)
 
 // An entry's arguments are the caller's buffers: an in-place bias_add on
-// one works on a copy (without prepare-native it would write the caller's
+// one works on a copy (without shardlin-prepare-native it would write the caller's
 // array).
 // CHECK-LABEL: func.func @entry_bias_add
 // CHECK-SAME: (%{{.*}}: tensor<4x3xf32> {bufferization.writable = false}, %{{.*}}: tensor<3xf32> {bufferization.writable = false})

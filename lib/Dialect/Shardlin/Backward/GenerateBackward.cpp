@@ -11,6 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/Backward/Passes.h"
+#include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "BackwardBuilder.h"
 #include "ElementwiseAdjoint.h"

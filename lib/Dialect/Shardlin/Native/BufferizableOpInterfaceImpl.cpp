@@ -14,7 +14,7 @@
 //   buffer; the analysis copies first only where the input is read later or
 //   not writable.
 // - local_chunk is a memref.subview of its source: no data moves.
-// - local_shard and linear cannot be bufferized: localize-sharded and
+// - local_shard and linear cannot be bufferized: shardlin-localize-sharded and
 //   --lower-sharded-linear remove them first, and bufferizing one says so.
 //
 //===----------------------------------------------------------------------===//
@@ -201,7 +201,7 @@ SmallVector<Value> collectiveSizes(OpBuilder &b, Location loc, Value input,
 
 /// A collective that stacks a dim from every rank's blocks (all_gather's
 /// along dim, all_to_all's concat dim) sizes its buffer from this rank's
-/// values alone: a dynamic one needs the bounds that prepare-native
+/// values alone: a dynamic one needs the bounds that shardlin-prepare-native
 /// exchanges.
 LogicalResult checkStackedDim(Operation *op, Type type, int64_t dim,
                               Value bounds) {
@@ -211,14 +211,14 @@ LogicalResult checkStackedDim(Operation *op, Type type, int64_t dim,
          << "stacks every rank's blocks along dim " << dim
          << " of its result " << type
          << ", whose size is known only at run time, and has no bounds "
-            "operand: run prepare-native first (or the whole "
+            "operand: run shardlin-prepare-native first (or the whole "
             "--shardlin-lower-to-llvm pipeline), which exchanges the ranks' "
             "sizes";
 }
 
 /// A collective that splits a dynamic dim into the ranks' chunks
 /// (reduce_scatter, all_to_all's split dim) must know the blocks it was
-/// stacked from: prepare-native finds them where a collective of the same
+/// stacked from: shardlin-prepare-native finds them where a collective of the same
 /// function stacked those rows.
 LogicalResult checkSplitDim(Operation *op, Type type, int64_t dim,
                             Value bounds) {
@@ -228,7 +228,7 @@ LogicalResult checkSplitDim(Operation *op, Type type, int64_t dim,
          << "splits dim " << dim << " of its input " << type
          << ", whose size is known only at run time, into the ranks' "
             "chunks, but those rows were not stacked by a collective of this "
-            "function (prepare-native gives the bounds of stacked rows, "
+            "function (shardlin-prepare-native gives the bounds of stacked rows, "
             "carried through gemm, bias_add, convert and elementwise ops): "
             "the native path does not split a run-time size by the chunk "
             "rule; run it with the plan executor (shardlin-run without "
@@ -568,7 +568,7 @@ struct NotBufferizableModel
           "cannot be bufferized: lower it first (run --lower-sharded-linear)");
     return op->emitOpError("cannot be bufferized: its sharded operand must "
                            "first become the rank's local tensor (run "
-                           "--localize-sharded)");
+                           "--shardlin-localize-sharded)");
   }
 };
 

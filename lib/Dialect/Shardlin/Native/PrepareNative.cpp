@@ -2,6 +2,9 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Native/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

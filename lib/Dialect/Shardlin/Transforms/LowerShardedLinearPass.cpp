@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -49,9 +50,6 @@ struct LowerShardedLinearPass
       function_ref<LogicalResult(const Twine &)>);
   template <typename PassT, typename Fn>
   friend void support::forEachOption(PassT &, Fn &&);
-
-  /// The option list, for --help of the alias (PassRegistry's optHandler).
-  const detail::PassOptions &optionList() const { return passOptions; }
 
   LogicalResult initializeOptions(
       StringRef options,
@@ -171,8 +169,9 @@ void mlir::shardlin::registerShardlinPasses() {
   // manager, which nests it on functions as it would the pass.
   registerPassPipeline(
       kLowerShardedLinearAlias,
-      "Alias of --shardlin-lower-sharded-linear: lower shardlin.linear into "
-      "explicit collectives and GEMMs",
+      "Lower shardlin.linear into explicit collectives and GEMMs (the "
+      "documented spelling of --shardlin-lower-sharded-linear; the same "
+      "options)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         auto pass = std::make_unique<LowerShardedLinearPass>();
@@ -181,14 +180,8 @@ void mlir::shardlin::registerShardlinPasses() {
         pm.addPass(std::move(pass));
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
-        LowerShardedLinearPass pass;
-        optHandler(pass.optionList());
-      });
-}
-
-bool mlir::shardlin::isLowerShardedLinear(const Pass &pass) {
-  return pass.getArgument() == kLowerShardedLinearArg;
+      // Its options are the pass's, listed under the pass's own name.
+      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
 }
 
 std::vector<LoweringFlag> mlir::shardlin::lowerShardedLinearFlags() {

@@ -2,13 +2,13 @@
 //
 // The bufferized forms of the collectives and the local compute ops: what
 // One-Shot Bufferize turns the tensor ops into (BufferizableOpInterfaceImpl),
-// and what convert-shardlin-to-llvm turns into calls of the runtime's C ABI
+// and what shardlin-convert-to-llvm turns into calls of the runtime's C ABI
 // (shardlin-c/Runtime.h), one call per op. Destination-passing style, in the
 // manner of the mpi dialect's ops: the inputs are read, `output` is written,
 // nothing is returned. Included by ShardlinOps.td (one generated op list).
 //
 // local_shard and local_chunk have no buffer form: a rank's shard is the
-// memref its function receives (localize-sharded), and a chunk is a
+// memref its function receives (shardlin-localize-sharded), and a chunk is a
 // memref.subview.
 //
 //===----------------------------------------------------------------------===//
@@ -27,7 +27,7 @@ class Shardlin_BufferOp<string mnemonic, list<Trait> traits = []>
     The buffers may have any strided layout. `output` must not overlap an
     input (`bias_add` may write into its input). The op has the verifier of
     its tensor form, with `output` in the place of the result.
-    `convert-shardlin-to-llvm` lowers it to one call of the runtime's C ABI
+    `shardlin-convert-to-llvm` lowers it to one call of the runtime's C ABI
     (`shardlin-c/Runtime.h`); see docs/native.md.
   }];
 }

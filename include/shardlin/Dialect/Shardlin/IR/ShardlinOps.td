@@ -218,7 +218,7 @@ def Shardlin_RankOp : Shardlin_Op<"rank", [Pure]> {
     computed from it and a `#shardlin.chunk` spec: the bufferization of the
     shardlin ops emits it with `arith` ops for the chunk rule.
 
-    `convert-shardlin-to-llvm` turns it into `shardlin_context_rank` on the
+    `shardlin-convert-to-llvm` turns it into `shardlin_context_rank` on the
     calling thread's context, which the function's prologue has checked to
     have `world_size` ranks. With `world_size = 1` it folds to 0.
 
@@ -264,7 +264,7 @@ class Shardlin_CollectiveOp<string mnemonic, list<Trait> traits = []>
     size. The verifier accepts any size for the chunk of a dynamic dim; the
     runtime checks a static one.
 
-    The native path states those blocks: `prepare-native` gives a collective
+    The native path states those blocks: `shardlin-prepare-native` gives a collective
     that stacks or splits a dynamic dim the chunk bounds of its blocks,
     `bounds(%b : tensor<Wp1xi64>)` after the chunk spec it applies to, made
     by `shardlin.gather_bounds` (the ranks' sizes exchanged at run time).
@@ -395,7 +395,7 @@ def Shardlin_GatherBoundsOp : Shardlin_Op<"gather_bounds", [Pure]> {
     all_to_all's concat dim), and the ones in which the stacked rows are
     split back (reduce_scatter, all_to_all's split dim).
 
-    `prepare-native` emits one for each collective that stacks a dynamic
+    `shardlin-prepare-native` emits one for each collective that stacks a dynamic
     dim, and gives its result to that collective and to the ones that split
     those rows back (the plan executor exchanges the ranks' sizes itself and
     never sees it). It is a collective: every rank runs it. It bufferizes

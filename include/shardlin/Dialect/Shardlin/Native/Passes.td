@@ -67,7 +67,7 @@ def PrepareNative : Pass<"shardlin-prepare-native", "::mlir::ModuleOp"> {
 
     Chunk specs with explicit `bounds` and `shardlin.all_reduce` need
     nothing here: the bufferization sizes chunks from the bounds
-    (`ChunkArith.h`) and `convert-shardlin-to-llvm` passes them to the C
+    (`ChunkArith.h`) and `shardlin-convert-to-llvm` passes them to the C
     ABI's `*_bounds` collectives and calls `shardlin_all_reduce`.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",

@@ -48,8 +48,8 @@ void buildLowerToLLVMPipeline(OpPassManager &pm,
 void registerLowerToLLVMDialects(DialectRegistry &registry);
 
 /// Registers `--shardlin-lower-to-llvm` and the passes it is made of that
-/// are shardlin's (localize-sharded, prepare-native,
-/// convert-shardlin-to-llvm), for command lines.
+/// are shardlin's (shardlin-localize-sharded, shardlin-prepare-native,
+/// shardlin-convert-to-llvm), for command lines.
 void registerShardlinPipelines();
 
 } // namespace shardlin

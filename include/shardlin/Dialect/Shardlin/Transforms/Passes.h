@@ -35,9 +35,6 @@ inline constexpr llvm::StringLiteral kLowerShardedLinearAlias =
 /// and its alias `--lower-sharded-linear` (nested implicitly on a module).
 void registerShardlinPasses();
 
-/// Whether `pass` is the lowering (however it was spelled).
-bool isLowerShardedLinear(const Pass &pass);
-
 /// One of the pass's options as another tool's flag (shardlin-run's): its
 /// name, its description and its default value, as the pass declares them.
 struct LoweringFlag {
