@@ -23,13 +23,13 @@ echo "   (the cost model picks a strategy per linear; the remark says why)"
 "$BIN/shardlin-opt" "$EX" --lower-sharded-linear=explain=true
 
 echo "== running on 4 ranks (threads backend)"
-python3 "$ROOT/scripts/npytool.py" gen-linear --n 11 --k 19 --batch-shape 5 \
+python3 "$ROOT/testing/tools/npytool.py" gen-linear --n 11 --k 19 --batch-shape 5 \
   --world-size 4 --bias --seed 7 --out-dir "$WORK"
 "$BIN/shardlin-run" "$EX" --world-size=4 \
   --arg="$WORK/x.{rank}.npy" --arg="$WORK/w.npy" --arg="$WORK/b.npy" \
   --out="$WORK/y.{rank}.npy"
 echo "== checking every rank against the dense float64 reference"
-python3 "$ROOT/scripts/npytool.py" check --dir "$WORK" --out "$WORK/y.{rank}.npy" \
+python3 "$ROOT/testing/tools/npytool.py" check --dir "$WORK" --out "$WORK/y.{rank}.npy" \
   --world-size 4 --dtype f32
 echo "== rank 0's result y_0 = x_0 A^T + b:"
-python3 "$ROOT/scripts/npytool.py" show "$WORK/y.0.npy"
+python3 "$ROOT/testing/tools/npytool.py" show "$WORK/y.0.npy"
