@@ -6,9 +6,9 @@
 # prints rank 0's result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# Only what the main job needs: the two tools (scripts/test.sh builds
-# everything, the tests included).
-export SHARDLIN_BUILD_TARGETS="${SHARDLIN_BUILD_TARGETS:-shardlin-opt shardlin-run}"
+# Only what the README's commands need: the three tools (scripts/test.sh
+# builds everything, the tests included).
+export SHARDLIN_BUILD_TARGETS="${SHARDLIN_BUILD_TARGETS:-shardlin-opt shardlin-run shardlin-exec}"
 source "$ROOT/scripts/bootstrap.sh"
 
 EX="$ROOT/examples/quickstart/linear.mlir"
@@ -33,3 +33,5 @@ python3 "$ROOT/testing/tools/npytool.py" check --dir "$WORK" --out "$WORK/y.{ran
   --world-size 4 --dtype f32
 echo "== rank 0's result y_0 = x_0 A^T + b:"
 python3 "$ROOT/testing/tools/npytool.py" show "$WORK/y.0.npy"
+echo "== next: the README's commands, from $ROOT with the tools on PATH:"
+echo "   export PATH=\"$BIN:\$PATH\""
