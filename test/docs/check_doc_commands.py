@@ -37,6 +37,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,6 +118,25 @@ def blocks_of(path):
     return out
 
 
+def run_block(script, cwd, env, timeout):
+    """Runs one block in a process group of its own; on timeout the whole
+    group (mpirun and its ranks included) is killed. Returns (exit status or
+    None on timeout, output)."""
+    p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, _ = p.communicate()
+        return None, out.decode(errors="replace")
+
+
 def sandbox(root, build_dir):
     """A temporary directory that looks like the repository root."""
     d = tempfile.mkdtemp(prefix="shardlin-doc-")
@@ -159,7 +179,7 @@ def main():
                OMPI_MCA_rmaps_base_oversubscribe="1")
     env.pop("MAKEFLAGS", None)
 
-    total = ran = passed = bad = 0
+    total = ran = passed = bad = listed = 0
     skipped = {}
     failures = []
     for path in files:
@@ -184,18 +204,12 @@ def main():
                     print("skip %s (%s)" % (where, skip))
                     continue
                 if a.list:
+                    listed += 1
                     print("run  %s" % where)
                     continue
                 ran += 1
                 t0 = time.monotonic()
-                try:
-                    r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", b.script()],
-                                       cwd=work, env=env, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, timeout=a.timeout,
-                                       start_new_session=True)
-                    rc, out = r.returncode, r.stdout.decode(errors="replace")
-                except subprocess.TimeoutExpired as e:
-                    rc, out = None, (e.stdout or b"").decode(errors="replace")
+                rc, out = run_block(b.script(), work, env, a.timeout)
                 dt = time.monotonic() - t0
                 if rc == 0:
                     passed += 1
@@ -212,6 +226,12 @@ def main():
                 shutil.rmtree(work, ignore_errors=True)
 
     nskip = sum(skipped.values())
+    if a.list:
+        print("\n%d shell blocks: %d to run, %d skipped, %d bad markers" % (total, listed, nskip, bad))
+        for reason in list(REASONS) + [NO_MPI]:
+            if skipped.get(reason):
+                print("  skipped, %s: %d" % (reason, skipped[reason]))
+        return 1 if bad else 0
     print("\n%d shell blocks: %d run (%d passed, %d failed), %d skipped, %d bad markers" % (
         total, ran, passed, ran - passed, nskip, bad))
     for reason in list(REASONS) + [NO_MPI]:
