@@ -53,7 +53,7 @@ trap 'rm -rf "$WORK"' EXIT
 maxw=0
 for w in $WORLDS; do [ "$w" -gt "$maxw" ] && maxw=$w; done
 # Random non-zero inputs (the values do not change the memory).
-python3 - "$ROOT/scripts" "$WORK" "$B" "$N" "$K" "$maxw" <<'PY'
+python3 - "$ROOT/testing/tools" "$WORK" "$B" "$N" "$K" "$maxw" <<'PY'
 import random, sys
 sys.path.insert(0, sys.argv[1])
 import npytool

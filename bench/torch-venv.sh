@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates bench/.venv (git-ignored) with PyTorch 2.x from PyPI, for the
+# Creates bench/.venv (git-ignored) with PyTorch 2.x from pip's configured
+# package index (no index named here), for the
 # PyTorch comparisons of shardlin-bench (bench/torch_linear.py,
 # bench/torch_blocks.py). Called by bench/run.sh; safe to rerun (an existing
 # venv whose torch imports is kept). Prints the venv's python on success.
@@ -7,9 +8,9 @@
 #   bash bench/torch-venv.sh          # bench/.venv
 #   VENV=/path bash bench/torch-venv.sh
 #
-# PyPI's Linux wheel of torch is the CUDA build: pip also pulls the nvidia-*
-# packages (several GB). download.pytorch.org (the CPU-only wheels) is not
-# needed. TORCH_VENV_TIMEOUT (seconds, default 900) bounds the install.
+# The default index's Linux wheel of torch is the CUDA build: pip also pulls
+# the nvidia-* packages (several GB); only its CPU side is used here.
+# TORCH_VENV_TIMEOUT (seconds, default 900) bounds the install.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +26,7 @@ python3 -m venv "$VENV" >&2
 t0=$(date +%s)
 echo "torch-venv: pip install 'torch>=2.3' into $VENV (up to ${TIMEOUT} s)" >&2
 if ! timeout "$TIMEOUT" "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-     --index-url https://pypi.org/simple 'torch>=2.3' numpy >&2; then
+     'torch>=2.3' numpy >&2; then
   echo "torch-venv: pip install failed or timed out after $(( $(date +%s) - t0 )) s" >&2
   exit 1
 fi

@@ -5,7 +5,7 @@
 #
 #   mlir:    every lit test file (test/**/*.mlir), split at `// -----`,
 #            and the examples;
-#   npy:     arrays written by scripts/npytool.py (every dtype, 1-D to 3-D,
+#   npy:     arrays written by testing/tools/npytool.py (every dtype, 1-D to 3-D,
 #            empty), plus a few headers that are almost right;
 #   safetensors: files written by the format's rules (every dtype, two
 #            tensors, metadata, empty) and headers that are almost right;
@@ -72,7 +72,7 @@ trap 'rm -rf "$T"' EXIT
 i=0
 for spec in "f32 5 --bias" "f64 2x3" "f16 '' --bias" "bf16 3 --bias" "f32 0"; do
   eval "set -- $spec"
-  python3 "$ROOT/scripts/npytool.py" gen-linear --n 3 --k 4 --batch-shape "$2" \
+  python3 "$ROOT/testing/tools/npytool.py" gen-linear --n 3 --k 4 --batch-shape "$2" \
     --world-size 2 --dtype "$1" ${3:-} --seed $i --out-dir "$T/$i" >/dev/null
   for f in "$T/$i"/x.0.npy "$T/$i"/w.npy "$T/$i"/b.npy; do
     [ -f "$f" ] && cp "$f" "$C/npy/$1-$i-$(basename "$f")"

@@ -27,7 +27,7 @@
 # Steps: (1) the GPU unit tests (shardlin-gpu-tests, without the timeout
 # tests); (2) the end-to-end suite through shardlin-exec on cuda-local (W =
 # 1..8 on one GPU) and on nccl (every W up to the number of GPUs), each
-# output checked with scripts/npytool.py against its float64 reference
+# output checked with testing/tools/npytool.py against its float64 reference
 # (linear layers and transformer blocks, JOBS at a time);
 # (3) the timeout tests (a missing rank must fail within its timeout, not
 # hang); (4) the timings (shardlin-gpu-bench: GEMM, collectives, and the
@@ -180,7 +180,7 @@ fi
 for exe in shardlin-exec shardlin-gpu-tests shardlin-gpu-bench; do
   [ -x "$BIN/$exe" ] || die "$BIN/$exe is missing"
 done
-NPYTOOL="$ROOT/scripts/npytool.py"
+NPYTOOL="$ROOT/testing/tools/npytool.py"
 
 # ---- Does it load, and is there a GPU? --------------------------------------------
 step "environment"

@@ -14,7 +14,7 @@
 #               the compiled program (shardlin-run --emit-program), the .npy
 #               inputs and the float64 references, and cases.txt listing
 #               "name world-size dtype bias" per line, where bias is 0 or 1
-#               for a linear layer (x, w[, b]; scripts/npytool.py made its
+#               for a linear layer (x, w[, b]; testing/tools/npytool.py made its
 #               data) and "args" for a case that lists its --arg files in
 #               its own "args" file: the transformer blocks
 #               (shardlin-write-block-suite, with a "bound" file) and the
@@ -70,7 +70,7 @@ done
 case "$JOBS" in ''|*[!0-9]*) die "--jobs must be a positive integer, got '$JOBS'" ;; esac
 
 RUN="$COMPILER_BUILD/bin/shardlin-run"
-NPYTOOL="$ROOT/scripts/npytool.py"
+NPYTOOL="$ROOT/testing/tools/npytool.py"
 [ -x "$RUN" ] || die "$RUN not found: build the compiler first (cmake --build $COMPILER_BUILD)"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"

@@ -16,7 +16,7 @@
 //   bound                blockErrorBound(): |y - ref| / scale must stay under it
 //
 // and DIR/cases.txt one line "NAME W DTYPE args" per configuration (appended,
-// so the linear layers' lines stay). scripts/npytool.py check compares.
+// so the linear layers' lines stay). testing/tools/npytool.py check compares.
 //
 // With --bench=full|quick|tiny it writes instead the programs of
 // shardlin-gpu-bench's blocks section (bench/gpu/GpuBlocks.h): no data (the

@@ -6,16 +6,16 @@
 
 // Row-wise, uneven and permuted, W = 4, with a bias.
 // RUN: shardlin-run %shardlin_src/test/shardlin-run/Inputs/row-uneven-bias.mlir --emit-program=%t/row.prog
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 41 --out-dir %t/row
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 41 --out-dir %t/row
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-exec %t/row.prog --backend=mpi --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/row/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 // OK4: ok: 4 ranks
 
 // Col-wise, uneven and permuted, W = 4, with a bias; --world-size agrees.
 // RUN: shardlin-run %shardlin_src/test/shardlin-run/Inputs/col-uneven-bias.mlir --emit-program=%t/col.prog
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 42 --out-dir %t/col
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 42 --out-dir %t/col
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-exec %t/col.prog --backend=mpi --world-size=4 --arg=%t/col/x.{rank}.npy --arg=%t/col/w.npy --arg=%t/col/b.npy --out=%t/col/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 
 // --world-size=3 under -np 4.
 // RUN: sh -c 'timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-exec %t/row.prog --backend=mpi --world-size=3 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1; echo "exit $?"' \

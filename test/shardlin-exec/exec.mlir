@@ -14,30 +14,30 @@
 // The GEMM carries the lowering's decision (shardlin.lowering's strategy).
 // PROGRAM: {{^}}instr gemm result {{.*}} strategy gather-weight loc {{.*}}row-uneven-bias.mlir:{{[0-9]+:[0-9]+$}}
 // PROGRAM: {{^}}end{{$}}
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 31 --out-dir %t/row
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 31 --out-dir %t/row
 // RUN: shardlin-exec %t/row.prog --world-size=4 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/row/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 // OK4: ok: 4 ranks
 // The same with the explicit threads backend and options.
 // RUN: shardlin-exec %t/row.prog --world-size=4 --backend=threads --timeout=60 --blas-threads=1 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/row/y2.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/row --out '%t/row/y2.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/row --out '%t/row/y2.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 
 // Col-wise, uneven and permuted, W = 3, no bias.
 // RUN: shardlin-run %shardlin_src/test/shardlin-run/Inputs/col-w3.mlir --emit-program=%t/col.prog
 // RUN: FileCheck %s --check-prefix=COLPROG --input-file=%t/col.prog
 // COLPROG: {{^}}instr gemm result {{.*}} strategy gather-weight loc {{.*}}col-w3.mlir:{{[0-9]+:[0-9]+$}}
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 32 --out-dir %t/col
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 32 --out-dir %t/col
 // RUN: shardlin-exec %t/col.prog --world-size=3 --arg=%t/col/x.{rank}.npy --arg=%t/col/w.npy --out=%t/col/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3
 // OK3: ok: 3 ranks
 
 // bf16, and an output without {rank}: rank 0 alone writes it.
 // RUN: shardlin-run %shardlin_src/test/shardlin-run/Inputs/bf16-row.mlir --emit-program=%t/bf16.prog
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype bf16 --seed 33 --out-dir %t/bf16
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype bf16 --seed 33 --out-dir %t/bf16
 // RUN: mkdir %t/bf16/single
 // RUN: shardlin-exec %t/bf16.prog --world-size=4 --arg=%t/bf16/x.{rank}.npy --arg=%t/bf16/w.npy --arg=%t/bf16/b.npy --out=%t/bf16/single/y.npy
 // RUN: ls -A %t/bf16/single | count 1
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/bf16 --out %t/bf16/single/y.npy --world-size 1 --dtype bf16 | FileCheck %s --check-prefix=OK1
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/bf16 --out %t/bf16/single/y.npy --world-size 1 --dtype bf16 | FileCheck %s --check-prefix=OK1
 // OK1: ok: 1 ranks
 
 // --version names the backends.

@@ -8,7 +8,7 @@
 
 // RUN: rm -rf %t && mkdir -p %t/out
 // RUN: shardlin-run %s --emit-program=%t/row.prog
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 8 --batch-shape 4 --world-size 2 --bias --seed 5 --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 6 --k 8 --batch-shape 4 --world-size 2 --bias --seed 5 --out-dir %t/d
 
 // --version says where the module is, without loading it.
 // RUN: env LD_DEBUG=files shardlin-exec --version 2>&1 | FileCheck %s --check-prefix=VERSION --implicit-check-not=libcudart --implicit-check-not=libcublas --implicit-check-not=libnccl
@@ -19,7 +19,7 @@
 // RUN: env LD_DEBUG=files shardlin-exec %t/row.prog --world-size=2 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU --implicit-check-not=libcudart --implicit-check-not=libcublas --implicit-check-not=libnccl --implicit-check-not=libshardlin-runtime-cuda
 // CPU: file=libopenblas
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/out/y.{rank}.npy' --world-size 2 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/out/y.{rank}.npy' --world-size 2 | FileCheck %s --check-prefix=OK
 // OK: ok: 2 ranks
 
 // --gpus loads the module, and with it CUDA's runtime.

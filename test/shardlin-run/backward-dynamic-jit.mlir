@@ -15,14 +15,14 @@
 // NATIVE: shardlin.all_gather %{{.*}} along <dim = 0, placements = [0, 1, 2, 3]> bounds(%[[B]] : tensor<5xi64>)
 
 // Col-wise, f32.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 2,0,5,1 --world-size 4 --bias --seed 31 --out-dir %t/c
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 11 --batch-shape 2,0,5,1 --world-size 4 --seed 32 --out-dir %t/cdy
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 2,0,5,1 --world-size 4 --bias --seed 31 --out-dir %t/c
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 11 --batch-shape 2,0,5,1 --world-size 4 --seed 32 --out-dir %t/cdy
 // RUN: shardlin-run --jit %t/b.mlir --world-size=4 --strategy=activations --entry=col_backward --arg='%t/c/x.{rank}.npy' --arg=%t/c/w.npy --arg=%t/c/b.npy --arg='%t/cdy/x.{rank}.npy' --out='%t/c/dx.{rank}.npy' --out=%t/c/dw.npy --out='%t/c/db.{rank}.npy'
 // RUN: %python %S/Inputs/linear_grads.py %t/c 4 '%t/cdy/x.{rank}.npy' '%t/c/dx.{rank}.npy' %t/c/dw.npy '%t/c/db.{rank}.npy' | FileCheck %s
 
 // Row-wise, f64, 3-D x.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 5 --batch-shape 2x3,0x3,1x3,3x3 --world-size 4 --bias --dtype f64 --seed 33 --out-dir %t/r
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 6 --batch-shape 2x3,0x3,1x3,3x3 --world-size 4 --dtype f64 --seed 34 --out-dir %t/rdy
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 6 --k 5 --batch-shape 2x3,0x3,1x3,3x3 --world-size 4 --bias --dtype f64 --seed 33 --out-dir %t/r
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 6 --batch-shape 2x3,0x3,1x3,3x3 --world-size 4 --dtype f64 --seed 34 --out-dir %t/rdy
 // RUN: shardlin-run --jit %t/b.mlir --world-size=4 --strategy=activations --entry=row_backward --arg='%t/r/x.{rank}.npy' --arg=%t/r/w.npy --arg=%t/r/b.npy --arg='%t/rdy/x.{rank}.npy' --out='%t/r/dx.{rank}.npy' --out=%t/r/dw.npy --out='%t/r/db.{rank}.npy'
 // RUN: %python %S/Inputs/linear_grads.py %t/r 4 '%t/rdy/x.{rank}.npy' '%t/r/dx.{rank}.npy' %t/r/dw.npy '%t/r/db.{rank}.npy' | FileCheck %s
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run --jit %t/b.mlir --backend=mpi --world-size=4 --strategy=activations --entry=row_backward --arg='%t/r/x.{rank}.npy' --arg=%t/r/w.npy --arg=%t/r/b.npy --arg='%t/rdy/x.{rank}.npy' --out='%t/r/mdx.{rank}.npy' --out=%t/r/mdw.npy --out='%t/r/mdb.{rank}.npy' %}

@@ -7,9 +7,9 @@
 // plan-executor ops since issue 29.)
 
 // RUN: rm -rf %t && mkdir -p %t && split-file %s %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 45 --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 45 --out-dir %t/d
 // RUN: shardlin-run %t/dead.mlir --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --out=%t/d/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/d/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/d/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK3
 // OK3: ok: 3 ranks
 // RUN: shardlin-run %t/dead.mlir --emit-program=%t/dead.prog
 // RUN: FileCheck %s --check-prefix=PROGRAM --input-file=%t/dead.prog

@@ -10,7 +10,7 @@
 // RUN: rm -rf %t && split-file --leading-lines %s %t && mkdir %t/out
 // RUN: echo 'this is not a .npy file' > %t/not-npy.txt
 // RUN: touch %t/empty.npy
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
 
 // ---- Files that are missing, truncated or not .npy --------------------------
 
@@ -70,19 +70,19 @@
 // ---- dtype or shape that does not match the signature -----------------------
 
 // '<f8' data for an f32 argument.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --dtype f64 --out-dir %t/d64
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --dtype f64 --out-dir %t/d64
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/d64/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DTYPE -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // DTYPE: shardlin-run: error: rank 0: argument 0 ([[T]]/d64/x.0.npy): element type '<f8' does not match the entry signature's f32 (expected '<f4')
 
 // f16 data ('<f2') for a bf16 argument ('<V2', '|V2' or '<u2').
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype f16 --out-dir %t/h16
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --bias --dtype f16 --out-dir %t/h16
 // RUN: not shardlin-run %S/Inputs/bf16-row.mlir --world-size=4 --arg=%t/h16/x.{rank}.npy --arg=%t/h16/w.npy --arg=%t/h16/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DTYPE-BF16 -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // DTYPE-BF16: shardlin-run: error: rank 0: argument 0 ([[T]]/h16/x.0.npy): element type '<f2' does not match the entry signature's bf16 (expected '<V2', '|V2' or '<u2')
 
 // A plain argument of the wrong shape (K = 18 instead of 19).
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 18 --batch-shape 5 --world-size 4 --bias --out-dir %t/k18
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 18 --batch-shape 5 --world-size 4 --bias --out-dir %t/k18
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/k18/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // SHAPE: shardlin-run: error: rank 0: argument 0 ([[T]]/k18/x.0.npy): shape [5, 18] does not match the entry signature's [5, 19]
@@ -93,7 +93,7 @@
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/d/x.{rank}.npy --arg=%t/k18/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE-SHARDED -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // SHAPE-SHARDED: shardlin-run: error: rank 0: argument 1 ([[T]]/k18/w.npy): shape [11, 18] does not match the entry signature's [11, 19] (the global shape of a sharded argument; a path with {rank} may name each rank's chunk instead)
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 5 --batch-shape 5 --world-size 1 --out-dir %t/local
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 5 --batch-shape 5 --world-size 1 --out-dir %t/local
 // RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --world-size=4 --arg=%t/d/x.{rank}.npy --arg=%t/local/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE-LOCAL -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // SHAPE-LOCAL: shardlin-run: error: rank 0: argument 1 ([[T]]/local/w.npy): shape [11, 5] does not match the entry signature's [11, 19] (the global shape of a sharded argument; a path with {rank} may name each rank's chunk instead)

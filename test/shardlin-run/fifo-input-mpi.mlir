@@ -6,7 +6,7 @@
 // did not join this collective") and ending the job with MPI_Abort.
 
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 46 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 46 --out-dir %t
 // RUN: cp %t/x.0.npy %t/in.0.npy && cp %t/x.2.npy %t/in.2.npy && mkfifo %t/in.1.npy
 // RUN: not timeout 120 mpirun --allow-run-as-root --oversubscribe -np 3 shardlin-run %S/Inputs/col-w3.mlir --backend=mpi --timeout=2 --arg=%t/in.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy > %t/log 2>&1
 // RUN: FileCheck %s --input-file=%t/log

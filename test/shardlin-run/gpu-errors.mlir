@@ -9,7 +9,7 @@
 
 // RUN: rm -rf %t && mkdir -p %t/out
 // RUN: shardlin-run %S/Inputs/row-uneven-bias.mlir --emit-program=%t/row.prog
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 41 --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 41 --out-dir %t/d
 
 // ---- --version names the GPU backends, cuBLAS and the devices -----------------
 

@@ -10,10 +10,10 @@
 // RUN: rm -rf %t && mkdir -p %t/o
 // RUN: shardlin-opt %s '--shardlin-generate-backward=strategy=activations recompute=always' -o %t/bw.mlir
 // N = 5 over 2 ranks (chunks 3 and 2), placements [1, 0], f32.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 7 --batch-shape 3 --world-size 2 --bias --seed 41 --out-dir %t/r0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 7 --batch-shape 3 --world-size 2 --bias --seed 42 --out-dir %t/r1
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 5 --batch-shape 3 --world-size 2 --seed 43 --out-dir %t/dy0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 5 --batch-shape 3 --world-size 2 --seed 44 --out-dir %t/dy1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 7 --batch-shape 3 --world-size 2 --bias --seed 41 --out-dir %t/r0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 7 --batch-shape 3 --world-size 2 --bias --seed 42 --out-dir %t/r1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 5 --batch-shape 3 --world-size 2 --seed 43 --out-dir %t/dy0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 5 --batch-shape 3 --world-size 2 --seed 44 --out-dir %t/dy1
 // RUN: shardlin-run %t/bw.mlir --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/dx.{replica}.{rank}.npy' --out='%t/o/dw.{replica}.npy' --out='%t/o/db.{replica}.{rank}.npy'
 // RUN: %python %S/Inputs/linear_grads.py '%t/r{replica}' 2 '%t/dy{replica}/x.{rank}.npy' '%t/o/dx.{replica}.{rank}.npy' '%t/o/dw.{replica}.npy' '%t/o/db.{replica}.{rank}.npy' --replicas 2 | FileCheck %s
 // CHECK: ok: 2 ranks x 2 replicas

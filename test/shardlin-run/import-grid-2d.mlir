@@ -4,34 +4,34 @@
 // (shardlin.data_parallel), and shardlin-run runs that grid. Each replica's
 // rows come from its own files ({replica}); every output against float64.
 // RUN: rm -rf %t && mkdir -p %t/o
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 71 --out-dir %t/r0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 72 --out-dir %t/r1
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 73 --out-dir %t/dy0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 74 --out-dir %t/dy1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 71 --out-dir %t/r0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 72 --out-dir %t/r1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 73 --out-dir %t/dy0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 74 --out-dir %t/dy1
 
 // The forward, each replica with its own weights here: threads (--verbose
 // shows the 8 ranks), --jit, and mpirun -np 8.
 // RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --verbose --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/y.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=RANKS
 // RANKS: shardlin-run: rank 7: plan
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --jit --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/jy.{replica}.npy'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/jy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/jy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/jy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/jy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 8 shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/my.{replica}.npy' %}
-// RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/my.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
-// RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/my.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
+// RUN: %if mpi %{ %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/my.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
+// RUN: %if mpi %{ %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/my.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD %}
 // FWD: ok: 1 ranks, max relative error
 
 // Rows known only at run time, split over the replicas: 3 rows in replica
 // 0, 5 in replica 1 (each its own weights, no bias), threads and --jit.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 3 --world-size 1 --seed 75 --out-dir %t/d0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 5 --world-size 1 --seed 76 --out-dir %t/d1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 3 --world-size 1 --seed 75 --out-dir %t/d0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 5 --world-size 1 --seed 76 --out-dir %t/d1
 // RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=rows_dynamic --arg='%t/d{replica}/x.0.npy' --arg='%t/d{replica}/w.npy' --out='%t/o/dy.{replica}.npy'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d0 --out '%t/o/dy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d1 --out '%t/o/dy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d0 --out '%t/o/dy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d1 --out '%t/o/dy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --jit --entry=rows_dynamic --arg='%t/d{replica}/x.0.npy' --arg='%t/d{replica}/w.npy' --out='%t/o/jdy.{replica}.npy'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d1 --out '%t/o/jdy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d1 --out '%t/o/jdy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 
 // Training: the imported module's backward (the replica's types; the
 // attribute stays on the module), run on the module's grid without --grid:
@@ -53,7 +53,7 @@
 // --grid overrides the module's replicas: one replica of the same program
 // (a plain 4-rank run of replica 0's data).
 // RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --grid=1x4 --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out=%t/o/one.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/one.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/one.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 
 // Errors: the replicas need their own outputs; an MPI job of another size
 // than the grid's; --world-size against the grid's.

@@ -12,10 +12,10 @@
 // its x a sharded argument whose gradient is each rank's rows'.
 // RUN: shardlin-opt %S/Inputs/upstream-linears.mlir --shardlin-import-shard -o %t/imported.mlir
 // RUN: shardlin-opt %t/imported.mlir '--shardlin-generate-backward=functions=col_uneven strategy=activations recompute=always' -o %t/bw.mlir
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 41 --out-dir %t/r0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 52 --out-dir %t/r1
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 61 --out-dir %t/dy0
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 62 --out-dir %t/dy1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 41 --out-dir %t/r0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 10 --world-size 1 --bias --seed 52 --out-dir %t/r1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 61 --out-dir %t/dy0
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 10 --batch-shape 10 --world-size 1 --seed 62 --out-dir %t/dy1
 // RUN: shardlin-run %t/bw.mlir --entry=col_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out=%t/o/dx.npy --out=%t/o/dw.npy --out=%t/o/db.npy
 // RUN: %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy %t/o/dx.npy %t/o/dw.npy %t/o/db.npy | FileCheck %s --check-prefix=ONE
 // RUN: shardlin-run %t/bw.mlir --jit --entry=col_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out=%t/o/jdx.npy --out=%t/o/jdw.npy --out=%t/o/jdb.npy
@@ -36,8 +36,8 @@
 // shardlin-run), each replica with its own weights here, against its own
 // reference.
 // RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=col_uneven --grid=2x4 --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/y.{replica}.npy'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // FWD: ok: 1 ranks
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 8 shardlin-run %S/Inputs/upstream-linears.mlir --backend=mpi --entry=col_uneven --grid=2x4 --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/my.{replica}.npy' %}
 // RUN: %if mpi %{ cmp %t/o/y.1.npy %t/o/my.1.npy %}
@@ -48,10 +48,10 @@
 // The MLP of ../Dialect/Shardlin/import-equivalence.mlir: its imported
 // backward and the backward of the same block written by hand
 // (Inputs/hand-written-mlp.mlir) give bit-identical gradients on every rank.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 32 --k 16 --batch-shape 10 --world-size 1 --bias --seed 42 --out-dir %t/m1
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 16 --k 32 --batch-shape 1 --world-size 1 --bias --seed 43 --out-dir %t/m2
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 1 --k 16 --batch-shape 10 --world-size 1 --seed 44 --out-dir %t/mdy
-// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/scripts'); import npytool as n; [n.write_npy('%t/%%s.%%d.npy' %% (o, r), '<f4', (e - b, 16), n.read_npy('%t/%%s/x.0.npy' %% d)[2][b * 16:e * 16]) for o, d in [('xr', 'm1'), ('dyr', 'mdy')] for r, (b, e) in enumerate([(0, 3), (3, 6), (6, 9), (9, 10)])]"
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 32 --k 16 --batch-shape 10 --world-size 1 --bias --seed 42 --out-dir %t/m1
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 16 --k 32 --batch-shape 1 --world-size 1 --bias --seed 43 --out-dir %t/m2
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 1 --k 16 --batch-shape 10 --world-size 1 --seed 44 --out-dir %t/mdy
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/testing/tools'); import npytool as n; [n.write_npy('%t/%%s.%%d.npy' %% (o, r), '<f4', (e - b, 16), n.read_npy('%t/%%s/x.0.npy' %% d)[2][b * 16:e * 16]) for o, d in [('xr', 'm1'), ('dyr', 'mdy')] for r, (b, e) in enumerate([(0, 3), (3, 6), (6, 9), (9, 10)])]"
 // RUN: shardlin-opt %S/../Dialect/Shardlin/import-equivalence.mlir --shardlin-import-shard | shardlin-opt '--shardlin-generate-backward=strategy=activations recompute=always' -o %t/mlp-imported-bw.mlir
 // RUN: shardlin-opt %S/../Dialect/Shardlin/Inputs/hand-written-mlp.mlir '--shardlin-generate-backward=strategy=activations recompute=always' -o %t/mlp-hand-bw.mlir
 // RUN: shardlin-run %t/mlp-imported-bw.mlir --entry=mlp_backward --strategy=activations --arg=%t/m1/x.0.npy --arg=%t/m1/w.npy --arg=%t/m1/b.npy --arg=%t/m2/w.npy --arg=%t/m2/b.npy --arg=%t/mdy/x.0.npy --out='%t/o/idx.{rank}.npy' --out=%t/o/idw1.npy --out='%t/o/idb1.{rank}.npy' --out=%t/o/idw2.npy --out='%t/o/idb2.{rank}.npy'

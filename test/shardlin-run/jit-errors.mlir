@@ -5,8 +5,8 @@
 // (`not` also fails on a crash) and leaves no output behind.
 
 // RUN: rm -rf %t && split-file --leading-lines %s %t && mkdir %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
-// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/scripts'); import npytool; npytool.write_npy('%t/x44.npy', '<f4', (4, 4), [0.5 + i for i in range(16)]); npytool.write_npy('%t/x24.npy', '<f4', (2, 4), [0.5 + i for i in range(8)])"
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/testing/tools'); import npytool; npytool.write_npy('%t/x44.npy', '<f4', (4, 4), [0.5 + i for i in range(16)]); npytool.write_npy('%t/x24.npy', '<f4', (2, 4), [0.5 + i for i in range(8)])"
 
 // ---- What the pipeline cannot lower -----------------------------------------
 
@@ -20,9 +20,9 @@
 // The native path's exchange written by hand: --jit runs it (rank 1's 3
 // rows and rank 0's 2 rows, stacked in placement order [1,
 // 0]); the plan executor, which exchanges sizes itself, refuses it by name.
-// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/scripts'); import npytool; npytool.write_npy('%t/rows.0.npy', '<f4', (2, 4), [1.0] * 8); npytool.write_npy('%t/rows.1.npy', '<f4', (3, 4), [2.0] * 12)"
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/testing/tools'); import npytool; npytool.write_npy('%t/rows.0.npy', '<f4', (2, 4), [1.0] * 8); npytool.write_npy('%t/rows.1.npy', '<f4', (3, 4), [2.0] * 12)"
 // RUN: shardlin-run %t/gather-bounds.mlir --jit --world-size=2 --arg=%t/rows.{rank}.npy --out=%t/g.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py show %t/g.0.npy | FileCheck %s --check-prefix=GATHERED
+// RUN: %python %shardlin_src/testing/tools/npytool.py show %t/g.0.npy | FileCheck %s --check-prefix=GATHERED
 // GATHERED: <f4 (5, 4)
 // GATHERED-NEXT: 2.0000 2.0000 2.0000 2.0000
 // GATHERED-NEXT: 2.0000 2.0000 2.0000 2.0000
@@ -85,7 +85,7 @@
 
 // Code that copies a strided result needs MLIR's C runner utilities; a
 // missing library is named, before anything runs.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 9 --batch-shape 4 --world-size 3 --bias --seed 31 --out-dir %t/u
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 6 --k 9 --batch-shape 4 --world-size 3 --bias --seed 31 --out-dir %t/u
 // RUN: env SHARDLIN_MLIR_C_RUNNER_UTILS=%t/no-such-lib.so not shardlin-run %S/Inputs/jit-upstream.mlir --jit --entry=with_chunk --arg=%t/u/x.{rank}.npy --arg=%t/u/w.npy --arg=%t/u/b.npy --out=%t/out/y.{rank}.npy --out=%t/out/c.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=RUNNER-UTILS -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // RUNNER-UTILS: {{.*}}jit-upstream.mlir: error: the compiled code copies a strided memref with memrefCopy, from MLIR's C runner utilities, which cannot be loaded: [[T]]/no-such-lib.so: cannot open shared object file: No such file or directory (install libmlir-22, or name the library with SHARDLIN_MLIR_C_RUNNER_UTILS)

@@ -7,7 +7,7 @@
 // rank; threads and mpirun.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 6 --k 9 --batch-shape 4 --world-size 3 --bias --seed 31 --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 6 --k 9 --batch-shape 4 --world-size 3 --bias --seed 31 --out-dir %t/d
 // RUN: %python %S/Inputs/jit_upstream.py gen --out-dir %t/d --world-size 3 --seed 32
 
 // RUN: shardlin-run %S/Inputs/jit-upstream.mlir --jit --entry=softmax_select --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/d/softmax.{rank}.npy

@@ -5,7 +5,7 @@
 // Open MPI (OMPI_COMM_WORLD_SIZE) and MPICH/Hydra (PMI_SIZE) set.
 
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 42 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 42 --out-dir %t
 // RUN: env OMPI_COMM_WORLD_SIZE=2 not shardlin-run %S/Inputs/col-w3.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --match-full-lines --implicit-check-not='{{.}}'
 // RUN: env PMI_SIZE=4 not shardlin-run %S/Inputs/col-w3.mlir --backend=threads --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy 2>&1 \
@@ -19,5 +19,5 @@
 // RUN: ls -A %t/out | count 0
 
 // RUN: env OMPI_COMM_WORLD_SIZE=1 shardlin-run %S/Inputs/col-w3.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // OK: ok: 3 ranks

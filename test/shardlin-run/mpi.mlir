@@ -7,22 +7,22 @@
 
 // Row-wise, uneven and permuted (W = 4, K = 19 in chunks 5, 5, 5, 4 held by
 // ranks 2, 3, 0, 1), with a bias.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 21 --out-dir %t/row
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 21 --out-dir %t/row
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/row-uneven-bias.mlir --backend=mpi --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/row/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/row --out '%t/row/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 // OK4: ok: 4 ranks
 
 // Col-wise, uneven and permuted (N = 11 in chunks 3, 3, 3, 2 held by ranks
 // 3, 0, 2, 1), with a bias; --world-size given and agreeing with MPI.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 22 --out-dir %t/col
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --seed 22 --out-dir %t/col
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/col-uneven-bias.mlir --backend=mpi --world-size=4 --arg=%t/col/x.{rank}.npy --arg=%t/col/w.npy --arg=%t/col/b.npy --out=%t/col/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/col --out '%t/col/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=OK4
 
 // An output path without {rank} is written by rank 0 only.
 // RUN: mkdir -p %t/col/single
 // RUN: timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/col-uneven-bias.mlir --backend=mpi --arg=%t/col/x.{rank}.npy --arg=%t/col/w.npy --arg=%t/col/b.npy --out=%t/col/single/y.npy
 // RUN: ls -A %t/col/single | count 1
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/col --out %t/col/single/y.npy --world-size 1 | FileCheck %s --check-prefix=OK1
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/col --out %t/col/single/y.npy --world-size 1 | FileCheck %s --check-prefix=OK1
 // OK1: ok: 1 ranks
 
 // --world-size=3 under -np 4: every process fails, mpirun exits non-zero.
@@ -48,7 +48,7 @@
 // MISSING-RANK2: {{^}}exit 1{{$}}
 
 // A dtype mismatch on every rank.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --dtype f64 --out-dir %t/d64
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --dtype f64 --out-dir %t/d64
 // RUN: sh -c 'timeout 60 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/row-uneven-bias.mlir --backend=mpi --arg=%t/d64/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1; echo "exit $?"' \
 // RUN:   | FileCheck %s --check-prefix=DTYPE -DT=%t
 // DTYPE: argument 0 ([[T]]/d64/x.{{[0-3]}}.npy): element type '<f8' does not match the entry signature's f32 (expected '<f4')

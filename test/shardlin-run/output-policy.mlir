@@ -8,7 +8,7 @@
 // Every run is bounded by `timeout`, so a hang fails the test.
 
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 47 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 47 --out-dir %t
 // RUN: shardlin-run %S/Inputs/two-results.mlir --emit-program=%t/two-results.prog
 // RUN: shardlin-run %S/Inputs/big-two-results.mlir --emit-program=%t/big-two-results.prog
 // RUN: shardlin-run %S/Inputs/col-w3.mlir --emit-program=%t/col-w3.prog
@@ -29,7 +29,7 @@
 // Outputs of an earlier run stay as they were, byte for byte.
 // RUN: shardlin-run %S/Inputs/two-results.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy --out=%t/out/z.{rank}.npy
 // RUN: mkdir -p %t/before && cp %t/out/* %t/before/
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 48 --out-dir %t/other
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 48 --out-dir %t/other
 // RUN: not timeout 60 shardlin-exec %t/two-results.prog --arg=%t/other/x.{rank}.npy --arg=%t/other/w.npy --out=%t/out/y.{rank}.npy --out=/dev/full 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FULL-EXEC --match-full-lines
 // FULL-EXEC: shardlin-exec: error: rank 0: result 1: writing '/dev/full': write failed after 0 of 328 bytes: No space left on device
@@ -51,7 +51,7 @@
 // ---- 3. A reader that stops, and signals while an output is blocked ------
 
 // The outputs here are 256 KiB, more than a pipe holds.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 512 --k 64 --batch-shape 128 --world-size 2 --seed 49 --out-dir %t/big
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 512 --k 64 --batch-shape 128 --world-size 2 --seed 49 --out-dir %t/big
 // RUN: mkfifo %t/big.fifo
 
 // A FIFO whose reader takes 10 bytes and closes it: an error naming EPIPE

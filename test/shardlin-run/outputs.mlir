@@ -1,5 +1,5 @@
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 41 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 41 --out-dir %t
 // RUN: cp %t/w.npy %t/w.copy && cp %t/x.0.npy %t/x0.copy
 
 // ---- Two outputs that are one file: refused before any work ----------------
@@ -44,6 +44,6 @@
 // ---- Two outputs of their own: both written, both right ---------------------
 
 // RUN: shardlin-run %S/Inputs/two-results.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy --out=%t/out/z.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/z.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/z.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // OK: ok: 3 ranks

@@ -9,20 +9,20 @@
 // run's, on threads and, under mpirun, on mpi.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-mlp --k 16 --hidden 40 --n 12 --rows 7 --world-size 4 --dtype bf16 --seed 5 --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-mlp --k 16 --hidden 40 --n 12 --rows 7 --world-size 4 --dtype bf16 --seed 5 --out-dir %t/d
 // RUN: shardlin-run %s --strategy=activations --overlap-chunks=3 --emit-program=%t/mlp.prog
 // RUN: FileCheck %s --check-prefix=PROG < %t/mlp.prog
 // PROG: instr all_gather result {{[0-9]+}} operands 1 0 chunk 0 4 0 1 2 3 strategy fused overlap 3 loc
 
 // RUN: shardlin-run %s --strategy=activations --overlap-chunks=3 --verbose --arg=%t/d/x.{rank}.npy --arg=%t/d/w1.npy --arg=%t/d/w2.npy --out=%t/y3.{rank}.npy 2>&1 | FileCheck %s --check-prefix=VERBOSE
 // VERBOSE: block from instruction 0 to {{[0-9]+}} pipelined in 3 row chunks
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/y3.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/y3.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
 // OK: ok: 4 ranks
 // RUN: shardlin-run %s --strategy=activations --overlap-chunks=0 --arg=%t/d/x.{rank}.npy --arg=%t/d/w1.npy --arg=%t/d/w2.npy --out=%t/y0.{rank}.npy
 // RUN: cmp %t/y0.0.npy %t/y3.0.npy && cmp %t/y0.1.npy %t/y3.1.npy && cmp %t/y0.2.npy %t/y3.2.npy && cmp %t/y0.3.npy %t/y3.3.npy
 
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %s --backend=mpi --timeout=60 --strategy=activations --overlap-chunks=7 --arg=%t/d/x.{rank}.npy --arg=%t/d/w1.npy --arg=%t/d/w2.npy --out=%t/ym.{rank}.npy %}
-// RUN: %if mpi %{ %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/ym.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK %}
+// RUN: %if mpi %{ %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/ym.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK %}
 
 !w1 = !shardlin.sharded<tensor<40x16xbf16>, #shardlin.chunk<dim = 0, placements = [3, 1, 0, 2]>>
 !w2 = !shardlin.sharded<tensor<12x40xbf16>, #shardlin.chunk<dim = 1, placements = [3, 1, 0, 2]>>

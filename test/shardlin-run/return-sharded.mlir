@@ -7,18 +7,18 @@
 // mpirun. README, "Sharded arguments" says so.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 46 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 46 --out-dir %t
 // RUN: shardlin-run %s --arg=%t/w.npy --out=%t/w-out.{rank}.npy
 // Placements [1, 2, 0] over 10 rows: chunks of 4, 4 and 2 rows, chunk c on
 // rank placements[c], so rank 0 holds rows 8-9, rank 1 rows 0-3, rank 2 rows
 // 4-7.
-// RUN: %python -c "import sys; sys.path.insert(0, sys.argv[1]); import npytool as t; _, gs, g = t.read_npy(sys.argv[2]); rows = {0: (8, 10), 1: (0, 4), 2: (4, 8)}; ok = all(t.read_npy(sys.argv[3] %% r)[1] == (b - a, 7) and t.read_npy(sys.argv[3] %% r)[2] == g[a * 7:b * 7] for r, (a, b) in rows.items()); print('chunks ok' if ok else 'chunks differ')" %shardlin_src/scripts %t/w.npy %t/w-out.%%d.npy | FileCheck %s
+// RUN: %python -c "import sys; sys.path.insert(0, sys.argv[1]); import npytool as t; _, gs, g = t.read_npy(sys.argv[2]); rows = {0: (8, 10), 1: (0, 4), 2: (4, 8)}; ok = all(t.read_npy(sys.argv[3] %% r)[1] == (b - a, 7) and t.read_npy(sys.argv[3] %% r)[2] == g[a * 7:b * 7] for r, (a, b) in rows.items()); print('chunks ok' if ok else 'chunks differ')" %shardlin_src/testing/tools %t/w.npy %t/w-out.%%d.npy | FileCheck %s
 // CHECK: chunks ok
 
 // Without {rank}: the whole 10 x 7 tensor, equal to the argument, through
 // both tools, compiled to native code (--jit), and under mpirun.
 // RUN: shardlin-run %s --arg=%t/w.npy --out=%t/whole.npy
-// RUN: %python -c "import sys; sys.path.insert(0, sys.argv[1]); import npytool as t; a = t.read_npy(sys.argv[2]); b = t.read_npy(sys.argv[3]); print('whole ok' if a[1:] == b[1:] else 'whole differs: %%s' %% (b[1],))" %shardlin_src/scripts %t/w.npy %t/whole.npy | FileCheck %s --check-prefix=WHOLE
+// RUN: %python -c "import sys; sys.path.insert(0, sys.argv[1]); import npytool as t; a = t.read_npy(sys.argv[2]); b = t.read_npy(sys.argv[3]); print('whole ok' if a[1:] == b[1:] else 'whole differs: %%s' %% (b[1],))" %shardlin_src/testing/tools %t/w.npy %t/whole.npy | FileCheck %s --check-prefix=WHOLE
 // WHOLE: whole ok
 // RUN: shardlin-run --jit %s --arg=%t/w.npy --out=%t/whole-jit.npy
 // RUN: cmp %t/whole.npy %t/whole-jit.npy

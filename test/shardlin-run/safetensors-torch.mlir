@@ -10,14 +10,14 @@
 // emitted program, by shardlin-exec.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --dtype bf16 --bias --seed 29 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 10 --batch-shape 3 --world-size 4 --dtype bf16 --bias --seed 29 --out-dir %t
 // RUN: shardlin-run %S/Inputs/bf16-row.mlir --arg=%t/x.{rank}.npy --arg=%S/Inputs/torch-bf16-linear.safetensors:linear.weight --arg=%S/Inputs/torch-bf16-linear.safetensors:linear.bias --out=%t/y.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/y.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/y.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s
 // RUN: shardlin-run %S/Inputs/bf16-row.mlir --emit-program=%t/row.prog
 // RUN: shardlin-exec %t/row.prog --arg=%t/x.{rank}.npy --arg=%S/Inputs/torch-bf16-linear.safetensors:linear.weight --arg=%S/Inputs/torch-bf16-linear.safetensors:linear.bias --out=%t/e.{rank}.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/e.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/e.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s
 // CHECK: ok: 4 ranks
 
 // npytool reads the package's file as it wrote it.
-// RUN: %python %shardlin_src/scripts/npytool.py show %S/Inputs/torch-bf16-linear.safetensors:linear.weight | FileCheck %s --check-prefix=SHOW
+// RUN: %python %shardlin_src/testing/tools/npytool.py show %S/Inputs/torch-bf16-linear.safetensors:linear.weight | FileCheck %s --check-prefix=SHOW
 // SHOW: <V2 (5, 10)

@@ -9,8 +9,8 @@
 // checkpoint. Then each error of a bad reference or a bad checkpoint.
 
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-mlp --k 64 --hidden 1024 --n 64 --rows 2 --world-size 4 --dtype bf16 --seed 27 --out-dir %t
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/model.safetensors model.layers.0.mlp.up_proj.weight=%t/w1.npy model.layers.0.mlp.down_proj.weight=%t/w2.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-mlp --k 64 --hidden 1024 --n 64 --rows 2 --world-size 4 --dtype bf16 --seed 27 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/model.safetensors model.layers.0.mlp.up_proj.weight=%t/w1.npy model.layers.0.mlp.down_proj.weight=%t/w2.npy
 
 // RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --verbose --strategy=activations --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/y.{rank}.safetensors:y' --out='%t/y.{rank}.safetensors:h' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BYTES
@@ -18,30 +18,30 @@
 // BYTES-DAG: rank 1: {{.*}}; read 65792 bytes of input files
 // BYTES-DAG: rank 2: {{.*}}; read 65792 bytes of input files
 // BYTES-DAG: rank 3: {{.*}}; read 65792 bytes of input files
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/y.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/h --out '%t/y.{rank}.safetensors:h' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/y.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/h --out '%t/y.{rank}.safetensors:h' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
 // OK: ok: 4 ranks
-// RUN: %python %shardlin_src/scripts/npytool.py show '%t/y.0.safetensors:h' | FileCheck %s --check-prefix=SHOW
+// RUN: %python %shardlin_src/testing/tools/npytool.py show '%t/y.0.safetensors:h' | FileCheck %s --check-prefix=SHOW
 // SHOW: <V2 (2, 1024)
 
 // {rank} in a safetensors path: each rank's x from a file of its own; the
 // same results, byte for byte.
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.0.safetensors x=%t/x.0.npy
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.1.safetensors x=%t/x.1.npy
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.2.safetensors x=%t/x.2.npy
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/x.3.safetensors x=%t/x.3.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/x.0.safetensors x=%t/x.0.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/x.1.safetensors x=%t/x.1.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/x.2.safetensors x=%t/x.2.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/x.3.safetensors x=%t/x.3.npy
 // RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --strategy=activations --arg='%t/x.{rank}.safetensors:x' --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/r.{rank}.safetensors:y' --out='%t/r.{rank}.safetensors:h'
 // RUN: cmp %t/r.0.safetensors %t/y.0.safetensors
 // RUN: cmp %t/r.3.safetensors %t/y.3.safetensors
 
 // The gather-weight strategy, and shardlin-exec on the emitted program.
 // RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --strategy=gather-weight --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/g.{rank}.safetensors:y' --out='%t/g.{rank}.safetensors:h'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/g.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/g.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
 // RUN: shardlin-run %S/Inputs/bf16-mlp.mlir --strategy=gather-weight --emit-program=%t/mlp.prog
 // RUN: shardlin-exec %t/mlp.prog --verbose --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/e.{rank}.safetensors:y' --out='%t/e.{rank}.npy' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BYTES
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/e.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/h --out '%t/e.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/e.{rank}.safetensors:y' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/h --out '%t/e.{rank}.npy' --world-size 4 --dtype bf16 | FileCheck %s --check-prefix=OK
 
 // A name the checkpoint does not hold.
 // RUN: not shardlin-run %S/Inputs/bf16-mlp.mlir --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.gate_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/out/y.{rank}.safetensors:y' --out='%t/out/h.{rank}.npy' 2>&1 \
@@ -49,8 +49,8 @@
 // NAME: error: rank {{[0-9]}}: argument 1: '{{.*}}model.safetensors' has no tensor 'model.layers.0.mlp.gate_proj.weight' (it holds 'model.layers.0.mlp.down_proj.weight', 'model.layers.0.mlp.up_proj.weight')
 
 // A tensor of another dtype than the signature's.
-// RUN: %python %shardlin_src/scripts/npytool.py gen-mlp --k 64 --hidden 1024 --n 64 --rows 2 --world-size 1 --dtype f32 --out-dir %t/f32
-// RUN: %python %shardlin_src/scripts/npytool.py safetensors --out %t/f32.safetensors up=%t/f32/w1.npy down=%t/f32/w2.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-mlp --k 64 --hidden 1024 --n 64 --rows 2 --world-size 1 --dtype f32 --out-dir %t/f32
+// RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/f32.safetensors up=%t/f32/w1.npy down=%t/f32/w2.npy
 // RUN: not shardlin-run %S/Inputs/bf16-mlp.mlir --arg=%t/x.{rank}.npy --arg=%t/f32.safetensors:up --arg=%t/f32.safetensors:down --out='%t/out/y.{rank}.safetensors:y' --out='%t/out/h.{rank}.npy' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DTYPE
 // DTYPE: error: rank {{[0-9]}}: argument 1 ({{.*}}f32.safetensors:up): safetensors dtype F32 does not match the entry signature's bf16 (expected BF16)

@@ -6,7 +6,7 @@
 // REQUIRES: mknod
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 45 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 45 --out-dir %t
 // RUN: %python -c "import os, stat, sys; os.mknod(sys.argv[1], 0o666 | stat.S_IFCHR, os.makedev(1, 3))" %t/fakenull
 // RUN: shardlin-run %S/Inputs/col-w3.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/fakenull
 // RUN: test -c %t/fakenull

@@ -9,7 +9,7 @@
 // are in special-devices.mlir.
 
 // RUN: rm -rf %t && mkdir -p %t/out
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 44 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 44 --out-dir %t
 // RUN: cp %t/x.0.npy %t/in.0.npy && cp %t/x.2.npy %t/in.2.npy && mkfifo %t/in.1.npy
 
 // `timeout 20` turns a hang into a failure of this test (the timeout is 2).
@@ -21,9 +21,9 @@
 // The same FIFO with a writer, started before or after the run opens it:
 // the run reads it and is right.
 // RUN: bash -c 'cat %t/x.1.npy > %t/in.1.npy & shardlin-run %S/Inputs/col-w3.mlir --timeout=20 --arg=%t/in.{rank}.npy --arg=%t/w.npy --out=%t/out/y.{rank}.npy; s=$?; wait; exit $s'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // RUN: bash -c '(sleep 1; cat %t/x.1.npy > %t/in.1.npy) & shardlin-run %S/Inputs/col-w3.mlir --timeout=20 --arg=%t/in.{rank}.npy --arg=%t/w.npy --out=%t/out/z.{rank}.npy; s=$?; wait; exit $s'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/z.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/z.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // A writer that sends a truncated array and closes: refused, naming it.
 // RUN: head -c 100 %t/x.1.npy > %t/short.npy
 // RUN: not bash -c 'cat %t/short.npy > %t/in.1.npy & shardlin-run %S/Inputs/col-w3.mlir --timeout=20 --arg=%t/in.{rank}.npy --arg=%t/w.npy --out=%t/out/t.{rank}.npy; s=$?; wait; exit $s' 2>&1 \
@@ -39,7 +39,7 @@
 // RUN: cp %t/w.npy %t/out/real.2.npy && ln -s real.2.npy %t/out/link.2.npy
 // RUN: shardlin-run %S/Inputs/col-w3.mlir --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/out/link.{rank}.npy
 // RUN: test -L %t/out/link.0.npy && test -L %t/out/link.1.npy && test -L %t/out/link.2.npy
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/out/real.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/out/real.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // OK: ok: 3 ranks
 
 // An output FIFO that nobody reads.

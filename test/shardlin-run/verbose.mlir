@@ -4,7 +4,7 @@
 // program records and the same rank lines.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 43 --out-dir %t
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 7 --batch-shape 5 --world-size 3 --seed 43 --out-dir %t
 // RUN: shardlin-run %S/Inputs/col-w3.mlir --verbose --arg=%t/x.{rank}.npy --arg=%t/w.npy --out=%t/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=VERBOSE
 // VERBOSE-DAG: {{.*}}col-w3.mlir:5:8: remark: lowered col-wise with gather-weight (cheapest estimate); activations: est. {{[0-9.]+}} us, max 440 bytes sent, max 860 extra bytes per rank; gather-weight: est. {{[0-9.]+}} us, max 224 bytes sent, max 280 extra bytes per rank
@@ -12,7 +12,7 @@
 // VERBOSE-DAG: shardlin-run: rank 0: plan {{[0-9.]+}} ms, load {{[0-9.]+}} ms, agree {{[0-9.]+}} ms, run {{[0-9.]+}} ms, write {{[0-9.]+}} ms; sent 112 bytes in 1 collectives
 // VERBOSE-DAG: shardlin-run: rank 1: {{.*}}; sent 224 bytes in 1 collectives
 // VERBOSE-DAG: shardlin-run: rank 2: {{.*}}; sent 224 bytes in 1 collectives
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/y.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
 // OK: ok: 3 ranks
 
 // Without --verbose, nothing is printed.
@@ -43,4 +43,4 @@
 // RUN:   | FileCheck %s --check-prefix=EXEC
 // EXEC-DAG: shardlin-exec: {{.*}}col-w3.mlir:5:8: gemm lowered with gather-weight
 // EXEC-DAG: shardlin-exec: rank 0: plan {{[0-9.]+}} ms, load {{[0-9.]+}} ms, agree {{[0-9.]+}} ms, run {{[0-9.]+}} ms, write {{[0-9.]+}} ms; sent 112 bytes in 1 collectives
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t --out '%t/e.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t --out '%t/e.{rank}.npy' --world-size 3 | FileCheck %s --check-prefix=OK

@@ -17,10 +17,10 @@
 // A saving forward on 4 ranks: its result is the layer's, and its saved
 // value the gathered rows of every rank's x.
 // RUN: shardlin-opt %s '--shardlin-generate-backward=functions=layer strategy=activations recompute=never' -o %t/layer.mlir
-// RUN: %python %shardlin_src/scripts/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 11 --k 19 --batch-shape 5 --world-size 4 --bias --out-dir %t/d
 // RUN: shardlin-run %t/layer.mlir --world-size=4 --strategy=activations --entry=layer_forward_saving --arg='%t/d/x.{rank}.npy' --arg=%t/d/w.npy --arg=%t/d/b.npy --out='%t/d/y.{rank}.npy' --out='%t/d/xg.{rank}.npy'
-// RUN: %python %shardlin_src/scripts/npytool.py check --dir %t/d --out '%t/d/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=SAVING
-// RUN: %python %shardlin_src/scripts/npytool.py show %t/d/xg.2.npy | FileCheck %s --check-prefix=GATHERED
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/d/y.{rank}.npy' --world-size 4 | FileCheck %s --check-prefix=SAVING
+// RUN: %python %shardlin_src/testing/tools/npytool.py show %t/d/xg.2.npy | FileCheck %s --check-prefix=GATHERED
 // SAVING: ok: 4 ranks
 // GATHERED: <f4 (20, 19)
 // The backward, with y as the results' gradient and the saved gathered x:

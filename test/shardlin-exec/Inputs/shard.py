@@ -4,13 +4,13 @@ usage: shard.py GLOBAL.npy --dim D --placements P0,P1,... --out 'DIR/w.{rank}.np
 
 Chunk i of dim D (split = ceil(n / W), rows [i*split, min(n, (i+1)*split)))
 goes to rank placements[i], as shardlin's runtime reads it (ChunkLayout.h).
-Uses scripts/npytool.py's reader and writer (no NumPy needed).
+Uses testing/tools/npytool.py's reader and writer (no NumPy needed).
 """
 import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testing", "tools"))
 import npytool  # noqa: E402
 
 

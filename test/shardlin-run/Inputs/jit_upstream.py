@@ -20,7 +20,7 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "testing", "tools"))
 import npytool  # noqa: E402
 
 BOUND = {"<f4": 1e-4, "<f8": 1e-10}

@@ -27,7 +27,7 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testing", "tools"))
 import npytool  # noqa: E402
 
 # f32 accumulates in f32: a few 2^-24 roundings per term, far below 1e-5

@@ -32,7 +32,7 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testing", "tools"))
 import npytool  # noqa: E402  (write_npy, read_npy, round_to, DESCR)
 
 N, K, ROWS, W = 3, 2, 4, 2
