@@ -35,6 +35,8 @@
 // launch per W after the shardlin rounds. shardlin runs with one BLAS
 // thread per rank, so that both use W threads in all.
 //
+// This file measures; BlocksTable.cpp prints the rows (BlocksRows.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "BenchCommon.h"

@@ -22,6 +22,9 @@
  *   mpirun -np 4 shardlin-aot-layer mpi
  *   shardlin-aot-layer threads
  *
+ * memref.h declares the descriptors; ../common/ranks.h (shared with the C
+ * ABI's example) gives the inputs and runs each rank.
+ *
  * Exit status 0 if every rank's max |y - ref| <= 1e-5: the linear's f32
  * error is below K * 2^-24 * sum |x a| < 2e-5 before the softmax, whose
  * derivative is at most 1/4 per input, and its results are below 1.

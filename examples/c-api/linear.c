@@ -16,6 +16,9 @@
  *   shardlin-c-linear threads [W]          W ranks as threads (default 4)
  *   mpirun -np W shardlin-c-linear mpi     one rank per process
  *
+ * ../common/ranks.h (shared with the AOT example) gives the inputs and
+ * runs each rank.
+ *
  * Exit status 0 if every rank's max |y - ref| is within 1e-5 |y|max (f32,
  * sums of at most K products of values in [-1, 1]).
  */
