@@ -16,29 +16,23 @@
  *   shardlin-c-linear threads [W]          W ranks as threads (default 4)
  *   mpirun -np W shardlin-c-linear mpi     one rank per process
  *
+ * ../common/ranks.h (shared with the AOT example) gives the inputs and
+ * runs each rank.
+ *
  * Exit status 0 if every rank's max |y - ref| is within 1e-5 |y|max (f32,
  * sums of at most K products of values in [-1, 1]).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "../common/ranks.h"
 #include "shardlin-c/Runtime.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { B = 3, K = 7, N = 10, MAX_W = 64 };
-
-/* Deterministic inputs in [-1, 1]: x of rank r, A, b. */
-static float input(int tensor, int r, int i, int j) {
-  unsigned h = (unsigned)(tensor * 7919 + r * 104729 + i * 131 + j * 17);
-  h ^= h >> 13;
-  h *= 0x5bd1e995u;
-  h ^= h >> 15;
-  return (float)((double)(h % 2001u) / 1000.0 - 1.0);
-}
+enum { B = 3, K = 7, N = 10, MAX_W = EXAMPLE_MAX_RANKS };
 
 /* A dense view of `data`. */
 typedef struct view {
@@ -68,7 +62,8 @@ static int ok(rank_job *job, shardlin_status st, const char *call) {
   return 0;
 }
 
-/* Compares y with the dense float64 reference x A^T + b (strategy s). */
+/* Compares y with the dense float64 reference x A^T + b (strategy s); the
+ * inputs are ranks.h's example_input: tensor 0 is x (per rank), 1 A, 2 b. */
 static void check(rank_job *job, int s, const float *x, const float *bias,
                   const float *y) {
   int i, p;
@@ -77,7 +72,7 @@ static void check(rank_job *job, int s, const float *x, const float *bias,
   for (i = 0; i < B * N; ++i) {
     double ref = bias[i % N], err;
     for (p = 0; p < K; ++p)
-      ref += (double)x[(i / N) * K + p] * input(1, 0, i % N, p);
+      ref += (double)x[(i / N) * K + p] * example_input(1, 0, i % N, p);
     err = fabs(y[i] - ref);
     if (!(err <= job->max_error[s])) /* a NaN (an unwritten y) counts */
       job->max_error[s] = isnan(err) ? INFINITY : err;
@@ -86,17 +81,68 @@ static void check(rank_job *job, int s, const float *x, const float *bias,
   }
 }
 
-/* y for this rank by both strategies; max error against the reference. */
-static void run_rank(rank_job *job) {
-  shardlin_context *ctx = job->ctx;
+/* One strategy's buffers: this rank's shard of A (shard_rows x shard_cols),
+ * the stacked activations (w B x stacked_cols) and the partial products
+ * (w B x partial_cols) the GEMM writes. */
+typedef struct buffers {
+  float *shard, *stacked, *partial;
+  view vshard, vstacked, vpartial;
+} buffers;
+
+static float *alloc_floats(int64_t n) {
+  return malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+}
+
+static void alloc_buffers(buffers *bufs, int w, int64_t shard_rows,
+                          int64_t shard_cols, int64_t stacked_cols,
+                          int64_t partial_cols) {
+  bufs->shard = alloc_floats(shard_rows * shard_cols);
+  bufs->stacked = alloc_floats((int64_t)w * B * stacked_cols);
+  bufs->partial = alloc_floats((int64_t)w * B * partial_cols);
+  make_view(&bufs->vshard, bufs->shard, shard_rows, shard_cols);
+  make_view(&bufs->vstacked, bufs->stacked, (int64_t)w * B, stacked_cols);
+  make_view(&bufs->vpartial, bufs->partial, (int64_t)w * B, partial_cols);
+}
+
+static void free_buffers(buffers *bufs) {
+  free(bufs->shard);
+  free(bufs->stacked);
+  free(bufs->partial);
+}
+
+/* What both strategies do between their collectives: the GEMM of the
+ * stacked activations with the shard (transposed) into the partial
+ * products. */
+static int gemm(rank_job *job, buffers *bufs) {
+  return ok(job,
+            shardlin_gemm(job->ctx, SHARDLIN_F32, &bufs->vstacked.ref,
+                          &bufs->vshard.ref, NULL, SHARDLIN_F32,
+                          &bufs->vpartial.ref, 0, 1),
+            "gemm");
+}
+
+/* ... and after them: y += b. */
+static int bias_add(rank_job *job, view *vy, view *vb) {
+  return ok(job,
+            shardlin_bias_add(job->ctx, SHARDLIN_F32, &vy->ref, &vb->ref,
+                              &vy->ref),
+            "bias_add");
+}
+
+/* y for this rank by both strategies; max error against the reference.
+ * Returns 0 if both are within the bound. */
+static int run_rank(shardlin_context *ctx) {
+  rank_job state, *job = &state;
   const int w = shardlin_context_world_size(ctx);
   const int r = shardlin_context_rank(ctx);
   int64_t weight[MAX_W], rows[MAX_W], koff, ksize, noff, nsize;
   float x[B * K], bias[N], y[B * N];
-  float *shard, *stacked, *partial;
-  view vx, vb, vy, vshard, vstacked, vpartial;
+  buffers bufs;
+  view vx, vb, vy;
   int i, j, s;
 
+  memset(job, 0, sizeof *job);
+  job->ctx = ctx;
   /* Chunk specs: the weight's reversed, the stacked rows' in rank order. */
   for (i = 0; i < w; ++i) {
     weight[i] = w - 1 - i;
@@ -104,75 +150,55 @@ static void run_rank(rank_job *job) {
   }
   for (i = 0; i < B; ++i)
     for (j = 0; j < K; ++j)
-      x[i * K + j] = input(0, r, i, j);
+      x[i * K + j] = example_input(0, r, i, j);
   for (j = 0; j < N; ++j)
-    bias[j] = input(2, 0, 0, j);
+    bias[j] = example_input(2, 0, 0, j);
   make_view(&vx, x, B, K);
   make_view(&vb, bias, N, -1);
   make_view(&vy, y, B, N);
   job->max_error[0] = job->max_error[1] = INFINITY; /* until checked */
 
-  /* Row-wise: this rank holds A[:, K chunk]. */
+  /* Row-wise: this rank holds A[:, K chunk]; all_to_all x's K chunks, the
+   * GEMM, reduce_scatter the partial products. */
   shardlin_chunk_range(K, w, weight, r, &koff, &ksize);
-  shard = malloc(sizeof(float) * N * (ksize ? ksize : 1));
-  stacked = malloc(sizeof(float) * w * B * (ksize ? ksize : 1));
-  partial = malloc(sizeof(float) * w * B * N);
+  alloc_buffers(&bufs, w, N, ksize, ksize, N);
   for (i = 0; i < N; ++i)
     for (j = 0; j < ksize; ++j)
-      shard[i * ksize + j] = input(1, 0, i, (int)koff + j);
-  make_view(&vshard, shard, N, ksize);
-  make_view(&vstacked, stacked, (int64_t)w * B, ksize);
-  make_view(&vpartial, partial, (int64_t)w * B, N);
+      bufs.shard[i * ksize + j] = example_input(1, 0, i, (int)koff + j);
   memset(y, 0xFF, sizeof y); /* NaN: an element left unwritten shows */
   if (ok(job,
-         shardlin_all_to_all(ctx, SHARDLIN_F32, &vx.ref, &vstacked.ref, 1,
+         shardlin_all_to_all(ctx, SHARDLIN_F32, &vx.ref, &bufs.vstacked.ref, 1,
                              weight, 0, rows),
          "all_to_all") &&
+      gemm(job, &bufs) &&
       ok(job,
-         shardlin_gemm(ctx, SHARDLIN_F32, &vstacked.ref, &vshard.ref, NULL,
-                       SHARDLIN_F32, &vpartial.ref, 0, 1),
-         "gemm") &&
-      ok(job,
-         shardlin_reduce_scatter(ctx, SHARDLIN_F32, &vpartial.ref, &vy.ref, 0,
-                                 rows),
+         shardlin_reduce_scatter(ctx, SHARDLIN_F32, &bufs.vpartial.ref,
+                                 &vy.ref, 0, rows),
          "reduce_scatter") &&
-      ok(job, shardlin_bias_add(ctx, SHARDLIN_F32, &vy.ref, &vb.ref, &vy.ref),
-         "bias_add"))
+      bias_add(job, &vy, &vb))
     check(job, 0, x, bias, y);
-  free(shard);
-  free(stacked);
-  free(partial);
+  free_buffers(&bufs);
 
-  /* Col-wise: this rank holds A[N chunk, :]. */
+  /* Col-wise: this rank holds A[N chunk, :]; all_gather x, the GEMM,
+   * all_to_all the column blocks back to their ranks. */
   shardlin_chunk_range(N, w, weight, r, &noff, &nsize);
-  shard = malloc(sizeof(float) * (nsize ? nsize : 1) * K);
-  stacked = malloc(sizeof(float) * w * B * K);
-  partial = malloc(sizeof(float) * w * B * (nsize ? nsize : 1));
+  alloc_buffers(&bufs, w, nsize, K, K, nsize);
   for (i = 0; i < nsize; ++i)
     for (j = 0; j < K; ++j)
-      shard[i * K + j] = input(1, 0, (int)noff + i, j);
-  make_view(&vshard, shard, nsize, K);
-  make_view(&vstacked, stacked, (int64_t)w * B, K);
-  make_view(&vpartial, partial, (int64_t)w * B, nsize);
-  memset(y, 0xFF, sizeof y); /* NaN: an element left unwritten shows */
+      bufs.shard[i * K + j] = example_input(1, 0, (int)noff + i, j);
+  memset(y, 0xFF, sizeof y);
   if (ok(job,
-         shardlin_all_gather(ctx, SHARDLIN_F32, &vx.ref, &vstacked.ref, 0,
+         shardlin_all_gather(ctx, SHARDLIN_F32, &vx.ref, &bufs.vstacked.ref, 0,
                              rows),
          "all_gather") &&
+      gemm(job, &bufs) &&
       ok(job,
-         shardlin_gemm(ctx, SHARDLIN_F32, &vstacked.ref, &vshard.ref, NULL,
-                       SHARDLIN_F32, &vpartial.ref, 0, 1),
-         "gemm") &&
-      ok(job,
-         shardlin_all_to_all(ctx, SHARDLIN_F32, &vpartial.ref, &vy.ref, 0, rows,
-                             1, weight),
+         shardlin_all_to_all(ctx, SHARDLIN_F32, &bufs.vpartial.ref, &vy.ref, 0,
+                             rows, 1, weight),
          "all_to_all") &&
-      ok(job, shardlin_bias_add(ctx, SHARDLIN_F32, &vy.ref, &vb.ref, &vy.ref),
-         "bias_add"))
+      bias_add(job, &vy, &vb))
     check(job, 1, x, bias, y);
-  free(shard);
-  free(stacked);
-  free(partial);
+  free_buffers(&bufs);
 
   for (s = 0; s < 2; ++s)
     if (!(job->max_error[s] <= 1e-5 * job->max_abs[s]))
@@ -182,52 +208,20 @@ static void run_rank(rank_job *job) {
          r, w, job->max_error[0], job->max_error[1], job->max_abs[0],
          job->failed ? "FAILED" : "ok");
   fflush(stdout);
-}
-
-static void *rank_thread(void *arg) {
-  run_rank((rank_job *)arg);
-  return NULL;
+  return job->failed;
 }
 
 int main(int argc, char **argv) {
   shardlin_options options = SHARDLIN_OPTIONS_INIT;
-  shardlin_context *contexts[MAX_W];
-  rank_job jobs[MAX_W];
-  pthread_t threads[MAX_W];
   const char *backend = argc > 1 ? argv[1] : "threads";
-  int w = argc > 2 ? atoi(argv[2]) : 4, r, failed = 0;
-  shardlin_status st;
+  const int w = argc > 2 ? atoi(argv[2]) : 4;
 
   options.timeout_seconds = 60;
-  if (strcmp(backend, "mpi") == 0)
-    w = 0; /* the job's size */
-  if (w < 0 || w > MAX_W) {
+  if (strcmp(backend, "mpi") != 0 && (w < 1 || w > MAX_W)) {
     fprintf(stderr, "usage: %s threads [W <= %d] | mpi\n", argv[0], MAX_W);
     return 2;
   }
-  st = shardlin_context_create(backend, w, &options, contexts);
-  if (st != SHARDLIN_OK) {
-    fprintf(stderr, "%s: %s: %s\n", argv[0], shardlin_status_name(st),
-            shardlin_last_error_message());
-    return 1;
-  }
-  if (strcmp(backend, "mpi") == 0) {
-    /* One context: this process's rank. */
-    memset(&jobs[0], 0, sizeof jobs[0]);
-    jobs[0].ctx = contexts[0];
-    run_rank(&jobs[0]);
-    shardlin_context_destroy(contexts[0]);
-    return jobs[0].failed;
-  }
-  for (r = 0; r < w; ++r) {
-    memset(&jobs[r], 0, sizeof jobs[r]);
-    jobs[r].ctx = contexts[r];
-    pthread_create(&threads[r], NULL, rank_thread, &jobs[r]);
-  }
-  for (r = 0; r < w; ++r) {
-    pthread_join(threads[r], NULL);
-    failed |= jobs[r].failed;
-    shardlin_context_destroy(contexts[r]);
-  }
-  return failed;
+  /* ranks.h: run_rank on each rank of this process (threads: all W;
+   * mpi: the job's size, one rank here). */
+  return example_run_ranks(backend, w, 0, &options, run_rank);
 }

@@ -23,10 +23,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "aot/memref.h"     /* examples/aot's memref descriptors */
+#include "common/ranks.h"   /* the C examples' inputs and ranks */
 #include "shardlin-c/Runtime.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,38 +38,12 @@ static const int64_t kTwoPlacements[W] = {2, 3, 0, 1};   /* along K */
 static const int64_t kThreePlacements[W] = {1, 3, 0, 2}; /* along N */
 static const int64_t kMlpPlacements[W] = {1, 3, 0, 2};   /* along F */
 
-/* MLIR's memref descriptors, as llvm.emit_c_interface passes them. */
-typedef struct memref1 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[1], strides[1];
-} memref1;
-typedef struct memref2 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-} memref2;
-typedef struct memref3 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[3], strides[3];
-} memref3;
-typedef struct memref4 {
-  float *allocated, *aligned;
-  int64_t offset, sizes[4], strides[4];
-} memref4;
-
 void _mlir_ciface_two(memref3 *result, memref3 *x, memref2 *w, memref1 *b);
 void _mlir_ciface_three(memref4 *result, memref4 *x, memref2 *w);
 void _mlir_ciface_mlp(memref3 *result, memref3 *x, memref2 *w1, memref1 *b1,
                       memref2 *w2);
 
-/* Deterministic values in [-1, 1], never all zero. */
-static float value(int tensor, int r, int i, int j) {
-  unsigned h = (unsigned)(tensor * 7919 + r * 104729 + i * 131 + j * 17 + 1);
-  h ^= h >> 13;
-  h *= 0x5bd1e995u;
-  h ^= h >> 15;
-  return (float)((double)(h % 2001u) / 1000.0 - 1.0);
-}
-
+/* Deterministic values in [-1, 1]: example_input (ranks.h). */
 /* Rank r's batch dims for each entry. */
 static void two_batch(int r, int64_t b[2]) {
   b[0] = r == 2 ? 0 : 1 + r % 3;
@@ -85,25 +60,20 @@ static void mlp_batch(int r, int64_t b[2]) {
   b[1] = r == 1 ? 0 : r + 1; /* rank 1: no rows */
 }
 
-/* Fills a memref2 / memref3 descriptor of row-major data. */
-static void view2(memref2 *m, float *data, int64_t d0, int64_t d1) {
-  m->allocated = m->aligned = data;
-  m->offset = 0;
-  m->sizes[0] = d0;
-  m->sizes[1] = d1;
-  m->strides[0] = d1;
-  m->strides[1] = 1;
-}
-static void view3(memref3 *m, float *data, int64_t d0, int64_t d1,
-                  int64_t d2) {
-  m->allocated = m->aligned = data;
-  m->offset = 0;
-  m->sizes[0] = d0;
-  m->sizes[1] = d1;
-  m->sizes[2] = d2;
-  m->strides[0] = d1 * d2;
-  m->strides[1] = d2;
-  m->strides[2] = 1;
+/* One element y[i][j] = got of `what` on rank `rank` against its
+ * reference: counted in *bad (the first 5 printed) if outside the bound,
+ * the largest error / bound kept in *max_ratio. */
+static void tally(const char *what, int rank, int64_t i, int j, float got,
+                  double ref, double bound, long *bad, double *max_ratio) {
+  const double err = fabs((double)got - ref);
+  if (!(err <= bound)) {
+    if (*bad < 5)
+      fprintf(stderr, "%s rank %d: y[%lld][%d] = %.9g, reference %.9g\n",
+              what, rank, (long long)i, j, got, ref);
+    ++*bad;
+  }
+  if (bound > 0 && err / bound > *max_ratio)
+    *max_ratio = err / bound;
 }
 
 /* Compares rows x rows of y (strided: y[i * ys + j * yc]) with x A^T + b;
@@ -116,185 +86,137 @@ static long check(const char *what, int rank, int64_t rows, const float *x,
   int j, p;
   for (i = 0; i < rows; ++i)
     for (j = 0; j < N; ++j) {
-      double ref = bias ? value(2, 0, j, 0) : 0;
+      double ref = bias ? example_input(2, 0, j, 0) : 0;
       double mag = fabs(ref);
       for (p = 0; p < K; ++p) {
-        const double t = (double)x[i * K + p] * value(1, 0, j, p);
+        const double t = (double)x[i * K + p] * example_input(1, 0, j, p);
         ref += t;
         mag += fabs(t);
       }
-      const double bound = (K + 2) * ldexp(1.0, -24) * mag;
-      const double err = fabs((double)y[i * ys + j * yc] - ref);
-      if (!(err <= bound)) {
-        if (bad < 5)
-          fprintf(stderr, "%s rank %d: y[%lld][%d] = %.9g, reference %.9g\n",
-                  what, rank, (long long)i, j, y[i * ys + j * yc], ref);
-        ++bad;
-      }
-      if (bound > 0 && err / bound > *max_ratio)
-        *max_ratio = err / bound;
+      tally(what, rank, i, j, y[i * ys + j * yc], ref,
+            (K + 2) * ldexp(1.0, -24) * mag, &bad, max_ratio);
     }
   return bad;
 }
 
-typedef struct rank_job {
-  shardlin_context *ctx;
-  int failed;
-} rank_job;
+/* Rank `rank`'s x of `rows` rows of K: tensor `tensor`, malloc'ed (NULL if
+ * that failed). */
+static float *make_x(int tensor, int rank, int64_t rows) {
+  float *x = malloc(sizeof(float) * (size_t)(rows * K + 1));
+  int64_t i;
+  int p;
+  if (x)
+    for (i = 0; i < rows; ++i)
+      for (p = 0; p < K; ++p)
+        x[i * K + p] = example_input(tensor, rank, (int)i, p);
+  return x;
+}
 
-static int fail_rank(int rank, const char *what, shardlin_context *ctx) {
+/* After a compiled entry's call on rank `rank`: 1 if it failed (says so),
+ * 0 if its result can be read. */
+static int call_failed(const char *what, int rank, shardlin_context *ctx) {
+  if (shardlin_context_status(ctx) == SHARDLIN_OK)
+    return 0;
   fprintf(stderr, "%s rank %d: %s\n", what, rank,
-          ctx ? shardlin_context_message(ctx) : shardlin_last_error_message());
+          shardlin_context_message(ctx));
+  return 1;
+}
+
+/* This rank's chunk [offset, offset + size) of a dim of `dim` elements
+ * split by `placements`; 1 if that failed (says so). */
+static int chunk_failed(const char *what, int rank, int64_t dim,
+                        const int64_t *placements, int64_t *offset,
+                        int64_t *size) {
+  if (shardlin_chunk_range(dim, W, placements, rank, offset, size) ==
+      SHARDLIN_OK)
+    return 0;
+  fprintf(stderr, "%s rank %d: %s\n", what, rank,
+          shardlin_last_error_message());
   return 1;
 }
 
 /* @two: this rank's columns [offset, offset + size) of A (N x size). */
 static int run_two(shardlin_context *ctx, int rank) {
-  int64_t batch[2], offset = 0, size = 0, rows, i;
+  int64_t batch[2], offset = 0, size = 0, rows;
   float *x, *chunk, bias[N];
   memref3 xm, result;
   memref2 wm;
   memref1 bm;
-  int j, p;
-  long bad;
+  int j, p, failed;
   double ratio = 0;
   two_batch(rank, batch);
   rows = batch[0] * batch[1];
-  if (shardlin_chunk_range(K, W, kTwoPlacements, rank, &offset, &size) !=
-      SHARDLIN_OK)
-    return fail_rank(rank, "two", NULL);
-  x = malloc(sizeof(float) * (size_t)(rows * K + 1));
+  if (chunk_failed("two", rank, K, kTwoPlacements, &offset, &size))
+    return 1;
+  x = make_x(0, rank, rows);
   chunk = malloc(sizeof(float) * (size_t)(N * size + 1));
   if (!x || !chunk)
     return 1;
-  for (i = 0; i < rows; ++i)
-    for (p = 0; p < K; ++p)
-      x[i * K + p] = value(0, rank, (int)i, p);
   for (j = 0; j < N; ++j) {
-    bias[j] = value(2, 0, j, 0);
+    bias[j] = example_input(2, 0, j, 0);
     for (p = 0; p < size; ++p)
-      chunk[j * size + p] = value(1, 0, j, (int)offset + p);
+      chunk[j * size + p] = example_input(1, 0, j, (int)offset + p);
   }
-  xm.allocated = xm.aligned = x;
-  xm.offset = 0;
-  xm.sizes[0] = batch[0];
-  xm.sizes[1] = batch[1];
-  xm.sizes[2] = K;
-  xm.strides[0] = batch[1] * K;
-  xm.strides[1] = K;
-  xm.strides[2] = 1;
-  wm.allocated = wm.aligned = chunk;
-  wm.offset = 0;
-  wm.sizes[0] = N;
-  wm.sizes[1] = size;
-  wm.strides[0] = size;
-  wm.strides[1] = 1;
-  bm.allocated = bm.aligned = bias;
-  bm.offset = 0;
-  bm.sizes[0] = N;
-  bm.strides[0] = 1;
+  MEMREF_DENSE(&xm, x, batch[0], batch[1], K);
+  MEMREF_DENSE(&wm, chunk, N, size);
+  MEMREF_DENSE(&bm, bias, N);
   memset(&result, 0, sizeof result);
   shardlin_set_thread_context(ctx);
   _mlir_ciface_two(&result, &xm, &wm, &bm);
   shardlin_set_thread_context(NULL);
   free(chunk);
-  if (shardlin_context_status(ctx) != SHARDLIN_OK) {
-    free(x);
-    free(result.allocated);
-    return fail_rank(rank, "two", ctx);
+  failed = call_failed("two", rank, ctx) ||
+           !MEMREF_HAS_SIZES("two", rank, &result, batch[0], batch[1], N);
+  if (!failed) {
+    failed = check("two", rank, rows, x, result.aligned + result.offset,
+                   result.strides[1], result.strides[2], 1, &ratio) != 0;
+    printf("two rank %d: %lldx%lld rows, max error / bound = %.3g\n", rank,
+           (long long)batch[0], (long long)batch[1], ratio);
   }
-  if (result.sizes[0] != batch[0] || result.sizes[1] != batch[1] ||
-      result.sizes[2] != N || result.strides[0] != result.strides[1] * batch[1]) {
-    fprintf(stderr, "two rank %d: the result is %lldx%lldx%lld\n", rank,
-            (long long)result.sizes[0], (long long)result.sizes[1],
-            (long long)result.sizes[2]);
-    free(x);
-    free(result.allocated);
-    return 1;
-  }
-  bad = check("two", rank, rows, x, result.aligned + result.offset,
-              result.strides[1], result.strides[2], 1, &ratio);
-  printf("two rank %d: %lldx%lld rows, max error / bound = %.3g\n", rank,
-         (long long)batch[0], (long long)batch[1], ratio);
   free(x);
   free(result.allocated);
-  return bad != 0;
+  return failed;
 }
 
 /* @three: this rank's rows [offset, offset + size) of A (size x K). */
 static int run_three(shardlin_context *ctx, int rank) {
-  int64_t batch[3], offset = 0, size = 0, rows, i;
+  int64_t batch[3], offset = 0, size = 0, rows;
   float *x, *chunk;
   memref4 xm, result;
   memref2 wm;
-  int j, p;
-  long bad;
+  int j, p, failed;
   double ratio = 0;
   three_batch(rank, batch);
   rows = batch[0] * batch[1] * batch[2];
-  if (shardlin_chunk_range(N, W, kThreePlacements, rank, &offset, &size) !=
-      SHARDLIN_OK)
-    return fail_rank(rank, "three", NULL);
-  x = malloc(sizeof(float) * (size_t)(rows * K + 1));
+  if (chunk_failed("three", rank, N, kThreePlacements, &offset, &size))
+    return 1;
+  x = make_x(0, rank, rows);
   chunk = malloc(sizeof(float) * (size_t)(size * K + 1));
   if (!x || !chunk)
     return 1;
-  for (i = 0; i < rows; ++i)
-    for (p = 0; p < K; ++p)
-      x[i * K + p] = value(0, rank, (int)i, p);
   for (j = 0; j < size; ++j)
     for (p = 0; p < K; ++p)
-      chunk[j * K + p] = value(1, 0, (int)offset + j, p);
-  xm.allocated = xm.aligned = x;
-  xm.offset = 0;
-  xm.sizes[0] = batch[0];
-  xm.sizes[1] = batch[1];
-  xm.sizes[2] = batch[2];
-  xm.sizes[3] = K;
-  xm.strides[3] = 1;
-  xm.strides[2] = K;
-  xm.strides[1] = batch[2] * K;
-  xm.strides[0] = batch[1] * batch[2] * K;
-  wm.allocated = wm.aligned = chunk;
-  wm.offset = 0;
-  wm.sizes[0] = size;
-  wm.sizes[1] = K;
-  wm.strides[0] = K;
-  wm.strides[1] = 1;
+      chunk[j * K + p] = example_input(1, 0, (int)offset + j, p);
+  MEMREF_DENSE(&xm, x, batch[0], batch[1], batch[2], K);
+  MEMREF_DENSE(&wm, chunk, size, K);
   memset(&result, 0, sizeof result);
   shardlin_set_thread_context(ctx);
   _mlir_ciface_three(&result, &xm, &wm);
   shardlin_set_thread_context(NULL);
   free(chunk);
-  if (shardlin_context_status(ctx) != SHARDLIN_OK) {
-    free(x);
-    free(result.allocated);
-    return fail_rank(rank, "three", ctx);
+  failed = call_failed("three", rank, ctx) ||
+           !MEMREF_HAS_SIZES("three", rank, &result, batch[0], batch[1],
+                             batch[2], N);
+  if (!failed) {
+    failed = check("three", rank, rows, x, result.aligned + result.offset,
+                   result.strides[2], result.strides[3], 0, &ratio) != 0;
+    printf("three rank %d: %lldx%lldx%lld rows, max error / bound = %.3g\n",
+           rank, (long long)batch[0], (long long)batch[1],
+           (long long)batch[2], ratio);
   }
-  for (j = 0; j < 3; ++j)
-    if (result.sizes[j] != batch[j]) {
-      fprintf(stderr, "three rank %d: result dim %d is %lld, not %lld\n", rank,
-              j, (long long)result.sizes[j], (long long)batch[j]);
-      free(x);
-      free(result.allocated);
-      return 1;
-    }
-  if (result.sizes[3] != N ||
-      result.strides[1] != result.strides[2] * batch[2] ||
-      result.strides[0] != result.strides[1] * batch[1]) {
-    fprintf(stderr, "three rank %d: unexpected result layout\n", rank);
-    free(x);
-    free(result.allocated);
-    return 1;
-  }
-  bad = check("three", rank, rows, x, result.aligned + result.offset,
-              result.strides[2], result.strides[3], 0, &ratio);
-  printf("three rank %d: %lldx%lldx%lld rows, max error / bound = %.3g\n",
-         rank, (long long)batch[0], (long long)batch[1], (long long)batch[2],
-         ratio);
   free(x);
   free(result.allocated);
-  return bad != 0;
+  return failed;
 }
 
 /* Compares rows x rows of y (strided as in check) with relu(x W1^T + b1)
@@ -307,10 +229,10 @@ static long check_mlp(int rank, int64_t rows, const float *x, const float *y,
   for (i = 0; i < rows; ++i) {
     double a[F], mag_h[F];
     for (f = 0; f < F; ++f) {
-      double h = value(5, 0, f, 0);
+      double h = example_input(5, 0, f, 0);
       mag_h[f] = fabs(h);
       for (p = 0; p < K; ++p) {
-        const double t = (double)x[i * K + p] * value(4, 0, f, p);
+        const double t = (double)x[i * K + p] * example_input(4, 0, f, p);
         h += t;
         mag_h[f] += fabs(t);
       }
@@ -319,20 +241,12 @@ static long check_mlp(int rank, int64_t rows, const float *x, const float *y,
     for (j = 0; j < K; ++j) {
       double ref = 0, mag = 0;
       for (f = 0; f < F; ++f) {
-        const double w2 = value(6, 0, j, f);
+        const double w2 = example_input(6, 0, j, f);
         ref += a[f] * w2;
         mag += fabs(w2) * (fabs(a[f]) + mag_h[f]);
       }
-      const double bound = (K + F + 4) * ldexp(1.0, -24) * mag;
-      const double err = fabs((double)y[i * ys + j * yc] - ref);
-      if (!(err <= bound)) {
-        if (bad < 5)
-          fprintf(stderr, "mlp rank %d: y[%lld][%d] = %.9g, reference %.9g\n",
-                  rank, (long long)i, j, y[i * ys + j * yc], ref);
-        ++bad;
-      }
-      if (bound > 0 && err / bound > *max_ratio)
-        *max_ratio = err / bound;
+      tally("mlp", rank, i, j, y[i * ys + j * yc], ref,
+            (K + F + 4) * ldexp(1.0, -24) * mag, &bad, max_ratio);
     }
   }
   return bad;
@@ -341,121 +255,73 @@ static long check_mlp(int rank, int64_t rows, const float *x, const float *y,
 /* @mlp: this rank's rows [offset, offset + size) of W1 (size x K) and the
  * same columns of W2 (K x size). */
 static int run_mlp(shardlin_context *ctx, int rank) {
-  int64_t batch[2], offset = 0, size = 0, rows, i;
+  int64_t batch[2], offset = 0, size = 0, rows;
   float *x, *w1, *w2, b1[F];
   memref3 xm, result;
   memref2 w1m, w2m;
   memref1 bm;
-  int j, f, p;
-  long bad;
+  int j, f, p, failed;
   double ratio = 0;
   mlp_batch(rank, batch);
   rows = batch[0] * batch[1];
-  if (shardlin_chunk_range(F, W, kMlpPlacements, rank, &offset, &size) !=
-      SHARDLIN_OK)
-    return fail_rank(rank, "mlp", NULL);
-  x = malloc(sizeof(float) * (size_t)(rows * K + 1));
+  if (chunk_failed("mlp", rank, F, kMlpPlacements, &offset, &size))
+    return 1;
+  x = make_x(3, rank, rows);
   w1 = malloc(sizeof(float) * (size_t)(size * K + 1));
   w2 = malloc(sizeof(float) * (size_t)(K * size + 1));
   if (!x || !w1 || !w2)
     return 1;
-  for (i = 0; i < rows; ++i)
-    for (p = 0; p < K; ++p)
-      x[i * K + p] = value(3, rank, (int)i, p);
   for (f = 0; f < F; ++f)
-    b1[f] = value(5, 0, f, 0);
+    b1[f] = example_input(5, 0, f, 0);
   for (f = 0; f < size; ++f)
     for (p = 0; p < K; ++p)
-      w1[f * K + p] = value(4, 0, (int)offset + f, p);
+      w1[f * K + p] = example_input(4, 0, (int)offset + f, p);
   for (j = 0; j < K; ++j)
     for (f = 0; f < size; ++f)
-      w2[j * size + f] = value(6, 0, j, (int)offset + f);
-  view3(&xm, x, batch[0], batch[1], K);
-  view2(&w1m, w1, size, K);
-  view2(&w2m, w2, K, size);
-  bm.allocated = bm.aligned = b1;
-  bm.offset = 0;
-  bm.sizes[0] = F;
-  bm.strides[0] = 1;
+      w2[j * size + f] = example_input(6, 0, j, (int)offset + f);
+  MEMREF_DENSE(&xm, x, batch[0], batch[1], K);
+  MEMREF_DENSE(&w1m, w1, size, K);
+  MEMREF_DENSE(&w2m, w2, K, size);
+  MEMREF_DENSE(&bm, b1, F);
   memset(&result, 0, sizeof result);
   shardlin_set_thread_context(ctx);
   _mlir_ciface_mlp(&result, &xm, &w1m, &bm, &w2m);
   shardlin_set_thread_context(NULL);
   free(w1);
   free(w2);
-  if (shardlin_context_status(ctx) != SHARDLIN_OK) {
-    free(x);
-    free(result.allocated);
-    return fail_rank(rank, "mlp", ctx);
+  failed = call_failed("mlp", rank, ctx) ||
+           !MEMREF_HAS_SIZES("mlp", rank, &result, batch[0], batch[1], K);
+  if (!failed) {
+    failed = check_mlp(rank, rows, x, result.aligned + result.offset,
+                       result.strides[1], result.strides[2], &ratio) != 0;
+    printf("mlp rank %d: %lldx%lld rows, max error / bound = %.3g\n", rank,
+           (long long)batch[0], (long long)batch[1], ratio);
   }
-  if (result.sizes[0] != batch[0] || result.sizes[1] != batch[1] ||
-      result.sizes[2] != K || result.strides[0] != result.strides[1] * batch[1]) {
-    fprintf(stderr, "mlp rank %d: the result is %lldx%lldx%lld\n", rank,
-            (long long)result.sizes[0], (long long)result.sizes[1],
-            (long long)result.sizes[2]);
-    free(x);
-    free(result.allocated);
-    return 1;
-  }
-  bad = check_mlp(rank, rows, x, result.aligned + result.offset,
-                  result.strides[1], result.strides[2], &ratio);
-  printf("mlp rank %d: %lldx%lld rows, max error / bound = %.3g\n", rank,
-         (long long)batch[0], (long long)batch[1], ratio);
   free(x);
   free(result.allocated);
-  return bad != 0;
+  return failed;
 }
 
-static void *run_rank(void *arg) {
-  rank_job *job = (rank_job *)arg;
-  const int rank = shardlin_context_rank(job->ctx);
-  job->failed = run_two(job->ctx, rank);
-  job->failed |= run_three(job->ctx, rank);
-  job->failed |= run_mlp(job->ctx, rank);
-  return NULL;
+/* Every entry on this rank (ranks.h's example_run_ranks runs it on each):
+ * 0 if all passed. */
+static int run_rank(shardlin_context *ctx) {
+  const int rank = shardlin_context_rank(ctx);
+  int failed = run_two(ctx, rank);
+  failed |= run_three(ctx, rank);
+  failed |= run_mlp(ctx, rank);
+  return failed;
 }
 
 int main(int argc, char **argv) {
   const char *backend = argc > 1 ? argv[1] : "mpi";
-  shardlin_context *contexts[W] = {NULL};
-  rank_job jobs[W];
-  pthread_t threads[W];
-  int ranks = 1, r, failed = 0;
-  if (strcmp(backend, "threads") == 0)
-    ranks = W;
-  else if (strcmp(backend, "mpi") != 0) {
+  int status;
+  if (strcmp(backend, "threads") != 0 && strcmp(backend, "mpi") != 0) {
     fprintf(stderr, "usage: %s [mpi|threads]\n", argv[0]);
     return 2;
   }
-  if (shardlin_context_create(backend, ranks == W ? W : 0, NULL, contexts) !=
-      SHARDLIN_OK) {
-    fprintf(stderr, "%s\n", shardlin_last_error_message());
-    return 1;
-  }
-  if (shardlin_context_world_size(contexts[0]) != W) {
-    fprintf(stderr, "the module runs on %d ranks (mpirun -np %d)\n", W, W);
-    shardlin_context_destroy(contexts[0]);
-    return 1;
-  }
-  memset(jobs, 0, sizeof jobs);
-  for (r = 0; r < ranks; ++r)
-    jobs[r].ctx = contexts[r];
-  if (ranks == 1) {
-    run_rank(&jobs[0]);
-  } else {
-    for (r = 0; r < ranks; ++r)
-      if (pthread_create(&threads[r], NULL, run_rank, &jobs[r]) != 0) {
-        fprintf(stderr, "pthread_create failed\n");
-        return 1;
-      }
-    for (r = 0; r < ranks; ++r)
-      pthread_join(threads[r], NULL);
-  }
-  for (r = 0; r < ranks; ++r) {
-    failed |= jobs[r].failed;
-    shardlin_context_destroy(contexts[r]);
-  }
-  if (!failed)
-    printf("ok: %d rank(s)\n", ranks);
-  return failed ? 1 : 0;
+  /* The module was compiled for W ranks: the job must have that many. */
+  status = example_run_ranks(backend, W, W, NULL, run_rank);
+  if (status == 0)
+    printf("ok: %s\n", backend);
+  return status;
 }

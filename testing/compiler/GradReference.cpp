@@ -116,9 +116,7 @@ GradData makeGradData(const GradCase &c, uint64_t seed) {
   GradData d;
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 777);
   if (c.model == GradCase::Model::Block) {
-    BlockData b = makeBlockData(c.block, seed);
-    d.args = std::move(b.args);
-    d.inputs = std::move(b.inputs);
+    static_cast<BlockData &>(d) = makeBlockData(c.block, seed);
   } else {
     const LinearSpec &l = c.linear;
     d.args.resize(l.bias ? 3 : 2);

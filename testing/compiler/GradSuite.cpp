@@ -13,21 +13,37 @@
 
 namespace shardlin::testkit {
 
+namespace {
+
+/// A case of `model` on `placements` in `dtype`: the sharded part that
+/// linears and blocks share (ShardedSpec), and the recompute option.
+GradCase gradCase(GradCase::Model model, std::vector<int64_t> placements,
+                  rt::DType dtype, const char *recompute) {
+  GradCase c;
+  c.model = model;
+  ShardedSpec &sharded = model == GradCase::Model::Linear
+                             ? static_cast<ShardedSpec &>(c.linear)
+                             : static_cast<ShardedSpec &>(c.block);
+  sharded.placements = std::move(placements);
+  sharded.dtype = dtype;
+  c.recompute = recompute;
+  return c;
+}
+
+} // namespace
+
 GradCase gradLinearCase(int64_t dim, int64_t n, int64_t k,
                         std::vector<int64_t> placements,
                         std::vector<int64_t> batch, bool bias, rt::DType dtype,
                         const char *recompute, const char *strategy) {
-  GradCase c;
-  c.model = GradCase::Model::Linear;
+  GradCase c = gradCase(GradCase::Model::Linear, std::move(placements), dtype,
+                        recompute);
   c.linear.dim = dim;
   c.linear.n = n;
   c.linear.k = k;
-  c.linear.placements = std::move(placements);
   c.linear.batch = std::move(batch);
   c.linear.bias = bias;
-  c.linear.dtype = dtype;
   c.linear.strategy = strategy;
-  c.recompute = recompute;
   return c;
 }
 
@@ -35,18 +51,15 @@ GradCase gradBlockCase(BlockKind kind, Activation act, OpForm form,
                        std::vector<int64_t> placements, int64_t f,
                        rt::DType dtype, bool fuse, bool residual,
                        const char *recompute) {
-  GradCase c;
-  c.model = GradCase::Model::Block;
+  GradCase c = gradCase(GradCase::Model::Block, std::move(placements), dtype,
+                        recompute);
   c.block.kind = kind;
   c.block.activation = act;
   c.block.form = form;
-  c.block.placements = std::move(placements);
   c.block.h = 8;
   c.block.f = f;
-  c.block.dtype = dtype;
   c.block.fuse = fuse;
   c.block.residual = residual;
-  c.recompute = recompute;
   return c;
 }
 

@@ -114,14 +114,11 @@ struct RankTensor {
   std::vector<int64_t> shape;
 };
 
-/// The data of a case: @main's arguments (Local ones per rank; the others
-/// global, weights whole) and dy per rank, exactly representable in the
-/// dtype and never zero.
-struct GradData {
-  /// [argument]: for Local arguments unused (see inputs).
-  std::vector<HostTensor> args;
-  /// [rank] of the Local argument (the input x).
-  std::vector<HostTensor> inputs;
+/// The data of a case, exactly representable in the dtype and never zero:
+/// @main's arguments as a block's data holds them (BlockData: `args`
+/// indexed like @main's arguments, the global ones with weights whole;
+/// `inputs`, the Local argument x per rank) and dy per rank.
+struct GradData : BlockData {
   /// [rank]: the gradient of @main's result.
   std::vector<HostTensor> dy;
 };

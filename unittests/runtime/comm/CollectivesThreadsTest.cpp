@@ -278,78 +278,110 @@ std::vector<int64_t> iota(int w, int64_t step) {
   return v;
 }
 
-TEST(CollectivesThreadsErrors, AllGatherVSizeMismatch) {
-  // Rank 2 sends 5 elements where everybody expects 4.
-  std::vector<float> send(8, 1.0f), recv(64);
-  expectErrorOnEveryRank(
-      4, "allGatherV",
-      "rank 2 sends 5 elements but rank 0 expects recvCounts[2] = 4",
-      [&](int r, Communicator &c) {
-        std::vector<int64_t> counts = {2, 3, 4, 1};
-        std::vector<float> mySend(8, 1.0f), myRecv(64);
-        return c.allGatherV(mySend.data(), r == 2 ? 5 : counts[r],
-                            myRecv.data(), counts, iota(4, 8), DType::F32);
-      });
+/// Arguments a collective refuses: every rank of a W group calls
+/// call(rank, comm), and every rank must fail with `reason`
+/// (expectErrorOnEveryRank).
+struct ArgumentError {
+  const char *name;
+  int w;
+  const char *collective;
+  const char *reason;
+  std::function<Status(int, Communicator &)> call;
+};
+
+const ArgumentError kArgumentErrors[] = {
+    // Rank 2 sends 5 elements where everybody expects 4.
+    {"AllGatherVSizeMismatch", 4, "allGatherV",
+     "rank 2 sends 5 elements but rank 0 expects recvCounts[2] = 4",
+     [](int r, Communicator &c) {
+       std::vector<int64_t> counts = {2, 3, 4, 1};
+       std::vector<float> send(8, 1.0f), recv(64);
+       return c.allGatherV(send.data(), r == 2 ? 5 : counts[r], recv.data(),
+                           counts, iota(4, 8), DType::F32);
+     }},
+    {"TableOfWrongSize", 3, "allGatherV",
+     "invalid arguments on rank 1: recvCounts has 2 entries, expected 3",
+     [](int r, Communicator &c) {
+       std::vector<float> send(1), recv(3);
+       std::vector<int64_t> counts(r == 1 ? 2 : 3, 1);
+       return c.allGatherV(send.data(), 1, recv.data(), counts, iota(3, 1),
+                           DType::F32);
+     }},
+    {"NegativeCount", 2, "allToAllV",
+     "invalid arguments on rank 0: sendCounts[1] = -1",
+     [](int r, Communicator &c) {
+       std::vector<double> send(4), recv(4);
+       std::vector<int64_t> sendCounts = {1, r == 0 ? -1 : 1};
+       return c.allToAllV(send.data(), sendCounts, {0, 2}, recv.data(), {1, 1},
+                          {0, 2}, DType::F64);
+     }},
+    {"NullBuffer", 2, "allReduce", "invalid arguments on rank 1: recv is null",
+     [](int r, Communicator &c) {
+       std::vector<double> send(4), recv(4);
+       return c.allReduce(send.data(), r == 1 ? nullptr : recv.data(), 4,
+                          DType::F64);
+     }},
+    {"AllToAllVSizeMismatch", 3, "allToAllV",
+     "rank 0 sends 3 elements to rank 1 (sendCounts[1]) but rank 1 expects "
+     "recvCounts[0] = 2",
+     [](int r, Communicator &c) {
+       std::vector<float> send(16), recv(16);
+       std::vector<int64_t> sendCounts = {2, r == 0 ? 3 : 2, 2};
+       return c.allToAllV(send.data(), sendCounts, iota(3, 4), recv.data(),
+                          {2, 2, 2}, iota(3, 4), DType::F32);
+     }},
+    {"ReduceScatterCountsDiffer", 4, "reduceScatterV",
+     "counts differ between ranks: rank 0 has counts[0] = 1 but rank 3 has "
+     "counts[0] = 2",
+     [](int r, Communicator &c) {
+       std::vector<float> send(16), recv(4);
+       std::vector<int64_t> counts = {r == 3 ? 2 : 1, 1, 1, 1};
+       return c.reduceScatterV(send.data(), counts, iota(4, 4), recv.data(),
+                               DType::F32);
+     }},
+    {"DTypeMismatch", 2, "allReduce",
+     "dtype mismatch: rank 0 passed f32 but rank 1 passed f64",
+     [](int r, Communicator &c) {
+       std::vector<double> send(2), recv(2);
+       return c.allReduce(send.data(), recv.data(), 1,
+                          r == 0 ? DType::F32 : DType::F64);
+     }},
+    {"AllReduceCountMismatch", 3, "allReduce",
+     "count mismatch: rank 0 passed count = 4 but rank 2 passed 3",
+     [](int r, Communicator &c) {
+       std::vector<float> send(4), recv(4);
+       return c.allReduce(send.data(), recv.data(), r == 2 ? 3 : 4,
+                          DType::F32);
+     }},
+    {"BroadcastRootsDiffer", 3, "broadcast",
+     "root mismatch: rank 0 passed root = 0 but rank 1",
+     [](int r, Communicator &c) {
+       std::vector<float> buf(4);
+       return c.broadcast(buf.data(), 4, DType::F32, r == 1 ? 2 : 0);
+     }},
+    {"BroadcastRootNotARank", 3, "broadcast", "root = 3 is not a rank of 0..2",
+     [](int, Communicator &c) {
+       std::vector<float> buf(4);
+       return c.broadcast(buf.data(), 4, DType::F32, 3);
+     }},
+};
+
+void PrintTo(const ArgumentError &e, std::ostream *os) { *os << e.name; }
+
+class CollectivesThreadsArgumentErrors
+    : public ::testing::TestWithParam<ArgumentError> {};
+
+TEST_P(CollectivesThreadsArgumentErrors, FailOnEveryRank) {
+  const ArgumentError &e = GetParam();
+  expectErrorOnEveryRank(e.w, e.collective, e.reason, e.call);
 }
 
-TEST(CollectivesThreadsErrors, TableOfWrongSize) {
-  expectErrorOnEveryRank(
-      3, "allGatherV",
-      "invalid arguments on rank 1: recvCounts has 2 entries, expected 3",
-      [](int r, Communicator &c) {
-        std::vector<float> send(1), recv(3);
-        std::vector<int64_t> counts(r == 1 ? 2 : 3, 1);
-        return c.allGatherV(send.data(), 1, recv.data(), counts, iota(3, 1),
-                            DType::F32);
-      });
-}
-
-TEST(CollectivesThreadsErrors, NegativeCount) {
-  expectErrorOnEveryRank(
-      2, "allToAllV", "invalid arguments on rank 0: sendCounts[1] = -1",
-      [](int r, Communicator &c) {
-        std::vector<double> send(4), recv(4);
-        std::vector<int64_t> sendCounts = {1, r == 0 ? -1 : 1};
-        return c.allToAllV(send.data(), sendCounts, {0, 2}, recv.data(), {1, 1},
-                           {0, 2}, DType::F64);
-      });
-}
-
-TEST(CollectivesThreadsErrors, NullBuffer) {
-  expectErrorOnEveryRank(
-      2, "allReduce", "invalid arguments on rank 1: recv is null",
-      [](int r, Communicator &c) {
-        std::vector<double> send(4), recv(4);
-        return c.allReduce(send.data(), r == 1 ? nullptr : recv.data(), 4,
-                           DType::F64);
-      });
-}
-
-TEST(CollectivesThreadsErrors, AllToAllVSizeMismatch) {
-  expectErrorOnEveryRank(
-      3, "allToAllV",
-      "rank 0 sends 3 elements to rank 1 (sendCounts[1]) but rank 1 expects "
-      "recvCounts[0] = 2",
-      [](int r, Communicator &c) {
-        std::vector<float> send(16), recv(16);
-        std::vector<int64_t> sendCounts = {2, r == 0 ? 3 : 2, 2};
-        return c.allToAllV(send.data(), sendCounts, iota(3, 4), recv.data(),
-                           {2, 2, 2}, iota(3, 4), DType::F32);
-      });
-}
-
-TEST(CollectivesThreadsErrors, ReduceScatterCountsDiffer) {
-  expectErrorOnEveryRank(
-      4, "reduceScatterV",
-      "counts differ between ranks: rank 0 has counts[0] = 1 but rank 3 has "
-      "counts[0] = 2",
-      [](int r, Communicator &c) {
-        std::vector<float> send(16), recv(4);
-        std::vector<int64_t> counts = {r == 3 ? 2 : 1, 1, 1, 1};
-        return c.reduceScatterV(send.data(), counts, iota(4, 4), recv.data(),
-                                DType::F32);
-      });
-}
+INSTANTIATE_TEST_SUITE_P(
+    CollectivesThreadsErrors, CollectivesThreadsArgumentErrors,
+    ::testing::ValuesIn(kArgumentErrors),
+    [](const ::testing::TestParamInfo<ArgumentError> &info) {
+      return std::string(info.param.name);
+    });
 
 TEST(CollectivesThreadsErrors, DifferentCollectives) {
   // Rank 0 gathers while rank 1 exchanges: each names its own collective.
@@ -371,41 +403,6 @@ TEST(CollectivesThreadsErrors, DifferentCollectives) {
       f.add("got \"" + st.message() + "\", expected \"" + expected + "\"");
   });
   EXPECT_TRUE(failures.empty()) << join(failures);
-}
-
-TEST(CollectivesThreadsErrors, DTypeMismatch) {
-  expectErrorOnEveryRank(
-      2, "allReduce", "dtype mismatch: rank 0 passed f32 but rank 1 passed f64",
-      [](int r, Communicator &c) {
-        std::vector<double> send(2), recv(2);
-        return c.allReduce(send.data(), recv.data(), 1,
-                           r == 0 ? DType::F32 : DType::F64);
-      });
-}
-
-TEST(CollectivesThreadsErrors, AllReduceCountMismatch) {
-  expectErrorOnEveryRank(
-      3, "allReduce",
-      "count mismatch: rank 0 passed count = 4 but rank 2 passed 3",
-      [](int r, Communicator &c) {
-        std::vector<float> send(4), recv(4);
-        return c.allReduce(send.data(), recv.data(), r == 2 ? 3 : 4,
-                           DType::F32);
-      });
-}
-
-TEST(CollectivesThreadsErrors, BroadcastRoots) {
-  expectErrorOnEveryRank(
-      3, "broadcast", "root mismatch: rank 0 passed root = 0 but rank 1",
-      [](int r, Communicator &c) {
-        std::vector<float> buf(4);
-        return c.broadcast(buf.data(), 4, DType::F32, r == 1 ? 2 : 0);
-      });
-  expectErrorOnEveryRank(3, "broadcast", "root = 3 is not a rank of 0..2",
-                         [](int, Communicator &c) {
-                           std::vector<float> buf(4);
-                           return c.broadcast(buf.data(), 4, DType::F32, 3);
-                         });
 }
 
 TEST(CollectivesThreadsErrors, InvalidTimeout) {

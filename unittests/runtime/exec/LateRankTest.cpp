@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowLayerProgram.h"
+
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/exec/Execute.h"
@@ -27,28 +29,6 @@
 namespace rt = shardlin::rt;
 
 namespace {
-
-// y = x A^T with A split along N over 2 ranks (all_gather, GEMM,
-// all_to_all): the first collective is the agreement, then the gather.
-const char *kColW2 = R"(shardlin-program v1
-name main
-world_size 2
-values 6
-value 0 f32 2 2 3
-value 1 f32 2 ? 3
-value 2 f32 2 ? 3
-value 3 f32 2 4 3
-value 4 f32 2 4 ?
-value 5 f32 2 2 4
-arg 0 plain
-arg 1 sharded 2 4 3 spec 0 2 0 1
-instr local_shard result 2 operands 1 1
-instr all_gather result 3 operands 1 0 chunk 0 2 0 1
-instr gemm result 4 operands 2 3 2 trans 0 1
-instr all_to_all result 5 operands 1 4 chunk 0 2 0 1 concat 1 2 0 1
-results 1 5
-end
-)";
 
 /// A gate the stuck rank waits on, and the news that its thread is done.
 /// Shared with the callbacks, so it outlives a run that gave up on them.
@@ -75,12 +55,16 @@ struct Gate {
 /// Rank 1's bind blocks until the gate opens; both ranks bind real data
 /// otherwise (never reached by rank 0's run: the agreement fails first).
 rt::RankCallbacks stuckBindCallbacks(const std::shared_ptr<Gate> &gate) {
+  using rt::test::kRowLayerK, rt::test::kRowLayerN, rt::test::kRowLayerRows;
   struct Data {
-    std::vector<float> x = std::vector<float>(6, 0.5f),
-                       a = std::vector<float>(6, 0.25f),
-                       y = std::vector<float>(8);
+    std::vector<float> x, a, y;
   };
   auto data = std::make_shared<std::vector<Data>>(2);
+  for (Data &d : *data) {
+    d.x.assign(kRowLayerRows * kRowLayerK, 0.5f);
+    d.a.assign(kRowLayerN * kRowLayerK, 0.25f); // more than a chunk needs
+    d.y.resize(kRowLayerRows * kRowLayerN);
+  }
   rt::RankCallbacks callbacks;
   callbacks.bind = [gate, data](const rt::Plan &plan, rt::RankDevice &,
                                 rt::RankBuffers &buffers) {
@@ -101,7 +85,9 @@ rt::RankCallbacks stuckBindCallbacks(const std::shared_ptr<Gate> &gate) {
 class LateRank : public ::testing::Test {
 protected:
   void SetUp() override {
-    rt::Status s = rt::parseProgram(kColW2, program);
+    // The row-wise layer over 2 ranks (RowLayerProgram.h): the first
+    // collective is the agreement, then the all_to_all.
+    rt::Status s = rt::parseProgram(rt::test::kRowLayerW2, program);
     ASSERT_TRUE(s.isOk()) << s.message();
     options.worldSize = 2;
     options.comm.timeoutSeconds = 1;
