@@ -100,6 +100,12 @@ def main():
     header_home['runtime/include/shardlin-c'] = 'runtime/lib/capi'
 
     def owner(rel):
+        # include/shardlin/Execution/Jit.h belongs to lib/Execution/Jit when
+        # that folder has a line of its own.
+        stem = os.path.splitext(rel)[0]
+        for pub, f in header_home.items():
+            if stem.startswith(pub + '/') and f + stem[len(pub):] in folders:
+                return f + stem[len(pub):]
         for pub, f in sorted(header_home.items(), key=lambda kv: -len(kv[0])):
             if rel == pub or rel.startswith(pub + '/'):
                 return f

@@ -356,29 +356,8 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
   recompute.setInsertionPoint(fence);
 
   // The gradients of the results seed the reverse pass.
-  auto ret = cast<func::ReturnOp>(fwdBody.getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    Value dy = body.getArgument(numArgs + i);
-    if (auto sharded = dyn_cast<ShardedType>(v.getType())) {
-      // The rank's chunk of the result's gradient is the gradient of the
-      // rank's chunk: of a sharded argument, or of the local value that
-      // from_local made the result of (an imported module's split result).
-      Value chunk =
-          LocalShardOp::create(adjoint, loc(), sharded.getLocalType(), dy);
-      if (auto fromLocal = v.getDefiningOp<FromLocalOp>()) {
-        contribute(fromLocal.getSource(), chunk);
-        continue;
-      }
-      auto arg = dyn_cast<BlockArgument>(v);
-      if (!arg)
-        return ret.emitOpError() << "cannot differentiate a sharded result "
-                                    "that is neither an argument nor made by "
-                                    "shardlin.from_local";
-      grads[arg] = add(grads.lookup(arg), chunk);
-      continue;
-    }
-    contribute(v, dy);
-  }
+  if (failed(seedResultGradients(numArgs)))
+    return failure();
 
   // Rank-local values first; then the replicated ones, whose gradients are
   // complete (summed over ranks) once every rank-local use is processed.
@@ -426,6 +405,44 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
   }
   auto backRet = func::ReturnOp::create(adjoint, loc(), results);
 
+  return pruneAndFinish(backRet);
+}
+
+/// The results' gradients (the backward's extra arguments) given to what
+/// computed the results: the reverse pass starts from them.
+LogicalResult BackwardGen::seedResultGradients(unsigned numArgs) {
+  auto ret = cast<func::ReturnOp>(fwdBody.getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value dy = body.getArgument(numArgs + i);
+    if (auto sharded = dyn_cast<ShardedType>(v.getType())) {
+      // The rank's chunk of the result's gradient is the gradient of the
+      // rank's chunk: of a sharded argument, or of the local value that
+      // from_local made the result of (an imported module's split result).
+      Value chunk =
+          LocalShardOp::create(adjoint, loc(), sharded.getLocalType(), dy);
+      if (auto fromLocal = v.getDefiningOp<FromLocalOp>()) {
+        contribute(fromLocal.getSource(), chunk);
+        continue;
+      }
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg)
+        return ret.emitOpError() << "cannot differentiate a sharded result "
+                                    "that is neither an argument nor made by "
+                                    "shardlin.from_local";
+      grads[arg] = add(grads.lookup(arg), chunk);
+      continue;
+    }
+    contribute(v, dy);
+  }
+
+  return success();
+}
+
+/// Erases what a later adjoint made unnecessary (a convert that a narrow
+/// value replaced, a sum of rows that gathered rows replaced) and the saved
+/// values nothing reads, and gives the backward its type: the forward
+/// values it takes after all.
+SmallVector<Value> BackwardGen::pruneAndFinish(func::ReturnOp backRet) {
   // What a later adjoint made unnecessary (a convert that a narrow value
   // replaced, a sum of rows that gathered rows replaced), and the marker.
   bool changed = true;
@@ -437,7 +454,7 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
         changed = true;
       }
   }
-  (void)fence; // Erased above: nothing reads it.
+  // (The fence that ordered recomputed and adjoint ops is dead: erased.)
   // A saved value whose only reader was erased is not passed after all.
   SmallVector<Value> kept;
   const unsigned firstSaved = body.getNumArguments() - saved.size();
@@ -449,7 +466,7 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
       kept.push_back(v);
   }
   body.eraseArguments(unused);
-  backward.setType(FunctionType::get(fwd.getContext(), body.getArgumentTypes(),
+  backward.setType(FunctionType::get(forward.getContext(), body.getArgumentTypes(),
                                      backRet.getOperandTypes()));
   return kept;
 }

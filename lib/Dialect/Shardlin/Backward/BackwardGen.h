@@ -59,6 +59,8 @@ public:
         currentLoc(UnknownLoc::get(backward.getContext())) {}
 
   FailureOr<SmallVector<Value>> run();
+  LogicalResult seedResultGradients(unsigned numArgs);
+  SmallVector<Value> pruneAndFinish(func::ReturnOp backRet);
 
 private:
   //===--- Forward values in the backward ---------------------------------===//

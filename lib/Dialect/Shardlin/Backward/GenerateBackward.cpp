@@ -385,6 +385,8 @@ struct GenerateBackwardPass
   }
 
   LogicalResult generate(func::FuncOp f);
+  void report(func::FuncOp f, StringRef backwardName, StringRef savingName,
+              ArrayRef<Candidate> candidates, ArrayRef<Value> saved);
   /// Decides which candidates are saved, by the `recompute` option and,
   /// for auto, the memory cap.
   void decide(SmallVector<Candidate> &candidates);
@@ -432,6 +434,48 @@ void GenerateBackwardPass::decide(SmallVector<Candidate> &candidates) {
                            " bytes with the values saved before it"
                      : "saving it would exceed the memory cap of " +
                            std::to_string(options.memoryCapBytes) + " bytes";
+  }
+}
+
+/// Counts the saved and recomputed values in the pass's statistics and,
+/// with explain=true, says for each why, and what @f's backward keeps.
+void GenerateBackwardPass::report(func::FuncOp f, StringRef backwardName,
+                                  StringRef savingName,
+                                  ArrayRef<Candidate> candidates,
+                                  ArrayRef<Value> saved) {
+  uint64_t savedBytes = 0;
+  unsigned numSavedHere = 0;
+  for (const Candidate &c : candidates) {
+    const bool isSaved = llvm::is_contained(saved, c.value);
+    if (isSaved) {
+      ++numSaved;
+      ++numSavedHere;
+      savedBytes += c.bytes;
+    } else {
+      ++numRecomputed;
+    }
+    if (!explain)
+      continue;
+    InFlightDiagnostic r = emitRemark(c.value.getLoc());
+    r << "backward of @" << f.getSymName() << ": "
+      << (isSaved ? "saves " : "recomputes ") << describe(c.value) << " ("
+      << c.why << "): it keeps at most " << c.bytes
+      << " bytes per rank from the forward to the backward; recomputing it "
+         "sends at most "
+      << c.sentBytes << " bytes per rank, est. "
+      << llvm::formatv("{0:F3}", c.recomputeUs).str() << " us";
+  }
+  if (explain) {
+    InFlightDiagnostic r = emitRemark(f.getLoc());
+    r << "generated @" << backwardName;
+    if (numSavedHere)
+      r << " and @" << savingName << ": " << numSavedHere
+        << " forward value(s) saved, at most " << savedBytes
+        << " bytes per rank";
+    else
+      r << ": every forward value it needs is recomputed";
+    r << " (" << candidates.size() - numSavedHere
+      << " recomputed by communication or a GEMM)";
   }
 }
 
@@ -529,40 +573,7 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   backward->setAttr(kBackwardOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   ++numBackward;
 
-  uint64_t savedBytes = 0;
-  unsigned numSavedHere = 0;
-  for (const Candidate &c : candidates) {
-    const bool isSaved = llvm::is_contained(*saved, c.value);
-    if (isSaved) {
-      ++numSaved;
-      ++numSavedHere;
-      savedBytes += c.bytes;
-    } else {
-      ++numRecomputed;
-    }
-    if (!explain)
-      continue;
-    InFlightDiagnostic r = emitRemark(c.value.getLoc());
-    r << "backward of @" << f.getSymName() << ": "
-      << (isSaved ? "saves " : "recomputes ") << describe(c.value) << " ("
-      << c.why << "): it keeps at most " << c.bytes
-      << " bytes per rank from the forward to the backward; recomputing it "
-         "sends at most "
-      << c.sentBytes << " bytes per rank, est. "
-      << llvm::formatv("{0:F3}", c.recomputeUs).str() << " us";
-  }
-  if (explain) {
-    InFlightDiagnostic r = emitRemark(f.getLoc());
-    r << "generated @" << backwardName;
-    if (numSavedHere)
-      r << " and @" << savingName << ": " << numSavedHere
-        << " forward value(s) saved, at most " << savedBytes
-        << " bytes per rank";
-    else
-      r << ": every forward value it needs is recomputed";
-    r << " (" << candidates.size() - numSavedHere
-      << " recomputed by communication or a GEMM)";
-  }
+  report(f, backwardName, savingName, candidates, *saved);
 
   // The lowered copy is @f_forward_saving if the backward takes values
   // from it (remarks above still name its values).

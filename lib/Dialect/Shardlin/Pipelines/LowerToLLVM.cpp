@@ -28,6 +28,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -55,6 +56,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -113,6 +115,31 @@ struct EntryResultsToOutParams
     options.filterFn = [](func::FuncOp *func) { return converted(*func); };
     if (failed(bufferization::promoteBufferResultsToOutParams(getOperation(),
                                                               options)))
+      signalPassFailure();
+  }
+};
+
+/// bf16 conversions (arith.truncf/extf to and from bf16) as integer
+/// arithmetic (upstream's populateExpandBFloat16Patterns: round to nearest
+/// even, NaNs kept quiet), before arith-to-llvm. Left to LLVM, a truncf to
+/// bf16 becomes a call of `__truncsfbf2` on every CPU without AVX512-BF16,
+/// which the compiler runtime of GCC 12 (Debian 12's libgcc) does not
+/// define: the JIT then fails to link, and so would an AOT object there.
+/// Expanded here, the code needs no symbol and rounds alike on every CPU.
+struct ExpandBFloat16Conversions
+    : PassWrapper<ExpandBFloat16Conversions, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandBFloat16Conversions)
+  StringRef getArgument() const override {
+    return "shardlin-expand-bf16-conversions";
+  }
+  StringRef getDescription() const override {
+    return "bf16 truncf/extf as integer arithmetic, so that no compiler "
+           "runtime symbol is needed";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -190,6 +217,7 @@ void mlir::shardlin::buildLowerToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(std::make_unique<ExpandBFloat16Conversions>());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
