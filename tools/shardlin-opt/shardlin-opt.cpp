@@ -22,6 +22,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 namespace {
@@ -41,11 +43,21 @@ void printShortHelp(const mlir::DialectRegistry &registry) {
        mlir::shardlin::shardlinPassGroups()) {
     os << "\n" << group.title << ":\n";
     for (llvm::StringRef name : group.names) {
-      if (const mlir::PassInfo *info = mlir::PassInfo::lookup(name))
-        info->printHelpStr(/*indent=*/2, /*descIndent=*/36);
-      else if (const mlir::PassPipelineInfo *pipeline =
-                   mlir::PassPipelineInfo::lookup(name))
-        pipeline->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+      const mlir::PassRegistryEntry *entry = mlir::PassInfo::lookup(name);
+      if (!entry)
+        entry = mlir::PassPipelineInfo::lookup(name);
+      if (!entry)
+        continue;
+      // The options of the two that take most; the others' are in
+      // --help-all (the backward's are the lowering's and two more).
+      if (name == "shardlin-lower-sharded-linear" ||
+          name == "shardlin-lower-to-llvm") {
+        entry->printHelpStr(/*indent=*/2, /*descIndent=*/36);
+        continue;
+      }
+      std::string flag = "  --" + name.str() + " ";
+      flag.resize(std::max<size_t>(flag.size(), 34), ' ');
+      os << flag << "-   " << entry->getPassDescription() << "\n";
     }
   }
   os << "\nAvailable Dialects: ";

@@ -35,7 +35,9 @@ ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
   static const PassGroup groups[] = {
       {"Lowering (docs/lowering.md)", lowering},
       {"Import of upstream shard + linalg (docs/interop.md)", import},
-      {"Training (docs/training.md)", training},
+      {"Training (docs/training.md; options: the lowering's, "
+       "recompute=auto|always|never, functions=f,g)",
+       training},
       {"The native path, to LLVM with the shardlin ops as calls of the "
        "runtime's C ABI (docs/native.md)",
        native}};
