@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backends.h"
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 #include "exec/ThreadLauncher.h"
 #include "shardlin/runtime/backends/Host.h"
 

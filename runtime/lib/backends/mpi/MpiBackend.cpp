@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backends.h"
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/backends/Mpi.h"
 
