@@ -22,6 +22,7 @@
 #include "shardlin/runtime/backends/Mpi.h"
 #include "shardlin/runtime/program/Program.h"
 #include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Process.h"
 #include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
 

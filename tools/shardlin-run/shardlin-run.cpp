@@ -25,6 +25,7 @@
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/backends/Mpi.h"
 #include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Process.h"
 #include "shardlin/runtime/tooling/Runner.h"
 #include "shardlin/runtime/tooling/Signals.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ImportShard.h"
