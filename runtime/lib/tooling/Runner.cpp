@@ -124,4 +124,14 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
                     ranks);
 }
 
+std::vector<std::string> describeRun(const Program &program,
+                                     const std::vector<RankResult> &ranks) {
+  std::vector<std::string> lines;
+  if (!ranks.empty())
+    lines = describePipelines(program, ranks[0]);
+  for (const RankResult &rank : ranks)
+    lines.push_back(describeRank(rank, "load", "write"));
+  return lines;
+}
+
 } // namespace shardlin::rt
