@@ -16,7 +16,9 @@
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/capi/CApi.h"
 #include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Process.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -245,9 +247,15 @@ Status createContexts(const char *fn, const char *outName, const char *backend,
   SHARDLIN_RETURN_IF_ERROR(readOptions(options, o).withContext(f));
   const BackendInfo *info = nullptr;
   SHARDLIN_RETURN_IF_ERROR(findConnectable(backend, info).withContext(f));
+  // blas_threads 0 is the tools' policy (tooling/Process.h), which the
+  // backends leave to their callers: cores / the ranks on this host.
+  const int blasThreads =
+      o.blasThreads > 0
+          ? o.blasThreads
+          : blasThreadsPerRank(ranksPerHost(backend, std::max(1, worldSize)));
   std::vector<std::unique_ptr<Communicator>> comms;
   SHARDLIN_RETURN_IF_ERROR(
-      info->connect(worldSize, o.comm, o.blasThreads, comms).withContext(f));
+      info->connect(worldSize, o.comm, blasThreads, comms).withContext(f));
   std::vector<std::unique_ptr<shardlin_context>> made(comms.size());
   for (size_t r = 0; r < comms.size(); ++r)
     SHARDLIN_RETURN_IF_ERROR(

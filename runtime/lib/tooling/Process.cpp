@@ -9,12 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/runtime/tooling/Process.h"
+#include "backends/LaunchEnv.h"
 #include "shardlin/runtime/backends/Host.h"
+#include "shardlin/runtime/backends/Registry.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace shardlin::rt {
 
@@ -27,6 +31,31 @@ void reexecForBlasKernels(char **argv) {
     return;
   ::execv("/proc/self/exe", argv);
   // Still here: carry on with the kernels OpenBLAS chose.
+}
+
+int blasThreadsPerRank(int ranksPerHost) {
+  unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0)
+    cores = 1;
+  return std::max(1, static_cast<int>(cores) / std::max(1, ranksPerHost));
+}
+
+int ranksPerHost(const std::string &backend, int inProcessRanks) {
+  const BackendInfo *info = findBackend(backend);
+  if (info && info->needsMpiSession && info->needsMpiSession())
+    return std::max(1, detail::launchEnvironment().localSize);
+  return std::max(1, inProcessRanks);
+}
+
+int defaultBlasThreads(const RunOptions &options, const Program &program) {
+  if (options.blasThreads > 0)
+    return options.blasThreads;
+  const int64_t w = options.worldSize > 0    ? options.worldSize
+                    : program.worldSize > 0 ? program.worldSize
+                                            : 1;
+  const int64_t ranks = std::min<int64_t>(w * std::max(1, options.replicas),
+                                          kMaxWorldSize);
+  return blasThreadsPerRank(ranksPerHost(options.backend, int(ranks)));
 }
 
 } // namespace shardlin::rt

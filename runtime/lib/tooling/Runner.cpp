@@ -3,6 +3,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/tooling/Process.h"
 
 #include "tooling/RunnerSteps.h"
 
@@ -120,6 +121,7 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
   // given up on once the others have failed waiting for it.
   RunOptions options = config;
   options.abandonLateRanks = true;
+  options.blasThreads = defaultBlasThreads(options, program);
   return runProgram(program, options, detail::fileCallbacks(program, config),
                     ranks);
 }

@@ -51,9 +51,6 @@ createHostLocalOps(const HostLocalOpsOptions &options = {});
 void setBlasThreads(int n);
 int getBlasThreads();
 
-/// OpenBLAS threads for `ranksPerHost` ranks sharing this host's cores.
-int autoBlasThreads(int ranksPerHost);
-
 /// OpenBLAS's kernel set in use ("SkylakeX", "Haswell", "Prescott", ...).
 std::string blasCoreName();
 
