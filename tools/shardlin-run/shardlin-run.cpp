@@ -36,6 +36,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
+#include <set>
+#include <string_view>
 
 using namespace llvm;
 namespace rt = ::shardlin::rt;
@@ -84,13 +86,17 @@ void printVersion(raw_ostream &os) {
      << "  blas: OpenBLAS with its " << rt::blasCoreName() << " kernels\n";
 }
 
-/// The run flags' --help section; --overlap-chunks is the lowering's here.
-std::string runFlagsSection() {
+/// The run flags' --help section. A run flag that is also one of the
+/// lowering's (--overlap-chunks) is the lowering's here: takeLoweringFlags
+/// takes it first, and the program it writes says it to the run.
+std::string runFlagsSection(const std::vector<sl::LoweringFlag> &lowering) {
+  std::set<std::string_view> names;
+  for (const sl::LoweringFlag &flag : lowering)
+    names.insert(flag.name);
   return "\nRun options (shardlin-exec's too):\n" +
-         rt::runFlagsHelp({"overlap-chunks"},
-                          "The lowering's option of this name (below): it "
-                          "puts `overlap N` in the program, which the run "
-                          "then follows");
+         rt::runFlagsHelp(names, "Here the lowering's option of this name "
+                                 "(below): the program carries it to the "
+                                 "run");
 }
 } // namespace
 
@@ -106,14 +112,13 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter(printVersion);
   const std::vector<sl::LoweringFlag> loweringFlags =
       sl::lowerShardedLinearFlags();
-  const std::string runHelp = runFlagsSection();
+  const std::string runHelp = runFlagsSection(loweringFlags);
   const std::string loweringHelp = sl::loweringFlagsHelp(loweringFlags);
   cl::extrahelp runHelpSection(runHelp), loweringHelpSection(loweringHelp);
   const std::string loweringText =
       sl::takeLoweringFlags(argc, argv, loweringFlags);
   rt::RunConfig config;
-  if (rt::Status s = rt::takeRunFlags(argc, argv, config, {"overlap-chunks"});
-      !s)
+  if (rt::Status s = rt::takeRunFlags(argc, argv, config); !s)
     return fail(s.message());
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
