@@ -138,9 +138,10 @@ std::string contextFlagNames() {
 
 Status setOption(shardlin_options *options, const char *name,
                  const char *value) {
-  if (!options || !name || !value)
-    return invalid(std::string(!options ? "options" : !name ? "name" : "value") +
-                   " is null");
+  if (!options)
+    return invalid("options is null");
+  if (!name || !value)
+    return invalid(std::string(name ? "value" : "name") + " is null");
   // The tools' table says which flags there are and which a context takes.
   const RunFlag *flag = findRunFlag(name);
   if (!flag)
@@ -151,7 +152,8 @@ Status setOption(shardlin_options *options, const char *name,
   if (!flag->notInContext.empty())
     return invalid("'" + std::string(name) +
                    "' is a run option of the tools that a context has no "
-                   "use for: " + std::string(flag->notInContext));
+                   "use for: " +
+                   std::string(flag->notInContext));
   shardlin_options o = shardlin_default_options();
   SHARDLIN_RETURN_IF_ERROR(readOptionsStruct(options, o));
   // The struct's fields as the RunConfig fields the flags set; a timeout
@@ -159,7 +161,7 @@ Status setOption(shardlin_options *options, const char *name,
   // does not fail on it.
   RunConfig before;
   before.comm.timeoutSeconds =
-      o.timeout_seconds > 0 ? o.timeout_seconds : 300.0;
+      o.timeout_seconds > 0 ? o.timeout_seconds : CommOptions().timeoutSeconds;
   before.blasThreads = o.blas_threads;
   RunConfig after = before;
   SHARDLIN_RETURN_IF_ERROR(applyRunFlag(*flag, value, after));
@@ -172,14 +174,17 @@ Status setOption(shardlin_options *options, const char *name,
   bool written = true;
   if (after.comm.timeoutSeconds != before.comm.timeoutSeconds)
     written = writeField(raw, size, offsetof(shardlin_options, timeout_seconds),
-                         after.comm.timeoutSeconds) && written;
+                         after.comm.timeoutSeconds) &&
+              written;
   if (after.blasThreads != before.blasThreads)
     written = writeField(raw, size, offsetof(shardlin_options, blas_threads),
-                         after.blasThreads) && written;
+                         after.blasThreads) &&
+              written;
   if (!written)
     return invalid("options->size is " + str(static_cast<int64_t>(size)) +
                    ": the caller's shardlin_options (an older header's) "
-                   "has no field for '" + std::string(name) + "'");
+                   "has no field for '" +
+                   std::string(name) + "'");
   return Status::ok();
 }
 
