@@ -37,6 +37,7 @@
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/exec/Gemm.h"
 #include "shardlin/runtime/backends/Mpi.h"
+#include "shardlin/runtime/tooling/Process.h"
 
 #include <cblas.h>
 

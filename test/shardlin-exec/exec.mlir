@@ -90,7 +90,7 @@
 // (issue 27, finding 10).
 // RUN: shardlin-exec --help | FileCheck %s --check-prefix=HELP
 // HELP: usage: shardlin-exec PROGRAM [--world-size=W]
-// HELP: --world-size: the number of ranks; optional (default: the program's placements' W, under mpirun the MPI world size, else 1).
+// HELP: --world-size=<W> {{ *}}- Number of ranks; optional (default: the placements' W, under mpirun the MPI world size, else 1); must match the placements
 
 // An unknown backend; --timeout=0; no program; two programs.
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=gloo --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
@@ -98,7 +98,7 @@
 // BACKEND: shardlin-exec: error: --backend=gloo: unknown backend 'gloo' (available: threads{{(, mpi)?(, cuda-local)?(, nccl)?}})
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --timeout=0 --arg=%t/row/x.{rank}.npy --arg=%t/row/w.npy --arg=%t/row/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TIMEOUT --match-full-lines --implicit-check-not='{{.}}'
-// TIMEOUT: shardlin-exec: error: --timeout must be a positive number, got '0'
+// TIMEOUT: shardlin-exec: error: --timeout=0: the timeout must be a positive number of seconds, got 0
 // RUN: not shardlin-exec --world-size=4 2>&1 | FileCheck %s --check-prefix=NO-PROGRAM
 // NO-PROGRAM: {{^}}shardlin-exec: error: no program given{{$}}
 // RUN: not shardlin-exec %t/row.prog %t/col.prog --world-size=4 2>&1 \

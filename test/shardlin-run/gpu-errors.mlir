@@ -28,7 +28,7 @@
 
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=nccl --device=-3 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EXEC-DEVICE-BAD --match-full-lines --implicit-check-not='{{.}}'
-// EXEC-DEVICE-BAD: shardlin-exec: error: --device must be a device number (>= 0), got '-3'
+// EXEC-DEVICE-BAD: shardlin-exec: error: --device=-3: the device must be a device number (>= 0) or -1 (any), got -3
 // RUN: not shardlin-exec %t/row.prog --world-size=4 --backend=cuda-local --device=one --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EXEC-DEVICE-WORD --match-full-lines --implicit-check-not='{{.}}'
 // EXEC-DEVICE-WORD: shardlin-exec: error: --device must be a device number (>= 0), got 'one'

@@ -178,6 +178,23 @@ static inline shardlin_options shardlin_default_options(void) {
   return options;
 }
 
+/* Sets the option that shardlin-run's and shardlin-exec's flag `name`
+ * (without dashes: "timeout", "blas-threads") sets, from its text `value`
+ * as the flag takes it ("60", "4"): configuration read from a command line
+ * or a file goes into a context through the tools' own table of run flags
+ * (shardlin/runtime/tooling/Flags.h), with their checks and their messages.
+ * `options` must be initialized (SHARDLIN_OPTIONS_INIT) and may be an
+ * older, smaller struct: the runtime writes only the fields within its
+ * size, and an option whose field lies beyond it is INVALID_ARGUMENT.
+ * A run flag a context has no use for ("world-size", "backend", "device",
+ * "arg", "out", "overlap-chunks", "verbose") is INVALID_ARGUMENT with the
+ * reason (where a context takes that setting instead, if it does); a
+ * name that is no run flag is NOT_FOUND, the message listing the options
+ * a context takes; a value the flag refuses is INVALID_ARGUMENT and
+ * leaves `options` as it was. */
+shardlin_status shardlin_options_set(shardlin_options *options,
+                                     const char *name, const char *value);
+
 /* A backend by its registry name, the launcher's choice, as shardlin-run's
  * --backend, with its rules: "threads" fills contexts[0..world_size-1], one
  * per rank (rank r in contexts[r]) sharing one in-process group, each then

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backends.h"
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 #include "shardlin/runtime/backends/Mpi.h"
 
 namespace shardlin::rt {

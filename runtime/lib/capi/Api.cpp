@@ -40,6 +40,12 @@ shardlin_status shardlin_view_init(shardlin_memref *view,
 
 //===-- Contexts ----------------------------------------------------------===//
 
+shardlin_status shardlin_options_set(shardlin_options *options,
+                                     const char *name, const char *value) {
+  return guarded("shardlin_options_set",
+                 [&] { return setOption(options, name, value); });
+}
+
 shardlin_status shardlin_context_create(const char *backend, int world_size,
                                         const shardlin_options *options,
                                         shardlin_context **contexts) {

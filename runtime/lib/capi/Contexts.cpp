@@ -15,7 +15,10 @@
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/capi/CApi.h"
+#include "shardlin/runtime/tooling/Flags.h"
+#include "shardlin/runtime/tooling/Process.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -112,6 +115,81 @@ Status readOptions(const shardlin_options *given, Options &out) {
   return Status::ok();
 }
 
+/// Writes `value` into the field at `offset` of the caller's struct of
+/// `size` bytes; false when the field lies beyond it (an older struct).
+template <typename T>
+bool writeField(char *raw, size_t size, size_t offset, const T &value) {
+  if (offset + sizeof(T) > size)
+    return false;
+  std::memcpy(raw + offset, &value, sizeof(T));
+  return true;
+}
+
+/// The run flags a context takes, for messages: "blas-threads, timeout".
+std::string contextFlagNames() {
+  std::string names;
+  for (const RunFlag &flag : runFlags())
+    if (flag.notInContext.empty())
+      names += (names.empty() ? "" : ", ") + std::string(flag.name);
+  return names;
+}
+
+} // namespace
+
+Status setOption(shardlin_options *options, const char *name,
+                 const char *value) {
+  if (!options)
+    return invalid("options is null");
+  if (!name || !value)
+    return invalid(std::string(name ? "value" : "name") + " is null");
+  // The tools' table says which flags there are and which a context takes.
+  const RunFlag *flag = findRunFlag(name);
+  if (!flag)
+    return Status::notFound(std::string("no run option '") + name +
+                            "'; a context takes " + contextFlagNames() +
+                            " (the names of shardlin-run's flags, without "
+                            "dashes)");
+  if (!flag->notInContext.empty())
+    return invalid("'" + std::string(name) +
+                   "' is a run option of the tools that a context has no "
+                   "use for: " +
+                   std::string(flag->notInContext));
+  shardlin_options o = shardlin_default_options();
+  SHARDLIN_RETURN_IF_ERROR(readOptionsStruct(options, o));
+  // The struct's fields as the RunConfig fields the flags set; a timeout
+  // that means the default is the default, so that setting another option
+  // does not fail on it.
+  RunConfig before;
+  before.comm.timeoutSeconds =
+      o.timeout_seconds > 0 ? o.timeout_seconds : CommOptions().timeoutSeconds;
+  before.blasThreads = o.blas_threads;
+  RunConfig after = before;
+  SHARDLIN_RETURN_IF_ERROR(applyRunFlag(*flag, value, after));
+  if (Status s = checkRunOptions(after); !s)
+    return invalid(std::string(name) + "=" + value + ": " + s.message());
+  // Only what the flag changed is written, and only within the caller's
+  // struct.
+  char *raw = reinterpret_cast<char *>(options);
+  const size_t size = options->size;
+  bool written = true;
+  if (after.comm.timeoutSeconds != before.comm.timeoutSeconds)
+    written = writeField(raw, size, offsetof(shardlin_options, timeout_seconds),
+                         after.comm.timeoutSeconds) &&
+              written;
+  if (after.blasThreads != before.blasThreads)
+    written = writeField(raw, size, offsetof(shardlin_options, blas_threads),
+                         after.blasThreads) &&
+              written;
+  if (!written)
+    return invalid("options->size is " + str(static_cast<int64_t>(size)) +
+                   ": the caller's shardlin_options (an older header's) "
+                   "has no field for '" +
+                   std::string(name) + "'");
+  return Status::ok();
+}
+
+namespace {
+
 //===----------------------------------------------------------------------===//
 // Backends
 //===----------------------------------------------------------------------===//
@@ -174,9 +252,15 @@ Status createContexts(const char *fn, const char *outName, const char *backend,
   SHARDLIN_RETURN_IF_ERROR(readOptions(options, o).withContext(f));
   const BackendInfo *info = nullptr;
   SHARDLIN_RETURN_IF_ERROR(findConnectable(backend, info).withContext(f));
+  // blas_threads 0 is the tools' policy (tooling/Process.h), which the
+  // backends leave to their callers: cores / the ranks on this host.
+  const int blasThreads =
+      o.blasThreads > 0
+          ? o.blasThreads
+          : blasThreadsPerRank(ranksPerHost(backend, std::max(1, worldSize)));
   std::vector<std::unique_ptr<Communicator>> comms;
   SHARDLIN_RETURN_IF_ERROR(
-      info->connect(worldSize, o.comm, o.blasThreads, comms).withContext(f));
+      info->connect(worldSize, o.comm, blasThreads, comms).withContext(f));
   std::vector<std::unique_ptr<shardlin_context>> made(comms.size());
   for (size_t r = 0; r < comms.size(); ++r)
     SHARDLIN_RETURN_IF_ERROR(

@@ -24,6 +24,11 @@ Status createContexts(const char *fn, const char *outName, const char *backend,
                       int worldSize, const shardlin_options *options,
                       shardlin_context **contexts);
 
+/// shardlin_options_set's work: the run flag `name` of the tools' table
+/// (runFlags, tooling/Flags.h) applied to `options`.
+Status setOption(shardlin_options *options, const char *name,
+                 const char *value);
+
 /// shardlin_context_split's work: `context`'s communicator split
 /// (Communicator::split) into a new context with a host device of its own.
 Status splitContext(shardlin_context *context, int color, int key,

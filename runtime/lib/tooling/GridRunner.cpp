@@ -11,6 +11,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/tooling/Process.h"
 
 #include "tooling/RunnerSteps.h"
 
@@ -82,6 +83,7 @@ Status runGridWithFiles(const Program &program, const RunConfig &config,
   RunOptions options = config;
   options.abandonLateRanks = true;
   options.replicas = grid.dataParallel;
+  options.blasThreads = defaultBlasThreads(options, program);
   return runProgram(program, options, callbacks, ranks);
 }
 

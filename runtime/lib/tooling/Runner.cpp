@@ -3,6 +3,7 @@
 #include "shardlin/runtime/tooling/Runner.h"
 
 #include "shardlin/runtime/backends/Registry.h"
+#include "shardlin/runtime/tooling/Process.h"
 
 #include "tooling/RunnerSteps.h"
 
@@ -120,8 +121,19 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
   // given up on once the others have failed waiting for it.
   RunOptions options = config;
   options.abandonLateRanks = true;
+  options.blasThreads = defaultBlasThreads(options, program);
   return runProgram(program, options, detail::fileCallbacks(program, config),
                     ranks);
+}
+
+std::vector<std::string> describeRun(const Program &program,
+                                     const std::vector<RankResult> &ranks) {
+  std::vector<std::string> lines;
+  if (!ranks.empty())
+    lines = describePipelines(program, ranks[0]);
+  for (const RankResult &rank : ranks)
+    lines.push_back(describeRank(rank, "load", "write"));
+  return lines;
 }
 
 } // namespace shardlin::rt

@@ -17,7 +17,7 @@
 
 #include "shardlin/runtime/base/ChunkLayout.h"
 
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 
 #include <sys/stat.h>
 

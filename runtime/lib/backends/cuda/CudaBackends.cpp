@@ -9,7 +9,7 @@
 
 #include "backends/Backends.h"
 
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 #include "exec/ThreadLauncher.h"
 #include "shardlin/runtime/backends/Cuda.h"
 #include "shardlin/runtime/backends/Mpi.h"

@@ -7,7 +7,9 @@
 // SSE3 kernels: measured here, 29 GFLOP/s for a 1024^3 sgemm on one core,
 // against 108 with the SkylakeX kernels the CPU can run. OPENBLAS_CORETYPE
 // overrides the choice, but only in the environment OpenBLAS is loaded
-// with, so a tool that finds the fallback re-executes itself with it set.
+// with. This file only answers which kernels are in use and which would be
+// better; re-executing the process with OPENBLAS_CORETYPE set is the tools'
+// decision (reexecForBlasKernels, tooling/Process.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +19,6 @@
 #include <cblas.h>
 
 #include <strings.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -56,17 +57,6 @@ std::string suggestedBlasCoreType() {
     return "Haswell";
 #endif
   return {};
-}
-
-void reexecForBlasKernels(char **argv) {
-  const std::string core = suggestedBlasCoreType();
-  if (core.empty() || !argv || !argv[0])
-    return;
-  // Set even if the exec fails: a second attempt would fail alike.
-  if (::setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0)
-    return;
-  ::execv("/proc/self/exe", argv);
-  // Still here: carry on with the kernels OpenBLAS chose.
 }
 
 } // namespace shardlin::rt

@@ -7,21 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backends.h"
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 #include "exec/ThreadLauncher.h"
 #include "shardlin/runtime/backends/Host.h"
 
-#include <algorithm>
-#include <thread>
 
 namespace shardlin::rt {
-
-int autoBlasThreads(int ranksPerHost) {
-  unsigned cores = std::thread::hardware_concurrency();
-  if (cores == 0)
-    cores = 1;
-  return std::max(1, static_cast<int>(cores) / std::max(1, ranksPerHost));
-}
 
 namespace detail {
 
@@ -63,7 +54,10 @@ Status connectThreads(int worldSize, const CommOptions &options,
   SHARDLIN_RETURN_IF_ERROR(checkThreadsLaunch("threads"));
   SHARDLIN_RETURN_IF_ERROR(checkWorldSizeRange(worldSize));
   comms = createThreadsGroup(worldSize, options);
-  setBlasThreads(blasThreads > 0 ? blasThreads : autoBlasThreads(worldSize));
+  // The count is the caller's policy (the tools': tooling/Process.h); 0
+  // leaves OpenBLAS as it is.
+  if (blasThreads > 0)
+    setBlasThreads(blasThreads);
   return Status::ok();
 }
 

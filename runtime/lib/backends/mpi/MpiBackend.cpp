@@ -7,22 +7,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backends.h"
-#include "backends/mpi/LaunchEnv.h"
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/backends/Mpi.h"
 
-#include <algorithm>
 #include <mutex>
 
 namespace shardlin::rt::detail {
 
 namespace {
 
-/// OpenBLAS threads for the ranks the launcher put on this host.
+/// The OpenBLAS threads the caller chose (the tools' policy,
+/// tooling/Process.h, counts the ranks the launcher put on this host); 0
+/// leaves OpenBLAS as it is.
 void setHostBlasThreads(int blasThreads) {
-  const int local = launchEnvironment().localSize;
-  setBlasThreads(blasThreads > 0 ? blasThreads
-                                 : autoBlasThreads(std::max(1, local)));
+  if (blasThreads > 0)
+    setBlasThreads(blasThreads);
 }
 
 /// The process's MPI session for embedders (connectMpi): created with the

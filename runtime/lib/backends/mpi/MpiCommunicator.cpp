@@ -21,7 +21,7 @@
 #include "shardlin/runtime/backends/Mpi.h"
 
 #include "comm/CommChecks.h"
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 
 // OMPI_SKIP_MPICXX / MPICH_SKIP_MPICXX come with MPI::MPI_C
 // (runtime/CMakeLists.txt): the C API only.

@@ -7,7 +7,7 @@
 
 #include "shardlin/runtime/backends/Mpi.h"
 
-#include "backends/mpi/LaunchEnv.h"
+#include "backends/LaunchEnv.h"
 
 namespace shardlin::rt {
 

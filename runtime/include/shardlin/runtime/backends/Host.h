@@ -51,9 +51,6 @@ createHostLocalOps(const HostLocalOpsOptions &options = {});
 void setBlasThreads(int n);
 int getBlasThreads();
 
-/// OpenBLAS threads for `ranksPerHost` ranks sharing this host's cores.
-int autoBlasThreads(int ranksPerHost);
-
 /// OpenBLAS's kernel set in use ("SkylakeX", "Haswell", "Prescott", ...).
 std::string blasCoreName();
 
@@ -62,15 +59,9 @@ std::string blasCoreName();
 /// falls back to Prescott's SSE3 kernels on a CPU model it does not know,
 /// 3-4x slower here): "SkylakeX" for AVX-512 (F, BW, DQ, VL), "Haswell" for
 /// AVX2 + FMA. Empty when the choice is fine, when OPENBLAS_CORETYPE is set
-/// already, or when SHARDLIN_BLAS_CORETYPE=keep.
+/// already, or when SHARDLIN_BLAS_CORETYPE=keep. A query only: the tools act
+/// on it (reexecForBlasKernels, shardlin/runtime/tooling/Process.h).
 std::string suggestedBlasCoreType();
-
-/// For a tool's main(), first thing (before threads or MPI): when
-/// suggestedBlasCoreType() is not empty, re-executes the program
-/// (/proc/self/exe, the same arguments) with OPENBLAS_CORETYPE set to it,
-/// since OpenBLAS reads it only when it is loaded. Returns when there is
-/// nothing to do or the exec fails (the run then goes on as chosen).
-void reexecForBlasKernels(char **argv);
 
 } // namespace shardlin::rt
 

@@ -55,8 +55,9 @@ struct BackendInfo {
   /// communicators of the ranks this process holds, over host memory. An
   /// in-process backend makes `worldSize` of them (rank r at r); a backend
   /// with one process per rank makes this process's one, and `worldSize`
-  /// must be 0 or the launcher's size. Sets the BLAS threads for the ranks
-  /// that share this host (`blasThreads`, 0: cores / ranks per host). Null
+  /// must be 0 or the launcher's size. Sets the BLAS threads to
+  /// `blasThreads` (0: leaves them; the C ABI passes the tools' policy,
+  /// tooling/Process.h). Null
   /// for a backend that embedders cannot connect to (the GPU backends).
   Status (*connect)(int worldSize, const CommOptions &options, int blasThreads,
                     std::vector<std::unique_ptr<Communicator>> &comms);

@@ -99,7 +99,10 @@ struct RunOptions {
   /// Must stay -1 for the CPU backends.
   int device = -1;
   CommOptions comm;
-  /// OpenBLAS threads per rank; 0 picks cores / ranks-per-process-host.
+  /// OpenBLAS threads per rank (a process-wide setting); 0 leaves OpenBLAS
+  /// as it is. The policy is the caller's: the file runner, the tools and
+  /// the C ABI pass defaultBlasThreads (tooling/Process.h), cores / ranks
+  /// per host.
   int blasThreads = 0;
   /// Backends whose ranks are threads of this process (threads,
   /// cuda-local, nccl without mpirun): once a rank has failed, give up on

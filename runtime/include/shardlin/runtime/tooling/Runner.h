@@ -42,6 +42,9 @@ struct RunConfig : RunOptions {
   /// (RankCallbacks::executor). The files are bound, agreed on and written
   /// as for any other program.
   RankCallbacks::MakeExecutor executor;
+  /// The tools' --verbose: they print what the ranks did (describeRank) and
+  /// how each GEMM was lowered; the runner itself prints nothing.
+  bool verbose = false;
 };
 
 /// Copies rank `rank`'s chunk of a global row-major tensor (split by `spec`)
@@ -60,6 +63,12 @@ std::string substituteRank(const std::string &path, int rank);
 /// `ranks`, if given, receives each rank's outcome (as runProgram's).
 Status runProgramWithFiles(const Program &program, const RunConfig &config,
                            std::vector<RankResult> *ranks = nullptr);
+
+/// The tools' --verbose report of a run: the pipelined blocks (rank 0's,
+/// describePipelines; every rank makes the same) and each rank's phases
+/// (describeRank, with the file runner's "load" and "write").
+std::vector<std::string> describeRun(const Program &program,
+                                     const std::vector<RankResult> &ranks);
 
 /// A data-parallel x tensor-parallel grid (shardlin-run --grid=DPxTP,
 /// docs/training.md, "Grids"): `dataParallel` replicas of a program of TP

@@ -3,11 +3,13 @@
 // Internal to the runtime: the one place that reads the variables launchers
 // export (Open MPI's mpirun, MPICH's Hydra, PMI and PMIx launchers, Slurm).
 // Reading them needs no MPI library, so the MPI backend, its stand-in for
-// builds without MPI and the backends' runners all answer the same.
+// builds without MPI and the backends' runners all answer the same. It
+// lives beside the backends, not in mpi/, because code that is not MPI's
+// (the registry, the threads and CUDA backends, the file runner) reads it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SHARDLIN_RUNTIME_LIB_MPI_LAUNCHENV_H
-#define SHARDLIN_RUNTIME_LIB_MPI_LAUNCHENV_H
+#ifndef SHARDLIN_RUNTIME_LIB_BACKENDS_LAUNCHENV_H
+#define SHARDLIN_RUNTIME_LIB_BACKENDS_LAUNCHENV_H
 
 #include <cstdlib>
 #include <initializer_list>
@@ -66,4 +68,4 @@ inline bool launchedByMpiEnvironment() { return launchEnvironment().launched; }
 
 } // namespace shardlin::rt::detail
 
-#endif // SHARDLIN_RUNTIME_LIB_MPI_LAUNCHENV_H
+#endif // SHARDLIN_RUNTIME_LIB_BACKENDS_LAUNCHENV_H
