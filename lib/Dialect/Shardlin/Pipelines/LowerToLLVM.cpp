@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
@@ -56,8 +57,8 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -126,6 +127,8 @@ struct EntryResultsToOutParams
 /// which the compiler runtime of GCC 12 (Debian 12's libgcc) does not
 /// define: the JIT then fails to link, and so would an AOT object there.
 /// Expanded here, the code needs no symbol and rounds alike on every CPU.
+/// (bf16 arithmetic is first made f32 arithmetic between an extf and a
+/// truncf, as LLVM would promote it: see buildLowerToLLVMPipeline.)
 struct ExpandBFloat16Conversions
     : PassWrapper<ExpandBFloat16Conversions, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandBFloat16Conversions)
@@ -137,10 +140,10 @@ struct ExpandBFloat16Conversions
            "runtime symbol is needed";
   }
   void runOnOperation() override {
+    // One walk, no folding: the rest of the module stays as it is.
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 
@@ -215,6 +218,15 @@ void mlir::shardlin::buildLowerToLLVMPipeline(
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // bf16 (and f16) math and bf16 arithmetic computed in f32 between an
+  // extf and a truncf, the promotion LLVM would make itself, so that the
+  // truncations are ours to expand (ExpandBFloat16Conversions) rather than
+  // LLVM's calls of __truncsfbf2.
+  pm.addPass(math::createMathExtendToSupportedTypes());
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(std::make_unique<ExpandBFloat16Conversions>());
