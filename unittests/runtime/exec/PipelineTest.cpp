@@ -9,17 +9,20 @@
 // one), W = 1 to 4, placements in and out of rank order, static rows and
 // per-rank run-time rows (empty ones included). Every rank's output is
 // checked against a float64 reference (f32 storage, K, F <= 24: relative
-// error <= 1e-5 of the output's scale), and the pipelined outputs against
-// the sequential ones within the bound of a change of summation order
-// (orderBound below). Not bit for bit: each element is computed by the same
+// error <= 1e-5 of the output's scale), the pipelined outputs against the
+// sequential ones within the bound of a change of summation order
+// (orderBound below), and, on threads, the inline lane's outputs against
+// the threaded lane's bit for bit (the same GEMMs on the same chunks, the
+// same collectives in the same order, on another thread). Pipelined and
+// sequential are not bit for bit: each element is computed by the same
 // operations from the same inputs and summed over the ranks in the same
 // order, but a chunk's GEMMs have fewer rows than the sequential run's, and
 // a BLAS picks its kernel (and with it the order in which a dot product's
 // terms are added, and where FMAs form) by the shape: OpenBLAS's Haswell,
 // Zen and Prescott kernels give other bits for a chunk's rows than for the
 // same rows in the whole matrix, SkylakeX's the same ones at these sizes,
-// and cuBLAS may pick another kernel too. The traffic is
-// the sequential run's, in 2 collectives per chunk. Then the blocks the
+// and cuBLAS may pick another kernel too. The traffic is the sequential
+// run's, in 2 collectives per chunk. Then the blocks the
 // plan refuses to pipeline and why, a faulty rank in a pipeline
 // (integration_test/Fault/FaultyCommunicator.h), and CommLane's own rules.
 //
@@ -349,6 +352,19 @@ private:
   std::vector<std::vector<float>> xs_;
 };
 
+/// The two runs' outputs are the same bits, on every rank.
+void expectSameBits(const BlockRun &a, const BlockRun &b) {
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    ASSERT_EQ(a.ranks[r].y.size(), b.ranks[r].y.size());
+    if (a.ranks[r].y.empty())
+      continue; // a rank without rows
+    EXPECT_EQ(0, std::memcmp(a.ranks[r].y.data(), b.ranks[r].y.data(),
+                             a.ranks[r].y.size() * sizeof(float)))
+        << "rank " << r << ": the two lanes' outputs differ";
+  }
+}
+
 std::vector<BlockCase> blockCases() {
   return {
       {1, {0}, {5}, false},
@@ -381,6 +397,7 @@ TEST_P(PipelinedBlock, EqualsTheSequentialRunAndTheReference) {
   for (int r = 0; r < blockCase().w; ++r)
     maxRows = std::max(maxRows, block.rowsOf(r));
   for (int chunks : {2, 3, 7}) {
+    BlockRun threaded;
     for (bool inlineLane : {false, true}) {
       SCOPED_TRACE("chunks " + std::to_string(chunks) +
                    (inlineLane ? ", inline lane" : ", threaded lane"));
@@ -389,8 +406,14 @@ TEST_P(PipelinedBlock, EqualsTheSequentialRunAndTheReference) {
       block.expectMatchesReference(piped);
       // On cuda-local the reference bound alone: orderBound's model (every
       // product and partial sum rounded to f32) is not what cuBLAS promises.
-      if (backend() == "threads")
+      if (backend() == "threads") {
         block.expectMatchesSequential(sequential, piped);
+        // The inline lane runs the same GEMMs on the same chunks and the
+        // same collectives in the same order as the threaded one, only on
+        // the rank's thread: the same bits, by construction.
+        if (inlineLane)
+          expectSameBits(threaded, piped);
+      }
       // Chunks with a row of some rank; fewer than 2: in sequence.
       const int64_t made = std::min<int64_t>(chunks, maxRows);
       for (size_t r = 0; r < piped.ranks.size(); ++r) {
@@ -413,6 +436,8 @@ TEST_P(PipelinedBlock, EqualsTheSequentialRunAndTheReference) {
           EXPECT_EQ(got.calls, seq.calls);
         }
       }
+      if (!inlineLane)
+        threaded = std::move(piped);
     }
   }
 }
