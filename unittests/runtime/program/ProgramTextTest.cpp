@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace rt = shardlin::rt;
@@ -41,6 +42,25 @@ std::string withCrlf(const std::string &text) {
     out += c;
   }
   return out;
+}
+
+/// An edit of a valid program text (`from` replaced by `to`) and the error
+/// parseProgram must give for it.
+struct BadEdit {
+  std::string from, to, message;
+};
+
+void expectInvalid(const std::string &text,
+                   std::initializer_list<BadEdit> edits) {
+  for (const BadEdit &e : edits) {
+    std::string bad = text;
+    bad.replace(bad.find(e.from), e.from.size(), e.to);
+    rt::Program p;
+    rt::Status s = rt::parseProgram(bad, p);
+    ASSERT_FALSE(s.isOk()) << bad;
+    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
+    EXPECT_EQ(s.message(), e.message);
+  }
 }
 
 TEST(ProgramText, RoundTripsByteIdentical) {
@@ -205,9 +225,7 @@ end
             (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(rt::serializeProgram(p), text);
 
-  struct Case {
-    std::string from, to, message;
-  } cases[] = {
+  expectInvalid(text, {
       {"result 0 sharded 2 5 3 spec 0 2 1 0", "result 1 sharded 2 5 3 spec 0 2 1 0",
        "program line 10: integer 1 out of range"},
       {"results 1 1\nresult 0", "result 0 sharded 2 5 3 spec 0 2 1 0\nresults 1 1\nresult 0",
@@ -216,15 +234,7 @@ end
        "result 0 has 3 chunks but the program runs on 2 ranks"},
       {"result 0 sharded 2 5 3", "result 0 sharded 2 5 4",
        "result 0: its local shape [?, 3] is not a chunk of its global shape [5, 4] along dim 0"},
-  };
-  for (const Case &c : cases) {
-    std::string bad = text;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    s = rt::parseProgram(bad, p);
-    ASSERT_FALSE(s.isOk()) << bad;
-    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
-    EXPECT_EQ(s.message(), c.message);
-  }
+  });
 }
 
 // Replicated arguments (the upstream import's unsplit ones, which the ranks
@@ -269,9 +279,7 @@ TEST(ProgramText, ReplicatedArgumentsAndLocationsRoundTrip) {
   EXPECT_EQ(rt::describeArgument(p, 0), "argument 0");
   EXPECT_EQ(rt::serializeProgram(p), plain);
 
-  struct Case {
-    std::string from, to, message;
-  } cases[] = {
+  expectInvalid(kReplicatedW3, {
       {"spec 0 3 0 1 2 loc", "spec 0 3 0 1 2 replicated loc",
        "program line 10: unexpected 'replicated' after the argument's spec "
        "(expected 'replicated' for a plain argument, or 'loc')"},
@@ -281,15 +289,7 @@ TEST(ProgramText, ReplicatedArgumentsAndLocationsRoundTrip) {
       {"plain replicated", "plain copied",
        "program line 9: unexpected 'copied' after the argument's kind "
        "(expected 'replicated' for a plain argument, or 'loc')"},
-  };
-  for (const Case &c : cases) {
-    std::string bad = kReplicatedW3;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    s = rt::parseProgram(bad, p);
-    ASSERT_FALSE(s.isOk()) << bad;
-    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
-    EXPECT_EQ(s.message(), c.message);
-  }
+  });
 
   // A program built in memory: a sharded argument cannot be replicated.
   ASSERT_TRUE(rt::parseProgram(kReplicatedW3, p).isOk());
