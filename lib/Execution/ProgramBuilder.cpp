@@ -9,7 +9,7 @@
 #include "shardlin/Execution/ProgramBuilder.h"
 
 #include "TranslateOps.h"
-#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"

@@ -18,6 +18,10 @@
 // PROG: arg 0 plain replicated loc {{.*}}upstream-replicated.mlir:12:27
 // PROG: arg 1 sharded 2 12 16 spec 0 3 0 1 2 loc {{.*}}upstream-replicated.mlir:12:49
 // PROG: arg 2 plain replicated loc {{.*}}upstream-replicated.mlir:12:72
+// The backward takes the forward's arguments first, and keeps their mark
+// (here a col-wise layer's replicated bias).
+// RUN: shardlin-opt %S/Inputs/upstream-linears.mlir --shardlin-import-shard | shardlin-opt '--shardlin-generate-backward=functions=col_uneven strategy=activations recompute=always' | FileCheck %s --check-prefix=BW
+// BW: func.func @col_uneven_backward(%{{[a-z0-9]+}}: !shardlin.sharded<{{[^>]*>[^>]*}}>>, %{{[a-z0-9]+}}: !shardlin.sharded<{{[^>]*>[^>]*}}>>, %{{[a-z0-9]+}}: tensor<10xf32> {shardlin.replicated}, %{{[a-z0-9]+}}: !shardlin.sharded<
 
 // A different x per rank: every strategy fails, before any collective.
 // RUN: not shardlin-run %S/Inputs/upstream-replicated.mlir --entry=col_replicated --strategy=activations --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 | FileCheck %s --check-prefix=DIFF

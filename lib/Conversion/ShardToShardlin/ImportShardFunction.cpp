@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImportShardInternal.h"
-#include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

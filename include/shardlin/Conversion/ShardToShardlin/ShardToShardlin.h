@@ -43,14 +43,6 @@ bool hasShardGrid(ModuleOp module);
 /// (`--grid=DPxTP`), unless told otherwise.
 constexpr llvm::StringLiteral kDataParallelAttrName = "shardlin.data_parallel";
 
-/// The argument attribute (a unit attribute) the import puts on every
-/// tensor argument of an entry that it keeps replicated (no split over the
-/// grid: the same tensor on every rank). The runtime Program carries it
-/// (Argument::replicated) and checks, before running, that every rank
-/// holds the same value (docs/robustness.md, "Replicated arguments"). A
-/// plain argument without it is rank-local: each rank its own value.
-constexpr llvm::StringLiteral kReplicatedArgAttrName = "shardlin.replicated";
-
 /// For a module whose one `shard.grid` has two axes, DP x TP: axis 0 is
 /// data-parallel (it may split only dim 0, the batch, of the arguments and
 /// what is computed from them row by row, as the first of that dim's axes)

@@ -17,7 +17,8 @@
 //   rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
 //
 // Every rank builds its plan, binds its buffers, then all ranks agree (one
-// all_reduce) that every rank is ready and runs the same program before the
+// all_reduce) that every rank is ready, runs the same program and holds the
+// same replicated arguments (RunOptions::checkReplicated) before the
 // first collective of the program: a bad input on one rank fails every rank
 // at once instead of leaving the others waiting. A rank that stops because
 // another one failed reports StatusCode::Aborted; the status returned is the
