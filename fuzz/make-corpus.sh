@@ -155,6 +155,13 @@ for e in col_uneven row_uneven; do
     --entry=$e --strategy=activations \
     --emit-program="$C/program/upstream-$e.prog" 2>/dev/null || true
 done
+# Replicated arguments (`arg N plain replicated loc ...`), one with a
+# dynamic row count.
+for e in col_replicated col_replicated_rows; do
+  "$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/upstream-replicated.mlir" \
+    --entry=$e --strategy=activations \
+    --emit-program="$C/program/upstream-$e.prog" 2>/dev/null || true
+done
 for e in linear local_f64 constants; do
   "$BUILD_DIR/bin/shardlin-run" "$ROOT/test/shardlin-run/Inputs/rank-local-ops.mlir" \
     --entry=$e --world-size=3 \

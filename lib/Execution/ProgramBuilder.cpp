@@ -9,6 +9,7 @@
 #include "shardlin/Execution/ProgramBuilder.h"
 
 #include "TranslateOps.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
@@ -108,6 +109,13 @@ private:
 /// program and a compiled entry's signature share.
 class SignatureBuilder {
 protected:
+  static std::string locationString(Location loc) {
+    if (auto flc = loc->findInstanceOf<FileLineColLoc>())
+      return (flc.getFilename().str() + ":" + std::to_string(flc.getLine()) +
+              ":" + std::to_string(flc.getColumn()));
+    return {};
+  }
+
   FailureOr<rt::ValueType> valueType(Location loc, Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
@@ -145,9 +153,23 @@ protected:
     return success();
   }
 
-  /// Appends an argument of `type` (plain or sharded) and its value.
-  LogicalResult addArgument(Location loc, Type type) {
+  /// Appends argument `i` of `func` (plain or sharded, replicated if the
+  /// import said so: kReplicatedArgAttrName) and its value.
+  LogicalResult addArgument(func::FuncOp func, unsigned i) {
+    Type type = func.getArgumentTypes()[i];
+    // Diagnostics point at the function; the program names the argument
+    // by its own location (or name).
+    Location loc = func.getLoc();
+    Location argLoc = func.isExternal() ? loc : func.getArgument(i).getLoc();
     rt::Argument a;
+    a.location = locationString(argLoc);
+    if (auto name = argLoc->findInstanceOf<NameLoc>(); a.location.empty() && name)
+      a.location = name.getName().str();
+    a.replicated = static_cast<bool>(func.getArgAttr(i, kReplicatedArgAttrName));
+    if (a.replicated && isa<ShardedType>(type))
+      return emitError(argLoc) << kReplicatedArgAttrName
+                            << " on a sharded argument: a replicated "
+                               "argument is a plain tensor";
     if (auto sharded = dyn_cast<ShardedType>(type)) {
       if (failed(noteWorldSize(loc, sharded.getSharding())))
         return failure();
@@ -205,8 +227,8 @@ public:
     program_.name = func.getSymName().str();
     program_.compiled = code.str();
     Location loc = func.getLoc();
-    for (Type type : func.getArgumentTypes())
-      if (failed(addArgument(loc, type)))
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (failed(addArgument(func, i)))
         return failure();
     for (Type type : func.getResultTypes()) {
       if (failed(addResultLayout(loc, type)))
@@ -307,7 +329,7 @@ public:
     Block &body = func_.getBody().front();
     for (BlockArgument arg : body.getArguments()) {
       ids_[arg] = static_cast<int>(program_.values.size());
-      if (failed(addArgument(func_.getLoc(), arg.getType())))
+      if (failed(addArgument(func_, arg.getArgNumber())))
         return failure();
     }
     if (failed(chains_.analyze(body)))
@@ -324,13 +346,6 @@ public:
 
 private:
   FailureOr<int> define(Value v) { return define(v.getLoc(), v, v.getType()); }
-
-  static std::string locationString(Location loc) {
-    if (auto flc = loc->findInstanceOf<FileLineColLoc>())
-      return (flc.getFilename().str() + ":" + std::to_string(flc.getLine()) +
-              ":" + std::to_string(flc.getColumn()));
-    return {};
-  }
 
   /// The runtime ops by the IR op they are translated from.
   static const llvm::StringMap<const rt::OpInfo *> &opsByIrName() {

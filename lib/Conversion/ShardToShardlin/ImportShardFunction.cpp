@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImportShardInternal.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -398,5 +399,11 @@ LogicalResult FunctionImporter::run() {
   func_.setFunctionType(FunctionType::get(
       func_.getContext(), body.getArgumentTypes(),
       body.getTerminator()->getOperandTypes()));
+  // Every rank must pass the same value for a replicated tensor argument:
+  // say so, for the runtime's check (kReplicatedArgAttrName).
+  for (BlockArgument arg : body.getArguments())
+    if (isa<RankedTensorType>(arg.getType()))
+      func_.setArgAttr(arg.getArgNumber(), kReplicatedArgAttrName,
+                       UnitAttr::get(func_.getContext()));
   return success();
 }

@@ -187,8 +187,9 @@ static inline shardlin_options shardlin_default_options(void) {
  * older, smaller struct: the runtime writes only the fields within its
  * size, and an option whose field lies beyond it is INVALID_ARGUMENT.
  * A run flag a context has no use for ("world-size", "backend", "device",
- * "arg", "out", "overlap-chunks", "verbose") is INVALID_ARGUMENT with the
- * reason (where a context takes that setting instead, if it does); a
+ * "arg", "out", "overlap-chunks", "verbose", "check-replicated") is
+ * INVALID_ARGUMENT with the reason (where a context takes that setting
+ * instead, if it does); a
  * name that is no run flag is NOT_FOUND, the message listing the options
  * a context takes; a value the flag refuses is INVALID_ARGUMENT and
  * leaves `options` as it was. */

@@ -174,7 +174,19 @@ Status runProgram(const Program &program, const RunOptions &options,
   std::vector<RankResult> &out = ranks ? *ranks : local;
   out.clear();
   // One copy and one digest for the run, shared by its ranks.
-  return backend->run(SharedProgram(program), options, callbacks, out);
+  if (options.checkReplicated)
+    return backend->run(SharedProgram(program), options, callbacks, out);
+  // The ranks read the option with their callbacks (runRank).
+  RankCallbacks unchecked = callbacks;
+  unchecked.checkReplicated = false;
+  if (callbacks.perReplica) {
+    auto each = std::make_shared<std::vector<RankCallbacks>>(
+        *callbacks.perReplica);
+    for (RankCallbacks &c : *each)
+      c.checkReplicated = false;
+    unchecked.perReplica = std::move(each);
+  }
+  return backend->run(SharedProgram(program), options, unchecked, out);
 }
 
 } // namespace shardlin::rt

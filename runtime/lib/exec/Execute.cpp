@@ -2,6 +2,7 @@
 
 #include "shardlin/runtime/program/ProgramText.h"
 #include "shardlin/runtime/exec/Execute.h"
+#include "exec/Replicated.h"
 
 #include <chrono>
 #include <cstdio>
@@ -25,16 +26,25 @@ private:
       std::chrono::steady_clock::now();
 };
 
-/// A program's 48-bit fingerprint (SharedProgram::fingerprint) as three
-/// 16-bit terms t and their squares t^2. Summed over W ranks, the sums
-/// equal W*t and W*t^2 for every term exactly when all ranks hold the same
-/// t: any difference gives the sums a non-zero variance, which every rank
-/// sees. All values stay exact in a double for W up to 2^21.
-class ProgramFingerprint {
+/// What every rank must hold the same of: the program's 48-bit
+/// fingerprint (SharedProgram::fingerprint) as three 16-bit parts, then the
+/// plan option that changes the collectives (PlanOptions::overlapChunks,
+/// plus 1). Each part t goes into the agreement as t and t^2. Summed over
+/// W ranks, the sums equal W*t and W*t^2 for every part exactly when all
+/// ranks hold the same t: any difference gives the sums a non-zero
+/// variance, which every rank sees. All values stay exact in a double for
+/// W up to 2^21.
+class AgreedParts {
 public:
-  explicit ProgramFingerprint(uint64_t h) {
-    for (int i = 0; i < 3; ++i)
-      parts_[i] = static_cast<double>((h >> (16 * i)) & 0xffff);
+  static constexpr size_t kProgramParts = 3;
+  AgreedParts(uint64_t fingerprint, const PlanOptions &options) {
+    for (size_t i = 0; i < kProgramParts; ++i)
+      parts_.push_back(static_cast<double>((fingerprint >> (16 * i)) & 0xffff));
+    parts_.push_back(static_cast<double>(options.overlapChunks + 1));
+  }
+  /// Only the program's parts (the replicas' agreement).
+  explicit AgreedParts(uint64_t fingerprint) : AgreedParts(fingerprint, {}) {
+    parts_.resize(kProgramParts);
   }
   std::vector<double> terms() const {
     std::vector<double> t;
@@ -44,21 +54,35 @@ public:
     }
     return t;
   }
-  bool sameOnAllRanks(const double *sums, int worldSize) const {
-    for (int i = 0; i < 3; ++i)
+  /// The first part whose sums say that the ranks differ, or -1.
+  int firstDiffering(const double *sums, int worldSize) const {
+    for (size_t i = 0; i < parts_.size(); ++i)
       if (sums[2 * i] != worldSize * parts_[i] ||
           sums[2 * i + 1] != worldSize * parts_[i] * parts_[i])
-        return false;
-    return true;
+        return static_cast<int>(i);
+    return -1;
+  }
+  /// Why the ranks cannot run together if part `i` differs.
+  static Status differs(int i, const char *ranks) {
+    if (i < static_cast<int>(kProgramParts))
+      return Status::invalidArgument(
+          std::string("the ") + ranks +
+          " do not all run the same program (its fingerprint differs "
+          "between ranks); start every rank with the same program");
+    return Status::invalidArgument(
+        std::string("the ") + ranks +
+        " were not all given the same overlap chunks (PlanOptions::"
+        "overlapChunks, the tools' --overlap-chunks), which decide the "
+        "pipelined blocks' collectives; give every rank the same");
   }
 
 private:
-  double parts_[3];
+  std::vector<double> parts_;
 };
 
-/// FNV-1a of the text form without its source locations: an instruction
-/// line's location is its tail after " loc " (serializeProgram writes it
-/// last), skipped up to the end of the line.
+/// FNV-1a of the text form without its source locations: an instruction's
+/// or argument's location is its line's tail after " loc "
+/// (serializeProgram writes it last), skipped up to the end of the line.
 uint64_t fingerprintOf(const std::string &text) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&h](unsigned char c) {
@@ -72,7 +96,8 @@ uint64_t fingerprintOf(const std::string &text) {
     if (end == std::string::npos)
       end = text.size();
     size_t stop = end;
-    if (text.compare(line, 6, "instr ") == 0) {
+    if (text.compare(line, 6, "instr ") == 0 ||
+        text.compare(line, 4, "arg ") == 0) {
       const size_t loc = text.find(kLoc, line);
       if (loc != std::string::npos && loc < end)
         stop = loc;
@@ -168,7 +193,7 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
   // ranks started with different programs (e.g. an MPMD mpirun) would
   // otherwise issue different collectives, which MPI does not detect.
   // `values` (summed over ranks) follow the flag and the fingerprint.
-  ProgramFingerprint print(shared.fingerprint());
+  AgreedParts print(shared.fingerprint(), callbacks.planOptions);
   // Each rank's own flag follows the fingerprint, so that the others name
   // the ranks that failed.
   const int w = comm.worldSize();
@@ -188,10 +213,8 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     // then failed too (the others gave up waiting for it).
     if (!reduced)
       return ok ? reduced : ok;
-    if (!print.sameOnAllRanks(agreement.data() + 1, comm.worldSize()))
-      return Status::invalidArgument(
-          "the ranks do not all run the same program (its fingerprint "
-          "differs between ranks); start every rank with the same program");
+    if (int part = print.firstDiffering(agreement.data() + 1, w); part >= 0)
+      return AgreedParts::differs(part, "ranks");
     if (!ok)
       return ok;
     if (agreement[0] > 0) {
@@ -206,27 +229,42 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     return Status::ok();
   };
   // On a grid, the outcome of the replica's agreement, agreed on by every
-  // rank of every replica: a failed replica stops the others too.
+  // rank of every replica: a failed replica stops the others too. The
+  // replicas' programs are compared there too (the gradients they average
+  // must be the same program's).
+  AgreedParts worldPrint(shared.fingerprint());
   auto agreeOnGrid = [&](const Status &agreed) -> Status {
     if (!grid || !grid->world)
       return agreed;
-    double failed = agreed ? 0.0 : 1.0;
-    Status reduced = grid->world->allReduce(&failed, &failed, 1, DType::F64);
+    std::vector<double> sums = worldPrint.terms();
+    sums.insert(sums.begin(), agreed ? 0.0 : 1.0);
+    Status reduced = grid->world->allReduce(
+        sums.data(), sums.data(), static_cast<int64_t>(sums.size()),
+        DType::F64);
     if (!agreed)
       return agreed;
     if (!reduced)
       return reduced.withContext("agreeing with the other replicas");
-    if (failed > 0)
+    if (worldPrint.firstDiffering(sums.data() + 1,
+                                  grid->world->worldSize()) >= 0)
+      return AgreedParts::differs(0, "replicas");
+    if (sums[0] > 0)
       return Status::aborted("stopped because a rank of another replica "
                              "failed (its own error says why)");
     return Status::ok();
   };
   // An agreement closes the binding phase: the time until it counts as
-  // binding, its own as agreeing.
+  // binding, its own as agreeing. `then` checks what the ranks exchanged
+  // (the same on every rank, so every rank of the replica decides the
+  // same), before the replicas agree.
   auto agreeAll = [&](const Status &ok, std::vector<double> &values,
-                      const char *stopped) {
+                      const char *stopped,
+                      const std::function<Status()> &then = nullptr) {
     seconds.bind += clock.lap();
-    Status agreed = agreeOnGrid(agreeOnce(ok, values, stopped));
+    Status agreed = agreeOnce(ok, values, stopped);
+    if (agreed && then)
+      agreed = then();
+    agreed = agreeOnGrid(agreed);
     seconds.agree += clock.lap();
     return agreed;
   };
@@ -253,15 +291,21 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     std::vector<double> slots(static_cast<size_t>(w) * numDynamic, 0.0);
     for (size_t i = 0; prepared && i < numDynamic; ++i)
       slots[result.rank * numDynamic + i] = static_cast<double>(mine[i]);
-    Status exchanged = agreeAll(prepared, slots,
-                                "stopped because another rank failed to "
-                                "give the shapes of its inputs");
+    Status exchanged = agreeAll(
+        prepared, slots,
+        "stopped because another rank failed to give the shapes of its "
+        "inputs",
+        [&] {
+          sizes.assign(w, std::vector<int64_t>(numDynamic));
+          for (int p = 0; p < w; ++p)
+            for (size_t i = 0; i < numDynamic; ++i)
+              sizes[p][i] = static_cast<int64_t>(slots[p * numDynamic + i]);
+          return callbacks.checkReplicated
+                     ? checkReplicatedSizes(program, sizes)
+                     : Status::ok();
+        });
     if (!exchanged)
       return fail(exchanged);
-    sizes.assign(w, std::vector<int64_t>(numDynamic));
-    for (int p = 0; p < w; ++p)
-      for (size_t i = 0; i < numDynamic; ++i)
-        sizes[p][i] = static_cast<int64_t>(slots[p * numDynamic + i]);
   }
 
   // The plan: from the cache when its sizes were seen before (host memory
@@ -319,10 +363,31 @@ RankResult runRank(const SharedProgram &shared, Communicator &comm,
     if (prepared && !executor)
       prepared = Status::internal("the executor callback made no executor");
   }
-  std::vector<double> none;
-  Status agreed = agreeAll(prepared, none,
-                           "stopped because another rank failed to prepare "
-                           "its inputs");
+  // The replicated arguments' hashes ride in the agreement: rank r's in
+  // its own slot of each (Replicated.h).
+  const std::vector<size_t> replicated =
+      callbacks.checkReplicated ? replicatedArgs(program) : std::vector<size_t>();
+  std::vector<double> hashes(replicated.size() * size_t(w), 0.0);
+  if (prepared && !replicated.empty()) {
+    seconds.bind += clock.lap();
+    for (size_t k = 0; prepared && k < replicated.size(); ++k) {
+      const size_t arg = replicated[k];
+      uint64_t hash = 0;
+      prepared = hashArgumentValue(device, buffers.args[arg],
+                                   plan->argType(arg), plan->argShape(arg),
+                                   hash)
+                     .withContext("hashing replicated " +
+                                  describeArgument(program, arg));
+      hashes[size_t(result.rank) * replicated.size() + k] =
+          static_cast<double>(hash);
+    }
+    seconds.check = clock.lap();
+  }
+  Status agreed = agreeAll(
+      prepared, hashes,
+      "stopped because another rank failed to prepare its inputs", [&] {
+        return checkReplicatedHashes(program, replicated, hashes, w);
+      });
   if (!agreed)
     return fail(agreed);
 
@@ -361,12 +426,16 @@ std::vector<std::string> describePipelines(const Program &program,
 std::string describeRank(const RankResult &rank, const char *bindName,
                          const char *finishName) {
   const RankResult::Phases &t = rank.seconds;
-  char buf[320];
+  char check[48] = "";
+  if (t.check > 0)
+    std::snprintf(check, sizeof check, "check replicated %.3f ms, ",
+                  t.check * 1e3);
+  char buf[384];
   std::snprintf(buf, sizeof buf,
-                "rank %d: plan %.3f ms%s, %s %.3f ms, agree %.3f ms, run %.3f "
-                "ms, %s %.3f ms; sent %llu bytes in %llu collectives",
+                "rank %d: plan %.3f ms%s, %s %.3f ms, %sagree %.3f ms, run "
+                "%.3f ms, %s %.3f ms; sent %llu bytes in %llu collectives",
                 rank.rank, t.plan * 1e3, rank.planReused ? " (reused)" : "",
-                bindName, t.bind * 1e3, t.agree * 1e3,
+                bindName, t.bind * 1e3, check, t.agree * 1e3,
                 t.run * 1e3, finishName, t.finish * 1e3,
                 static_cast<unsigned long long>(rank.stats.bytesSent),
                 static_cast<unsigned long long>(rank.stats.calls));

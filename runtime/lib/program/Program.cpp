@@ -23,6 +23,13 @@ bool hasDynamicDim(const std::vector<int64_t> &shape) {
   return std::find(shape.begin(), shape.end(), kDynamic) != shape.end();
 }
 
+std::string describeArgument(const Program &program, size_t i) {
+  std::string s = "argument " + std::to_string(i);
+  if (i < program.args.size() && !program.args[i].location.empty())
+    s += " (" + program.args[i].location + ")";
+  return s;
+}
+
 Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
                       size_t rankOf, const std::string &what) {
   std::string problem = checkPlacements(spec.placements);
@@ -157,6 +164,12 @@ Status Program::validate() const {
           " but value " + std::to_string(i) + " has type " +
           dtypeName(values[i].dtype) + " " + formatShape(values[i].shape));
   }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].sharded && args[i].replicated)
+      return Status::invalidArgument(
+          describeArgument(*this, i) +
+          " is both sharded and replicated: a replicated argument is a plain "
+          "one, the same on every rank");
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,

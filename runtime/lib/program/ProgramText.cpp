@@ -242,7 +242,11 @@ std::string serializeProgram(const Program &p) {
       writeSpec(os, a.sharding);
     } else {
       os << " plain";
+      if (a.replicated)
+        os << " replicated";
     }
+    if (!a.location.empty())
+      os << " loc " << a.location;
     os << "\n";
   }
   for (const Instr &in : p.instrs) {
@@ -373,6 +377,22 @@ Status parseProgram(const std::string &text, Program &out) {
             return t.err("a sharded argument needs a static global shape");
       } else if (kind != "plain") {
         return t.err("expected 'plain' or 'sharded'");
+      }
+      // Then, in this order and each optional: `replicated` (a plain
+      // argument the same on every rank), `loc` and the rest of the line.
+      for (std::string w; t.word(w);) {
+        if (w == "replicated" && !a.sharded && !a.replicated &&
+            a.location.empty()) {
+          a.replicated = true;
+        } else if (w == "loc") {
+          a.location = t.rest();
+          break;
+        } else {
+          return t.err("unexpected '" + w + "' after the argument's " +
+                       (a.sharded ? "spec" : "kind") +
+                       " (expected 'replicated' for a plain argument, or "
+                       "'loc')");
+        }
       }
       p.args.push_back(a);
       ++numArgs;

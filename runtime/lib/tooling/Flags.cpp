@@ -70,6 +70,17 @@ struct Entry {
     flag.show = [=](const RunOptions &o) { return std::to_string(o.*field); };
     return std::move(*this);
   }
+  /// A bool field of RunConfig (or of RunOptions): true/1 or false/0.
+  Entry &&setsBool(bool RunConfig::*field) && {
+    const std::string_view name = flag.name;
+    flag.set = [=](RunConfig &c, const std::string &v) {
+      if (v != "true" && v != "1" && v != "false" && v != "0")
+        return badValue(name, "true or false", v);
+      c.*field = v == "true" || v == "1";
+      return Status::ok();
+    };
+    return std::move(*this);
+  }
   Entry &&sets(decltype(RunFlag::set) set) && {
     flag.set = std::move(set);
     return std::move(*this);
@@ -138,6 +149,16 @@ std::vector<RunFlag> makeTable() {
           .answersFor("blasThreads")
           .example("1"));
   flags.push_back(
+      Entry("check-replicated", RunFlagKind::Bool, "",
+            "Before running, check that every argument the program declares "
+            "replicated (an upstream module's unsplit argument) holds the "
+            "same shape and values on every rank; =false skips the check",
+            "default: true")
+          .setsBool(&RunConfig::checkReplicated)
+          .notInContext("a context runs one op per call on views the "
+                        "caller passes; it binds no program's arguments")
+          .example("false"));
+  flags.push_back(
       Entry("device", RunFlagKind::Value, "N",
             "GPU for the GPU backends (cuda-local: the shared one, default "
             "0; nccl: under mpirun this process's, default the node-local "
@@ -196,12 +217,7 @@ std::vector<RunFlag> makeTable() {
             "files read, and the strategy each GEMM was lowered with "
             "(shardlin-run: per linear, every strategy's bytes and estimate, "
             "the lowering's explain=true)")
-          .sets([](RunConfig &c, const std::string &v) {
-            if (v != "true" && v != "1" && v != "false" && v != "0")
-              return badValue("verbose", "true or false", v);
-            c.verbose = v == "true" || v == "1";
-            return Status::ok();
-          })
+          .setsBool(&RunConfig::verbose)
           .notInContext("a context prints nothing "
                         "(shardlin_context_bytes_sent and "
                         "shardlin_context_collective_calls count its "

@@ -12,7 +12,7 @@ shard.grid @grid(shape = 4)
 // features), so the function returns the global tensor of which each rank
 // holds its columns.
 // CHECK-LABEL: func.func @kn
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<8x16xf32>, %[[W:[a-z0-9_]+]]: !shardlin.sharded<tensor<16x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> !shardlin.sharded<tensor<8x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<8x16xf32> {shardlin.replicated}, %[[W:[a-z0-9_]+]]: !shardlin.sharded<tensor<16x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>) -> !shardlin.sharded<tensor<8x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = shardlin.linear %[[X]], %[[W]] weight_kn layouts replicated -> features : {{.*}} -> tensor<8x3xf32>
 // CHECK-NEXT: %[[G:[a-z0-9_]+]] = shardlin.from_local %[[Y]] : tensor<8x3xf32> -> !shardlin.sharded<tensor<8x12xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>
 // CHECK-NEXT: return %[[G]]
@@ -53,7 +53,7 @@ shard.grid @grid(shape = 4)
 // N x K through a linalg.transpose, split on N with explicit offsets (an
 // empty chunk); the bias added by linalg.broadcast + linalg.add.
 // CHECK-LABEL: func.func @nk_transpose_broadcast_add
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<8x16xf32>, %[[W:[a-z0-9_]+]]: !shardlin.sharded<tensor<10x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]>>, %[[B:[a-z0-9_]+]]: tensor<10xf32>)
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<8x16xf32> {shardlin.replicated}, %[[W:[a-z0-9_]+]]: !shardlin.sharded<tensor<10x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]>>, %[[B:[a-z0-9_]+]]: tensor<10xf32> {shardlin.replicated})
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = shardlin.linear %[[X]], %[[W]], %[[B]] layouts replicated -> features : {{.*}} -> tensor<8x?xf32>
 // CHECK-NEXT: shardlin.from_local %[[Y]] : tensor<8x?xf32> -> !shardlin.sharded<tensor<8x10xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]>>
 // CHECK-NOT: linalg
@@ -156,7 +156,7 @@ shard.grid @grid(shape = 2)
 // so the linear is followed by that addition, in the result's layout (each
 // rank its features of it).
 // CHECK-LABEL: func.func @accumulate
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<4x8xf32>, %[[W:[a-z0-9_]+]]: !shardlin.sharded<{{.*}}>, %[[C:[a-z0-9_]+]]: tensor<4x6xf32>)
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<4x8xf32> {shardlin.replicated}, %[[W:[a-z0-9_]+]]: !shardlin.sharded<{{.*}}>, %[[C:[a-z0-9_]+]]: tensor<4x6xf32> {shardlin.replicated})
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = shardlin.linear %[[X]], %[[W]] weight_kn layouts replicated -> features
 // CHECK-NEXT: %[[CL:[a-z0-9_]+]] = shardlin.local_chunk %[[C]] along <dim = 1, placements = [0, 1]> : tensor<4x6xf32> -> tensor<4x3xf32>
 // CHECK-NEXT: arith.addf %[[Y]], %[[CL]] : tensor<4x3xf32>

@@ -13,7 +13,7 @@ shard.grid @grid(shape = 4)
 // the replicated residual r is sliced to the rank's rows; a splat constant
 // is built in the rank's shape.
 // CHECK-LABEL: func.func @elementwise_rows
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>, %[[R:[a-z0-9_]+]]: tensor<8x16xf32>) -> !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>, %[[R:[a-z0-9_]+]]: tensor<8x16xf32> {shardlin.replicated}) -> !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
 // CHECK-NEXT: %[[XL:.*]] = shardlin.local_shard %[[X]] {{.*}} -> tensor<2x16xf32>
 // CHECK-NEXT: %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<2x16xf32>
 // CHECK-NEXT: %[[M:.*]] = arith.mulf %[[XL]], %[[C]] : tensor<2x16xf32>
@@ -207,9 +207,10 @@ func.func @transpose(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
 
 shard.grid @grid(shape = 2)
 // Nothing annotated: everything replicated, the function unchanged but
-// for the grid.
+// for the grid and its argument's mark (shardlin.replicated: every rank
+// must pass the same x).
 // CHECK-LABEL: func.func @unannotated
-// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<4xf32> {shardlin.replicated}) -> tensor<4xf32>
 // CHECK-NEXT: %[[Y:.*]] = math.exp %[[X]] : tensor<4xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<4xf32>
 func.func @unannotated(%x: tensor<4xf32>) -> tensor<4xf32> {

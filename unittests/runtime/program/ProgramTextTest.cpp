@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 namespace rt = shardlin::rt;
@@ -41,6 +42,25 @@ std::string withCrlf(const std::string &text) {
     out += c;
   }
   return out;
+}
+
+/// An edit of a valid program text (`from` replaced by `to`) and the error
+/// parseProgram must give for it.
+struct BadEdit {
+  std::string from, to, message;
+};
+
+void expectInvalid(const std::string &text,
+                   std::initializer_list<BadEdit> edits) {
+  for (const BadEdit &e : edits) {
+    std::string bad = text;
+    bad.replace(bad.find(e.from), e.from.size(), e.to);
+    rt::Program p;
+    rt::Status s = rt::parseProgram(bad, p);
+    ASSERT_FALSE(s.isOk()) << bad;
+    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
+    EXPECT_EQ(s.message(), e.message);
+  }
 }
 
 TEST(ProgramText, RoundTripsByteIdentical) {
@@ -205,9 +225,7 @@ end
             (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(rt::serializeProgram(p), text);
 
-  struct Case {
-    std::string from, to, message;
-  } cases[] = {
+  expectInvalid(text, {
       {"result 0 sharded 2 5 3 spec 0 2 1 0", "result 1 sharded 2 5 3 spec 0 2 1 0",
        "program line 10: integer 1 out of range"},
       {"results 1 1\nresult 0", "result 0 sharded 2 5 3 spec 0 2 1 0\nresults 1 1\nresult 0",
@@ -216,15 +234,70 @@ end
        "result 0 has 3 chunks but the program runs on 2 ranks"},
       {"result 0 sharded 2 5 3", "result 0 sharded 2 5 4",
        "result 0: its local shape [?, 3] is not a chunk of its global shape [5, 4] along dim 0"},
-  };
-  for (const Case &c : cases) {
-    std::string bad = text;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    s = rt::parseProgram(bad, p);
-    ASSERT_FALSE(s.isOk()) << bad;
-    EXPECT_EQ(s.code(), rt::StatusCode::InvalidArgument);
-    EXPECT_EQ(s.message(), c.message);
-  }
+  });
+}
+
+// Replicated arguments (the upstream import's unsplit ones, which the ranks
+// check are the same on every rank) and the arguments' locations: both
+// round-trip; a program without them reads as before; `replicated` only on
+// a plain argument, before `loc`.
+const char *kReplicatedW3 = R"(shardlin-program v1
+name col
+world_size 3
+values 4
+value 0 f32 2 4 16
+value 1 f32 2 12 16
+value 2 f32 2 4 ?
+value 3 f32 2 4 12
+arg 0 plain replicated loc in.mlir:12:25
+arg 1 sharded 2 12 16 spec 0 3 0 1 2 loc in.mlir:12:50
+instr gemm result 2 operands 2 0 1 trans 0 1 loc in.mlir:20:9
+instr all_gather result 3 operands 1 2 chunk 1 3 0 1 2 loc in.mlir:20:9
+results 1 3
+end
+)";
+
+TEST(ProgramText, ReplicatedArgumentsAndLocationsRoundTrip) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram(kReplicatedW3, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  ASSERT_EQ(p.args.size(), 2u);
+  EXPECT_TRUE(p.args[0].replicated);
+  EXPECT_FALSE(p.args[0].sharded);
+  EXPECT_EQ(p.args[0].location, "in.mlir:12:25");
+  EXPECT_FALSE(p.args[1].replicated);
+  EXPECT_EQ(p.args[1].location, "in.mlir:12:50");
+  EXPECT_EQ(rt::describeArgument(p, 0), "argument 0 (in.mlir:12:25)");
+  EXPECT_EQ(rt::serializeProgram(p), kReplicatedW3);
+
+  // Without the words: a rank-local argument with no location.
+  std::string plain = kReplicatedW3;
+  plain.replace(plain.find(" replicated loc in.mlir:12:25"), 29, "");
+  ASSERT_TRUE(rt::parseProgram(plain, p).isOk());
+  EXPECT_FALSE(p.args[0].replicated);
+  EXPECT_EQ(p.args[0].location, "");
+  EXPECT_EQ(rt::describeArgument(p, 0), "argument 0");
+  EXPECT_EQ(rt::serializeProgram(p), plain);
+
+  expectInvalid(kReplicatedW3, {
+      {"spec 0 3 0 1 2 loc", "spec 0 3 0 1 2 replicated loc",
+       "program line 10: unexpected 'replicated' after the argument's spec "
+       "(expected 'replicated' for a plain argument, or 'loc')"},
+      {"plain replicated", "plain replicated replicated",
+       "program line 9: unexpected 'replicated' after the argument's kind "
+       "(expected 'replicated' for a plain argument, or 'loc')"},
+      {"plain replicated", "plain copied",
+       "program line 9: unexpected 'copied' after the argument's kind "
+       "(expected 'replicated' for a plain argument, or 'loc')"},
+  });
+
+  // A program built in memory: a sharded argument cannot be replicated.
+  ASSERT_TRUE(rt::parseProgram(kReplicatedW3, p).isOk());
+  p.args[1].replicated = true;
+  s = p.validate();
+  EXPECT_EQ(s.message(),
+            "argument 1 (in.mlir:12:50) is both sharded and replicated: a "
+            "replicated argument is a plain one, the same on every rank");
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardlin/Dialect/Shardlin/Backward/Passes.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -565,7 +566,11 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   }
   symbols.insert(backward);
 
-  // The arguments say what they hold.
+  // The arguments say what they hold: the forward's first (a replicated
+  // one stays replicated), then the saved values.
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (Attribute same = f.getArgAttr(i, kReplicatedArgAttrName))
+      backward.setArgAttr(i, kReplicatedArgAttrName, same);
   const unsigned firstSaved = backward.getNumArguments() - saved->size();
   for (auto [i, v] : llvm::enumerate(*saved))
     backward.setArgAttr(firstSaved + i, "shardlin.saved",

@@ -17,7 +17,8 @@
 //   rt::Status s = rt::runProgram(program, options, callbacks, &ranks);
 //
 // Every rank builds its plan, binds its buffers, then all ranks agree (one
-// all_reduce) that every rank is ready and runs the same program before the
+// all_reduce) that every rank is ready, runs the same program and holds the
+// same replicated arguments (RunOptions::checkReplicated) before the
 // first collective of the program: a bad input on one rank fails every rank
 // at once instead of leaving the others waiting. A rank that stops because
 // another one failed reports StatusCode::Aborted; the status returned is the
@@ -128,6 +129,14 @@ struct RunOptions {
   /// ranks with its rank in every replica (RankRun::replicas()). Every
   /// backend runs grids.
   int replicas = 1;
+  /// Check, before the program's first collective, that every replicated
+  /// argument (Argument::replicated) has the same shape and bytes on every
+  /// rank, failing every rank with an error that names the argument and
+  /// the ranks that differ (exec/Replicated.h). It costs a hash of those
+  /// arguments on each rank (on a GPU, after their copy to the host) and a
+  /// slot per rank and argument in the ranks' agreement (docs/robustness.md,
+  /// "Replicated arguments"). false trusts the caller.
+  bool checkReplicated = true;
   /// A test seam: if set, each rank's communicator of the threads and mpi
   /// backends is passed through it before the run (the fault tests wrap it
   /// in one that injects faults).
@@ -264,6 +273,9 @@ struct RankCallbacks {
   /// How the rank's plan is built (Plan.h): GEMM epilogues, and the
   /// row chunks of its pipelined blocks (RunOptions::overlapChunks).
   PlanOptions planOptions;
+  /// RunOptions::checkReplicated: runProgram sets it here and in
+  /// perReplica's callbacks; a caller of runRank sets it itself.
+  bool checkReplicated = true;
   using MakeExecutor = std::function<Status(
       const Plan &plan, Communicator &comm, RankDevice &device,
       std::unique_ptr<RankExecutor> &out)>;
@@ -313,8 +325,10 @@ struct RankResult {
   /// inputs), the agreement (waiting for the other ranks included), the run
   /// (on a GPU: until its work is enqueued; finish waits for it) and finish
   /// (writing the results).
+  /// `check`: hashing the replicated arguments (RunOptions::
+  /// checkReplicated; 0 when nothing was checked), counted apart from bind.
   struct Phases {
-    double plan = 0, bind = 0, agree = 0, run = 0, finish = 0;
+    double plan = 0, bind = 0, check = 0, agree = 0, run = 0, finish = 0;
   } seconds;
   /// Whether the plan came from RankCallbacks::plans rather than being
   /// built for this run.

@@ -103,6 +103,15 @@ struct Argument {
   /// For sharded arguments: the global shape and the chunk spec.
   std::vector<int64_t> globalShape;
   ChunkSpec sharding;
+  /// A plain argument declared the same on every rank (the upstream
+  /// import's replicated arguments: `shardlin.replicated` on the entry's
+  /// argument). Before the first collective the ranks check that they all
+  /// hold the same bytes (exec/Replicated.h; RunOptions::checkReplicated).
+  /// A plain argument without it is rank-local: each rank its own value.
+  bool replicated = false;
+  /// Where the argument was declared (file:line:col, or its name), for
+  /// error messages; may be empty.
+  std::string location;
 };
 
 /// How a result is spread over the ranks. Every rank returns its own local
@@ -146,6 +155,9 @@ struct Program {
   /// compiled program, the form described above.
   Status validate() const;
 };
+
+/// "argument I" and, if known, " (LOCATION)": how errors name argument i.
+std::string describeArgument(const Program &program, size_t i);
 
 std::string formatShape(const std::vector<int64_t> &shape);
 

@@ -1,0 +1,27 @@
+//===- ArgAttrs.h - The shardlin argument attributes ------------*- C++ -*-===//
+//
+// Attributes the shardlin passes put on a function's arguments, named once
+// for the passes that set them and the code that reads them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHARDLIN_DIALECT_SHARDLIN_IR_ARGATTRS_H
+#define SHARDLIN_DIALECT_SHARDLIN_IR_ARGATTRS_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::shardlin {
+
+/// A unit attribute on a plain tensor argument: every rank must pass the
+/// same value. The upstream import (--shardlin-import-shard) puts it on
+/// every tensor argument it keeps replicated (no split over the grid), the
+/// backward (--shardlin-generate-backward) keeps it on the forward's
+/// arguments it takes, and a hand-written module may set it. The runtime
+/// Program carries it (Argument::replicated) and the ranks check, before
+/// running, that they all hold the same value (docs/robustness.md,
+/// "Replicated arguments"). A plain argument without it is rank-local:
+/// each rank its own value.
+constexpr llvm::StringLiteral kReplicatedArgAttrName = "shardlin.replicated";
+
+} // namespace mlir::shardlin
+
+#endif // SHARDLIN_DIALECT_SHARDLIN_IR_ARGATTRS_H
