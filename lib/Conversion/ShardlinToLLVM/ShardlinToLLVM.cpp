@@ -179,6 +179,32 @@ void chunkGlobals(OpBuilder &b, ModuleOp module, ChunkAttr chunk,
                 state.boundsGlobals, symbols);
 }
 
+/// Drops shardlin's annotations of function arguments and results
+/// (`shardlin.saved` on a backward function's saved values): they are for
+/// whoever reads the IR, and LLVM IR has no place for them (the translation
+/// warns "Unhandled parameter attribute" for each, on every entry).
+void dropArgumentAnnotations(ModuleOp module) {
+  auto isShardlin = [](NamedAttribute a) {
+    return a.getName().getValue().starts_with("shardlin.");
+  };
+  auto strip = [&](DictionaryAttr attrs) -> DictionaryAttr {
+    if (!attrs || llvm::none_of(attrs, isShardlin))
+      return attrs;
+    SmallVector<NamedAttribute> kept;
+    llvm::copy_if(attrs, std::back_inserter(kept),
+                  [&](NamedAttribute a) { return !isShardlin(a); });
+    return DictionaryAttr::get(attrs.getContext(), kept);
+  };
+  module.walk([&](FunctionOpInterface func) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (DictionaryAttr attrs = func.getArgAttrDict(i))
+        func.setArgAttrs(i, strip(attrs));
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (DictionaryAttr attrs = func.getResultAttrDict(i))
+        func.setResultAttrs(i, strip(attrs));
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -190,6 +216,7 @@ struct ConvertShardlinToLLVMPass
     ModuleOp module = getOperation();
     if (failed(checkBufferized(module)))
       return signalPassFailure();
+    dropArgumentAnnotations(module);
 
     // The functions that use the ops, with their world size and whether
     // they need the rank.

@@ -33,6 +33,8 @@ def ConvertShardlinToLLVM : Pass<"shardlin-convert-to-llvm", "::mlir::ModuleOp">
     - The statuses the calls return are not checked: the runtime's contexts
       are sticky, so the launcher checks `shardlin_context_status` after the
       entry returns.
+    - shardlin's annotations of function arguments and results
+      (`shardlin.saved`) are dropped: LLVM IR has no place for them.
 
     Memrefs stay memrefs (unrealized casts to their descriptors), so the
     pass runs before upstream's `finalize-memref-to-llvm`,
