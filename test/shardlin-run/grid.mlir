@@ -54,6 +54,11 @@
 // FORM: error: --grid=2by2: expected DPxTP, two integers >= 1 (e.g. --grid=2x4)
 // RUN: not shardlin-run %t/bw.mlir --grid=2x2 --entry=col_backward --arg='%t/r{replica}/x.{rank}.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/dx.{rank}.npy' --out='%t/o/dw.{replica}.npy' --out='%t/o/db.{replica}.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=SAME
 // SAME: error: on a grid every output path needs {replica} (each replica writes its own)
+// The whole grid's x (6 rows: both replicas' 3) where each replica reads
+// its own: the message says so, and how to name one file per replica.
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 5 --k 7 --batch-shape 6 --world-size 1 --seed 45 --out-dir %t/all
+// RUN: not shardlin-run %t/bw.mlir --grid=2x2 --entry=col_backward --arg=%t/all/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/dy{replica}/x.{rank}.npy' --out='%t/o/gx.{replica}.{rank}.npy' --out='%t/o/gw.{replica}.npy' --out='%t/o/gb.{replica}.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=WHOLE
+// WHOLE: error: replica {{[01]}}: rank {{[01]}}: argument 0 ({{.*}}all/x.0.npy): shape [6, 7] does not match the entry signature's [3, 7] (one replica's shape: on a grid of 2 replicas each replica reads its own, so give one file per replica with {replica} in the path, e.g. x.{replica}.npy)
 
 func.func @col(%x: tensor<3x7xf32>,
                %w: !shardlin.sharded<tensor<5x7xf32>, #shardlin.chunk<dim = 0, placements = [1, 0]>>,

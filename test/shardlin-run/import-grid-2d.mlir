@@ -64,3 +64,12 @@
 // NP4: error: the module's data-parallel grid of 2 replicas of 4 ranks has 8 ranks, but the MPI job has 4 processes: run it with mpirun -np 8
 // RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --world-size=4 --arg='%t/r{replica}/x.0.npy' --arg=%t/r0/w.npy --arg=%t/r0/b.npy --out='%t/o/ws.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=WS
 // WS: error: the module's data-parallel grid of 2 replicas of 4 ranks has 8 ranks; --world-size=4
+
+// The whole batch (both replicas' 20 rows, the module's own global x) where
+// each replica reads its 10: the message says that each replica reads its
+// own and how to name the files ({replica}), not a {rank} path, which
+// cannot help. Also with --jit.
+// RUN: %python %shardlin_src/testing/tools/npytool.py gen-linear --n 10 --k 16 --batch-shape 20 --world-size 1 --bias --seed 77 --out-dir %t/whole
+// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --arg=%t/whole/x.0.npy --arg=%t/whole/w.npy --arg=%t/whole/b.npy --out='%t/o/whole.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=WHOLE
+// RUN: not shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --jit --arg=%t/whole/x.0.npy --arg=%t/whole/w.npy --arg=%t/whole/b.npy --out='%t/o/whole.{replica}.npy' 2>&1 | FileCheck %s --check-prefix=WHOLE
+// WHOLE: error: replica {{[01]}}: rank {{[0-3]}}: argument 0 ({{.*}}whole/x.0.npy): shape [20, 16] does not match the entry signature's [10, 16] (one replica's global shape of a sharded argument: on a grid of 2 replicas each replica reads its own, so give one file per replica with {replica} in the path, e.g. x.{replica}.npy, or with {replica} and {rank}, one per rank of each replica)

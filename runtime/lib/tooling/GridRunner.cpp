@@ -28,9 +28,12 @@ std::string substituteReplica(const std::string &path, int replica) {
   return out;
 }
 
-/// The file run of replica `replica`: the paths with "{replica}" replaced.
-RunConfig replicaConfig(const RunConfig &config, int replica) {
+/// The file run of replica `replica` of `replicas`: the paths with
+/// "{replica}" replaced, and RunOptions::replicas set, which the messages
+/// of the binding read.
+RunConfig replicaConfig(const RunConfig &config, int replica, int replicas) {
   RunConfig c = config;
+  c.replicas = replicas;
   for (std::string &p : c.argPaths)
     p = substituteReplica(p, replica);
   for (std::string &p : c.outPaths)
@@ -59,11 +62,13 @@ Status runGridWithFiles(const Program &program, const RunConfig &config,
           "its own): '" + path + "'");
   for (int d = 0; d < grid.dataParallel; ++d)
     SHARDLIN_RETURN_IF_ERROR(
-        detail::checkFileRun(program, replicaConfig(config, d)));
+        detail::checkFileRun(program,
+                             replicaConfig(config, d, grid.dataParallel)));
   auto perReplica = std::make_shared<std::vector<RankCallbacks>>();
   for (int d = 0; d < grid.dataParallel; ++d) {
     RankCallbacks c =
-        detail::fileCallbacks(program, replicaConfig(config, d));
+        detail::fileCallbacks(program,
+                              replicaConfig(config, d, grid.dataParallel));
     c.run = [averaged = grid.averaged](RankRun &run) -> Status {
       SHARDLIN_RETURN_IF_ERROR(run.execute());
       for (size_t i : averaged)

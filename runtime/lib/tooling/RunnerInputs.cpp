@@ -124,10 +124,21 @@ Status checkDescr(const std::string &what, const std::string &descr,
                                  npyDescrsAccepted(dt) + ")");
 }
 
+/// On a grid of `replicas` (> 1) replicas, what a file of the wrong shape
+/// most likely means: the whole grid's data given where each replica reads
+/// its own.
+std::string eachReplicaReadsItsOwn(int replicas, const char *orPerRank) {
+  return "on a grid of " + std::to_string(replicas) +
+         " replicas each replica reads its own, so give one file per "
+         "replica with {replica} in the path, e.g. x.{replica}.npy" +
+         orPerRank;
+}
+
 /// Whether a sharded argument's file of shape `shape` holds the global
 /// tensor (`global`) or, as a {rank} path may, exactly this rank's chunk;
 /// any other shape is an error. `mine` is the rank's range of the split dim.
-Status classifyShardedFile(const Argument &arg, int rank,
+/// On a grid (`replicas` > 1) the global tensor is one replica's.
+Status classifyShardedFile(const Argument &arg, int rank, int replicas,
                            const std::string &what,
                            const std::vector<int64_t> &shape,
                            bool perRankPath, bool &global, Range &mine) {
@@ -143,8 +154,14 @@ Status classifyShardedFile(const Argument &arg, int rank,
     return Status::invalidArgument(
         what + ": shape " + formatShape(shape) +
         " does not match the entry signature's " + formatShape(whole) +
-        " (the global shape of a sharded argument; a path with {rank} may "
-        "name each rank's chunk instead)");
+        (replicas > 1
+             ? " (one replica's global shape of a sharded argument: " +
+                   eachReplicaReadsItsOwn(
+                       replicas, ", or with {replica} and {rank}, one per "
+                                 "rank of each replica") +
+                   ")"
+             : " (the global shape of a sharded argument; a path with {rank} "
+               "may name each rank's chunk instead)"));
   std::vector<int64_t> chunk = whole;
   chunk[size_t(d)] = mine.size;
   if (shape == chunk)
@@ -167,7 +184,7 @@ Status classifyShardedFile(const Argument &arg, int rank,
 /// rank of this process that asks, and each rank copies its chunk from it.
 Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
                            const std::string &path, bool perRankPath,
-                           FileCache &cache, BoundArg &out,
+                           int replicas, FileCache &cache, BoundArg &out,
                            uint64_t &bytesRead) {
   const Argument &arg = program.args[i];
   const DType dt = plan.argType(i);
@@ -182,8 +199,9 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
     SHARDLIN_RETURN_IF_ERROR(
         cache.get(path, file, &bytesRead).withContext(argument));
     SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr, dt));
-    SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
-        arg, plan.rank(), what, file->shape, perRankPath, global, mine));
+    SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(arg, plan.rank(), replicas,
+                                                 what, file->shape,
+                                                 perRankPath, global, mine));
     if (!global) {
       out.file = std::move(file);
       return Status::ok();
@@ -197,22 +215,25 @@ Status bindShardedArgument(const Program &program, const Plan &plan, size_t i,
       NpyFile::openSpec(path, file, cache.streamTimeoutSeconds())
           .withContext(argument));
   SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr(), dt));
-  SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(
-      arg, plan.rank(), what, file->shape(), perRankPath, global, mine));
+  SHARDLIN_RETURN_IF_ERROR(classifyShardedFile(arg, plan.rank(), replicas,
+                                               what, file->shape(),
+                                               perRankPath, global, mine));
   Status read = global ? file->readSlice(arg.sharding.dim, mine, out.chunk)
                        : file->readAll(out.chunk);
   bytesRead += file->bytesRead();
   return read.withContext(argument);
 }
 
+/// Binds argument `i` from `pattern` (the rank's path once {rank} is
+/// substituted); `replicas` > 1 on a grid.
 Status bindArgument(const Program &program, const Plan &plan, size_t i,
-                    const std::string &pattern, FileCache &cache,
-                    BoundArg &out, uint64_t &bytesRead) {
+                    const std::string &pattern, int replicas,
+                    FileCache &cache, BoundArg &out, uint64_t &bytesRead) {
   const Argument &arg = program.args[i];
   const std::string path = substituteRank(pattern, plan.rank());
   if (arg.sharded)
     return bindShardedArgument(program, plan, i, path, isPerRankPath(pattern),
-                               cache, out, bytesRead);
+                               replicas, cache, out, bytesRead);
   DType dt = plan.argType(i);
   std::string what = "argument " + std::to_string(i) + " (" + path + ")";
   std::shared_ptr<const NpyArray> file;
@@ -222,9 +243,13 @@ Status bindArgument(const Program &program, const Plan &plan, size_t i,
   SHARDLIN_RETURN_IF_ERROR(checkDescr(what, file->descr, dt));
   const std::vector<int64_t> &want = plan.argShape(i);
   if (file->shape != want)
-    return Status::invalidArgument(what + ": shape " + formatShape(file->shape) +
-                         " does not match the entry signature's " +
-                         formatShape(want));
+    return Status::invalidArgument(
+        what + ": shape " + formatShape(file->shape) +
+        " does not match the entry signature's " + formatShape(want) +
+        (replicas > 1
+             ? " (one replica's shape: " + eachReplicaReadsItsOwn(replicas, "") +
+                   ")"
+             : ""));
   out.file = std::move(file);
   return Status::ok();
 }
@@ -250,8 +275,9 @@ Status bindFromFiles(const Program &program, const RunConfig &config,
   state.bound.resize(program.args.size());
   for (size_t i = 0; i < program.args.size(); ++i) {
     SHARDLIN_RETURN_IF_ERROR(bindArgument(program, plan, i,
-                                          config.argPaths[i], cache,
-                                          state.bound[i], state.bytesRead));
+                                          config.argPaths[i], config.replicas,
+                                          cache, state.bound[i],
+                                          state.bytesRead));
     if (onHost) {
       buffers.args.push_back(state.bound[i].data());
       continue;
