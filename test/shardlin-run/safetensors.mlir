@@ -48,6 +48,20 @@
 // RUN:   | FileCheck %s --check-prefix=NAME
 // NAME: error: rank {{[0-9]}}: argument 1: '{{.*}}model.safetensors' has no tensor 'model.layers.0.mlp.gate_proj.weight' (it holds 'model.layers.0.mlp.down_proj.weight', 'model.layers.0.mlp.up_proj.weight')
 
+// A checkpoint named without the tensor (its .npy reader said "bad magic:
+// not a .npy file"): the message asks for :NAME and lists the tensors; a
+// sharded argument's and a plain one's. An output named so would have been
+// written as a .npy file: refused before the run.
+// RUN: not shardlin-run %S/Inputs/bf16-mlp.mlir --arg=%t/x.{rank}.npy --arg=%t/model.safetensors --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/out/y.{rank}.safetensors:y' --out='%t/out/h.{rank}.npy' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NO-NAME
+// NO-NAME: error: rank {{[0-9]}}: argument 1: '{{.*}}model.safetensors' is a safetensors file: name the tensor to read, as '{{.*}}model.safetensors:NAME' (it holds 'model.layers.0.mlp.down_proj.weight', 'model.layers.0.mlp.up_proj.weight')
+// RUN: not shardlin-run %S/Inputs/bf16-mlp.mlir --arg=%t/x.{rank}.safetensors --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/out/y.{rank}.safetensors:y' --out='%t/out/h.{rank}.npy' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NO-NAME-X
+// NO-NAME-X: error: rank {{[0-9]}}: argument 0: '{{.*}}x.{{[0-3]}}.safetensors' is a safetensors file: name the tensor to read, as '{{.*}}x.{{[0-3]}}.safetensors:NAME' (it holds 'x')
+// RUN: not shardlin-run %S/Inputs/bf16-mlp.mlir --arg=%t/x.{rank}.npy --arg=%t/model.safetensors:model.layers.0.mlp.up_proj.weight --arg=%t/model.safetensors:model.layers.0.mlp.down_proj.weight --out='%t/out/y.{rank}.safetensors' --out='%t/out/h.{rank}.npy' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NO-NAME-OUT
+// NO-NAME-OUT: error: --out '{{.*}}y.{rank}.safetensors' (result 0) names a safetensors file but no tensor in it: write '{{.*}}y.{rank}.safetensors:NAME' (a path without :NAME is written as one .npy array)
+
 // A tensor of another dtype than the signature's.
 // RUN: %python %shardlin_src/testing/tools/npytool.py gen-mlp --k 64 --hidden 1024 --n 64 --rows 2 --world-size 1 --dtype f32 --out-dir %t/f32
 // RUN: %python %shardlin_src/testing/tools/npytool.py safetensors --out %t/f32.safetensors up=%t/f32/w1.npy down=%t/f32/w2.npy

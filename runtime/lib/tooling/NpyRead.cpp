@@ -243,12 +243,10 @@ Status NpyFile::open(const std::string &path, std::unique_ptr<NpyFile> &out,
   return Status::ok();
 }
 
-/// Opens `path` as a safetensors file and finds `tensor`: its header is
-/// read with pread (the length first, then only the JSON), checked whole,
-/// and the tensor's bytes are left for NpyFile's reads.
-static Status openSafetensorsImpl(const std::string &path,
-                                  const std::string &tensor, int &fdOut,
-                                  SafetensorsTensor &found) {
+/// Opens `path` as a safetensors file and reads its header with pread (the
+/// length first, then only the JSON), checked whole.
+static Status openSafetensorsHeader(const std::string &path, int &fdOut,
+                                    std::vector<SafetensorsTensor> &tensors) {
   struct stat st;
   SHARDLIN_RETURN_IF_ERROR(openInput(path, fdOut, st));
   const int fd = fdOut;
@@ -269,9 +267,17 @@ static Status openSafetensorsImpl(const std::string &path,
           preadExactly(fd, header.data() + 8, size_t(n), 8, "the header"));
     }
   }
+  return parseSafetensorsHeader(header.data(), header.size(), fileSize,
+                                tensors);
+}
+
+/// Opens `path` as a safetensors file and finds `tensor`, whose bytes are
+/// left for NpyFile's reads.
+static Status openSafetensorsImpl(const std::string &path,
+                                  const std::string &tensor, int &fdOut,
+                                  SafetensorsTensor &found) {
   std::vector<SafetensorsTensor> tensors;
-  SHARDLIN_RETURN_IF_ERROR(
-      parseSafetensorsHeader(header.data(), header.size(), fileSize, tensors));
+  SHARDLIN_RETURN_IF_ERROR(openSafetensorsHeader(path, fdOut, tensors));
   const SafetensorsTensor *t = nullptr;
   SHARDLIN_RETURN_IF_ERROR(findSafetensor(tensors, tensor, path, t));
   found = *t;
@@ -299,11 +305,31 @@ Status NpyFile::openSafetensors(const std::string &path,
   return Status::ok();
 }
 
+/// A path that names a whole safetensors file (FILE.safetensors, no
+/// :NAME) where one array is read: an error that says to name a tensor and
+/// which there are, instead of the .npy reader's "bad magic".
+static Status refuseWholeSafetensors(const std::string &path) {
+  if (!isSafetensorsFileName(path))
+    return Status::ok();
+  int fd = -1;
+  std::vector<SafetensorsTensor> tensors;
+  Status header = openSafetensorsHeader(path, fd, tensors);
+  if (fd >= 0)
+    ::close(fd);
+  if (!header)
+    return header.withContext(quotedName(path));
+  return Status::invalidArgument(
+      quotedName(path) + " is a safetensors file: name the tensor to read, " +
+      "as " + quotedName(path + ":NAME") + " (" +
+      describeSafetensors(tensors) + ")");
+}
+
 Status NpyFile::openSpec(const std::string &spec, std::unique_ptr<NpyFile> &out,
                          double streamTimeoutSeconds) {
   std::string file, tensor;
   if (splitSafetensorsSpec(spec, file, tensor))
     return openSafetensors(file, tensor, out);
+  SHARDLIN_RETURN_IF_ERROR(refuseWholeSafetensors(spec));
   return open(spec, out, streamTimeoutSeconds);
 }
 
@@ -413,8 +439,10 @@ namespace shardlin::rt {
 Status readArraySpec(const std::string &spec, NpyArray &out,
                      double streamTimeoutSeconds) {
   std::string file, tensor;
-  if (!splitSafetensorsSpec(spec, file, tensor))
+  if (!splitSafetensorsSpec(spec, file, tensor)) {
+    SHARDLIN_RETURN_IF_ERROR(refuseWholeSafetensors(spec));
     return readNpy(spec, out, streamTimeoutSeconds);
+  }
   std::unique_ptr<NpyFile> f;
   SHARDLIN_RETURN_IF_ERROR(NpyFile::openSafetensors(file, tensor, f));
   NpyArray result;

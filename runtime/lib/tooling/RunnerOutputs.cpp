@@ -378,6 +378,13 @@ Status checkOutputPaths(const Program &program, const RunConfig &config) {
     for (int r = 0; r < w; ++r)
       SHARDLIN_RETURN_IF_ERROR(record(config.argPaths[i], false, i, r));
   for (size_t i = 0; i < config.outPaths.size(); ++i) {
+    // A checkpoint named without a tensor would get a .npy file's bytes.
+    const std::string &out = config.outPaths[i];
+    if (isSafetensorsFileName(out))
+      return Status::invalidArgument(
+          "--out '" + out + "' (result " + std::to_string(i) +
+          ") names a safetensors file but no tensor in it: write '" + out +
+          ":NAME' (a path without :NAME is written as one .npy array)");
     // Only rank 0 writes an output without {rank}.
     bool perRank = config.outPaths[i].find("{rank}") != std::string::npos;
     for (int r = 0; r < (perRank ? w : 1); ++r)

@@ -282,16 +282,21 @@ Status findSafetensor(const std::vector<SafetensorsTensor> &tensors,
       out = &t;
       return Status::ok();
     }
+  return Status::notFound(quotedName(file) + " has no tensor " +
+                          quotedName(name) + " (" +
+                          describeSafetensors(tensors) + ")");
+}
+
+std::string describeSafetensors(const std::vector<SafetensorsTensor> &tensors) {
+  if (tensors.empty())
+    return "it holds none";
   std::string present;
   const size_t shown = std::min<size_t>(tensors.size(), 5);
   for (size_t i = 0; i < shown; ++i)
     present += (i ? ", " : "") + quotedText(tensors[i].name);
   if (tensors.size() > shown)
     present += ", ... (" + std::to_string(tensors.size()) + " in all)";
-  return Status::notFound(quotedName(file) + " has no tensor " +
-                          quotedName(name) +
-                          (tensors.empty() ? " (it holds none)"
-                                           : " (it holds " + present + ")"));
+  return "it holds " + present;
 }
 
 bool splitSafetensorsSpec(const std::string &spec, std::string &file,
@@ -303,6 +308,12 @@ bool splitSafetensorsSpec(const std::string &spec, std::string &file,
   file = spec.substr(0, at + key.size() - 1);
   tensor = spec.substr(at + key.size());
   return true;
+}
+
+bool isSafetensorsFileName(const std::string &path) {
+  const std::string suffix = ".safetensors";
+  return path.size() >= suffix.size() &&
+         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Status buildSafetensors(const std::vector<SafetensorsOutput> &tensors,

@@ -69,10 +69,18 @@ Status findSafetensor(const std::vector<SafetensorsTensor> &tensors,
                       const std::string &name, const std::string &file,
                       const SafetensorsTensor *&out);
 
+/// "it holds 'a', 'b'" (the first five names and the count), or "it holds
+/// none".
+std::string describeSafetensors(const std::vector<SafetensorsTensor> &tensors);
+
 /// Whether `spec` names a tensor of a checkpoint, FILE.safetensors:NAME
 /// (split at the first ".safetensors:"), and if so its parts.
 bool splitSafetensorsSpec(const std::string &spec, std::string &file,
                           std::string &tensor);
+
+/// Whether `path` ends in ".safetensors": a whole checkpoint, where one
+/// array (FILE.safetensors:NAME, or a .npy file) is read or written.
+bool isSafetensorsFileName(const std::string &path);
 
 /// One tensor to write.
 struct SafetensorsOutput {
