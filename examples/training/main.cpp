@@ -27,6 +27,8 @@
 // mpirun, docs/training.md). Exit status 1 if they do not.
 //
 // Usage: training-example [threads|mpi] [steps]   (mpi: under mpirun -np 4)
+// steps: a whole number from 1 to 100000 (default 40); anything else, or
+// another backend, is an error (exit status 2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,7 @@
 
 #include "shardlin/runtime/backends/Mpi.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +51,38 @@ namespace {
 
 constexpr double kLearningRate = 0.5;
 constexpr double kBound = 1e-5;
+constexpr long long kMaxSteps = 100000;
+
+/// The command line, checked: the backend and the number of steps. On an
+/// error, says what is wrong and the usage, and returns false.
+bool parseArguments(int argc, char **argv, std::string &backend, int &steps) {
+  auto usage = [](const std::string &what) {
+    std::fprintf(stderr,
+                 "training-example: %s\n"
+                 "usage: training-example [threads|mpi] [steps]   (steps: "
+                 "1 to %lld, default 40; mpi: under mpirun -np 4)\n",
+                 what.c_str(), kMaxSteps);
+    return false;
+  };
+  if (argc > 3)
+    return usage("too many arguments: '" + std::string(argv[3]) + "'");
+  backend = argc > 1 ? argv[1] : "threads";
+  if (backend != "threads" && backend != "mpi")
+    return usage("unknown backend '" + backend + "' (threads or mpi)");
+  steps = 40;
+  if (argc < 3)
+    return true;
+  const char *text = argv[2];
+  char *end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || n < 1 ||
+      n > kMaxSteps)
+    return usage("the number of steps must be a whole number from 1 to " +
+                 std::to_string(kMaxSteps) + ", not '" + text + "'");
+  steps = static_cast<int>(n);
+  return true;
+}
 
 GradCase model() {
   GradCase c;
@@ -93,8 +128,10 @@ float toFloat(double v) { return static_cast<float>(v); }
 } // namespace
 
 int main(int argc, char **argv) {
-  const std::string backend = argc > 1 ? argv[1] : "threads";
-  const int steps = argc > 2 ? std::atoi(argv[2]) : 40;
+  std::string backend;
+  int steps = 0;
+  if (!parseArguments(argc, argv, backend, steps))
+    return 2;
   const GradCase c = model();
   const int w = c.worldSize();
   std::unique_ptr<rt::MpiSession> session;
