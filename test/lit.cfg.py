@@ -3,6 +3,7 @@
 # mlir/examples/standalone).
 
 import os
+import platform
 import stat
 import tempfile
 
@@ -34,6 +35,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Optional features the tests can REQUIRE.
 if config.shardlin_have_mpi:
     config.available_features.add("mpi")
+# "x86_64": this machine (and so the JIT's target) is x86-64, whose CPU names
+# (x86-64-v2, ...) the --jit-cpu tests give.
+if platform.machine().lower() in ("x86_64", "amd64"):
+    config.available_features.add("x86_64")
 # "cuda"/"nccl": the GPU backends are built in. "gpu": a CUDA device is also
 # usable now, as `shardlin-exec --gpus` reports it ("gpu: N device(s):
 # ..." or "gpu: none (why)"); GPU tests REQUIRE it, and tests of the no-GPU

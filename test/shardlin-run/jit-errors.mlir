@@ -90,7 +90,58 @@
 // RUN:   | FileCheck %s --check-prefix=RUNNER-UTILS -DT=%t --match-full-lines --implicit-check-not='{{.}}'
 // RUNNER-UTILS: {{.*}}jit-upstream.mlir: error: the compiled code copies a strided memref with memrefCopy, from MLIR's C runner utilities, which cannot be loaded: [[T]]/no-such-lib.so: cannot open shared object file: No such file or directory (install libmlir-22, or name the library with SHARDLIN_MLIR_C_RUNNER_UTILS)
 
+// ---- Linking the compiled code --------------------------------------------
+
+// Functions the module calls that nothing in the process defines: the
+// message names them and, for each kind, the likely cause. ShardlinRuntimeC
+// (the C ABI's library) is named only for a shardlin_* function; a
+// compiler-runtime helper (a "__" name, such as __truncsfbf2, which GCC 12's
+// libgcc lacks) points at --jit-cpu.
+// RUN: %python -c "import sys; sys.path.insert(0, '%shardlin_src/testing/tools'); import npytool; npytool.write_npy('%t/x4.npy', '<f4', (4,), [1.0, 2.0, 3.0, 4.0])"
+// RUN: not shardlin-run %t/unresolved.mlir --jit --arg=%t/x4.npy --out=%t/out/u.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LINK --implicit-check-not=ShardlinRuntimeC
+// LINK: {{.*}}unresolved.mlir: error: cannot link the compiled code of @main: nothing in this process defines mystery_scale; mystery_scale is declared by the module and defined nowhere: define it in the module, or load a library that defines it before compiling
+// RUN: not shardlin-run %t/unresolved-kinds.mlir --jit --arg=%t/x4.npy --out=%t/out/u.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LINK-KINDS
+// LINK-KINDS: {{.*}}unresolved-kinds.mlir: error: cannot link the compiled code of @main: nothing in this process defines {{[^;]*}}
+// LINK-KINDS-SAME: ; __truncsfzz2 is a function of the compiler runtime (libgcc, compiler-rt), which LLVM calls for operations the target CPU ('host') has no instructions for, and this platform's libgcc does not define it: compile for another CPU (JitOptions::targetCpu, shardlin-run --jit-cpu=NAME), or load a library that defines it before compiling
+// LINK-KINDS-SAME: ; shardlin_no_such_call is named as the runtime's C ABI, which the program itself provides: it must link ShardlinRuntimeC (Shardlin::RuntimeC), which exports the shardlin_* functions (if it does, the module calls a function this runtime does not have)
+// LINK-KINDS-SAME: ; mystery_scale is declared by the module and defined nowhere
+
+// --jit-cpu: a name LLVM does not know (LLVM itself would only warn and
+// compile for a generic CPU), and the option without --jit.
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit --jit-cpu=pentium9 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=JIT-CPU --match-full-lines --implicit-check-not='{{.}}'
+// JIT-CPU: shardlin-run: error: --jit-cpu=pentium9: the target CPU 'pentium9' is not one LLVM knows for {{.*}}: give 'host' (this machine's CPU and features) or a CPU name such as {{.*}} ('llc-22 -mcpu=help' lists them)
+// RUN: not shardlin-run %S/Inputs/row-uneven-bias.mlir --jit-cpu=x86-64-v2 --arg=%t/d/x.{rank}.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/out/y.{rank}.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=JIT-CPU-ALONE --match-full-lines --implicit-check-not='{{.}}'
+// JIT-CPU-ALONE: shardlin-run: error: --jit-cpu=x86-64-v2 names the CPU --jit compiles for; without --jit nothing is compiled to native code
+
 // RUN: ls -A %t/out | count 0
+
+//--- unresolved.mlir
+func.func private @mystery_scale(f32) -> f32
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<4xf32>
+  %s = func.call @mystery_scale(%v) : (f32) -> f32
+  %y = tensor.insert %s into %x[%c0] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+//--- unresolved-kinds.mlir
+func.func private @mystery_scale(f32) -> f32
+func.func private @__truncsfzz2(f32) -> f32
+func.func private @shardlin_no_such_call(f32) -> f32
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<4xf32>
+  %s = func.call @mystery_scale(%v) : (f32) -> f32
+  %t = func.call @__truncsfzz2(%s) : (f32) -> f32
+  %u = func.call @shardlin_no_such_call(%t) : (f32) -> f32
+  %y = tensor.insert %u into %x[%c0] : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
 
 //--- index-arg.mlir
 // INDEX-ARG: {{.*}}index-arg.mlir:[[@LINE+1]]:1: error: cannot execute a value of type 'index' (expected a ranked tensor)

@@ -7,7 +7,27 @@
 #include "shardlin/Execution/Jit.h"
 #include "shardlin/Execution/ProgramBuilder.h"
 
+#include <cstdlib>
+
 namespace shardlin::testkit {
+
+namespace {
+
+/// The JIT's options for the tests: `lowering`, and the target CPU from
+/// $SHARDLIN_TEST_JIT_CPU when set (JitOptions::targetCpu: the ctests
+/// e2e.jit.cpu.* compile a sample as for an x86-64 CPU without AVX, F16C or
+/// AVX-512, whose conversions call the compiler runtime, so that a symbol
+/// this platform lacks fails on every developer's machine).
+mlir::shardlin::JitOptions
+testJitOptions(const mlir::shardlin::LowerShardedLinearOptions &lowering) {
+  mlir::shardlin::JitOptions options;
+  options.lowering = lowering;
+  if (const char *cpu = std::getenv("SHARDLIN_TEST_JIT_CPU"); cpu && *cpu)
+    options.targetCpu = cpu;
+  return options;
+}
+
+} // namespace
 
 rt::Status jitMlir(const std::string &text, const std::string &strategy,
                    JitProgram &out, CompileMessage message, bool fuseBlocks) {
@@ -17,8 +37,7 @@ rt::Status jitMlir(const std::string &text, const std::string &strategy,
       [&](mlir::ModuleOp module,
           const mlir::shardlin::LowerShardedLinearOptions &lowering)
           -> mlir::LogicalResult {
-        mlir::shardlin::JitOptions options;
-        options.lowering = lowering;
+        const mlir::shardlin::JitOptions options = testJitOptions(lowering);
         // An upstream-form module is imported first, as shardlin-run does.
         mlir::FailureOr<int64_t> grid =
             mlir::shardlin::importForExecution(module);
@@ -69,8 +88,7 @@ rt::Status jitBackward(const GradCase &c, JitBackward &out) {
         if (mlir::failed(generateBackward(module, c.strategy(), c.fuse(),
                                           c.recompute)))
           return mlir::failure();
-        mlir::shardlin::JitOptions options;
-        options.lowering = lowering;
+        const mlir::shardlin::JitOptions options = testJitOptions(lowering);
         // Each compilation lowers its module to LLVM: one copy per entry.
         auto compile = [&](const char *name,
                            JitProgram &jit) -> mlir::LogicalResult {

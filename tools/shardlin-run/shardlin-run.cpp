@@ -1,7 +1,7 @@
 //===- shardlin-run.cpp - Compile and run a shardlin program --------------===//
 //
-//   shardlin-run FILE.mlir [RUN FLAGS] [--entry=NAME] [--jit] [--grid=DPxTP]
-//                [LOWERING FLAGS] --arg=PATH... --out=PATH...
+//   shardlin-run FILE.mlir [RUN FLAGS] [--entry=NAME] [--jit [--jit-cpu=NAME]]
+//                [--grid=DPxTP] [LOWERING FLAGS] --arg=PATH... --out=PATH...
 //
 // Parses FILE, imports it if it is in the upstream form (it holds a
 // shard.grid, whose size is then W: docs/interop.md), lowers any
@@ -71,6 +71,13 @@ cl::opt<bool> jit(
              "the module may mix shardlin with upstream ops the plan executor "
              "does not run (docs/native.md)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> jitCpu(
+    "jit-cpu",
+    cl::desc("With --jit: the CPU to compile for, 'host' (the default: this "
+             "machine's CPU and features) or an LLVM CPU name such as "
+             "x86-64-v2, whose features alone the code then uses "
+             "(docs/native.md)"),
+    cl::value_desc("NAME"), cl::init(""), cl::cat(category));
 
 int fail(const std::string &message) {
   // One write, so lines of several MPI processes do not interleave.
@@ -128,6 +135,7 @@ int main(int argc, char **argv) {
   options.inputFile = inputFile;
   options.entry = entry;
   options.jit = jit;
+  options.jitCpu = jitCpu;
   options.emitProgram = !emitProgram.empty();
   options.grid = grid;
   options.verbose = config.verbose;

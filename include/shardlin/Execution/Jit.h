@@ -43,6 +43,12 @@ struct JitOptions {
   LowerShardedLinearOptions lowering;
   /// LLVM's optimization level (0 to 3) for the compiled code.
   unsigned optLevel = 2;
+  /// The CPU the code is compiled for: "host" (this machine's CPU and its
+  /// features), or an LLVM CPU name of the host's architecture, whose
+  /// features alone the code then uses ("x86-64-v2": no AVX, F16C or
+  /// AVX-512, so conversions those CPUs lack become calls of the compiler
+  /// runtime, as on an older machine). checkTargetCpu says what is taken.
+  std::string targetCpu = "host";
   /// MLIR's C runner utilities (libmlir_c_runner_utils: memrefCopy, which
   /// compiled code calls for a strided copy), loaded only when the code
   /// calls it: this path if set, else $SHARDLIN_MLIR_C_RUNNER_UTILS if set,
@@ -57,6 +63,10 @@ void registerJitDialects(DialectRegistry &registry);
 
 /// The runner utilities JitOptions::runnerUtils resolves to.
 std::string runnerUtilsPath(const JitOptions &options);
+
+/// "" if JitOptions::targetCpu may be `cpu` ("host", or a CPU LLVM knows
+/// for the host's architecture), else why not, with names that are taken.
+std::string checkTargetCpu(StringRef cpu);
 
 /// One entry of a module, compiled to native code.
 class JitEntry {

@@ -56,6 +56,9 @@ struct RunModuleOptions {
   /// Compile the module to native code (Jit.h) instead of building the
   /// plan executor's program.
   bool jit = false;
+  /// With `jit`, the CPU to compile for (JitOptions::targetCpu; --jit-cpu):
+  /// empty is "host".
+  std::string jitCpu;
   /// The program is to be written (--emit-program), not run.
   bool emitProgram = false;
   /// --grid's "DPxTP"; empty: the module's own grid, if it has one.
@@ -98,7 +101,8 @@ struct CompiledRun {
 
 /// The checks of the compile flags against the run's, before anything is
 /// compiled (and before MPI starts): --jit with --emit-program or a GPU
-/// backend. The message on failure, else "".
+/// backend, --jit-cpu without --jit or naming no CPU LLVM knows. The
+/// message on failure, else "".
 std::string checkRunModuleOptions(const RunModuleOptions &options,
                                   const ::shardlin::rt::RunConfig &config);
 

@@ -29,7 +29,17 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
@@ -75,6 +85,48 @@ std::string mlir::shardlin::runnerUtilsPath(const JitOptions &options) {
 
 namespace {
 
+/// LLVM's code generation for this machine's architecture, once per
+/// process.
+void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+} // namespace
+
+std::string mlir::shardlin::checkTargetCpu(StringRef cpu) {
+  if (cpu == "host")
+    return "";
+  initializeNativeTarget();
+  const llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "LLVM cannot generate code for this machine (" + triple.str() +
+           "): " + error;
+  // Checked here: LLVM itself only warns on stderr about a CPU it does not
+  // know, and compiles for a generic one.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (subtarget && subtarget->isCPUStringValid(cpu))
+    return "";
+  std::string known;
+  for (StringRef name : {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4",
+                         "haswell", "skylake-avx512", "znver4", "generic",
+                         "neoverse-n1", "neoverse-v2"})
+    if (subtarget && subtarget->isCPUStringValid(name))
+      known += (known.empty() ? "" : ", ") + name.str();
+  return "the target CPU '" + cpu.str() + "' is not one LLVM knows for " +
+         triple.str() + ": give 'host' (this machine's CPU and features)" +
+         (known.empty() ? std::string() : " or a CPU name such as " + known) +
+         " ('llc-22 -mcpu=help' lists them)";
+}
+
+namespace {
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        start)
@@ -89,7 +141,8 @@ std::string codeName(ModuleOp module, StringRef entry,
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, OpPrintingFlags().enableDebugInfo(false));
-  os << "\nentry " << entry << "\nopt " << options.optLevel << "\n";
+  os << "\nentry " << entry << "\nopt " << options.optLevel << "\ncpu "
+     << options.targetCpu << "\n";
   createLowerShardedLinear(options.lowering)->printAsTextualPipeline(os);
   const uint64_t h = llvm::xxh3_64bits(
       ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()),
@@ -132,6 +185,137 @@ FailureOr<void *> loadMemrefCopy(ModuleOp module, const std::string &path) {
                               << "' has no memrefCopy: it is not MLIR's C "
                                  "runner utilities";
   return fn;
+}
+
+/// The machine the code is compiled for (JitOptions::targetCpu, which
+/// checkTargetCpu took): the host's CPU and features, or a named CPU with
+/// that CPU's features alone.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(StringRef cpu, llvm::CodeGenOptLevel level) {
+  llvm::orc::JITTargetMachineBuilder builder(
+      llvm::Triple(llvm::sys::getProcessTriple()));
+  if (cpu == "host") {
+    llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
+        llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host)
+      return host.takeError();
+    builder = std::move(*host);
+  } else {
+    builder.setCPU(cpu.str());
+  }
+  builder.setCodeGenOptLevel(level);
+  return builder.createTargetMachine();
+}
+
+/// The symbols the code of `module` (the LLVM dialect) calls that nothing
+/// in this process defines and the engine was not given (`given`): the
+/// undefined symbols of its object file, compiled as the engine compiles
+/// it (`optimize`, then code generation for `cpu`), which include the
+/// compiler runtime's helpers that code generation adds for the target
+/// CPU. For the message of a failed link, whose error names none of them
+/// (ORC reports them to stderr only).
+std::vector<std::string>
+unresolvedSymbols(ModuleOp module, StringRef cpu, llvm::CodeGenOptLevel level,
+                  llvm::function_ref<llvm::Error(llvm::Module *)> optimize,
+                  ArrayRef<StringRef> given) {
+  std::vector<std::string> out;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(cpu, level);
+  if (!llvmModule || !machine) {
+    if (!machine)
+      llvm::consumeError(machine.takeError());
+    return out;
+  }
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (llvm::Error error = optimize(llvmModule.get())) {
+    llvm::consumeError(std::move(error));
+    return out;
+  }
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    return out;
+  codegen.run(*llvmModule);
+  llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> file =
+      llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+          StringRef(object.data(), object.size()), "jit"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return out;
+  }
+  for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
+    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    llvm::Expected<StringRef> name = symbol.getName();
+    if (!flags || !name) {
+      if (!flags)
+        llvm::consumeError(flags.takeError());
+      if (!name)
+        llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty() ||
+        llvm::is_contained(given, *name) ||
+        ::dlsym(RTLD_DEFAULT, name->str().c_str()) ||
+        llvm::is_contained(out, *name))
+      continue;
+    out.push_back(name->str());
+  }
+  return out;
+}
+
+/// Why the code of @entry cannot link: ORC's message `text`, or the
+/// symbols nothing in the process defines (`missing`, unresolvedSymbols)
+/// and, for each kind of them, what to do.
+std::string linkFailure(StringRef entry, StringRef text,
+                        const std::vector<std::string> &missing,
+                        StringRef cpu) {
+  if (missing.empty())
+    return "cannot link the compiled code of @" + entry.str() + ": " +
+           text.str();
+  std::vector<std::string> runtime, helpers, others;
+  for (const std::string &name : missing)
+    (StringRef(name).starts_with("shardlin_") ? runtime
+     : StringRef(name).starts_with("__")      ? helpers
+                                              : others)
+        .push_back(name);
+  // "a is a function" / "a, b are functions"; "it" / "them".
+  auto are = [](const std::vector<std::string> &list, StringRef one,
+                StringRef many) {
+    return llvm::join(list, ", ") + " " + (list.size() == 1 ? one : many).str();
+  };
+  auto it = [](const std::vector<std::string> &list) {
+    return list.size() == 1 ? "it" : "them";
+  };
+  std::string message = "cannot link the compiled code of @" + entry.str() +
+                        ": nothing in this process defines " +
+                        llvm::join(missing, ", ");
+  if (!helpers.empty())
+    message += "; " + are(helpers, "is a function", "are functions") +
+               " of the compiler runtime (libgcc, compiler-rt), which LLVM "
+               "calls for operations the target CPU ('" + cpu.str() +
+               "') has no instructions for, and this platform's libgcc does "
+               "not define " + it(helpers) +
+               ": compile for another CPU (JitOptions::targetCpu, "
+               "shardlin-run --jit-cpu=NAME), or load a library that defines " +
+               it(helpers) + " before compiling";
+  if (!runtime.empty())
+    message += "; " + are(runtime, "is", "are") +
+               " named as the runtime's C ABI, which the program itself "
+               "provides: it must link ShardlinRuntimeC (Shardlin::RuntimeC), "
+               "which exports the shardlin_* functions (if it does, the "
+               "module calls a function this runtime does not have)";
+  if (!others.empty())
+    message += "; " + are(others, "is", "are") +
+               " declared by the module and defined nowhere: define " +
+               it(others) + " in the module, or load a library that defines " +
+               it(others) + " before compiling";
+  return message;
 }
 
 //===----------------------------------------------------------------------===//
@@ -389,6 +573,8 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
   if (options.optLevel > 3)
     return module.emitError() << "the optimization level must be 0 to 3, got "
                               << options.optLevel;
+  if (std::string why = checkTargetCpu(options.targetCpu); !why.empty())
+    return module.emitError() << why;
   const std::string entryName = func->getSymName().str();
   std::unique_ptr<JitEntry> jit(new JitEntry());
   FailureOr<rt::Program> signature =
@@ -413,11 +599,7 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
 
   // To native code.
   start = std::chrono::steady_clock::now();
-  static std::once_flag targets;
-  std::call_once(targets, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeNativeTarget();
   void *memrefCopy = nullptr;
   if (module.lookupSymbol<LLVM::LLVMFuncOp>("memrefCopy")) {
     FailureOr<void *> fn = loadMemrefCopy(module, runnerUtilsPath(options));
@@ -432,9 +614,16 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
   static const llvm::CodeGenOptLevel codegenLevels[] = {
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
       llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
-  engineOptions.jitCodeGenOptLevel = codegenLevels[options.optLevel];
+  // The engine takes the code generation level from the target machine it
+  // is given (its jitCodeGenOptLevel applies only to one it makes itself).
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createTargetMachine(options.targetCpu, codegenLevels[options.optLevel]);
+  if (!machine)
+    return module.emitError()
+           << "cannot make LLVM's target machine for the CPU '"
+           << options.targetCpu << "': " << errorText(machine.takeError());
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(module, engineOptions);
+      ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine)
     return module.emitError() << "cannot compile the module to native code: "
                               << errorText(engine.takeError());
@@ -450,13 +639,18 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
   // engine runs its initializers.
   llvm::Expected<void (*)(void **)> entry =
       (*engine)->lookupPacked("_mlir_ciface_" + entryName);
-  if (!entry)
-    return module.emitError()
-           << "cannot link the compiled code of @" << entryName << ": "
-           << errorText(entry.takeError())
-           << " (the runtime's C ABI comes from the program itself: it must "
-              "link ShardlinRuntimeC (Shardlin::RuntimeC), whose shardlin_* "
-              "symbols it exports)";
+  if (!entry) {
+    const std::string text = errorText(entry.takeError());
+    SmallVector<StringRef> given;
+    if (memrefCopy)
+      given.push_back("memrefCopy");
+    return module.emitError() << linkFailure(
+               entryName, text,
+               unresolvedSymbols(module, options.targetCpu,
+                                 codegenLevels[options.optLevel], transformer,
+                                 given),
+               options.targetCpu);
+  }
   (*engine)->initialize();
   auto code = std::make_shared<Code>();
   code->engine = std::move(*engine);

@@ -197,6 +197,8 @@ LogicalResult compileEntry(ModuleOp module, const RunModuleOptions &options,
   }
   JitOptions jitOptions;
   jitOptions.lowering = options.lowering;
+  if (!options.jitCpu.empty())
+    jitOptions.targetCpu = options.jitCpu;
   const double parsed = millisecondsSince(start);
   auto compiled = JitEntry::compile(module, options.entry, jitOptions);
   if (failed(compiled) || diagnostics.sawError())
@@ -251,6 +253,14 @@ std::string checkRunModuleOptions(const RunModuleOptions &options,
     return "--jit runs on the CPU backends (threads, mpi): compiled code "
            "calls the runtime's C ABI, which has no GPU backends; run '" +
            config.backend + "' programs without --jit";
+  if (!options.jitCpu.empty()) {
+    if (!options.jit)
+      return "--jit-cpu=" + options.jitCpu +
+             " names the CPU --jit compiles for; without --jit nothing is "
+             "compiled to native code";
+    if (std::string why = checkTargetCpu(options.jitCpu); !why.empty())
+      return "--jit-cpu=" + options.jitCpu + ": " + why;
+  }
   return "";
 }
 
