@@ -15,7 +15,11 @@
 // RANKS: shardlin-run: rank 7: plan
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/y.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/y.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
-// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --jit --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/jy.{replica}.npy'
+// The imported arguments' marks (shardlin.replicated) do not reach LLVM,
+// whose translation warned "Unhandled parameter attribute" for each:
+// nothing on stderr.
+// RUN: shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --jit --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/jy.{replica}.npy' 2> %t/o/jit.err
+// RUN: count 0 < %t/o/jit.err
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r0 --out '%t/o/jy.0.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/r1 --out '%t/o/jy.1.npy' --world-size 1 | FileCheck %s --check-prefix=FWD
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 8 shardlin-run %S/Inputs/upstream-grid-2d.mlir --entry=col --backend=mpi --arg='%t/r{replica}/x.0.npy' --arg='%t/r{replica}/w.npy' --arg='%t/r{replica}/b.npy' --out='%t/o/my.{replica}.npy' %}
