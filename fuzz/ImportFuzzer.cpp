@@ -15,6 +15,7 @@
 #include "FuzzSupport.h"
 #include "MlirFuzzSupport.h"
 
+#include "shardlin/Conversion/ShardToShardlin/Passes.h"
 #include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 

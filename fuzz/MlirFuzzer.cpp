@@ -22,6 +22,7 @@
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/exec/Gemm.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
