@@ -192,8 +192,8 @@ FailureOr<void *> loadMemrefCopy(ModuleOp module, const std::string &path) {
 /// that CPU's features alone.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(StringRef cpu, llvm::CodeGenOptLevel level) {
-  llvm::orc::JITTargetMachineBuilder builder(
-      llvm::Triple(llvm::sys::getProcessTriple()));
+  llvm::orc::JITTargetMachineBuilder builder{
+      llvm::Triple(llvm::sys::getProcessTriple())};
   if (cpu == "host") {
     llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
         llvm::orc::JITTargetMachineBuilder::detectHost();
