@@ -6,7 +6,7 @@
 |* and sum_rows, over strided views in the layout of MLIR's memref           *|
 |* descriptors.                                                               *|
 |*                                                                            *|
-|* It is what `convert-shardlin-to-llvm` lowers shardlin's ops to (one call   *|
+|* It is what `shardlin-convert-to-llvm` lowers shardlin's ops to (one call   *|
 |* per op), and what a C program links to use the runtime directly. Plain C:  *|
 |* no C++ types, no exceptions across it; the C++ runtime is the              *|
 |* implementation and this layer is thin (runtime/lib/capi/).                 *|
@@ -259,7 +259,7 @@ uint64_t shardlin_context_collective_calls(const shardlin_context *context);
 
 /* The context of the calling thread, for compiled code: a launcher (shardlin-run
  * --jit, an AOT main) sets it on each rank's thread before calling the entry,
- * and the code that convert-shardlin-to-llvm emits reads it once per call of
+ * and the code that shardlin-convert-to-llvm emits reads it once per call of
  * the entry. NULL if none was set. */
 void shardlin_set_thread_context(shardlin_context *context);
 shardlin_context *shardlin_thread_context(void);

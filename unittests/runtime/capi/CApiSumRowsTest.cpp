@@ -1,6 +1,6 @@
 //===- CApiSumRowsTest.cpp - shardlin_sum_rows ----------------------------===//
 //
-// The C ABI's sum_rows (what convert-shardlin-to-llvm calls for
+// The C ABI's sum_rows (what shardlin-convert-to-llvm calls for
 // shardlin.buffer.sum_rows): the column sums of a strided 2-D view (a
 // column-major one, packed by the ABI) into a strided 1-D view, equal bit for
 // bit to the host's LocalOps (SumRowsTest.cpp checks those against float64);

@@ -1,7 +1,7 @@
 //===- ExpandShapeToReinterpretCast.cpp - Around an upstream crash --------===//
 //
 // MLIR 22's --expand-strided-metadata crashes on a memref.expand_shape that
-// splits one dim into several dynamic ones (NativePasses.td says which). The
+// splits one dim into several dynamic ones (Native/Passes.td says which). The
 // expansion is a view with computable strides, so it is written here as the
 // reinterpret_cast that the upstream pattern would have built.
 //

@@ -62,7 +62,7 @@ struct StackedRows {
 };
 
 /// Gives the collectives of one function that stack or split a dynamic dim
-/// their bounds (NativePasses.td), following the stacked rows from op to op
+/// their bounds (Native/Passes.td), following the stacked rows from op to op
 /// as the plan executor does (its RowBlocks).
 class StackedRowBounds {
 public:

@@ -1,4 +1,4 @@
-//===- NativePasses.td - Passes of the native path ---------*- tablegen -*-===//
+//===- Passes.td - Passes of the native path --------------*- tablegen -*-===//
 //
 // The shardlin passes of the native path (docs/native.md): what prepares a
 // module of lowered shardlin ops and upstream tensor ops for One-Shot

@@ -1,7 +1,7 @@
 //===- LowerShardedLinearOptions.td - The pass's options --*- tablegen -*-===//
 //
 // The options of --lower-sharded-linear (Passes.td), declared once: the
-// backward pass (BackwardPasses.td) lowers with the same ones, and
+// backward pass (Backward/Passes.td) lowers with the same ones, and
 // shardlin-run takes them as flags read from the pass
 // (lowerShardedLinearFlags).
 //
