@@ -172,12 +172,20 @@ Status runRanksOnThreads(const SharedProgram &program,
           "running and ends with the process)");
     }
   }
+  std::vector<RankResult> onTime;
   for (size_t r = 0; r < w; ++r) {
-    if (std::find(late.begin(), late.end(), r) != late.end())
+    if (std::find(late.begin(), late.end(), r) != late.end()) {
       threads[r].detach();
-    else
+    } else {
       threads[r].join();
+      onTime.push_back(ranks[r]);
+    }
   }
+  // A rank given up on failed because another one did first: the root cause
+  // is among the others (else a 1 ns timeout could name a bind that was
+  // merely slow instead of the collective that timed out).
+  if (Status cause = rootCause(onTime); !cause)
+    return cause;
   return rootCause(ranks);
 }
 
