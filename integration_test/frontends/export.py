@@ -39,6 +39,7 @@ whose error against the reference sets the bound for low precisions. The
 cases and their metadata are in `cases.json`.
 """
 import argparse
+import copy
 import filecmp
 import json
 import os
@@ -388,6 +389,18 @@ def reference(model, x):
         return m64(x.double()).numpy()
 
 
+def gradients(model, x, dy):
+    """float64 gradients of sum(y * dy) for x and every parameter, from the
+    values as stored."""
+    m64 = model.double()
+    x64 = x.double().requires_grad_(True)
+    (m64(x64) * dy.double()).sum().backward()
+    grads = {"x": x64.grad.numpy()}
+    for name, p in m64.named_parameters():
+        grads[name] = p.grad.numpy()
+    return grads
+
+
 def export_case(c, out_dir):
     torch.manual_seed(sum(map(ord, c["name"])))
     model = c["model"]().to(DTYPES[c["dtype"]])
@@ -406,8 +419,14 @@ def export_case(c, out_dir):
                 f" the plan {json.dumps(c['plan'], sort_keys=True)}.\n")
         f.write(text)
     np.save(os.path.join(out_dir, name + ".x.npy"), to_numpy(x))
-    np.save(os.path.join(out_dir, name + ".ref.npy"), reference(model, x))
     np.save(os.path.join(out_dir, name + ".torch.npy"), y_torch)
+    if c["trainable"]:
+        # The backward's inputs and references: dy, then d(sum(y * dy)).
+        dy = torch.randn(*y_torch.shape, dtype=torch.float32).to(x.dtype)
+        np.save(os.path.join(out_dir, name + ".dy.npy"), to_numpy(dy))
+        for what, g in gradients(copy.deepcopy(model), x, dy).items():
+            np.save(os.path.join(out_dir, f"{name}.grad.{what}.npy"), g)
+    np.save(os.path.join(out_dir, name + ".ref.npy"), reference(model, x))
     meta = {k: c[k] for k in ("dtype", "act", "hidden", "trainable", "mpi",
                               "plan", "offsets")}
     meta.update(world_size=W, shape=c["shape"])
