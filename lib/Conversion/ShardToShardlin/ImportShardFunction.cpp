@@ -157,6 +157,8 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
   }
   if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
     return importMatmul(matmul);
+  if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op))
+    return importBatchMatmul(batch);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return importReturn(ret);
   // Scalars: built where used.
@@ -165,7 +167,8 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
        llvm::none_of(op.getResultTypes(),
                      [](Type t) { return isa<ShapedType>(t); })))
     return success();
-  if (isa<linalg::TransposeOp, tensor::CollapseShapeOp>(op) &&
+  if (isa<linalg::TransposeOp, tensor::CollapseShapeOp, linalg::GenericOp>(
+          op) &&
       feedsLinearsOnly(&op)) {
     deferred_.insert(&op);
     return success();

@@ -158,7 +158,7 @@ func.func @mixed_matmul(%x: tensor<4x8xbf16>, %w: tensor<8x6xbf16>) -> tensor<4x
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x6xf32>
   %i = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
-  // expected-error@+1 {{a matmul of 'bf16' and 'bf16' into 'f32' is not supported: shardlin's linears take one element type, f16, bf16, f32 or f64 (convert with arith.extf/truncf around the matmul)}}
+  // expected-error@+1 {{a matmul of 'bf16' and 'bf16' into 'f32' is imported only when its f32 result is rounded to 'bf16' by the linalg.generic of arith.truncf that is its only user (torch-mlir's form: shardlin's 'bf16' linear accumulates in f32 and rounds once); a linear has no f32 result for 'bf16' operands}}
   %y = linalg.matmul ins(%x, %ws : tensor<4x8xbf16>, tensor<8x6xbf16>) outs(%i : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
