@@ -223,11 +223,9 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
     layout = **l;
     from = &operand;
   }
+  // Any split dim: the op is rank-local (a vector operand runs along the
+  // last dim, whole where it is split elsewhere).
   ValueLayout l = layout.value_or(ValueLayout::replicated());
-  if (!l.isReplicated() && l.dim != 0 && l.dim != rank - 1)
-    return op.emitError() << "the operands are " << describe(l)
-                          << "; shardlin splits activations along their first "
-                             "(rows) or last (features) dim";
 
   // The operands in that layout; full tensors first, so that the first
   // one sizes what is built for the others.

@@ -141,17 +141,6 @@ func.func @elementwise_conflict(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> t
 // -----
 
 shard.grid @grid(shape = 2)
-func.func @middle_dim(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
-  %xs = shard.shard %x to %s : tensor<2x4x8xf32>
-  // expected-error@+1 {{the operands are split along dim 1 over 2 devices; shardlin splits activations along their first (rows) or last (features) dim}}
-  %y = math.exp %xs : tensor<2x4x8xf32>
-  return %y : tensor<2x4x8xf32>
-}
-
-// -----
-
-shard.grid @grid(shape = 2)
 func.func @mixed_matmul(%x: tensor<4x8xbf16>, %w: tensor<8x6xbf16>) -> tensor<4x6xf32> {
   %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
   %ws = shard.shard %w to %s : tensor<8x6xbf16>
