@@ -379,7 +379,9 @@ mlir::shardlin::import::matchBatchMatmul(linalg::BatchMatmulOp op) {
   if (failed(matchElementTypes(m)))
     return failure();
   // (batch, m, n, k) = (d0, d1, d2, d3): x (d0, d1, d3), y (d0, d1, d2); the
-  // weight per batch, or one for all through the maps (MLIR 22's broadcast).
+  // weight per batch, K x N or N x K, or one K x N weight for all through the
+  // maps (MLIR 22's broadcast; its verifier takes no other for the
+  // right-hand operand).
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (maps[0] != dimsMap(ctx, 4, {0, 1, 3}) ||
       maps[2] != dimsMap(ctx, 4, {0, 1, 2}))
@@ -390,14 +392,13 @@ mlir::shardlin::import::matchBatchMatmul(linalg::BatchMatmulOp op) {
   if (maps[1] == dimsMap(ctx, 4, {0, 3, 2}) ||
       maps[1] == dimsMap(ctx, 4, {3, 2}))
     m.kn = true;
-  else if (maps[1] == dimsMap(ctx, 4, {0, 2, 3}) ||
-           maps[1] == dimsMap(ctx, 4, {2, 3}))
+  else if (maps[1] == dimsMap(ctx, 4, {0, 2, 3}))
     m.kn = false;
   else
     return op.emitError()
            << "a batch_matmul with these indexing_maps is not supported: a "
               "linear's weight is K x N ((d0, d3, d2) or (d3, d2)) or N x K "
-              "((d0, d2, d3) or (d2, d3))";
+              "((d0, d2, d3))";
   m.weight = byMaps ? m.rhs : broadcastWeight(m.rhs);
   if (!m.weight)
     return op.emitError()
