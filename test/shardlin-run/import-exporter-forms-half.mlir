@@ -56,7 +56,22 @@
 // RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=mlp_f16_rep --jit --arg=%t/mh/x.npy --arg=%t/mh/w1.npy --arg=%t/mh/b1.npy --arg=%t/mh/w2.npy --arg=%t/mh/b2.npy --out=%t/mh-jit.{rank}.npy
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/mh-rep --out '%t/mh-jit.{rank}.npy' --world-size 4 --dtype f16 --bound 0.0078125 | FileCheck %s --check-prefix=MF16
 //
+// The bf16 MLP in its 3-D form (batch_matmul into f32, truncf, the bias and
+// the GELU in bf16) on a sequence-split x.
+// RUN: %python %S/Inputs/exporter_forms.py gen --case mlp --x-shape 2x5 --k 40 --hidden 38 --n 40 --dtype bf16 --seed 23 --out-dir %t/mb3
+// RUN: %python %S/Inputs/exporter_forms.py split --dir %t/mb3 --world-size 4 --dim 1 --bounds 0,2,3,3,5 --out-dir %t/mb3-seq
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=mlp3d_bf16_seq --strategy=activations --arg=%t/mb3/x.npy --arg=%t/mb3/w1.npy --arg=%t/mb3/b1.npy --arg=%t/mb3/w2.npy --arg=%t/mb3/b2.npy --out=%t/mb3.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/mb3-seq --out '%t/mb3.{rank}.npy' --world-size 4 --dtype bf16 --bound 0.0625 | FileCheck %s --check-prefix=MBF16
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=mlp3d_bf16_seq --jit --arg=%t/mb3/x.npy --arg=%t/mb3/w1.npy --arg=%t/mb3/b1.npy --arg=%t/mb3/w2.npy --arg=%t/mb3/b2.npy --out=%t/mb3-jit.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/mb3-seq --out '%t/mb3-jit.{rank}.npy' --world-size 4 --dtype bf16 --bound 0.0625 | FileCheck %s --check-prefix=MBF16
+//
+// The bf16 check fails without the bias (the same x and weight).
+// RUN: %python %S/Inputs/exporter_forms.py gen --case linear --x-shape 6 --k 40 --n 38 --dtype bf16 --seed 13 --out-dir %t/lb-nobias
+// RUN: %python %S/Inputs/exporter_forms.py split --dir %t/lb-nobias --world-size 4 --dim 0 --bounds 0,2,3,3,6 --out-dir %t/lb-nobias-rows
+// RUN: not %python %shardlin_src/testing/tools/npytool.py check --dir %t/lb-nobias-rows --out '%t/b-rows.{rank}.npy' --world-size 4 --dtype bf16 --bound 0.015625 | FileCheck %s --check-prefix=BAD
+//
 // BF16: ok: 4 ranks, max relative error {{.*}} (bound 0.0156)
 // F16: ok: 4 ranks, max relative error {{.*}} (bound 0.00195)
 // MBF16: ok: 4 ranks, max relative error {{.*}} (bound 0.0625)
 // MF16: ok: 4 ranks, max relative error {{.*}} (bound 0.00781)
+// BAD: rank 0: element {{[0-9]+}} is {{.*}} (relative error {{.*}} > 0.0156)

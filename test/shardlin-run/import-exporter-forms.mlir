@@ -68,12 +68,30 @@
 // RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=mlp3d_rep --jit --arg=%t/m/x.npy --arg=%t/m/w1.npy --arg=%t/m/b1.npy --arg=%t/m/w2.npy --arg=%t/m/b2.npy --out=%t/mlp-rep-jit.{rank}.npy
 // RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/m-rep --out '%t/mlp-rep-jit.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=OK
 //
-// The check fails on a wrong result: the linear's output against the MLP's
-// reference.
-// RUN: not %python %shardlin_src/testing/tools/npytool.py check --dir %t/l-seq --out '%t/mlp-seq.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=BAD
+// Without a bias (sequence-split x, col-wise), and the 4-D form split along
+// dim 1 (ranks hold 1, 0, 2 and 0 of its 3), row-wise at uneven offsets.
+// RUN: %python %S/Inputs/exporter_forms.py gen --case linear --x-shape 2x5 --k 40 --n 38 --seed 21 --out-dir %t/nb
+// RUN: %python %S/Inputs/exporter_forms.py split --dir %t/nb --world-size 4 --dim 1 --bounds 0,2,3,3,5 --out-dir %t/nb-seq
+// RUN: %python %S/Inputs/exporter_forms.py gen --case linear --x-shape 2x3x5 --k 40 --n 38 --bias --seed 22 --out-dir %t/l4
+// RUN: %python %S/Inputs/exporter_forms.py split --dir %t/l4 --world-size 4 --dim 1 --bounds 0,1,1,3,3 --out-dir %t/l4-mid
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=lin3d_nobias_seq_col --arg=%t/nb/x.npy --arg=%t/nb/w.npy --out=%t/nb.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/nb-seq --out '%t/nb.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=OK
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=lin3d_nobias_seq_col --jit --arg=%t/nb/x.npy --arg=%t/nb/w.npy --out=%t/nb-jit.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/nb-seq --out '%t/nb-jit.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=OK
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=lin4d_mid_row --strategy=activations --arg=%t/l4/x.npy --arg=%t/l4/w.npy --arg=%t/l4/b.npy --out=%t/l4.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/l4-mid --out '%t/l4.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=OK
+// RUN: shardlin-run %S/Inputs/exporter-forms.mlir --entry=lin4d_mid_row --jit --arg=%t/l4/x.npy --arg=%t/l4/w.npy --arg=%t/l4/b.npy --out=%t/l4-jit.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/l4-mid --out '%t/l4-jit.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=OK
+//
+// The check fails on a wrong result: the linear's output against the
+// reference without its bias (the same x and weight: the inputs are drawn
+// before the bias).
+// RUN: %python %S/Inputs/exporter_forms.py gen --case linear --x-shape 2x5 --k 40 --n 38 --seed 11 --out-dir %t/l-nobias
+// RUN: %python %S/Inputs/exporter_forms.py split --dir %t/l-nobias --world-size 4 --dim 1 --bounds 0,2,3,3,5 --out-dir %t/l-nobias-seq
+// RUN: not %python %shardlin_src/testing/tools/npytool.py check --dir %t/l-nobias-seq --out '%t/seq-col.{rank}.npy' --world-size 4 --dtype f32 | FileCheck %s --check-prefix=BAD
 //
 // OK: ok: {{[1-4]}} ranks, max relative error {{.*}} (bound 1e-05)
-// BAD: rank 0:
+// BAD: rank 0: element {{[0-9]+}} is {{.*}} (relative error {{.*}} > 1e-05)
 // BLOCK-COUNT-1: instr all_gather
 // BLOCK-NOT: instr all_gather
 // BLOCK-COUNT-2: instr gemm

@@ -1,10 +1,12 @@
 // Linears and GELU MLPs as torch-mlir exports them
 // (torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors"),
 // PyTorch 2.15: the modules of /work/samples' lin3d, mlp3d, lin2d_bf16,
-// lin2d_f16, mlp_bf16, and an f16 MLP exported the same way), each
+// lin2d_f16, mlp_bf16, and by the same script an f16 MLP, a 3-D linear
+// without a bias, a 4-D linear and a 3-D bf16 MLP), each
 // parameter made a function argument in place of its dense_resource
-// constant, sequence 5 instead of 3, the shardings added. Run by
-// import-exporter-forms.mlir.
+// constant, the 3-D ones with a sequence of 5 instead of 3, the shardings
+// added. Run by import-exporter-forms.mlir and
+// import-exporter-forms-half.mlir.
 module {
   shard.grid @tp(shape = 4)
 
@@ -446,5 +448,123 @@ module {
       linalg.yield %15 : f16
     } -> tensor<6x40xf16>
     return %14 : tensor<6x40xf16>
+  }
+
+  // nn.Linear without a bias on a sequence-split x.
+  func.func @lin3d_nobias_seq_col(%x: tensor<2x5x40xf32>, %w: tensor<38x40xf32>) -> tensor<2x5x38xf32> {
+    %s0 = shard.sharding @tp split_axes = [[], [0]] sharded_dims_offsets = [0, 2, 3, 3, 5] : !shard.sharding
+    %arg0 = shard.shard %x to %s0 : tensor<2x5x40xf32>
+    %s1 = shard.sharding @tp split_axes = [[0]] sharded_dims_offsets = [0, 9, 20, 20, 38] : !shard.sharding
+    %cst_0 = shard.shard %w to %s1 : tensor<38x40xf32>
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<40x38xf32>
+    %transposed = linalg.transpose ins(%cst_0 : tensor<38x40xf32>) outs(%0 : tensor<40x38xf32>) permutation = [1, 0] 
+    %1 = tensor.empty() : tensor<2x40x38xf32>
+    %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%transposed : tensor<40x38xf32>) outs(%1 : tensor<2x40x38xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x40x38xf32>
+    %3 = tensor.empty() : tensor<2x5x38xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x5x38xf32>) -> tensor<2x5x38xf32>
+    %5 = linalg.batch_matmul ins(%arg0, %2 : tensor<2x5x40xf32>, tensor<2x40x38xf32>) outs(%4 : tensor<2x5x38xf32>) -> tensor<2x5x38xf32>
+    return %5 : tensor<2x5x38xf32>
+  }
+
+  // A 4-D x (the exporter collapses its two leading dims and the broadcast
+  // weight's into one batch, expands after), split along dim 1: one 4-D
+  // rows -> rows linear, the weight split along K.
+  func.func @lin4d_mid_row(%x: tensor<2x3x5x40xf32>, %w: tensor<38x40xf32>, %cst_1: tensor<38xf32>) -> tensor<2x3x5x38xf32> {
+    %s0 = shard.sharding @tp split_axes = [[], [0]] sharded_dims_offsets = [0, 1, 1, 3, 3] : !shard.sharding
+    %arg0 = shard.shard %x to %s0 : tensor<2x3x5x40xf32>
+    %s1 = shard.sharding @tp split_axes = [[], [0]] sharded_dims_offsets = [0, 16, 24, 40, 40] : !shard.sharding
+    %cst_0 = shard.shard %w to %s1 : tensor<38x40xf32>
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<40x38xf32>
+    %transposed = linalg.transpose ins(%cst_0 : tensor<38x40xf32>) outs(%0 : tensor<40x38xf32>) permutation = [1, 0] 
+    %1 = tensor.empty() : tensor<2x3x40x38xf32>
+    %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed : tensor<40x38xf32>) outs(%1 : tensor<2x3x40x38xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x3x40x38xf32>
+    %collapsed = tensor.collapse_shape %arg0 [[0, 1], [2], [3]] : tensor<2x3x5x40xf32> into tensor<6x5x40xf32>
+    %collapsed_2 = tensor.collapse_shape %2 [[0, 1], [2], [3]] : tensor<2x3x40x38xf32> into tensor<6x40x38xf32>
+    %3 = tensor.empty() : tensor<6x5x38xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<6x5x38xf32>) -> tensor<6x5x38xf32>
+    %5 = linalg.batch_matmul ins(%collapsed, %collapsed_2 : tensor<6x5x40xf32>, tensor<6x40x38xf32>) outs(%4 : tensor<6x5x38xf32>) -> tensor<6x5x38xf32>
+    %expanded = tensor.expand_shape %5 [[0, 1], [2], [3]] output_shape [2, 3, 5, 38] : tensor<6x5x38xf32> into tensor<2x3x5x38xf32>
+    %6 = tensor.empty() : tensor<2x3x5x38xf32>
+    %7 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %cst_1 : tensor<2x3x5x38xf32>, tensor<38xf32>) outs(%6 : tensor<2x3x5x38xf32>) {
+    ^bb0(%in: f32, %in_3: f32, %out: f32):
+      %8 = arith.addf %in, %in_3 : f32
+      linalg.yield %8 : f32
+    } -> tensor<2x3x5x38xf32>
+    return %7 : tensor<2x3x5x38xf32>
+  }
+
+  // The bf16 GELU MLP on a 3-D x split along its sequence.
+  func.func @mlp3d_bf16_seq(%x: tensor<2x5x40xbf16>, %w1: tensor<38x40xbf16>, %cst_6: tensor<38xbf16>, %w2: tensor<40x38xbf16>, %cst_3: tensor<40xbf16>) -> tensor<2x5x40xbf16> {
+    %s0 = shard.sharding @tp split_axes = [[], [0]] sharded_dims_offsets = [0, 2, 3, 3, 5] : !shard.sharding
+    %arg0 = shard.shard %x to %s0 : tensor<2x5x40xbf16>
+    %s1 = shard.sharding @tp split_axes = [[0]] sharded_dims_offsets = [0, 9, 20, 20, 38] : !shard.sharding
+    %cst_5 = shard.shard %w1 to %s1 : tensor<38x40xbf16>
+    %s3 = shard.sharding @tp split_axes = [[], [0]] sharded_dims_offsets = [0, 9, 20, 20, 38] : !shard.sharding
+    %cst_4 = shard.shard %w2 to %s3 : tensor<40x38xbf16>
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 1.000000e+00 : bf16
+    %cst_1 = arith.constant 2.000000e+00 : bf16
+    %cst_2 = arith.constant 5.000000e-01 : bf16
+    %0 = tensor.empty() : tensor<40x38xbf16>
+    %transposed = linalg.transpose ins(%cst_5 : tensor<38x40xbf16>) outs(%0 : tensor<40x38xbf16>) permutation = [1, 0] 
+    %1 = tensor.empty() : tensor<2x40x38xbf16>
+    %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%transposed : tensor<40x38xbf16>) outs(%1 : tensor<2x40x38xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      linalg.yield %in : bf16
+    } -> tensor<2x40x38xbf16>
+    %3 = tensor.empty() : tensor<2x5x38xf32>
+    %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<2x5x38xf32>) -> tensor<2x5x38xf32>
+    %5 = linalg.batch_matmul ins(%arg0, %2 : tensor<2x5x40xbf16>, tensor<2x40x38xbf16>) outs(%4 : tensor<2x5x38xf32>) -> tensor<2x5x38xf32>
+    %6 = tensor.empty() : tensor<2x5x38xbf16>
+    %7 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%5 : tensor<2x5x38xf32>) outs(%6 : tensor<2x5x38xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %19 = arith.truncf %in : f32 to bf16
+      linalg.yield %19 : bf16
+    } -> tensor<2x5x38xbf16>
+    %8 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%7, %cst_6 : tensor<2x5x38xbf16>, tensor<38xbf16>) outs(%6 : tensor<2x5x38xbf16>) {
+    ^bb0(%in: bf16, %in_8: bf16, %out: bf16):
+      %19 = arith.addf %in, %in_8 : bf16
+      linalg.yield %19 : bf16
+    } -> tensor<2x5x38xbf16>
+    %9 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%8 : tensor<2x5x38xbf16>) outs(%6 : tensor<2x5x38xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      %19 = math.sqrt %cst_1 : bf16
+      %20 = arith.divf %in, %19 : bf16
+      %21 = math.erf %20 : bf16
+      %22 = arith.addf %21, %cst_0 : bf16
+      %23 = arith.mulf %22, %cst_2 : bf16
+      %24 = arith.mulf %in, %23 : bf16
+      linalg.yield %24 : bf16
+    } -> tensor<2x5x38xbf16>
+    %10 = tensor.empty() : tensor<38x40xbf16>
+    %transposed_7 = linalg.transpose ins(%cst_4 : tensor<40x38xbf16>) outs(%10 : tensor<38x40xbf16>) permutation = [1, 0] 
+    %11 = tensor.empty() : tensor<2x38x40xbf16>
+    %12 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%transposed_7 : tensor<38x40xbf16>) outs(%11 : tensor<2x38x40xbf16>) {
+    ^bb0(%in: bf16, %out: bf16):
+      linalg.yield %in : bf16
+    } -> tensor<2x38x40xbf16>
+    %13 = tensor.empty() : tensor<2x5x40xf32>
+    %14 = linalg.fill ins(%cst : f32) outs(%13 : tensor<2x5x40xf32>) -> tensor<2x5x40xf32>
+    %15 = linalg.batch_matmul ins(%9, %12 : tensor<2x5x38xbf16>, tensor<2x38x40xbf16>) outs(%14 : tensor<2x5x40xf32>) -> tensor<2x5x40xf32>
+    %16 = tensor.empty() : tensor<2x5x40xbf16>
+    %17 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%15 : tensor<2x5x40xf32>) outs(%16 : tensor<2x5x40xbf16>) {
+    ^bb0(%in: f32, %out: bf16):
+      %19 = arith.truncf %in : f32 to bf16
+      linalg.yield %19 : bf16
+    } -> tensor<2x5x40xbf16>
+    %18 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%17, %cst_3 : tensor<2x5x40xbf16>, tensor<40xbf16>) outs(%16 : tensor<2x5x40xbf16>) {
+    ^bb0(%in: bf16, %in_8: bf16, %out: bf16):
+      %19 = arith.addf %in, %in_8 : bf16
+      linalg.yield %19 : bf16
+    } -> tensor<2x5x40xbf16>
+    return %18 : tensor<2x5x40xbf16>
   }
 }
