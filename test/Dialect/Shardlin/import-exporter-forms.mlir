@@ -296,3 +296,32 @@ func.func @middle_dim(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %y = math.exp %xs : tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+#bw = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+shard.grid @tp(shape = 2)
+// The N x K weight broadcast as it is stored and read transposed by the
+// batch_matmul's maps ((d0, d2, d3)): the same linear, without weight_kn.
+// CHECK-LABEL: func.func @bmm_transposed_maps
+// CHECK: shardlin.linear %{{.*}}, %{{.*}} : (tensor<1x3x8xf32>, !shardlin.sharded<tensor<6x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>) -> tensor<1x3x6xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @bmm_transposed_maps(%arg0: tensor<2x3x8xf32>, %w: tensor<6x8xf32>) -> tensor<2x3x6xf32> {
+  %sx = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  %x = shard.shard %arg0 to %sx : tensor<2x3x8xf32>
+  %sw = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  %ws = shard.shard %w to %sw : tensor<6x8xf32>
+  %e0 = tensor.empty() : tensor<2x6x8xf32>
+  %wb = linalg.generic {indexing_maps = [#bw, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ws : tensor<6x8xf32>) outs(%e0 : tensor<2x6x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x6x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x6xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x6xf32>) -> tensor<2x3x6xf32>
+  %y = linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%x, %wb : tensor<2x3x8xf32>, tensor<2x6x8xf32>) outs(%i : tensor<2x3x6xf32>) -> tensor<2x3x6xf32>
+  return %y : tensor<2x3x6xf32>
+}
