@@ -157,6 +157,8 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
   }
   if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
     return importMatmul(matmul);
+  if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op))
+    return importBatchMatmul(batch);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return importReturn(ret);
   // Scalars: built where used.
@@ -165,7 +167,8 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
        llvm::none_of(op.getResultTypes(),
                      [](Type t) { return isa<ShapedType>(t); })))
     return success();
-  if (isa<linalg::TransposeOp, tensor::CollapseShapeOp>(op) &&
+  if (isa<linalg::TransposeOp, tensor::CollapseShapeOp, linalg::GenericOp>(
+          op) &&
       feedsLinearsOnly(&op)) {
     deferred_.insert(&op);
     return success();
@@ -220,11 +223,9 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
     layout = **l;
     from = &operand;
   }
+  // Any split dim: the op is rank-local (a vector operand runs along the
+  // last dim, whole where it is split elsewhere).
   ValueLayout l = layout.value_or(ValueLayout::replicated());
-  if (!l.isReplicated() && l.dim != 0 && l.dim != rank - 1)
-    return op.emitError() << "the operands are " << describe(l)
-                          << "; shardlin splits activations along their first "
-                             "(rows) or last (features) dim";
 
   // The operands in that layout; full tensors first, so that the first
   // one sizes what is built for the others.

@@ -80,9 +80,16 @@ FailureOr<ValueLayout> parseSharding(Value sharding, RankedTensorType type,
 /// What a linalg.matmul and the ops around it mean (ImportShardLinearMatch):
 /// the first phase of a linear's import, read from the IR alone.
 struct LinearMatch {
-  linalg::MatmulOp op;
+  /// A linalg.matmul, or a linalg.batch_matmul whose right-hand operand is
+  /// one weight broadcast over the batch (an N-D linear).
+  linalg::LinalgOp op;
   /// The matmul's operands: x, the weight as the matmul reads it, the init.
   Value x, rhs, init;
+  /// A batch_matmul's x before the collapse of its leading dims and the
+  /// expand that restores them after (the N-D form of a 4-D or deeper
+  /// input); null where x is the batch_matmul's own.
+  Value ndX;
+  tensor::ExpandShapeOp ndExpand;
   /// The weight as stored (through a transpose) and its orientation.
   Value weight;
   bool kn = true;
@@ -90,6 +97,11 @@ struct LinearMatch {
   Value bias, addend;
   /// The add that applies the bias after the matmul, absorbed by the linear.
   Operation *biasAdd = nullptr;
+  /// f16 / bf16 operands accumulated into an f32 init and rounded by the
+  /// arith.truncf linalg.generic that follows (torch-mlir's form of a
+  /// half-precision matmul): shardlin's linear in that type, which
+  /// accumulates in f32 and rounds once. The rounding op is absorbed.
+  Operation *truncf = nullptr;
   /// The value the linear defines: the matmul's result, or its bias add's.
   Value result;
 };
@@ -113,6 +125,12 @@ Value throughShards(Value v);
 /// The form of `op` (types, indexing maps, the weight's orientation), or
 /// failure with a diagnostic for a form shardlin does not take.
 FailureOr<LinearMatch> matchMatmul(linalg::MatmulOp op);
+
+/// The form of a linalg.batch_matmul that is one weight broadcast over the
+/// batch (a broadcasting linalg.generic, or the batch_matmul's own
+/// indexing_maps), with x collapsed from N-D and the result expanded back
+/// where the exporter does so; or failure with a diagnostic.
+FailureOr<LinearMatch> matchBatchMatmul(linalg::BatchMatmulOp op);
 
 /// The bias and the result of `m`: a broadcast init, or an add after; fails
 /// with a diagnostic for an undefined init or a bias of another type.
@@ -177,6 +195,9 @@ public:
   /// A linalg.matmul: a shardlin.linear when its weight is split, else a
   /// rank-local matmul.
   LogicalResult importMatmul(linalg::MatmulOp op);
+  /// A linalg.batch_matmul of one weight broadcast over the batch: an N-D
+  /// shardlin.linear when the weight is split, else a rank-local matmul.
+  LogicalResult importBatchMatmul(linalg::BatchMatmulOp op);
 
   //===--------------------------------------------------------------------===//
   // Shared state
@@ -210,6 +231,17 @@ private:
   FailureOr<LinearPlan> planLinear(LinearMatch &m, const ValueLayout &wl);
   LogicalResult buildLinear(const LinearMatch &m, const LinearPlan &plan,
                             const ValueLayout &wl);
+  /// The weight as the linear takes it: the sharded argument, or the rank's
+  /// chunks assembled.
+  FailureOr<Value> shardedWeight(const LinearMatch &m, const ValueLayout &wl);
+  /// The batch_matmul's phases: its layouts (x, the N-D input, split along
+  /// a leading dim: rows -> rows on it; replicated or split along K: the
+  /// 2-D linear between a collapse and an expand) and the rank-local
+  /// matmul of a replicated weight.
+  FailureOr<LinearPlan> planBatchLinear(LinearMatch &m, const ValueLayout &wl);
+  LogicalResult buildBatchLinear(const LinearMatch &m, const LinearPlan &plan,
+                                 const ValueLayout &wl);
+  LogicalResult importLocalBatchMatmul(const LinearMatch &m);
   /// Builds deferred old op `op` (result `v`) in `want`.
   FailureOr<Value> build(Value v, const ValueLayout &want, Value donor);
 };
