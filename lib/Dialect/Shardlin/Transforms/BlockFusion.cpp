@@ -38,6 +38,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -53,9 +54,10 @@ namespace {
 class Recorder : public ChainVisitor {
 public:
   struct Step {
-    enum Kind { Input, Constant, Compute } kind;
+    enum Kind { Input, Constant, Compute, Power } kind;
     int input = -1;
     double value = 0;
+    int64_t exponent = 0; // Power
     Type type;
     Operation *op = nullptr;
     SmallVector<int, 3> args;
@@ -85,6 +87,13 @@ public:
     // extf and a truncf).
     s.type = getElementTypeOrSelf(op->getResult(0).getType());
     return add(s);
+  }
+  /// math.fpowi, rebuilt with its exponent as it is.
+  FailureOr<int> power(Operation *op, int base, int64_t exponent) override {
+    FailureOr<int> h = compute(op, {base});
+    steps[*h].kind = Step::Power;
+    steps[*h].exponent = exponent;
+    return h;
   }
   /// The conversions are rebuilt too: the fused chain computes in the types
   /// the module states.
@@ -350,6 +359,16 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
                 nb.getFloatAttr(isa<FloatType>(s.type) ? s.type : elt,
                                 s.value)));
             break;
+          case Recorder::Step::Power: {
+            Type exponentType = getElementTypeOrSelf(s.op->getOperand(1));
+            Value exponent = arith::ConstantOp::create(
+                nb, nloc, nb.getIntegerAttr(exponentType, s.exponent));
+            Operation *pow = math::FPowIOp::create(nb, nloc, values[s.args[0]],
+                                                   exponent);
+            pow->setAttrs(s.op->getAttrs());
+            values.push_back(pow->getResult(0));
+            break;
+          }
           case Recorder::Step::Compute: {
             OperationState state(nloc, s.op->getName());
             for (int a : s.args)
