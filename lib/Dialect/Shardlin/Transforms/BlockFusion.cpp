@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockFusion.h"
+#include "LinearDecisions.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
@@ -228,10 +229,11 @@ std::string fusionProblem(Candidate &b) {
 }
 
 /// The rows per rank the block's cost assumes: 0 if its batch dims are
-/// static, else `assumedRows`.
+/// static or bounded by static dims (costRows), else `assumedRows`.
 int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
-  auto xType = cast<RankedTensorType>(b.cols.front().getInput().getType());
-  return xType.hasStaticShape() ? 0 : assumedRows;
+  bool assumed = false;
+  costRows(b.cols.front(), assumedRows, assumed);
+  return assumed ? assumedRows : 0;
 }
 
 ::shardlin::BlockShape blockShape(Candidate &b, int64_t assumedRows) {
@@ -239,12 +241,8 @@ int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
   auto xType = cast<RankedTensorType>(col.getInput().getType());
   ShardedType w2 = b.row.getWeightType();
   ::shardlin::BlockShape s;
-  s.rows = 1;
-  if (int64_t assumed = assumedRowsOf(b, assumedRows))
-    s.rows = assumed; // Dynamic batch dims.
-  else
-    for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-      s.rows *= xType.getShape()[i]; // Checked by the pass before fusing.
+  bool assumed = false;
+  s.rows = costRows(col, assumedRows, assumed);
   s.k = col.getK();
   s.f = b.row.getK();
   s.n = b.row.getN();
