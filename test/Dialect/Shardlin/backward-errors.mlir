@@ -64,6 +64,16 @@ func.func @chunk_of_gemm(%x: tensor<4x4xf32>) -> tensor<4x?xf32> {
 
 // -----
 
+// x^n differentiates to n x^(n-1), with n - 1 in i64.
+func.func @power_min(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = arith.constant dense<-9223372036854775808> : tensor<4xi64>
+  // expected-error@+1 {{cannot differentiate math.fpowi with the exponent -2^63 (its derivative's exponent n - 1 does not fit 64 bits)}}
+  %y = math.fpowi %x, %n : tensor<4xf32>, tensor<4xi64>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // A bias_add's bias computed by a gemm is called a bias.
 func.func @bias_of_gemm(%x: tensor<4x4xf32>, %r: tensor<1x4xf32>) -> tensor<4x4xf32> {
   %p = shardlin.gemm %r, %x : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
