@@ -31,6 +31,17 @@
 // RUN: %python %S/Inputs/local_ops.py check --entry gelu_block --dir %t/g --world-size 3 --out '%t/g/jit.{rank}.npy' | FileCheck %s
 // CHECK: ok: {{[0-9]+}} ranks
 
+// torch-mlir's own GELU-tanh MLP text, imported (fc1 split on its 38
+// features over 2 ranks, fc2 on its inputs, x replicated): threads, --jit,
+// and under mpirun.
+// RUN: %python %S/Inputs/local_ops.py gen --entry torch_tanh --out-dir %t/t --world-size 1 --seed 66
+// RUN: shardlin-run %S/Inputs/local-ops-torch.mlir --arg=%t/t/x.0.npy --arg=%t/t/w1.npy --arg=%t/t/b1.npy --arg=%t/t/w2.npy --arg=%t/t/b2.npy --out=%t/t/y.npy
+// RUN: %python %S/Inputs/local_ops.py check --entry torch_tanh --dir %t/t --world-size 1 --out %t/t/y.npy | FileCheck %s
+// RUN: shardlin-run --jit %S/Inputs/local-ops-torch.mlir --arg=%t/t/x.0.npy --arg=%t/t/w1.npy --arg=%t/t/b1.npy --arg=%t/t/w2.npy --arg=%t/t/b2.npy --out=%t/t/jit.npy
+// RUN: %python %S/Inputs/local_ops.py check --entry torch_tanh --dir %t/t --world-size 1 --out %t/t/jit.npy | FileCheck %s
+// RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 shardlin-run %S/Inputs/local-ops-torch.mlir --backend=mpi --arg=%t/t/x.0.npy --arg=%t/t/w1.npy --arg=%t/t/b1.npy --arg=%t/t/w2.npy --arg=%t/t/b2.npy --out=%t/t/mpi.npy %}
+// RUN: %if mpi %{ %python %S/Inputs/local_ops.py check --entry torch_tanh --dir %t/t --world-size 1 --out %t/t/mpi.npy | FileCheck %s %}
+
 // Every form of exponent (splat i32 tensor, captured i8, scalar i64 input,
 // i16 in the body; 0, negative), f64, threads and --jit: the same bits.
 // RUN: %python %S/Inputs/local_ops.py gen --entry powers --out-dir %t/p --world-size 2 --seed 62

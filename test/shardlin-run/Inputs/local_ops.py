@@ -6,7 +6,8 @@
   local_ops.py gen --entry NAME --out-dir DIR --world-size W [--seed S]
       writes the entry's inputs: x.{rank}.npy (one per rank, distinct, no
       zeros) and the weights and biases every rank reads.
-      gelu_bf16 and mlp_bf16 write bf16 ('<V2'), widen f16 x only (its
+      torch_tanh (Inputs/local-ops-torch.mlir) is gelu_mlp with torch-mlir's
+      sample's shapes (6 x 40, 38 features); gelu_bf16 and mlp_bf16 write bf16 ('<V2'), widen f16 x only (its
       check: exactly x * x, which f32 holds).
   local_ops.py check --entry NAME --dir DIR --world-size W --out PATTERN
       [--dy PATTERN]
@@ -57,14 +58,15 @@ def load(d, name):
 def gen(a):
     rng = random.Random(a.seed)
     os.makedirs(a.out_dir, exist_ok=True)
-    if a.entry in ("gelu_mlp", "gelu_block"):
+    if a.entry in ("gelu_mlp", "gelu_block", "torch_tanh"):
         f32 = lambda n: [npytool.round_to("f32", nonzero(rng)) for _ in range(n)]
-        write(a.out_dir, "w1.npy", "<f4", (10, 8), f32(80))
-        write(a.out_dir, "b1.npy", "<f4", (10,), f32(10))
-        write(a.out_dir, "w2.npy", "<f4", (8, 10), f32(80))
-        write(a.out_dir, "b2.npy", "<f4", (8,), f32(8))
+        k, f, n, rows = (8, 10, 8, 5) if a.entry != "torch_tanh" else (40, 38, 40, 6)
+        write(a.out_dir, "w1.npy", "<f4", (f, k), f32(f * k))
+        write(a.out_dir, "b1.npy", "<f4", (f,), f32(f))
+        write(a.out_dir, "w2.npy", "<f4", (n, f), f32(n * f))
+        write(a.out_dir, "b2.npy", "<f4", (n,), f32(n))
         for r in range(a.world_size):
-            write(a.out_dir, "x.%d.npy" % r, "<f4", (5, 8), f32(40))
+            write(a.out_dir, "x.%d.npy" % r, "<f4", (rows, k), f32(rows * k))
     elif a.entry in ("gelu_bf16", "mlp_bf16"):
         bf = lambda n: [npytool.round_to("bf16", nonzero(rng)) for _ in range(n)]
         k, f, n, rows = (8, 10, 8, 5) if a.entry == "gelu_bf16" else (40, 38, 40, 6)
@@ -133,7 +135,7 @@ def check(a):
         if descr == "|V2":
             descr = "<V2"
         want_shape = None
-        if a.entry in ("gelu_mlp", "gelu_block", "gelu_bf16"):
+        if a.entry in ("gelu_mlp", "gelu_block", "gelu_bf16", "torch_tanh"):
             ref, scale = mlp(a.dir, r, gelu)
         elif a.entry == "mlp_bf16":
             ref, scale = mlp(a.dir, r, gelu_erf)
