@@ -3,7 +3,8 @@
 //
 // The rank-local elementwise ops between and around linears, as producers
 // write them: arith and math ops on tensors (arith.extf / truncf between
-// f16 or bf16 and f32 included), splat constants, linalg
+// f16 or bf16 and f32 included, math.fpowi with a constant integer
+// exponent), splat constants, linalg
 // structured ops whose iterators are all parallel (linalg.elementwise,
 // linalg.generic, linalg.fill, ...) with identity maps or a vector broadcast
 // along the last dim, and tensor.empty as their unread init.
