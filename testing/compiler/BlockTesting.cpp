@@ -423,7 +423,8 @@ private:
              names[s.b] + " : " + t);
       } else if (s.op == "fpowi") {
         // A splat exponent (static shapes only: see activation()).
-        std::string n = fresh(), ti = "tensor<" + joinDims(shape, "x") + "xi64>";
+        std::string n = fresh();
+        std::string ti = "tensor<" + joinDims(shape, "x") + "xi64>";
         line(n + " = arith.constant dense<" +
              std::to_string(static_cast<int64_t>(s.value)) + "> : " + ti);
         line(r + " = math.fpowi " + names[s.a] + ", " + n + " : " + t + ", " +

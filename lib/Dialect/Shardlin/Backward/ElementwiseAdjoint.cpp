@@ -363,7 +363,8 @@ linalg::GenericOp buildAdjointGeneric(OpBuilder &b, Location loc,
         auto rebuilt = [&](Value v) -> Value {
           if (Value m = scalar.lookup(v))
             return m;
-          if (std::optional<int64_t> n = integerConstantValue(v.getDefiningOp()))
+          if (std::optional<int64_t> n =
+                  integerConstantValue(v.getDefiningOp()))
             return integerScalar(s, v, *n);
           // A constant (a splat or fill operand, or one the body captures).
           return s.constant(*constantOf(v));

@@ -550,7 +550,8 @@ std::optional<int64_t> mlir::shardlin::powerExponent(Operation *fpowi) {
   Value exponent = pow.getRhs();
   // A linalg body's scalar input: the operand it stands for.
   if (auto arg = dyn_cast<BlockArgument>(exponent))
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(arg.getOwner()->getParentOp()))
+    if (auto linalgOp =
+            dyn_cast<linalg::LinalgOp>(arg.getOwner()->getParentOp()))
       if (arg.getOwner() == linalgOp.getBlock())
         exponent = linalgOp.getMatchingOpOperand(arg)->get();
   return integerConstantValue(exponent.getDefiningOp());

@@ -84,7 +84,8 @@ SmallVector<std::optional<int64_t>> dimBounds(Value v, unsigned depth) {
     });
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-    for (auto [i, group] : llvm::enumerate(collapse.getReassociationIndices())) {
+    for (auto [i, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
       std::optional<int64_t> p = 1;
       for (int64_t g : group)
         p = p && src[g] ? std::optional<int64_t>(*p * *src[g]) : std::nullopt;
