@@ -69,6 +69,10 @@ public:
     return add(n);
   }
 
+  FailureOr<int> power(Operation *, int base, int64_t exponent) override {
+    return translation::appendPower(expr, base, exponent);
+  }
+
   rt::ExprProgram expr;
   SmallVector<Value> inputs;
   /// Whether each input is read as a row vector (a broadcast).
@@ -443,11 +447,13 @@ private:
     // body, walked after the value it yields) are unreferenced.
     in.expr.nodes.resize(static_cast<size_t>(*result) + 1);
     for (Value v : builder.inputs) {
-      auto it = ids_.find(v);
-      if (it == ids_.end())
+      if (!ids_.contains(v))
         return emitError(v.getLoc()) << "the shardlin runtime cannot execute "
                                         "the op that defines this value";
-      in.operands.push_back(it->second);
+      FailureOr<int> id = translation::elementwiseOperand(root, v, *this);
+      if (failed(id))
+        return failure();
+      in.operands.push_back(*id);
     }
     if (in.expr.nodes.size() > rt::kMaxExprNodes)
       return emitSplit(root, in, builder.vectors);
@@ -594,10 +600,10 @@ private:
     }
     // The sizes of dynamic shapes: read by the instructions that take them
     // (an expand_shape's output sizes; a tensor.empty, whose shape the
-    // runtime takes from its linalg op's operands). Any other user has no
-    // runtime value to read and says so.
-    if (isa<tensor::DimOp>(op) ||
-        (isa<arith::ConstantOp>(op) && op.getResult(0).getType().isIndex()))
+    // runtime takes from its linalg op's operands), and fpowi's exponents,
+    // which its expansion reads. Any other user has no runtime value to
+    // read and says so.
+    if (isSizeComputation(op))
       return success();
     // The native path's exchange of run-time sizes: a plan exchanges them
     // before it runs.

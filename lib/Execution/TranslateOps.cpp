@@ -2,6 +2,7 @@
 
 #include "TranslateOps.h"
 
+#include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/runtime/program/OpTable.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,55 @@ FailureOr<Value> translation::dimsSource(ArrayRef<OpFoldResult> sizes,
     like = dim.getSource();
   }
   return like;
+}
+
+int translation::appendPower(rt::ExprProgram &expr, int base,
+                             int64_t exponent) {
+  auto add = [&](rt::ExprNode n) -> FailureOr<int> {
+    expr.nodes.push_back(n);
+    return static_cast<int>(expr.nodes.size()) - 1;
+  };
+  auto binary = [&](rt::ExprOp op, int lhs, int rhs) {
+    rt::ExprNode n;
+    n.op = op;
+    n.args[0] = lhs;
+    n.args[1] = rhs;
+    return add(n);
+  };
+  auto one = [&] {
+    rt::ExprNode n;
+    n.op = rt::ExprOp::Const;
+    n.value = 1.0;
+    return add(n);
+  };
+  FailureOr<int> result = expandPower(
+      base, exponent,
+      [&](int lhs, int rhs) { return binary(rt::ExprOp::Mul, lhs, rhs); },
+      [&](int x) -> FailureOr<int> {
+        FailureOr<int> c = one();
+        return binary(rt::ExprOp::Div, *c, x);
+      },
+      one);
+  return *result; // The callbacks above never fail.
+}
+
+FailureOr<int> translation::elementwiseOperand(Operation &root, Value v,
+                                               InstrSink &sink) {
+  FailureOr<int> id = sink.operand(&root, v);
+  Type elt = getElementTypeOrSelf(root.getResult(0).getType());
+  auto type = cast<RankedTensorType>(v.getType());
+  if (failed(id) || type.getElementType() == elt)
+    return id;
+  rt::Instr convert;
+  convert.op = rt::OpCode::Convert;
+  convert.operands = {*id};
+  FailureOr<int> converted =
+      sink.define(v.getLoc(), Value(), type.clone(elt));
+  if (failed(converted))
+    return failure();
+  convert.result = *converted;
+  sink.append(root.getLoc(), std::move(convert));
+  return converted;
 }
 
 //===----------------------------------------------------------------------===//

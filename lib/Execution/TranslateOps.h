@@ -49,6 +49,17 @@ rt::ChunkSpec toChunkSpec(ChunkAttr chunk);
 FailureOr<Value> dimsSource(ArrayRef<OpFoldResult> sizes,
                             RankedTensorType type);
 
+/// Appends x^n, x being node `base` of `expr`, as the products that LLVM
+/// computes for llvm.powi with a constant n (expandPower: bit for bit the
+/// --jit's result in the same type); returns the node of x^n.
+int appendPower(rt::ExprProgram &expr, int base, int64_t exponent);
+
+/// The program value of `v`, an input of the elementwise instruction of
+/// `root`'s chain: its own, or, for an input of another element type (one
+/// the chain reads only through conversions to root's type, which
+/// ElementwiseChains::analyze checked), a `convert` of it to root's type.
+FailureOr<int> elementwiseOperand(Operation &root, Value v, InstrSink &sink);
+
 /// linalg.matmul on each rank's tensors: gemm(A, B) with transposes from
 /// the indexing maps, plus the init unless it is a zero fill.
 LogicalResult translateMatmul(linalg::MatmulOp op, InstrSink &sink);

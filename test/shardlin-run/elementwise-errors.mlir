@@ -15,21 +15,28 @@
 // RUN: not shardlin-run %t/constant.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/constant.mlir
 // RUN: not shardlin-run %t/non-splat.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/non-splat.mlir
 // RUN: not shardlin-run %t/scalar.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/scalar.mlir
+// RUN: not shardlin-run %t/fpowi.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/fpowi.mlir
+// RUN: not shardlin-run %t/body-fpowi.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/body-fpowi.mlir
+// RUN: not shardlin-run %t/divui.mlir --emit-program=%t/out/p 2>&1 | FileCheck %t/divui.mlir
 // Nothing was written.
 // RUN: not test -e %t/out/p
 
 //--- sin.mlir
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // CHECK: sin.mlir:[[@LINE+1]]:8: error: the shardlin runtime cannot execute 'math.sin' (elementwise ops it executes: arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, log, sqrt, rsqrt, absf; linalg ops with parallel iterators
+  // CHECK: sin.mlir:[[@LINE+1]]:8: error: the shardlin runtime cannot execute 'math.sin' (elementwise ops it executes: arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, log, sqrt, rsqrt, absf, and fpowi with a constant integer exponent; linalg ops with parallel iterators
   %0 = math.sin %x : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
 
 //--- extf.mlir
-func.func @main(%x: tensor<4x8xf16>) -> tensor<4x8xf32> {
-  // CHECK: extf.mlir:[[@LINE+1]]:8: error: the shardlin runtime cannot execute 'arith.extf' (elementwise ops it executes:
-  %0 = arith.extf %x : tensor<4x8xf16> to tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+// An input read in f32 before the narrowing that stores the chain's value
+// (an input read only through conversions to the stored type runs:
+// local-ops.mlir).
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf16> {
+  %0 = arith.mulf %x, %x : tensor<4x8xf32>
+  // CHECK: extf.mlir:[[@LINE+1]]:8: error: the shardlin runtime cannot execute 'arith.truncf' (elementwise ops it executes: {{.*}}): here a chain of 'f16' values would read a 'f32' tensor; an instruction reads and stores one element type, so a conversion runs only between a widening and the narrowing that stores its value, or on an input that the chain reads only through conversions to the stored type
+  %1 = arith.truncf %0 : tensor<4x8xf32> to tensor<4x8xf16>
+  return %1 : tensor<4x8xf16>
 }
 
 //--- transpose.mlir
@@ -119,4 +126,45 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, f32) {
   // CHECK: scalar.mlir:[[@LINE+1]]:8: error: the shardlin runtime executes 'arith.addf' on tensors, not on 'f32' (scalars only inside a linalg body)
   %0 = arith.addf %c, %c : f32
   return %x, %0 : tensor<2xf32>, f32
+}
+
+//--- fpowi.mlir
+// An exponent that is not a constant has no runtime value.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<4xf32>
+  %i = arith.index_cast %d : index to i32
+  %n = tensor.splat %i : tensor<4xi32>
+  // CHECK: fpowi.mlir:[[@LINE+1]]:8: error: the shardlin runtime executes 'math.fpowi' only with a constant integer exponent (a scalar or splat arith.constant)
+  %0 = math.fpowi %x, %n : tensor<4xf32>, tensor<4xi32>
+  return %0 : tensor<4xf32>
+}
+
+//--- body-fpowi.mlir
+#id = affine_map<(d0) -> (d0)>
+#sc = affine_map<(d0) -> ()>
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<4xf32>
+  %n = arith.index_cast %d : index to i32
+  %e = tensor.empty() : tensor<4xf32>
+  // CHECK: body-fpowi.mlir:[[@LINE+1]]:8: error: the shardlin runtime cannot execute 'linalg.generic': its body's math.fpowi has an exponent that is not a constant
+  %0 = linalg.generic {indexing_maps = [#id, #sc, #id], iterator_types = ["parallel"]} ins(%x, %n : tensor<4xf32>, i32) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: i32, %o: f32):
+    %p = math.fpowi %a, %b : f32, i32
+    linalg.yield %p : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+//--- divui.mlir
+// Index math sizes shapes only: a user that needs its value at run time
+// (here, the return) is reported.
+func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %d = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %h = arith.divui %d, %c2 : index
+  // CHECK: divui.mlir:[[@LINE+1]]:3: error: cannot return this value
+  return %x, %h : tensor<?x4xf32>, index
 }

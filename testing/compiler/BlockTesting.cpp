@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <random>
 #include <utility>
@@ -131,7 +132,7 @@ namespace {
 /// with `vector`, a vector broadcast along the last dim).
 struct Step {
   std::string op; // in, const, addf, subf, mulf, divf, negf, maximumf,
-                  // tanh, erf, exp, cmpf, select
+                  // tanh, erf, exp, cmpf, select, fpowi (exponent: value)
   int a = -1, b = -1, c = -1;
   int input = 0;
   bool vector = false;
@@ -153,6 +154,12 @@ public:
     return push(s);
   }
   int un(const char *op, int a) { return push({op, a}); }
+  /// a^n, math.fpowi with a constant i64 exponent.
+  int powi(int a, int n) {
+    Step s{"fpowi", a};
+    s.value = n;
+    return push(s);
+  }
   int bin(const char *op, int a, int b) { return push({op, a, b}); }
   int cmp(const char *pred, int a, int b) {
     Step s{"cmpf", a, b};
@@ -178,8 +185,11 @@ private:
 };
 
 /// act(x) on step x. ReLU is maximumf in the arith form, cmpf + select in
-/// the others (linalg.elementwise has no float maximum).
-int activation(Steps &s, Activation act, int x, OpForm form) {
+/// the others (linalg.elementwise has no float maximum). GELU-tanh's x^3 is
+/// math.fpowi, as torch-mlir writes it, with `powi` (the forms that have
+/// it: linalg.elementwise has no such kind, and a constant exponent of a
+/// dynamic shape is no splat), else x * x * x.
+int activation(Steps &s, Activation act, int x, OpForm form, bool powi) {
   switch (act) {
   case Activation::Relu: {
     int zero = s.cst(0.0);
@@ -190,7 +200,7 @@ int activation(Steps &s, Activation act, int x, OpForm form) {
   }
   case Activation::GeluTanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    int x3 = s.bin("mulf", s.bin("mulf", x, x), x);
+    int x3 = powi ? s.powi(x, 3) : s.bin("mulf", s.bin("mulf", x, x), x);
     int inner = s.bin("addf", x, s.bin("mulf", s.cst(0.044715), x3));
     int t = s.un("tanh", s.bin("mulf", s.cst(0.7978845608028654), inner));
     int onePlus = s.bin("addf", s.cst(1.0), t);
@@ -224,13 +234,16 @@ Steps middleSteps(const BlockSpec &spec, bool biasInside) {
       v = s.bin("addf", v, s.in(lin + c, /*vector=*/true));
     h.push_back(v);
   }
+  const bool powi = spec.form == OpForm::LinalgGeneric ||
+                    (spec.form == OpForm::Arith && !spec.dynamicBatch());
   if (spec.kind == BlockKind::Mlp) {
     int v = h[0];
     for (int i = 0; i < spec.repeat; ++i)
-      v = activation(s, spec.activation, v, spec.form);
+      v = activation(s, spec.activation, v, spec.form, powi);
   }
   else
-    s.bin("mulf", activation(s, Activation::Silu, h[0], spec.form), h[1]);
+    s.bin("mulf", activation(s, Activation::Silu, h[0], spec.form, powi),
+          h[1]);
   return s;
 }
 
@@ -282,6 +295,16 @@ void evaluate(const Steps &steps, rt::DType dtype,
     } else if (s.op == "maximumf") {
       r = std::max(a, b);
       mr = std::max(ma, mb) + std::fabs(r);
+    } else if (s.op == "fpowi") {
+      // The executor's expansion rounds once per product (n > 0 here):
+      // n's bit length - 1 squarings and its set bits - 1 products.
+      const int n = static_cast<int>(s.value);
+      int products = -2;
+      for (int k = n; k > 0; k >>= 1)
+        products += 1 + (k & 1);
+      r = std::pow(a, n);
+      mr = std::fabs(n * std::pow(a, n - 1)) * ma +
+           std::max(products, 1) * std::fabs(r);
     } else if (s.op == "tanh") {
       r = std::tanh(a);
       mr = (1 - r * r) * ma + std::fabs(r);
@@ -398,6 +421,14 @@ private:
       } else if (s.op == "cmpf") {
         line(r + " = arith.cmpf " + s.predicate + ", " + names[s.a] + ", " +
              names[s.b] + " : " + t);
+      } else if (s.op == "fpowi") {
+        // A splat exponent (static shapes only: see activation()).
+        std::string n = fresh();
+        std::string ti = "tensor<" + joinDims(shape, "x") + "xi64>";
+        line(n + " = arith.constant dense<" +
+             std::to_string(static_cast<int64_t>(s.value)) + "> : " + ti);
+        line(r + " = math.fpowi " + names[s.a] + ", " + n + " : " + t + ", " +
+             ti);
       } else if (!linalg) {
         std::string dialect = s.op == "tanh" || s.op == "erf" || s.op == "exp"
                                   ? "math."
@@ -457,6 +488,16 @@ private:
     maps += mapFor(rank, false);
     for (size_t d = 0; d < rank; ++d)
       iterators += std::string(d ? ", " : "") + "\"parallel\"";
+    // fpowi's exponents, captured from outside the body as torch-mlir
+    // does.
+    std::map<size_t, std::string> exponents;
+    for (size_t i = 0; i < steps.list().size(); ++i)
+      if (steps.list()[i].op == "fpowi") {
+        exponents[i] = fresh();
+        line(exponents[i] + " = arith.constant " +
+             std::to_string(static_cast<int64_t>(steps.list()[i].value)) +
+             " : i64");
+      }
     std::string init = fresh();
     line(init + " = " + empty(shape));
     std::string r = fresh();
@@ -483,6 +524,9 @@ private:
       else if (s.op == "select")
         line("  " + n + " = arith.select " + names[s.a] + ", " + names[s.b] +
              ", " + names[s.c] + " : " + e);
+      else if (s.op == "fpowi")
+        line("  " + n + " = math.fpowi " + names[s.a] + ", " +
+             exponents[&s - steps.list().data()] + " : " + e + ", i64");
       else {
         std::string dialect = s.op == "tanh" || s.op == "erf" || s.op == "exp"
                                   ? "math."

@@ -127,3 +127,29 @@ func.func @unused(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
   %s = math.sqrt %x : tensor<3xf32>
   return %s : tensor<3xf32>
 }
+
+// x^3 as torch-mlir writes it (math.fpowi of a captured i64): the
+// derivative 3 x^2, itself an fpowi whose exponent is an i64 constant; the
+// forward's x^3 is not needed.
+// CHECK-LABEL: func.func @cube_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x5xf32>, %[[DY:[^:]*]]: tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK-NEXT: %[[D:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[X]] : tensor<4x5xf32>, tensor<4x5xf32>) outs(%[[DY]] : tensor<4x5xf32>)
+// CHECK-NEXT: ^bb0(%[[G:.*]]: f32, %[[XV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NOT: arith.constant 3 : i64
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[SQ:.*]] = math.fpowi %[[XV]], %[[TWO]] : f32, i64
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK: %[[N:.*]] = arith.mulf %[[THREE]], %[[SQ]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[G]], %[[N]] : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+// CHECK: return %[[D]]
+func.func @cube(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %c3 = arith.constant 3 : i64
+  %e = tensor.empty() : tensor<4x5xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %p = math.fpowi %in, %c3 : f32, i64
+    linalg.yield %p : f32
+  } -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}

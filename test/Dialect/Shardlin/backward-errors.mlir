@@ -51,13 +51,36 @@ func.func private @taken_backward(%x: tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// Lowered IR: a local_chunk's source, a bias_add's or a gemm's bias is a
-// bias too, the same on every rank; one computed by a gemm is not.
+// Lowered IR: a local_chunk's source (a bias, or a replicated activation),
+// a bias_add's or a gemm's bias is the same on every rank; one computed by
+// a gemm is not. The message calls the chunk's source what it is, not a
+// bias.
 func.func @chunk_of_gemm(%x: tensor<4x4xf32>) -> tensor<4x?xf32> {
   %p = shardlin.gemm %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  // expected-error@+1 {{'shardlin.local_chunk' op cannot be differentiated: its bias is computed by 'shardlin.gemm'}}
+  // expected-error@+1 {{'shardlin.local_chunk' op cannot be differentiated: the value it takes its chunk of is computed by 'shardlin.gemm', whose value may differ between ranks; the value a local_chunk takes its chunk of (a bias, or a replicated activation) is the same on every rank (a function argument, or computed from arguments and constants by elementwise ops and reshapes) and its gradient is summed over ranks}}
   %c = shardlin.local_chunk %p along <dim = 1, placements = [1, 0, 2]> : tensor<4x4xf32> -> tensor<4x?xf32>
   return %c : tensor<4x?xf32>
+}
+
+// -----
+
+// x^n differentiates to n x^(n-1), with n - 1 in i64.
+func.func @power_min(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = arith.constant dense<-9223372036854775808> : tensor<4xi64>
+  // expected-error@+1 {{cannot differentiate math.fpowi with the exponent -2^63 (its derivative's exponent n - 1 does not fit 64 bits)}}
+  %y = math.fpowi %x, %n : tensor<4xf32>, tensor<4xi64>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A bias_add's bias computed by a gemm is called a bias.
+func.func @bias_of_gemm(%x: tensor<4x4xf32>, %r: tensor<1x4xf32>) -> tensor<4x4xf32> {
+  %p = shardlin.gemm %r, %x : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+  %b = tensor.collapse_shape %p [[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+  // expected-error@+1 {{'shardlin.bias_add' op cannot be differentiated: its bias is computed by 'shardlin.gemm', whose value may differ between ranks; a bias is the same on every rank}}
+  %y = shardlin.bias_add %x, %b : tensor<4x4xf32>, tensor<4xf32>
+  return %y : tensor<4x4xf32>
 }
 
 // -----

@@ -17,6 +17,9 @@
 //   tanh: g*(1 - r*r)       erf: g * 2/sqrt(pi) * exp(-a*a)
 //   exp: g*r                log: g/a               sqrt: (g*0.5)/r
 //   rsqrt: g * -0.5 * r^3   absf: g*sign(a), 0 at a = 0
+//   fpowi a^n (n a constant): g * (n * a^(n-1)), a math.fpowi again (so
+//     as exact as the forward's: the executor expands it into LLVM's
+//     products, ElementwiseChains.h), g for n = 1, none for n = 0
 //   select(c, a, b): c ? g : 0, c ? 0 : g (the condition has none)
 //   maximumf, minimumf, maxnumf, minnumf: g goes to the operand equal to
 //     the result. At a tie (a == b, -0 == +0 included) a constant operand
@@ -38,6 +41,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -64,16 +68,30 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
     form.inputs.push_back(v);
     form.vector.push_back(vector);
   };
+  // An fpowi's exponent (a scalar or splat integer constant) is part of
+  // the op, not an input.
+  auto isExponent = [](Value v) {
+    return integerConstantValue(v.getDefiningOp()).has_value();
+  };
   auto reject = [&](Value v) {
     return op->emitError() << "cannot differentiate: it reads the scalar "
                            << v.getType() << " that is not a constant";
   };
+  // The derivative's exponent n - 1 is an i64.
+  if (op->walk([](math::FPowIOp pow) {
+          return powerExponent(pow) == std::numeric_limits<int64_t>::min()
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        }).wasInterrupted())
+    return op->emitError() << "cannot differentiate math.fpowi with the "
+                              "exponent -2^63 (its derivative's exponent "
+                              "n - 1 does not fit 64 bits)";
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
       if (!linalgOp.payloadUsesValueFromOperand(&operand))
         continue;
       Value v = operand.get();
-      if (constantOf(v))
+      if (constantOf(v) || isExponent(v))
         continue;
       if (!isa<ShapedType>(v.getType()))
         return reject(v);
@@ -83,12 +101,12 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
       for (Value v : inner.getOperands())
         if (!linalgOp->isAncestor(v.getParentRegion()->getParentOp()) &&
-            !constantOf(v))
+            !constantOf(v) && !isExponent(v))
           return reject(v);
     return form;
   }
   for (Value v : op->getOperands()) {
-    if (constantOf(v))
+    if (constantOf(v) || isExponent(v))
       continue;
     if (!isa<ShapedType>(v.getType()))
       return reject(v);
@@ -242,6 +260,23 @@ Value reverse(Scalars &s, ArrayRef<Operation *> ops, Value root, Value g,
     } else if (isa<math::RsqrtOp>(op)) {
       // d(a^-1/2)/da = -1/2 a^-3/2 = -1/2 r^3.
       accumulate(a, s.mul(s.mul(gr, s.constant(-0.5)), s.mul(r, s.mul(r, r))));
+    } else if (auto pow = dyn_cast<math::FPowIOp>(op)) {
+      // d(a^n)/da = n a^(n-1); n - 1 is formed in i64, so n = INT64_MIN
+      // (which getElementwiseForm rejects) is the one n it cannot take.
+      const int64_t n = *powerExponent(op);
+      if (n == 1) {
+        accumulate(a, gr);
+      } else if (n != 0) {
+        Value lower = a;
+        if (n != 2) {
+          Value m = arith::ConstantOp::create(
+              s.b, s.loc, s.b.getI64IntegerAttr(n - 1));
+          lower = math::FPowIOp::create(s.b, s.loc, a, m);
+          lower.getDefiningOp()->setAttrs(pow->getAttrs());
+        }
+        accumulate(a, s.mul(gr, s.mul(s.precise(static_cast<double>(n)),
+                                      lower)));
+      }
     } else if (isa<math::AbsFOp>(op)) {
       Value zero = s.constant(0.0);
       accumulate(a,
@@ -254,11 +289,20 @@ Value reverse(Scalars &s, ArrayRef<Operation *> ops, Value root, Value g,
   return grads.lookup(target);
 }
 
+/// The scalar integer constant `n` of `v`'s element type (an fpowi's
+/// exponent, a scalar or a splat tensor in the forward).
+Value integerScalar(Scalars &s, Value v, int64_t n) {
+  return arith::ConstantOp::create(
+      s.b, s.loc, s.b.getIntegerAttr(getElementTypeOrSelf(v.getType()), n));
+}
+
 /// Rebuilds one op of the forward computation on scalars of `s.t` (i1 for
 /// a comparison), with `operands` already rebuilt.
 Operation *rebuild(Scalars &s, Operation *op, ValueRange operands) {
   if (auto c = constantOf(op->getResult(0)))
     return s.constant(*c).getDefiningOp();
+  if (std::optional<int64_t> n = integerConstantValue(op))
+    return integerScalar(s, op->getResult(0), *n).getDefiningOp();
   OperationState state(s.loc, op->getName());
   state.addOperands(operands);
   state.addAttributes(op->getAttrs());
@@ -319,6 +363,9 @@ linalg::GenericOp buildAdjointGeneric(OpBuilder &b, Location loc,
         auto rebuilt = [&](Value v) -> Value {
           if (Value m = scalar.lookup(v))
             return m;
+          if (std::optional<int64_t> n =
+                  integerConstantValue(v.getDefiningOp()))
+            return integerScalar(s, v, *n);
           // A constant (a splat or fill operand, or one the body captures).
           return s.constant(*constantOf(v));
         };

@@ -102,7 +102,8 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
             ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-            tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op))
+            tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op) ||
+        isSizeComputation(op))
       continue;
     bool member = false;
     if (succeeded(isChainMember(op, member, /*emitErrors=*/false)) && member)
@@ -115,10 +116,10 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
   return success();
 }
 
-/// The bias operands of `op`, which the dialect defines as the same on
-/// every rank: a linear's bias, and in lowered IR the bias of a bias_add or
-/// a gemm, and the source of a local_chunk (how a col-wise layer takes its
-/// chunk of a bias).
+/// The operands of `op` that the dialect defines as the same on every
+/// rank: a linear's bias, and in lowered IR the bias of a bias_add or a
+/// gemm, and the source of a local_chunk (how a col-wise layer takes its
+/// chunk of a bias, and a layer its chunk of a replicated input).
 SmallVector<Value> biasOperands(Operation *op) {
   if (auto linear = dyn_cast<LinearOp>(op))
     return linear.getBias() ? SmallVector<Value>{linear.getBias()}
@@ -167,13 +168,20 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
               continue;
             }
           }
+          // A local_chunk's source is a bias or a replicated activation
+          // (a replicated input's chunk): named as what it is.
+          const bool chunk = isa<LocalChunkOp>(user);
           user->emitOpError()
-              << "cannot be differentiated: its bias is computed by '"
-              << def->getName()
-              << "', whose value may differ between ranks; a bias is the same "
-                 "on every rank (a function argument, or computed from "
-                 "arguments and constants by elementwise ops and reshapes) and "
-                 "its gradient is summed over ranks";
+              << "cannot be differentiated: "
+              << (chunk ? "the value it takes its chunk of" : "its bias")
+              << " is computed by '" << def->getName()
+              << "', whose value may differ between ranks; "
+              << (chunk ? "the value a local_chunk takes its chunk of (a "
+                          "bias, or a replicated activation) is"
+                        : "a bias is")
+              << " the same on every rank (a function argument, or computed "
+                 "from arguments and constants by elementwise ops and "
+                 "reshapes) and its gradient is summed over ranks";
           return WalkResult::interrupt();
         }
         return WalkResult::advance();

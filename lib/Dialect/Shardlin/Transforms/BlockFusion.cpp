@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockFusion.h"
+#include "LinearDecisions.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/LoweringSupport.h"
 
@@ -38,6 +39,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -53,9 +55,10 @@ namespace {
 class Recorder : public ChainVisitor {
 public:
   struct Step {
-    enum Kind { Input, Constant, Compute } kind;
+    enum Kind { Input, Constant, Compute, Power } kind;
     int input = -1;
     double value = 0;
+    int64_t exponent = 0; // Power
     Type type;
     Operation *op = nullptr;
     SmallVector<int, 3> args;
@@ -85,6 +88,13 @@ public:
     // extf and a truncf).
     s.type = getElementTypeOrSelf(op->getResult(0).getType());
     return add(s);
+  }
+  /// math.fpowi, rebuilt with its exponent as it is.
+  FailureOr<int> power(Operation *op, int base, int64_t exponent) override {
+    FailureOr<int> h = compute(op, {base});
+    steps[*h].kind = Step::Power;
+    steps[*h].exponent = exponent;
+    return h;
   }
   /// The conversions are rebuilt too: the fused chain computes in the types
   /// the module states.
@@ -219,10 +229,11 @@ std::string fusionProblem(Candidate &b) {
 }
 
 /// The rows per rank the block's cost assumes: 0 if its batch dims are
-/// static, else `assumedRows`.
+/// static or bounded by static dims (costRows), else `assumedRows`.
 int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
-  auto xType = cast<RankedTensorType>(b.cols.front().getInput().getType());
-  return xType.hasStaticShape() ? 0 : assumedRows;
+  bool assumed = false;
+  costRows(b.cols.front(), assumedRows, assumed);
+  return assumed ? assumedRows : 0;
 }
 
 ::shardlin::BlockShape blockShape(Candidate &b, int64_t assumedRows) {
@@ -230,12 +241,8 @@ int64_t assumedRowsOf(Candidate &b, int64_t assumedRows) {
   auto xType = cast<RankedTensorType>(col.getInput().getType());
   ShardedType w2 = b.row.getWeightType();
   ::shardlin::BlockShape s;
-  s.rows = 1;
-  if (int64_t assumed = assumedRowsOf(b, assumedRows))
-    s.rows = assumed; // Dynamic batch dims.
-  else
-    for (int64_t i = 0; i + 1 < xType.getRank(); ++i)
-      s.rows *= xType.getShape()[i]; // Checked by the pass before fusing.
+  bool assumed = false;
+  s.rows = costRows(col, assumedRows, assumed);
   s.k = col.getK();
   s.f = b.row.getK();
   s.n = b.row.getN();
@@ -350,6 +357,16 @@ Value rebuildChain(OpBuilder &b, Location loc, const Recorder &chain,
                 nb.getFloatAttr(isa<FloatType>(s.type) ? s.type : elt,
                                 s.value)));
             break;
+          case Recorder::Step::Power: {
+            Type exponentType = getElementTypeOrSelf(s.op->getOperand(1));
+            Value exponent = arith::ConstantOp::create(
+                nb, nloc, nb.getIntegerAttr(exponentType, s.exponent));
+            Operation *pow = math::FPowIOp::create(nb, nloc, values[s.args[0]],
+                                                   exponent);
+            pow->setAttrs(s.op->getAttrs());
+            values.push_back(pow->getResult(0));
+            break;
+          }
           case Recorder::Step::Compute: {
             OperationState state(nloc, s.op->getName());
             for (int a : s.args)

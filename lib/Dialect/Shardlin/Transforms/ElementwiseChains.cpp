@@ -19,7 +19,8 @@ using namespace mlir::shardlin;
 const char *const mlir::shardlin::kSupportedElementwiseOps =
     "arith.addf, subf, mulf, divf, negf, maximumf, minimumf, maxnumf, "
     "minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, "
-    "log, sqrt, rsqrt, absf; linalg ops with parallel iterators, identity "
+    "log, sqrt, rsqrt, absf, and fpowi with a constant integer exponent; "
+    "linalg ops with parallel iterators, identity "
     "maps or a vector broadcast along the last dim and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
     "their init; arith.extf and truncf between f16 or bf16 and f32";
@@ -38,8 +39,14 @@ bool isElementOp(Operation *op) {
       "arith.negf",    "arith.maximumf", "arith.minimumf", "arith.maxnumf",
       "arith.minnumf", "arith.cmpf",     "arith.select",   "math.tanh",
       "math.erf",      "math.exp",       "math.log",       "math.sqrt",
-      "math.rsqrt",    "math.absf"};
+      "math.rsqrt",    "math.absf",      "math.fpowi"};
   return names.contains(op->getName().getStringRef());
+}
+
+/// An integer arith.constant, scalar or splat tensor: the exponent of a
+/// math.fpowi (powerExponent), which reads it itself; no step of a chain.
+bool isIntegerConstant(Operation *op) {
+  return integerConstantValue(op).has_value();
 }
 
 /// arith.extf or arith.truncf between f16 or bf16 and f32 (on tensors or
@@ -103,10 +110,13 @@ std::string linalgProblem(linalg::LinalgOp op) {
            "along the last dim";
   }
   for (Operation &body : op.getBlock()->without_terminator()) {
-    if (isa<arith::ConstantOp>(body) && floatConstantValue(&body))
+    if (isa<arith::ConstantOp>(body) &&
+        (floatConstantValue(&body) || isIntegerConstant(&body)))
       continue;
     if (!isElementOp(&body) && !isConversion(&body))
       return "its body holds '" + body.getName().getStringRef().str() + "'";
+    if (isa<math::FPowIOp>(body) && !powerExponent(&body))
+      return "its body's math.fpowi has an exponent that is not a constant";
   }
   return {};
 }
@@ -138,9 +148,15 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
       return unsupported("");
     Type type = op.getResult(0).getType();
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (isa<arith::ConstantOp>(op) && type.isIndex()) {
-      // An index (a dim number of tensor.dim, for the sizes of dynamic
-      // shapes): not part of a chain; its users say whether they run.
+    if (isSizeComputation(op)) {
+      // An index or integer scalar (a dim number of tensor.dim, a size of a
+      // dynamic shape, an exponent of math.fpowi): not part of a chain; its
+      // users say whether they run.
+      return success();
+    }
+    if (isIntegerConstant(&op)) {
+      // A splat integer tensor: the exponent of an fpowi on tensors.
+      member = true;
       return success();
     }
     if (isa<arith::ConstantOp>(op)) {
@@ -158,7 +174,13 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
       return fail("the shardlin runtime executes '",
                   op.getName().getStringRef(), "' on tensors, not on ", type,
                   " (scalars only inside a linalg body)");
+    if (isa<math::FPowIOp>(op) && !powerExponent(&op))
+      return fail("the shardlin runtime executes 'math.fpowi' only with a "
+                  "constant integer exponent (a scalar or splat "
+                  "arith.constant)");
     for (Value v : op.getOperands()) {
+      if (isa<math::FPowIOp>(op) && v == op.getOperand(1))
+        continue;
       auto t = dyn_cast<RankedTensorType>(v.getType());
       if (!t || !isFloatOrBool(t.getElementType()))
         return fail("the shardlin runtime executes '",
@@ -243,6 +265,17 @@ private:
         return failure();
       return visitor_.convert(op, *arg);
     }
+    if (isa<math::FPowIOp>(op)) {
+      std::optional<int64_t> exponent = powerExponent(op);
+      if (!exponent)
+        return fail(op->getLoc(), "the shardlin runtime executes "
+                                  "'math.fpowi' only with a constant "
+                                  "integer exponent");
+      FailureOr<int> base = handle(op->getOperand(0));
+      if (failed(base))
+        return failure();
+      return visitor_.power(op, *base, *exponent);
+    }
     if (!isElementOp(op))
       return fail(op->getLoc(), "the shardlin runtime cannot execute '" +
                                     op->getName().getStringRef().str() +
@@ -265,6 +298,9 @@ private:
       if (!op.payloadUsesValueFromOperand(&operand))
         continue;
       Value v = operand.get();
+      // An exponent: its fpowi reads it (powerExponent).
+      if (isIntegerConstant(v.getDefiningOp()))
+        continue;
       if (isa_and_nonnull<tensor::EmptyOp>(v.getDefiningOp()))
         return fail(
             op->getLoc(),
@@ -281,6 +317,8 @@ private:
     }
     Block *body = op.getBlock();
     for (Operation &inner : body->without_terminator()) {
+      if (isIntegerConstant(&inner))
+        continue;
       FailureOr<int> h = elementOp(&inner);
       if (failed(h))
         return failure();
@@ -301,21 +339,46 @@ private:
   llvm::DenseMap<Value, int> memo_;
 };
 
-/// The element types a chain reads, and its first conversion.
+/// The element types a chain reads, how it reads them, and its first
+/// conversion. Handles: an input's index, or -1 for any other step.
 class TypesVisitor : public ChainVisitor {
 public:
   FailureOr<int> input(Value value, bool) override {
     inputTypes.push_back(getElementTypeOrSelf(value.getType()));
-    return 0;
+    readDirectly.push_back(false);
+    convertedTo.push_back(Type());
+    return static_cast<int>(inputTypes.size()) - 1;
   }
-  FailureOr<int> constant(double, Type) override { return 0; }
-  FailureOr<int> compute(Operation *, ArrayRef<int>) override { return 0; }
+  FailureOr<int> constant(double, Type) override { return -1; }
+  FailureOr<int> compute(Operation *, ArrayRef<int> args) override {
+    for (int a : args)
+      if (a >= 0)
+        readDirectly[a] = true;
+    return -1;
+  }
+  FailureOr<int> power(Operation *, int base, int64_t) override {
+    return compute(nullptr, {base});
+  }
   FailureOr<int> convert(Operation *op, int arg) override {
     if (!conversion)
       conversion = op;
-    return arg;
+    if (arg < 0)
+      return -1;
+    Type to = getElementTypeOrSelf(op->getResult(0).getType());
+    if (convertedTo[arg] && convertedTo[arg] != to)
+      readDirectly[arg] = true;
+    convertedTo[arg] = to;
+    return -1;
+  }
+  /// Whether input `i` is read only through conversions to `type`: a
+  /// `convert` instruction of it to `type` is then exactly those
+  /// conversions (a widening is exact, a narrowing its one rounding).
+  bool onlyConvertedTo(size_t i, Type type) const {
+    return !readDirectly[i] && convertedTo[i] == type;
   }
   SmallVector<Type> inputTypes;
+  SmallVector<bool> readDirectly;
+  SmallVector<Type> convertedTo;
   Operation *conversion = nullptr;
 };
 
@@ -414,9 +477,12 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
   }
 
   // The runtime computes one instruction in one element type, from inputs
-  // of that type to a stored value of it: a conversion is executed only
-  // inside a chain that converts back (extf, f32 ops, truncf), where it is
-  // the rounding of the stored value.
+  // of that type to a stored value of it: a conversion is executed inside a
+  // chain that converts back (extf, f32 ops, truncf), where it is the
+  // rounding of the stored value, and on an input that the chain reads only
+  // through conversions to the stored type (a matmul's f32 result that
+  // torch-mlir's bf16 form truncates first), which the executor converts
+  // before (convertedInput).
   for (Operation &op : body) {
     if (!stored_.contains(&op))
       continue;
@@ -424,18 +490,22 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
     if (failed(walk(&op, types)))
       return failure();
     Type stored = getElementTypeOrSelf(op.getResult(0).getType());
-    if (llvm::all_of(types.inputTypes, [&](Type t) { return t == stored; }))
+    Type unrunnable;
+    for (auto [i, t] : llvm::enumerate(types.inputTypes))
+      if (t != stored && !types.onlyConvertedTo(i, stored) && !unrunnable)
+        unrunnable = t;
+    if (!unrunnable)
       continue;
     Operation *at = types.conversion ? types.conversion : &op;
     return at->emitError()
            << "the shardlin runtime cannot execute '" << at->getName()
            << "' (elementwise ops it executes: " << kSupportedElementwiseOps
            << "): here a chain of " << stored << " values would read a "
-           << *llvm::find_if(types.inputTypes,
-                             [&](Type t) { return t != stored; })
+           << unrunnable
            << " tensor; an instruction reads and stores one element type, so "
               "a conversion runs only between a widening and the narrowing "
-              "that stores its value";
+              "that stores its value, or on an input that the chain reads "
+              "only through conversions to the stored type";
   }
 
   return success();
@@ -451,4 +521,87 @@ std::optional<double> mlir::shardlin::floatConstantValue(Operation *op) {
   if (dense && dense.isSplat())
     return dense.getSplatValue<APFloat>().convertToDouble();
   return std::nullopt;
+}
+
+std::optional<int64_t> mlir::shardlin::integerConstantValue(Operation *op) {
+  auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
+  if (!cst)
+    return std::nullopt;
+  Type elt = getElementTypeOrSelf(cst.getType());
+  if (!elt.isSignlessInteger() || elt.isInteger(1))
+    return std::nullopt;
+  APInt value;
+  if (auto i = dyn_cast<IntegerAttr>(cst.getValue()))
+    value = i.getValue();
+  else if (auto dense = dyn_cast<DenseIntElementsAttr>(cst.getValue());
+           dense && dense.isSplat())
+    value = dense.getSplatValue<APInt>();
+  else
+    return std::nullopt;
+  if (value.getSignificantBits() > 64)
+    return std::nullopt;
+  return value.getSExtValue();
+}
+
+std::optional<int64_t> mlir::shardlin::powerExponent(Operation *fpowi) {
+  auto pow = dyn_cast_or_null<math::FPowIOp>(fpowi);
+  if (!pow)
+    return std::nullopt;
+  Value exponent = pow.getRhs();
+  // A linalg body's scalar input: the operand it stands for.
+  if (auto arg = dyn_cast<BlockArgument>(exponent))
+    if (auto linalgOp =
+            dyn_cast<linalg::LinalgOp>(arg.getOwner()->getParentOp()))
+      if (arg.getOwner() == linalgOp.getBlock())
+        exponent = linalgOp.getMatchingOpOperand(arg)->get();
+  return integerConstantValue(exponent.getDefiningOp());
+}
+
+FailureOr<int> mlir::shardlin::expandPower(
+    int base, int64_t exponent, function_ref<FailureOr<int>(int, int)> multiply,
+    function_ref<FailureOr<int>(int)> reciprocal,
+    function_ref<FailureOr<int>()> one) {
+  if (exponent == 0)
+    return one();
+  // |n| as unsigned, so that INT64_MIN has one too.
+  uint64_t bits = exponent < 0 ? 0 - static_cast<uint64_t>(exponent)
+                               : static_cast<uint64_t>(exponent);
+  std::optional<int> result;
+  int square = base;
+  while (true) {
+    if (bits & 1) {
+      if (result) {
+        FailureOr<int> p = multiply(*result, square);
+        if (failed(p))
+          return failure();
+        result = *p;
+      } else {
+        result = square; // 1 * x^(2^i), exact
+      }
+    }
+    bits >>= 1;
+    if (bits == 0)
+      break;
+    FailureOr<int> s = multiply(square, square);
+    if (failed(s))
+      return failure();
+    square = *s;
+  }
+  return exponent < 0 ? reciprocal(*result) : FailureOr<int>(*result);
+}
+
+bool mlir::shardlin::isSizeComputation(Operation &op) {
+  if (isa<tensor::DimOp>(op))
+    return true;
+  if (!isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+           arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
+           arith::CeilDivSIOp, arith::FloorDivSIOp, arith::RemUIOp,
+           arith::RemSIOp, arith::MinUIOp, arith::MaxUIOp, arith::MinSIOp,
+           arith::MaxSIOp, arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return false;
+  auto scalarInt = [](Type t) {
+    return t.isIndex() || (t.isSignlessInteger() && !t.isInteger(1));
+  };
+  return llvm::all_of(op.getOperandTypes(), scalarInt) &&
+         llvm::all_of(op.getResultTypes(), scalarInt);
 }

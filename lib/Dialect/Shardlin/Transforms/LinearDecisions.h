@@ -24,12 +24,24 @@ namespace mlir::shardlin::detail {
 ::shardlin::Layout toCostLayout(Layout layout);
 
 /// The shape the cost model sees: B is the product of the batch dims (the
-/// rows of a 2-D input), or `assumedRows` when one of them is dynamic.
+/// rows of a 2-D input), or with dynamic ones costRows.
 ::shardlin::LinearShape linearShape(LinearOp op, int64_t assumedRows);
 
 /// Whether the input's batch dims include a dynamic one (B is then known
 /// only at run time).
 bool hasDynamicBatch(LinearOp op);
+
+/// The most rows (the product of the batch dims) any rank's `x` has when
+/// its dynamic batch dims are chunks of static dims: a sharded argument's
+/// local_shard or a local_chunk (the largest chunk), through reshapes,
+/// elementwise ops and linears with the default layouts (the import makes
+/// a module's static rows split over ranks so). nullopt when a batch dim
+/// has no static bound (rows of run-time size: assumed-rows).
+std::optional<int64_t> staticRowBound(Value x);
+
+/// The rows per rank the cost model sees for `op`: static, bounded by
+/// staticRowBound, or `assumedRows`; `assumed` says which.
+int64_t costRows(LinearOp op, int64_t assumedRows, bool &assumed);
 
 /// Fails if the sizes of `op` overflow 64-bit arithmetic once flattened and
 /// stacked over ranks (with a diagnostic when `emitErrors`). Every other
@@ -77,7 +89,9 @@ public:
   Entry get(LinearOp op);
 
 private:
-  using Key = std::tuple<Type, Type, Attribute>;
+  /// The types, the attributes, and the rows bound (staticRowBound, or -1),
+  /// which the input's type alone does not give.
+  using Key = std::tuple<Type, Type, Attribute, int64_t>;
   const LoweringOptions options;
   std::mutex mutex;
   llvm::DenseMap<Key, Entry> entries;

@@ -3,7 +3,8 @@
 //
 // The rank-local elementwise ops between and around linears, as producers
 // write them: arith and math ops on tensors (arith.extf / truncf between
-// f16 or bf16 and f32 included), splat constants, linalg
+// f16 or bf16 and f32 included, math.fpowi with a constant integer
+// exponent), splat constants, linalg
 // structured ops whose iterators are all parallel (linalg.elementwise,
 // linalg.generic, linalg.fill, ...) with identity maps or a vector broadcast
 // along the last dim, and tensor.empty as their unread init.
@@ -42,6 +43,44 @@ void registerElementwiseDialects(DialectRegistry &registry);
 /// for any other op (or none).
 std::optional<double> floatConstantValue(Operation *op);
 
+/// The value of an integer `arith.constant` (any width, read as signed),
+/// scalar or splat tensor, that fits 64 bits; nullopt for any other op (or
+/// none), booleans (i1) and `index` included.
+std::optional<int64_t> integerConstantValue(Operation *op);
+
+/// The exponent of `math.fpowi` when it is a constant: an integer
+/// constant (integerConstantValue) as the op's operand, or, inside a linalg
+/// body, captured from outside or passed as a scalar input. nullopt for
+/// any other exponent (the chains take only constant ones).
+std::optional<int64_t> powerExponent(Operation *fpowi);
+
+/// x^n as LLVM computes `llvm.powi` (what math.fpowi lowers to on --jit)
+/// for a constant n: SelectionDAG's ExpandPowI, by repeated squaring,
+/// multiplies the squares x^(2^i) of n's set bits into the result from the
+/// lowest bit up (x^5 = x * ((x * x) * (x * x))), then takes 1 / that for
+/// n < 0; 1 for n = 0. compiler-rt's __powi*f2 and MLIR's math-expand-ops
+/// multiply in the same order. Every step is one rounded IEEE product (or
+/// the one quotient) of the same operands as LLVM's, so the expansion is
+/// exact: in one type it gives bit for bit what LLVM computes (products
+/// commute exactly; only their grouping matters). `multiply(a, b)` makes a
+/// * b, `reciprocal(a)` 1 / a and `one()` the constant 1 of the chain's
+/// compute type; returns the handle of x^n.
+FailureOr<int> expandPower(int base, int64_t exponent,
+                           function_ref<FailureOr<int>(int, int)> multiply,
+                           function_ref<FailureOr<int>(int)> reciprocal,
+                           function_ref<FailureOr<int>()> one);
+
+/// Whether `op` computes a size: arith on `index` or integer scalars
+/// (constants, addi, subi, muli, divui, divsi, ceildivui, ceildivsi,
+/// floordivsi, remui, remsi, min/max, index_cast) or tensor.dim. The import
+/// writes the sizes of reshaped chunks so (`arith.divui` of a tensor.dim).
+/// The plan executor gives them no instruction: the runtime finds every
+/// dynamic size from the data (a reshape's one dynamic dim from the element
+/// count, a tensor.empty's from its linalg op's operands), which for a
+/// valid program is the value they compute; any other user of their
+/// values, which would need it at run time, is reported by that user.
+bool isSizeComputation(Operation &op);
+
 /// One sentence listing the supported elementwise ops, for diagnostics.
 extern const char *const kSupportedElementwiseOps;
 
@@ -70,6 +109,10 @@ public:
   /// is exact there and a narrowing is the rounding of the stored value. A
   /// visitor that rebuilds the chain as IR records it instead.
   virtual FailureOr<int> convert(Operation *op, int arg) { return arg; }
+  /// math.fpowi of `base` by its constant `exponent` (powerExponent; the
+  /// exponent operand is no step). The executor expands it (expandPower),
+  /// a visitor that rebuilds the chain as IR rebuilds the op.
+  virtual FailureOr<int> power(Operation *op, int base, int64_t exponent) = 0;
 };
 
 /// Walks the chain that computes `root`: a tensor value for which `isLeaf`
