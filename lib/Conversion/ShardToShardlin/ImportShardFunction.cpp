@@ -150,9 +150,13 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
         return failure();
       layout = have->value_or(ValueLayout::replicated());
     }
+    Operation *last = b_.getBlock()->empty() ? nullptr : &b_.getBlock()->back();
     FailureOr<Value> local = get(src, *layout);
     if (failed(local))
       return failure();
+    if (layouts_.count(src) && layouts_[src] != *layout)
+      markStatedReshards(last, src, layouts_[src], *layout,
+                         shardOp.getAnnotateForUsers());
     return define(shardOp.getResult(), *local, *layout);
   }
   if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
@@ -354,6 +358,7 @@ LogicalResult FunctionImporter::run() {
               "flow such as scf.for is not supported)";
   if (failed(collectAnnotations()))
     return failure();
+  propagateBackward();
   Block &old = func_.getBody().front();
   auto newBlock = std::make_unique<Block>();
   LogicalResult ok = importArguments(*newBlock);

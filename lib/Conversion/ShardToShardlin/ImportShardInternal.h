@@ -219,6 +219,33 @@ public:
   /// Old ops built only where a user needs them.
   llvm::DenseSet<Operation *> deferred_;
 
+  //===--------------------------------------------------------------------===//
+  // Backward propagation (ImportShardPropagation.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Old value without a stated layout -> the layout its users take it in,
+  /// where its producer gives that directly (declared() returns it too; it
+  /// never adds a reshard).
+  llvm::DenseMap<Value, ValueLayout> preferred_;
+  /// Fills preferred_ from the stated layouts.
+  void propagateBackward();
+  /// The layout the module states for `v` (declared_ alone).
+  std::optional<ValueLayout> statedLayout(Value v) const;
+  std::optional<ValueLayout>
+  predictedLayout(Value v,
+                  llvm::DenseMap<Value, std::optional<ValueLayout>> &memo);
+  std::optional<ValueLayout> predictedLinearLayout(
+      linalg::MatmulOp op,
+      llvm::DenseMap<Value, std::optional<ValueLayout>> &memo);
+  bool producesDirectly(
+      linalg::MatmulOp op, const ValueLayout &want,
+      llvm::DenseMap<Value, std::optional<ValueLayout>> &memo);
+  /// Marks the all_gathers built after `after` (nullptr: the block's first
+  /// op) as forced by the layout `to` stated for `v` (for its users: an
+  /// annotate_for_users), which its producer gives in `from`.
+  void markStatedReshards(Operation *after, Value v, const ValueLayout &from,
+                          const ValueLayout &to, bool forUsers = false);
+
 private:
   LogicalResult collectAnnotations();
   LogicalResult importArguments(Block &newBlock);

@@ -63,8 +63,12 @@ bool mlir::shardlin::import::isBuildableAnywhere(Value v) {
 
 std::optional<ValueLayout> FunctionImporter::declared(Value v) const {
   auto it = declared_.find(v);
-  if (it == declared_.end())
+  if (it == declared_.end()) {
+    // Backward propagation's (ImportShardPropagation.cpp).
+    if (auto p = preferred_.find(v); p != preferred_.end())
+      return p->second;
     return std::nullopt;
+  }
   return it->second;
 }
 
@@ -156,12 +160,17 @@ FailureOr<Value> FunctionImporter::getScalar(Value v) {
 LogicalResult FunctionImporter::define(Value v, Value local,
                                        const ValueLayout &layout) {
   ValueLayout final = layout;
-  if (std::optional<ValueLayout> want = declared(v); want && *want != layout) {
+  // A stated layout only: a preferred one is taken where it comes free.
+  if (std::optional<ValueLayout> want = statedLayout(v);
+      want && *want != layout) {
+    Block *block = b_.getInsertionBlock();
+    Operation *last = block && !block->empty() ? &block->back() : nullptr;
     FailureOr<Value> moved = reshard(v.getLoc(), local,
                                      cast<RankedTensorType>(v.getType()),
                                      layout, *want);
     if (failed(moved))
       return failure();
+    markStatedReshards(last, v, layout, *want);
     local = *moved;
     final = *want;
   }

@@ -34,12 +34,13 @@ func.func @elementwise_rows(%x: tensor<8x16xf32>, %r: tensor<8x16xf32>) -> tenso
 // -----
 
 shard.grid @grid(shape = 4)
-// annotate_for_users reshards: rows to replicated is an all_gather, back
-// to rows a local_chunk; an unevenly split dim (10 rows) has `?` rows per
+// annotate_for_users reshards: rows to replicated is an all_gather (marked
+// as the cost of the stated sharding, which --lower-sharded-linear reports
+// with explain=true), back to rows a local_chunk; an unevenly split dim (10 rows) has `?` rows per
 // rank.
 // CHECK-LABEL: func.func @reshard
 // CHECK-NEXT: %[[XL:.*]] = shardlin.local_shard %{{.*}} -> tensor<?x16xf32>
-// CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[XL]] along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x16xf32> -> tensor<10x16xf32>
+// CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[XL]] along <dim = 0, placements = [0, 1, 2, 3]> {shardlin.stated_reshard = "the sharding stated for the users of this value (replicated; its producer gives split along dim 0 over 4 devices)"} : tensor<?x16xf32> -> tensor<10x16xf32>
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[G]] : tensor<10x16xf32>
 // CHECK-NEXT: %[[L:.*]] = shardlin.local_chunk %[[E]] along <dim = 1, placements = [0, 1, 2, 3]> : tensor<10x16xf32> -> tensor<10x4xf32>
 // CHECK-NEXT: shardlin.from_local %[[L]] : tensor<10x4xf32> -> !shardlin.sharded<tensor<10x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3]>>

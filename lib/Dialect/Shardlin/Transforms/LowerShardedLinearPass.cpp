@@ -11,6 +11,7 @@
 
 #include "BlockFusion.h"
 #include "LinearDecisions.h"
+#include "SimplifyCollectives.h"
 #include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -151,7 +152,12 @@ struct LowerShardedLinearPass
       ok = false;
     });
     if (!ok)
-      signalPassFailure();
+      return signalPassFailure();
+
+    // Where the linears' collectives and the import's reshards meet, fewer
+    // or cheaper ones that give every rank the same values.
+    support::simplifyCollectives(getOperation());
+    support::reportStatedReshards(getOperation(), explain);
   }
 
   FrozenRewritePatternSet patterns;
