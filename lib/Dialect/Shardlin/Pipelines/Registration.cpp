@@ -9,6 +9,7 @@
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+#include "shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -28,6 +29,7 @@ ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
                                        kLowerShardedLinearArg};
   static const StringRef import[] = {"shardlin-import-shard"};
   static const StringRef training[] = {"shardlin-generate-backward"};
+  static const StringRef parameters[] = {"shardlin-externalize-parameters"};
   static const StringRef native[] = {
       "shardlin-lower-to-llvm", "shardlin-localize-sharded",
       "shardlin-prepare-native", "shardlin-expand-shape-to-reinterpret-cast",
@@ -38,6 +40,9 @@ ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
       {"Training (docs/training.md; options: the lowering's, "
        "recompute=auto|always|never, functions=f,g)",
        training},
+      {"Parameters (docs/interop.md, \"Externalized parameters\"; options: "
+       "file=PATH.safetensors min-elements=N)",
+       parameters},
       {"The native path, to LLVM with the shardlin ops as calls of the "
        "runtime's C ABI (docs/native.md)",
        native}};
@@ -50,6 +55,7 @@ void mlir::shardlin::registerAllShardlinPasses() {
   registerShardToShardlinPasses();
   registerShardlinBackwardPasses();
   registerShardlinPipelines();
+  registerShardlinModulePasses();
 }
 
 void mlir::shardlin::registerAllShardlinDialects(DialectRegistry &registry) {
