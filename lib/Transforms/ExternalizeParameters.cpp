@@ -14,6 +14,7 @@
 #include "shardlin/Transforms/Passes.h"
 
 #include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
+#include "shardlin/runtime/base/Status.h"
 #include "shardlin/runtime/tooling/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -146,18 +147,16 @@ private:
   void nameGenerated(ArrayRef<std::pair<func::FuncOp,
                                         SmallVector<arith::ConstantOp>>>
                          funcs);
-  /// Replaces `func`'s constants with arguments.
+  /// Replaces `func`'s constants with arguments. The blobs of the
+  /// resources they held stay in the context (another module of it may use
+  /// them), but a module is written with the resources it references only,
+  /// so they leave its dialect_resources.
   void rewrite(func::FuncOp func, ArrayRef<arith::ConstantOp> constants);
-  /// Empties the blobs of the resources erased that nothing else in the
-  /// module references (the printer writes only referenced ones; this
-  /// frees their memory too).
-  void dropUnreferencedBlobs();
 
   llvm::MapVector<Attribute, Parameter> params_;
   /// Each resource key's type, to refuse one key used with two types.
   llvm::StringMap<Type> resourceTypes_;
   llvm::StringSet<> taken_;
-  SmallVector<DenseResourceElementsAttr> erasedResources_;
 };
 
 LogicalResult ExternalizeParametersPass::addParameter(arith::ConstantOp op) {
@@ -251,26 +250,8 @@ void ExternalizeParametersPass::rewrite(func::FuncOp func,
       it = args.try_emplace(value, func.getArgument(index)).first;
       ++numArguments;
     }
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-      erasedResources_.push_back(resource);
     op.getResult().replaceAllUsesWith(it->second);
     op.erase();
-  }
-}
-
-void ExternalizeParametersPass::dropUnreferencedBlobs() {
-  llvm::DenseSet<Attribute> referenced;
-  getOperation()->walk([&](Operation *op) {
-    op->getAttrDictionary().walk(
-        [&](DenseResourceElementsAttr a) { referenced.insert(a); });
-  });
-  llvm::StringSet<> live;
-  for (Attribute a : referenced)
-    live.insert(cast<DenseResourceElementsAttr>(a).getRawHandle().getKey());
-  for (DenseResourceElementsAttr resource : erasedResources_) {
-    DenseResourceElementsHandle handle = resource.getRawHandle();
-    if (!live.contains(handle.getKey()) && handle.getBlob())
-      handle.getResource()->setBlob(AsmResourceBlob());
   }
 }
 
@@ -327,7 +308,6 @@ void ExternalizeParametersPass::runOnOperation() {
   numParameters += params_.size();
   for (auto &[func, constants] : funcs)
     rewrite(func, constants);
-  dropUnreferencedBlobs();
 }
 
 } // namespace

@@ -49,9 +49,10 @@ def ExternalizeParameters
     `dense_resource` whose blob the module does not hold, and a file that
     cannot be written (the file is written as `shardlin-run` writes its
     outputs: a temporary file renamed over the target, so a failed write
-    leaves no new or changed file). Blobs that nothing references any more
-    are dropped from the module's `dialect_resources`. A module with no
-    constant to move writes no file.
+    leaves no new or changed file). A blob that nothing references any
+    more leaves the module's `dialect_resources` (a module is printed, and
+    written as bytecode, with the resources it references). A module with
+    no constant to move writes no file.
 
     `shardlin-run --params=FILE` (and `shardlin-exec`, and the C ABI)
     loads every argument that has `shardlin.parameter` from the file by

@@ -176,9 +176,9 @@ Status Program::validate() const {
       if (std::isspace(static_cast<unsigned char>(c)) ||
           std::iscntrl(static_cast<unsigned char>(c)))
         return Status::invalidArgument(
-            describeArgument(*this, i) + "'s parameter name '" +
-            args[i].parameter +
-            "' holds a space or a control character (a parameter name is "
+            "the parameter name '" + args[i].parameter + "' of " +
+            describeArgument(*this, i) +
+            " holds a space or a control character (a parameter name is "
             "one word)");
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)

@@ -27,22 +27,22 @@ using namespace mlir::shardlin;
 ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
   static const StringRef lowering[] = {kLowerShardedLinearAlias,
                                        kLowerShardedLinearArg};
-  static const StringRef import[] = {"shardlin-import-shard"};
+  static const StringRef import[] = {"shardlin-import-shard",
+                                     "shardlin-externalize-parameters"};
   static const StringRef training[] = {"shardlin-generate-backward"};
-  static const StringRef parameters[] = {"shardlin-externalize-parameters"};
   static const StringRef native[] = {
       "shardlin-lower-to-llvm", "shardlin-localize-sharded",
       "shardlin-prepare-native", "shardlin-expand-shape-to-reinterpret-cast",
       "shardlin-convert-to-llvm"};
   static const PassGroup groups[] = {
       {"Lowering (docs/lowering.md)", lowering},
-      {"Import of upstream shard + linalg (docs/interop.md)", import},
+      {"Import of upstream shard + linalg, and weights as parameters "
+       "(docs/interop.md; externalize's options: file=PATH.safetensors "
+       "min-elements=N)",
+       import},
       {"Training (docs/training.md; options: the lowering's, "
        "recompute=auto|always|never, functions=f,g)",
        training},
-      {"Parameters (docs/interop.md, \"Externalized parameters\"; options: "
-       "file=PATH.safetensors min-elements=N)",
-       parameters},
       {"The native path, to LLVM with the shardlin ops as calls of the "
        "runtime's C ABI (docs/native.md)",
        native}};
