@@ -170,6 +170,15 @@ protected:
     if (auto name = argLoc->findInstanceOf<NameLoc>(); a.location.empty() && name)
       a.location = name.getName().str();
     a.replicated = static_cast<bool>(func.getArgAttr(i, kReplicatedArgAttrName));
+    if (Attribute parameter = func.getArgAttr(i, kParameterArgAttrName)) {
+      auto name = dyn_cast<StringAttr>(parameter);
+      if (!name || name.getValue().empty())
+        return emitError(argLoc)
+               << kParameterArgAttrName
+               << " must be a non-empty string (the parameter's name), got "
+               << parameter;
+      a.parameter = name.str();
+    }
     if (a.replicated && isa<ShardedType>(type))
       return emitError(argLoc) << kReplicatedArgAttrName
                             << " on a sharded argument: a replicated "

@@ -292,6 +292,25 @@ shardlin_status shardlin_chunk_range_bounds(int64_t n, int64_t world_size,
                                             int64_t rank, int64_t *offset,
                                             int64_t *size);
 
+/*===-- Parameters kept outside the module --------------------------------===*/
+/* A module's constants moved out by --shardlin-externalize-parameters are
+ * entry arguments marked `shardlin.parameter = "NAME"`, their values the
+ * tensors of that name in a safetensors file (docs/interop.md,
+ * "Externalized parameters"). shardlin_parameter_read reads the range
+ * [offset, offset + size) of dim `dim` of tensor `name` of the safetensors
+ * file `path` (every other dim whole: a rank's chunk of a split parameter,
+ * its range from shardlin_chunk_range_bounds), or with dim = -1 the whole
+ * tensor (offset and size ignored), into `out`, a view of `dtype` with the
+ * chunk's sizes (it may be strided). Only the chunk's bytes are read (with
+ * pread), and the file's header is checked as shardlin-run checks a
+ * --arg=FILE.safetensors:NAME. NOT_FOUND for a missing file or tensor,
+ * INVALID_ARGUMENT for a dtype, dim, range or view that does not match,
+ * IO_ERROR for a failed read. No context: it only reads a file. */
+shardlin_status shardlin_parameter_read(const char *path, const char *name,
+                                        shardlin_dtype dtype, int64_t dim,
+                                        int64_t offset, int64_t size,
+                                        const shardlin_memref *out);
+
 /*===-- The ops of the lowered IR -----------------------------------------===*/
 /* Each is the op of the same name in the shardlin dialect
  * (docs/generated/ShardlinDialect.md), on this rank, with the views' sizes

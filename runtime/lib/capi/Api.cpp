@@ -140,6 +140,17 @@ shardlin_status shardlin_chunk_range_bounds(int64_t n, int64_t world_size,
   });
 }
 
+//===-- Parameters --------------------------------------------------------===//
+
+shardlin_status shardlin_parameter_read(const char *path, const char *name,
+                                        shardlin_dtype dtype, int64_t dim,
+                                        int64_t offset, int64_t size,
+                                        const shardlin_memref *out) {
+  return guarded("shardlin_parameter_read", [&] {
+    return readParameter(path, name, dtype, dim, offset, size, out);
+  });
+}
+
 //===-- Ops ---------------------------------------------------------------===//
 
 shardlin_status

@@ -85,6 +85,15 @@ Status sumRows(shardlin_context *ctx, int dtypeValue,
                const shardlin_memref *inRef, int outDtypeValue,
                const shardlin_memref *outRef);
 
+//===-- Parameters.cpp ----------------------------------------------------===//
+
+/// shardlin_parameter_read's work: the range [offset, offset + size) of dim
+/// `dim` (-1: the whole tensor) of tensor `name` of the safetensors file
+/// `path`, into `out`.
+Status readParameter(const char *path, const char *name, int dtypeValue,
+                     int64_t dim, int64_t offset, int64_t size,
+                     const shardlin_memref *out);
+
 //===-- Views.cpp ---------------------------------------------------------===//
 
 Status viewInit(shardlin_memref *view, shardlin_view_storage *storage,

@@ -4,6 +4,7 @@
 #include "shardlin/runtime/program/OpTable.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <sstream>
 
@@ -170,6 +171,15 @@ Status Program::validate() const {
           describeArgument(*this, i) +
           " is both sharded and replicated: a replicated argument is a plain "
           "one, the same on every rank");
+  for (size_t i = 0; i < args.size(); ++i)
+    for (char c : args[i].parameter)
+      if (std::isspace(static_cast<unsigned char>(c)) ||
+          std::iscntrl(static_cast<unsigned char>(c)))
+        return Status::invalidArgument(
+            "the parameter name '" + args[i].parameter + "' of " +
+            describeArgument(*this, i) +
+            " holds a space or a control character (a parameter name is "
+            "one word)");
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,

@@ -245,6 +245,8 @@ std::string serializeProgram(const Program &p) {
       if (a.replicated)
         os << " replicated";
     }
+    if (!a.parameter.empty())
+      os << " param " << a.parameter;
     if (!a.location.empty())
       os << " loc " << a.location;
     os << "\n";
@@ -379,19 +381,23 @@ Status parseProgram(const std::string &text, Program &out) {
         return t.err("expected 'plain' or 'sharded'");
       }
       // Then, in this order and each optional: `replicated` (a plain
-      // argument the same on every rank), `loc` and the rest of the line.
+      // argument the same on every rank), `param NAME` (the parameter it
+      // holds), `loc` and the rest of the line.
       for (std::string w; t.word(w);) {
         if (w == "replicated" && !a.sharded && !a.replicated &&
-            a.location.empty()) {
+            a.parameter.empty()) {
           a.replicated = true;
+        } else if (w == "param" && a.parameter.empty()) {
+          if (!t.word(a.parameter))
+            return t.err("'param' needs the parameter's name");
         } else if (w == "loc") {
           a.location = t.rest();
           break;
         } else {
           return t.err("unexpected '" + w + "' after the argument's " +
                        (a.sharded ? "spec" : "kind") +
-                       " (expected 'replicated' for a plain argument, or "
-                       "'loc')");
+                       " (expected 'replicated' for a plain argument, "
+                       "'param NAME', or 'loc')");
         }
       }
       p.args.push_back(a);

@@ -196,6 +196,24 @@ std::vector<RunFlag> makeTable() {
                         "block is the plan executor's")
           .example("2"));
   flags.push_back(
+      Entry("params", RunFlagKind::Value, "FILE.safetensors",
+            "The entry's parameters (its arguments marked "
+            "shardlin.parameter, from --shardlin-externalize-parameters), "
+            "each read from the tensor of its name in this file as "
+            "--arg=FILE.safetensors:NAME would (a rank reads only its chunk "
+            "of a split one); --arg then lists only the other arguments; "
+            "{rank} is replaced by the rank")
+          .sets([](RunConfig &c, const std::string &v) {
+            if (v.empty())
+              return badValue("params", "a .safetensors file", v);
+            c.paramsPath = v;
+            return Status::ok();
+          })
+          .notInContext("a context binds no program's arguments; "
+                        "shardlin_parameter_read reads a rank's chunk of a "
+                        "parameter into a view")
+          .example("model.safetensors"));
+  flags.push_back(
       Entry("timeout", RunFlagKind::Value, "SECONDS",
             "Seconds before a collective that has not completed fails on "
             "every rank",

@@ -43,9 +43,11 @@ RunConfig replicaConfig(const RunConfig &config, int replica, int replicas) {
 
 } // namespace
 
-Status runGridWithFiles(const Program &program, const RunConfig &config,
+Status runGridWithFiles(const Program &program, const RunConfig &given,
                         const GridConfig &grid, std::vector<RankResult> *ranks) {
-  SHARDLIN_RETURN_IF_ERROR(checkRunOptions(config));
+  SHARDLIN_RETURN_IF_ERROR(checkRunOptions(given));
+  RunConfig config = given;
+  SHARDLIN_RETURN_IF_ERROR(parameterArgPaths(program, given, config.argPaths));
   if (grid.dataParallel < 1)
     return Status::invalidArgument("a grid needs at least one replica, not " +
                                    std::to_string(grid.dataParallel));

@@ -138,6 +138,15 @@ Status NpyOutputs::stage(const std::string &path, DType dtype,
 Status NpyOutputs::stageSafetensors(
     const std::string &path, const std::vector<SafetensorsOutput> &tensors,
     const std::string &label) {
+  std::vector<SafetensorsRawOutput> raw;
+  for (const SafetensorsOutput &t : tensors)
+    raw.push_back({t.name, safetensorsDtypeName(t.dtype), t.shape, t.data});
+  return stageSafetensors(path, raw, label);
+}
+
+Status NpyOutputs::stageSafetensors(
+    const std::string &path, const std::vector<SafetensorsRawOutput> &tensors,
+    const std::string &label) {
   return impl_->add(path, label, [&](StagedNpy &staged) -> Status {
     if (path.empty())
       return Status::invalidArgument("empty path");

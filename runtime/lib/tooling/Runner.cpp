@@ -4,6 +4,7 @@
 
 #include "shardlin/runtime/backends/Registry.h"
 #include "shardlin/runtime/tooling/Process.h"
+#include "shardlin/runtime/tooling/Safetensors.h"
 
 #include "tooling/RunnerSteps.h"
 
@@ -31,14 +32,56 @@ std::string substituteRank(const std::string &path, int rank) {
   }
 }
 
+Status parameterArgPaths(const Program &program, const RunConfig &config,
+                         std::vector<std::string> &out) {
+  out = config.argPaths;
+  if (config.paramsPath.empty())
+    return Status::ok();
+  const std::string &params = config.paramsPath;
+  if (!isSafetensorsFileName(params))
+    return Status::invalidArgument(
+        "--params=" + params +
+        ": not a .safetensors file (it names the safetensors file whose "
+        "tensors are the entry's parameters)");
+  size_t parameters = 0;
+  for (const Argument &a : program.args)
+    parameters += !a.parameter.empty();
+  if (parameters == 0)
+    return Status::invalidArgument(
+        "--params=" + params + ": the entry '" + program.name +
+        "' has no parameter argument (none has shardlin.parameter)");
+  const size_t others = program.args.size() - parameters;
+  if (config.argPaths.size() != others)
+    return Status::invalidArgument(
+        "the entry '" + program.name + "' takes " + std::to_string(others) +
+        " argument(s) besides its " + std::to_string(parameters) +
+        " parameter(s), which --params supplies, but " +
+        std::to_string(config.argPaths.size()) + " --arg were given");
+  out.clear();
+  size_t next = 0;
+  for (const Argument &a : program.args)
+    out.push_back(a.parameter.empty() ? config.argPaths[next++]
+                                      : params + ":" + a.parameter);
+  return Status::ok();
+}
+
 namespace detail {
 
 Status checkFileRun(const Program &program, const RunConfig &config) {
-  if (config.argPaths.size() != program.args.size())
+  if (config.argPaths.size() != program.args.size()) {
+    size_t parameters = 0;
+    for (const Argument &a : program.args)
+      parameters += !a.parameter.empty();
     return Status::invalidArgument(
         "the entry '" + program.name + "' takes " +
         std::to_string(program.args.size()) + " argument(s) but " +
-        std::to_string(config.argPaths.size()) + " --arg were given");
+        std::to_string(config.argPaths.size()) + " --arg were given" +
+        (parameters && config.paramsPath.empty()
+             ? " (" + std::to_string(parameters) +
+                   " of them are parameters: --params=FILE.safetensors "
+                   "supplies them by name)"
+             : std::string()));
+  }
   if (config.outPaths.size() != program.results.size())
     return Status::invalidArgument(
         "the entry '" + program.name + "' returns " +
@@ -115,15 +158,18 @@ Status runProgramWithFiles(const Program &program, const RunConfig &config,
   // The options' ranges before any per-rank work (a world size of a
   // million would otherwise check a million paths first).
   SHARDLIN_RETURN_IF_ERROR(checkRunOptions(config));
-  SHARDLIN_RETURN_IF_ERROR(detail::checkFileRun(program, config));
+  RunConfig resolved = config;
+  SHARDLIN_RETURN_IF_ERROR(
+      parameterArgPaths(program, config, resolved.argPaths));
+  SHARDLIN_RETURN_IF_ERROR(detail::checkFileRun(program, resolved));
   // Every wait on another rank is bounded by the timeout: a rank stuck in
   // reading its inputs or writing its outputs (outside any collective) is
   // given up on once the others have failed waiting for it.
-  RunOptions options = config;
+  RunOptions options = resolved;
   options.abandonLateRanks = true;
   options.blasThreads = defaultBlasThreads(options, program);
-  return runProgram(program, options, detail::fileCallbacks(program, config),
-                    ranks);
+  return runProgram(program, options,
+                    detail::fileCallbacks(program, resolved), ranks);
 }
 
 std::vector<std::string> describeRun(const Program &program,

@@ -316,27 +316,48 @@ bool isSafetensorsFileName(const std::string &path) {
          path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-Status buildSafetensors(const std::vector<SafetensorsOutput> &tensors,
+size_t safetensorsElementBytes(const std::string &dtype) {
+  static const struct {
+    const char *name;
+    size_t bytes;
+  } known[] = {{"F16", 2}, {"BF16", 2}, {"F32", 4}, {"F64", 8},
+               {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"U16", 2},
+               {"I16", 2},  {"U32", 4}, {"I32", 4}, {"U64", 8},
+               {"I64", 8}};
+  for (const auto &k : known)
+    if (dtype == k.name)
+      return k.bytes;
+  return 0;
+}
+
+Status buildSafetensors(const std::vector<SafetensorsRawOutput> &tensors,
                         std::string &header, std::vector<uint8_t> &data) {
   json j = json::object();
   uint64_t at = 0;
   std::set<std::string> names;
-  for (const SafetensorsOutput &t : tensors) {
+  std::vector<size_t> sizes;
+  for (const SafetensorsRawOutput &t : tensors) {
     if (t.name.empty() || t.name == "__metadata__")
       return Status::invalidArgument("tensor name " + quotedName(t.name) +
                                      " cannot be written");
     if (!names.insert(t.name).second)
       return Status::invalidArgument("tensor " + quotedName(t.name) +
                                      " is written twice to one file");
+    const size_t elt = safetensorsElementBytes(t.dtype);
+    if (elt == 0)
+      return Status::invalidArgument(
+          "tensor " + quotedName(t.name) + ": dtype " + quotedText(t.dtype) +
+          " cannot be written (F16, BF16, F32, F64, BOOL, U8, I8, U16, I16, "
+          "U32, I32, U64, I64)");
     int64_t n = 0;
-    SHARDLIN_RETURN_IF_ERROR(
-        checkedNumElements(t.shape, n, dtypeSize(t.dtype))
-            .withContext("tensor " + quotedName(t.name)));
-    const uint64_t bytes = uint64_t(n) * dtypeSize(t.dtype);
-    j[t.name] = {{"dtype", safetensorsDtypeName(t.dtype)},
+    SHARDLIN_RETURN_IF_ERROR(checkedNumElements(t.shape, n, elt).withContext(
+        "tensor " + quotedName(t.name)));
+    const uint64_t bytes = uint64_t(n) * elt;
+    j[t.name] = {{"dtype", t.dtype},
                  {"shape", t.shape},
                  {"data_offsets", {at, at + bytes}}};
     at += bytes;
+    sizes.push_back(size_t(bytes));
   }
   std::string text = j.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
@@ -347,14 +368,21 @@ Status buildSafetensors(const std::vector<SafetensorsOutput> &tensors,
   header += text;
   data.resize(size_t(at));
   size_t off = 0;
-  for (const SafetensorsOutput &t : tensors) {
-    int64_t count = 0;
-    (void)checkedNumElements(t.shape, count, dtypeSize(t.dtype));
-    const size_t bytes = size_t(count) * dtypeSize(t.dtype);
-    if (bytes)
-      std::memcpy(data.data() + off, t.data, bytes);
-    off += bytes;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (sizes[i])
+      std::memcpy(data.data() + off, tensors[i].data, sizes[i]);
+    off += sizes[i];
   }
+  return Status::ok();
+}
+
+Status writeSafetensors(const std::string &path,
+                        const std::vector<SafetensorsRawOutput> &tensors) {
+  NpyOutputs out;
+  SHARDLIN_RETURN_IF_ERROR(out.stageSafetensors(path, tensors));
+  SHARDLIN_RETURN_IF_ERROR(out.writeInPlace());
+  SHARDLIN_RETURN_IF_ERROR(out.commit());
+  out.keep();
   return Status::ok();
 }
 

@@ -282,13 +282,16 @@ TEST(ProgramText, ReplicatedArgumentsAndLocationsRoundTrip) {
   expectInvalid(kReplicatedW3, {
       {"spec 0 3 0 1 2 loc", "spec 0 3 0 1 2 replicated loc",
        "program line 10: unexpected 'replicated' after the argument's spec "
-       "(expected 'replicated' for a plain argument, or 'loc')"},
+       "(expected 'replicated' for a plain argument, 'param NAME', or "
+       "'loc')"},
       {"plain replicated", "plain replicated replicated",
        "program line 9: unexpected 'replicated' after the argument's kind "
-       "(expected 'replicated' for a plain argument, or 'loc')"},
+       "(expected 'replicated' for a plain argument, 'param NAME', or "
+       "'loc')"},
       {"plain replicated", "plain copied",
        "program line 9: unexpected 'copied' after the argument's kind "
-       "(expected 'replicated' for a plain argument, or 'loc')"},
+       "(expected 'replicated' for a plain argument, 'param NAME', or "
+       "'loc')"},
   });
 
   // A program built in memory: a sharded argument cannot be replicated.
@@ -298,6 +301,57 @@ TEST(ProgramText, ReplicatedArgumentsAndLocationsRoundTrip) {
   EXPECT_EQ(s.message(),
             "argument 1 (in.mlir:12:50) is both sharded and replicated: a "
             "replicated argument is a plain one, the same on every rank");
+}
+
+// Parameters (arguments that --shardlin-externalize-parameters made, bound
+// by name from a safetensors file): `param NAME` after the kind (and after
+// `replicated`), before `loc`; it round-trips, and a name is one word.
+const char *kParamsW3 = R"(shardlin-program v1
+name col
+world_size 3
+values 4
+value 0 f32 2 4 16
+value 1 f32 2 12 16
+value 2 f32 2 4 ?
+value 3 f32 2 4 12
+arg 0 plain replicated param embed.weight loc in.mlir:12:25
+arg 1 sharded 2 12 16 spec 0 3 0 1 2 param fc1.weight loc in.mlir:12:50
+instr gemm result 2 operands 2 0 1 trans 0 1 loc in.mlir:20:9
+instr all_gather result 3 operands 1 2 chunk 1 3 0 1 2 loc in.mlir:20:9
+results 1 3
+end
+)";
+
+TEST(ProgramText, ParameterNamesRoundTrip) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram(kParamsW3, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(p.args[0].parameter, "embed.weight");
+  EXPECT_TRUE(p.args[0].replicated);
+  EXPECT_EQ(p.args[0].location, "in.mlir:12:25");
+  EXPECT_EQ(p.args[1].parameter, "fc1.weight");
+  EXPECT_EQ(rt::serializeProgram(p), kParamsW3);
+
+  expectInvalid(kParamsW3, {
+      {"param fc1.weight loc", "param loc",
+       "program line 10: unexpected 'in.mlir:12:50' after the argument's "
+       "spec (expected 'replicated' for a plain argument, 'param NAME', or "
+       "'loc')"},
+      {"param embed.weight loc", "param embed.weight replicated loc",
+       "program line 9: unexpected 'replicated' after the argument's kind "
+       "(expected 'replicated' for a plain argument, 'param NAME', or "
+       "'loc')"},
+      {"param fc1.weight loc in.mlir:12:50", "param",
+       "program line 10: 'param' needs the parameter's name"},
+  });
+
+  // A program built in memory: a name is one word.
+  p.args[1].parameter = "fc1 weight";
+  s = p.validate();
+  EXPECT_EQ(s.message(),
+            "the parameter name 'fc1 weight' of argument 1 (in.mlir:12:50) "
+            "holds a space or a control character (a parameter name is one "
+            "word)");
 }
 
 } // namespace

@@ -20,9 +20,11 @@
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -214,6 +216,60 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtype) {
   Status s = writeSafetensors(path("dup.safetensors"), tensors);
   EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
   EXPECT_NE(s.message().find("written twice"), std::string::npos);
+}
+
+// Any dtype of the format is written (the compiler's
+// --shardlin-externalize-parameters writes integer constants): the header
+// names it, the data is the bytes as given; the runtime's reader, which
+// computes in F16/BF16/F32/F64 only, refuses such a file by the dtype.
+TEST_F(SafetensorsTest, WritesEveryDtypeOfTheFormat) {
+  EXPECT_EQ(safetensorsElementBytes("BOOL"), 1u);
+  EXPECT_EQ(safetensorsElementBytes("I16"), 2u);
+  EXPECT_EQ(safetensorsElementBytes("U32"), 4u);
+  EXPECT_EQ(safetensorsElementBytes("I64"), 8u);
+  EXPECT_EQ(safetensorsElementBytes("BF16"), 2u);
+  EXPECT_EQ(safetensorsElementBytes("F8_E4M3"), 0u);
+  const int64_t ints[3] = {-1, 2, INT64_MAX};
+  const uint8_t flags[4] = {1, 0, 0, 1};
+  const float f[2] = {1.5f, -2.0f};
+  const std::string p = path("raw.safetensors");
+  ASSERT_TRUE(writeSafetensors(p, std::vector<SafetensorsRawOutput>{
+                                      {"i", "I64", {3}, ints},
+                                      {"b", "BOOL", {2, 2}, flags},
+                                      {"f", "F32", {2}, f}})
+                  .isOk());
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  uint8_t len[8];
+  std::memcpy(len, bytes.data(), 8);
+  const size_t n = safetensorsHeaderLength(len);
+  const std::string header = bytes.substr(8, n);
+  EXPECT_NE(header.find(R"("i":{"data_offsets":[0,24],"dtype":"I64","shape":[3]})"),
+            std::string::npos) << header;
+  EXPECT_NE(header.find(R"("b":{"data_offsets":[24,28],"dtype":"BOOL","shape":[2,2]})"),
+            std::string::npos) << header;
+  ASSERT_EQ(bytes.size(), 8 + n + 36);
+  EXPECT_EQ(std::memcmp(bytes.data() + 8 + n, ints, 24), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + 8 + n + 24, flags, 4), 0);
+  EXPECT_EQ(std::memcmp(bytes.data() + 8 + n + 28, f, 8), 0);
+  std::unique_ptr<NpyFile> file;
+  Status s = NpyFile::openSafetensors(p, "f", file);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("tensor 'b': its dtype 'BOOL' is not supported "
+                             "(supported: F16, BF16, F32, F64)"),
+            std::string::npos)
+      << s.message();
+
+  s = writeSafetensors(path("bad.safetensors"),
+                       std::vector<SafetensorsRawOutput>{{"x", "C64", {1}, f}});
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("tensor 'x': dtype 'C64' cannot be written "
+                             "(F16, BF16, F32, F64, BOOL, U8, I8, U16, I16, "
+                             "U32, I32, U64, I64)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_FALSE(std::ifstream(path("bad.safetensors")).good());
 }
 
 TEST_F(SafetensorsTest, ARankReadsOnlyItsChunk) {

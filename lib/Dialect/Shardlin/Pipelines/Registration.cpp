@@ -9,6 +9,7 @@
 #include "shardlin/Dialect/Shardlin/Pipelines/Pipelines.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
+#include "shardlin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -26,7 +27,8 @@ using namespace mlir::shardlin;
 ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
   static const StringRef lowering[] = {kLowerShardedLinearAlias,
                                        kLowerShardedLinearArg};
-  static const StringRef import[] = {"shardlin-import-shard"};
+  static const StringRef import[] = {"shardlin-import-shard",
+                                     "shardlin-externalize-parameters"};
   static const StringRef training[] = {"shardlin-generate-backward"};
   static const StringRef native[] = {
       "shardlin-lower-to-llvm", "shardlin-localize-sharded",
@@ -34,7 +36,10 @@ ArrayRef<PassGroup> mlir::shardlin::shardlinPassGroups() {
       "shardlin-convert-to-llvm"};
   static const PassGroup groups[] = {
       {"Lowering (docs/lowering.md)", lowering},
-      {"Import of upstream shard + linalg (docs/interop.md)", import},
+      {"Import of upstream shard + linalg, and weights as parameters "
+       "(docs/interop.md; externalize's options: file=PATH.safetensors "
+       "min-elements=N)",
+       import},
       {"Training (docs/training.md; options: the lowering's, "
        "recompute=auto|always|never, functions=f,g)",
        training},
@@ -50,6 +55,7 @@ void mlir::shardlin::registerAllShardlinPasses() {
   registerShardToShardlinPasses();
   registerShardlinBackwardPasses();
   registerShardlinPipelines();
+  registerShardlinModulePasses();
 }
 
 void mlir::shardlin::registerAllShardlinDialects(DialectRegistry &registry) {

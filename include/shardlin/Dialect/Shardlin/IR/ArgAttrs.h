@@ -22,6 +22,15 @@ namespace mlir::shardlin {
 /// each rank its own value.
 constexpr llvm::StringLiteral kReplicatedArgAttrName = "shardlin.replicated";
 
+/// A string attribute on an argument that holds a parameter (a weight or
+/// another constant) kept outside the module: the tensor's name in a
+/// safetensors file. --shardlin-externalize-parameters sets it on the
+/// arguments it adds; the runtime Program carries it (Argument::parameter)
+/// and `shardlin-run --params=FILE` (shardlin-exec, the C ABI) binds the
+/// argument to that tensor of FILE, each rank reading its chunk
+/// (docs/interop.md, "Externalized parameters").
+constexpr llvm::StringLiteral kParameterArgAttrName = "shardlin.parameter";
+
 } // namespace mlir::shardlin
 
 #endif // SHARDLIN_DIALECT_SHARDLIN_IR_ARGATTRS_H

@@ -27,8 +27,9 @@ struct PassGroup {
 ArrayRef<PassGroup> shardlinPassGroups();
 
 /// Registers every shardlin pass and pipeline for command lines (the
-/// lowering and its alias, the import, the backward generator, the native
-/// path) and upstream's generic transforms (canonicalize, cse, ...).
+/// lowering and its alias, the import, the parameters' externalization, the
+/// backward generator, the native path) and upstream's generic transforms
+/// (canonicalize, cse, ...).
 void registerAllShardlinPasses();
 
 /// Inserts into `registry` every dialect those passes read or write, with

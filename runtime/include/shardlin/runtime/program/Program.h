@@ -109,6 +109,12 @@ struct Argument {
   /// hold the same bytes (exec/Replicated.h; RunOptions::checkReplicated).
   /// A plain argument without it is rank-local: each rank its own value.
   bool replicated = false;
+  /// The name of the parameter the argument holds (a weight kept outside
+  /// the module: `shardlin.parameter` on the entry's argument, from
+  /// --shardlin-externalize-parameters), or empty. A file runner given a
+  /// parameters file binds it to the tensor of that name
+  /// (RunConfig::paramsPath); one word: no spaces or control characters.
+  std::string parameter;
   /// Where the argument was declared (file:line:col, or its name), for
   /// error messages; may be empty.
   std::string location;

@@ -174,9 +174,14 @@ public:
   /// never a SIGPIPE.
   Status writeInPlace(double timeoutSeconds = 0);
   /// Stages one safetensors file holding `tensors` (buildSafetensors),
-  /// whose data must stay valid until stage returns (it is copied).
+  /// whose data must stay valid until stage returns (it is copied). The
+  /// first form takes the runtime's dtypes, the second any dtype the
+  /// format writes.
   Status stageSafetensors(const std::string &path,
                           const std::vector<SafetensorsOutput> &tensors,
+                          const std::string &label = std::string());
+  Status stageSafetensors(const std::string &path,
+                          const std::vector<SafetensorsRawOutput> &tensors,
                           const std::string &label = std::string());
   Status commit();
   /// A signal that arrived since commit() began and is held until this

@@ -36,6 +36,12 @@ namespace shardlin::rt {
 struct RunConfig : RunOptions {
   std::vector<std::string> argPaths;
   std::vector<std::string> outPaths;
+  /// A safetensors file (--params) that supplies every argument holding a
+  /// parameter (Argument::parameter) by its name, through the same path as
+  /// --arg=FILE.safetensors:NAME (each rank reads its chunk of a sharded
+  /// one). argPaths then lists only the other arguments, in order. Empty:
+  /// argPaths lists every argument.
+  std::string paramsPath;
   /// How the ranks' plans are built (RankCallbacks::planOptions).
   PlanOptions plan;
   /// For a compiled program (Program::compiled): what executes each rank
@@ -57,7 +63,17 @@ void extractLocalChunk(const void *global,
 /// Replaces every "{rank}" in `path`.
 std::string substituteRank(const std::string &path, int rank);
 
-/// Runs `program` as described above. For "mpi" an MpiSession must be alive.
+/// The argument paths of a run with a parameters file: `config.argPaths`
+/// (the arguments that hold no parameter, in order) with
+/// `paramsPath:NAME` put in the place of each parameter argument. Without
+/// a parameters file, `config.argPaths` as they are. InvalidArgument for a
+/// parameters file whose name does not end in
+/// ".safetensors", a program with no parameter argument, or a count of
+/// paths other than that of the arguments without a parameter.
+Status parameterArgPaths(const Program &program, const RunConfig &config,
+                         std::vector<std::string> &out);
+
+/// Runs `program` as described above (with parameterArgPaths' paths). For "mpi" an MpiSession must be alive.
 /// On failure the status is the root cause (the failing rank's own error),
 /// not the "another rank failed" of the others.
 /// `ranks`, if given, receives each rank's outcome (as runProgram's).

@@ -90,16 +90,39 @@ struct SafetensorsOutput {
   const void *data = nullptr;
 };
 
+/// One tensor to write, of any dtype of the format named as the format
+/// names it: the four above, which the runtime computes in, and those a
+/// checkpoint may hold besides (the compiler's
+/// --shardlin-externalize-parameters writes a module's integer constants):
+/// "BOOL" (one byte each), "U8", "I8", "U16", "I16", "U32", "I32", "U64",
+/// "I64". The runtime's reader takes only the four (a file holding others
+/// is refused by parseSafetensorsHeader).
+struct SafetensorsRawOutput {
+  std::string name;
+  std::string dtype = "F32";
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+};
+
+/// The bytes of one element of the safetensors dtype `dtype` (a name
+/// SafetensorsRawOutput takes), or 0 for a name it does not take.
+size_t safetensorsElementBytes(const std::string &dtype);
+
 /// The bytes of a safetensors file holding `tensors` in their order: the
 /// length and the JSON (padded with spaces to a multiple of 8 bytes, as the
 /// reference writer pads it) in `header`, the tensors' bytes in `data`.
-/// Rejects an empty or duplicate name, or "__metadata__".
-Status buildSafetensors(const std::vector<SafetensorsOutput> &tensors,
+/// Rejects an empty or duplicate name, "__metadata__", or a dtype name
+/// SafetensorsRawOutput does not take.
+Status buildSafetensors(const std::vector<SafetensorsRawOutput> &tensors,
                         std::string &header, std::vector<uint8_t> &data);
 
-/// Writes a safetensors file under the output policy of NpyOutputs.
+/// Writes a safetensors file under the output policy of NpyOutputs (a new
+/// file renamed over the target once complete: a failed write leaves no new
+/// or changed file).
 Status writeSafetensors(const std::string &path,
                         const std::vector<SafetensorsOutput> &tensors);
+Status writeSafetensors(const std::string &path,
+                        const std::vector<SafetensorsRawOutput> &tensors);
 
 /// Parses and checks a whole file held in memory (used by the fuzzer),
 /// as the reader checks a file on disk. `name` appears in messages.
