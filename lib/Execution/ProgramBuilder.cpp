@@ -545,6 +545,40 @@ private:
     return success();
   }
 
+  /// shardlin.constant: an entry of the program's constants table (its
+  /// global value and, if split, its chunk spec) and the instruction that
+  /// defines the rank's part of it.
+  LogicalResult translateConstant(ConstantOp op) {
+    RankedTensorType global = op.getGlobalType();
+    FailureOr<rt::ValueType> vt = valueType(op.getLoc(), global);
+    FailureOr<std::vector<char>> bytes = op.getBytes();
+    if (failed(vt) || failed(bytes))
+      return failure();
+    rt::Constant c;
+    c.dtype = vt->dtype;
+    c.shape = vt->shape;
+    c.bytes = std::move(*bytes);
+    c.location = locationString(op.getLoc());
+    Type local = global;
+    if (ChunkAttr chunk = op.getSharding()) {
+      if (failed(noteWorldSize(op.getLoc(), chunk)))
+        return failure();
+      c.sharded = true;
+      c.sharding = toChunkSpec(chunk);
+      local = cast<ShardedType>(op.getResult().getType()).getLocalType();
+    }
+    rt::Instr in;
+    in.op = rt::OpCode::Constant;
+    in.constantIndex = {static_cast<int64_t>(program_.constants.size())};
+    program_.constants.push_back(std::move(c));
+    FailureOr<int> id = define(op.getLoc(), op.getResult(), local);
+    if (failed(id))
+      return failure();
+    in.result = *id;
+    append(op.getLoc(), std::move(in));
+    return success();
+  }
+
   /// tensor.expand_shape: a reshape whose dynamic output sizes come from
   /// the tensor whose dims they are (`tensor.dim %t, i` for result dim i of
   /// the same rank: the lowering restores a linear's batch dims from its
@@ -584,6 +618,14 @@ private:
       return chains_.isStored(&op) && !translation::isOnlyZeroMatmulInit(op)
                  ? emitElementwise(op)
                  : success();
+    if (auto cst = dyn_cast<ConstantOp>(op))
+      return translateConstant(cst);
+    // The rank's chunk of a split constant is what its instruction defines.
+    if (auto local = dyn_cast<LocalShardOp>(op);
+        local && local.getSource().getDefiningOp<ConstantOp>()) {
+      ids_[local.getResult()] = ids_.lookup(local.getSource());
+      return success();
+    }
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
       return translation::translateMatmul(matmul, *this);
     if (auto fromLocal = dyn_cast<FromLocalOp>(op))

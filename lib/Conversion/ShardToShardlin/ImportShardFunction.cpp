@@ -131,8 +131,17 @@ LogicalResult FunctionImporter::importArguments(Block &newBlock) {
 LogicalResult FunctionImporter::importOp(Operation &op) {
   if (absorbed_.contains(&op) || isa<shard::ShardingOp>(op))
     return success();
-  // Built where a user needs them, in its layout.
-  if (op.getNumResults() == 1 && isBuildableAnywhere(op.getResult(0)))
+  if (auto cst = dyn_cast<arith::ConstantOp>(op);
+      cst && isa<RankedTensorType>(cst.getType()))
+    return importConstant(cst);
+  // Built where a user needs them, in its layout; but an annotation of a
+  // splat constant that importConstant split is that constant's.
+  auto shardOfSplit = [&] {
+    auto shardOp = dyn_cast<shard::ShardOp>(op);
+    return shardOp && layouts_.count(shardOp.getSrc());
+  };
+  if (op.getNumResults() == 1 && isBuildableAnywhere(op.getResult(0)) &&
+      !shardOfSplit())
     return success();
   if (auto shardOp = dyn_cast<shard::ShardOp>(op)) {
     Value src = shardOp.getSrc();

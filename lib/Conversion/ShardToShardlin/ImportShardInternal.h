@@ -19,6 +19,7 @@
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -183,6 +184,16 @@ public:
   FailureOr<Value> reshard(Location loc, Value local, RankedTensorType global,
                            const ValueLayout &from, const ValueLayout &to);
 
+  /// A tensor arith.constant (ImportShardValues.cpp): a splat that no
+  /// annotation splits is built where used; any other is one
+  /// shardlin.constant, split (the rank's chunk, through local_shard) by the
+  /// layout the module states for it or for a transpose of it, else
+  /// replicated.
+  LogicalResult importConstant(arith::ConstantOp op);
+  /// The layout the module states for constant `v`: on it, for its users
+  /// (annotate_for_users), or on a transpose of it; nullopt if none.
+  FailureOr<std::optional<ValueLayout>> statedLayout(Value v, unsigned depth);
+
   /// Reshapes and transposes: built where the input's layout allows, and
   /// on demand for the deferred ones (layoutOf).
   LogicalResult importReshape(Operation &op);
@@ -209,7 +220,8 @@ public:
   /// Old value -> its layout and its rank's part in the new body.
   llvm::DenseMap<Value, ValueLayout> layouts_;
   llvm::DenseMap<Value, Value> locals_;
-  /// Old function argument -> the new sharded argument (split arguments).
+  /// Old value -> the new sharded value that stands for it: split
+  /// arguments and split constants, passed to linears as they are.
   llvm::DenseMap<Value, Value> shardedArgs_;
   /// Old value -> the layout a shard.shard without annotate_for_users
   /// states for it.

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -316,7 +317,21 @@ LogicalResult FunctionImporter::importTranspose(linalg::TransposeOp op) {
     out.dim = it - perm.begin();
     out.chunks = l.chunks.withDim(out.dim);
   }
-  FailureOr<Value> init = get(op.getInit(), out, Value());
+  // The init is not read: where the rank's shape has a `?` (an uneven
+  // split), an empty tensor sized by the input's dims it comes from.
+  RankedTensorType initType =
+      localType(cast<RankedTensorType>(op.getInit().getType()), out);
+  FailureOr<Value> init = failure();
+  if (initType.hasStaticShape()) {
+    init = get(op.getInit(), out, Value());
+  } else {
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < initType.getRank(); ++d)
+      if (initType.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(b_, op.getLoc(), *input,
+                                              op.getPermutation()[d]));
+    init = tensor::EmptyOp::create(b_, op.getLoc(), initType, sizes).getResult();
+  }
   if (failed(init))
     return failure();
   Value local = linalg::TransposeOp::create(b_, op.getLoc(), *input, *init,
@@ -418,4 +433,96 @@ LogicalResult FunctionImporter::importReshape(Operation &op) {
                                           sizes);
   }
   return define(op.getResult(0), local, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants: a frontend's weights and biases
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::optional<ValueLayout>>
+FunctionImporter::statedLayout(Value v, unsigned depth) {
+  if (std::optional<ValueLayout> l = declared(v))
+    return l;
+  if (depth > 8)
+    return std::optional<ValueLayout>();
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    std::optional<ValueLayout> found;
+    if (auto shardOp = dyn_cast<shard::ShardOp>(user)) {
+      if (shardOp.getAnnotateForUsers()) {
+        FailureOr<ValueLayout> wanted = parseSharding(
+            shardOp.getSharding(), shardOp.getResult().getType(), grid_, user);
+        if (failed(wanted))
+          return failure();
+        found = *wanted;
+      } else {
+        FailureOr<std::optional<ValueLayout>> l =
+            statedLayout(shardOp.getResult(), depth + 1);
+        if (failed(l))
+          return failure();
+        found = *l;
+      }
+    } else if (auto transpose = dyn_cast<linalg::TransposeOp>(user);
+               transpose && use.get() == transpose.getInput()) {
+      // Result dim i is input dim permutation[i]: a split of the result
+      // is a split of the input along the dim it came from.
+      FailureOr<std::optional<ValueLayout>> l =
+          statedLayout(transpose->getResult(0), depth + 1);
+      if (failed(l))
+        return failure();
+      if (*l && !(*l)->isReplicated()) {
+        const int64_t dim = transpose.getPermutation()[(*l)->dim];
+        found = ValueLayout{dim, (*l)->chunks.withDim(dim)};
+      }
+    }
+    if (found)
+      return found;
+  }
+  return std::optional<ValueLayout>();
+}
+
+LogicalResult FunctionImporter::importConstant(arith::ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  FailureOr<std::optional<ValueLayout>> stated = statedLayout(op.getResult(), 0);
+  if (failed(stated))
+    return failure();
+  const ValueLayout layout = stated->value_or(ValueLayout::replicated());
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  // A splat that no annotation splits costs nothing to build where a user
+  // needs it, in its layout (isBuildableAnywhere).
+  if (dense && dense.isSplat() && layout.isReplicated())
+    return success();
+  if (!isSupportedElementType(type.getElementType()) ||
+      !type.hasStaticShape())
+    return op.emitError() << "a constant of type " << type
+                          << ": the import takes constant tensors of static "
+                             "shape of f16, bf16, f32 or f64";
+  Location loc = op.getLoc();
+  auto value = dyn_cast<ElementsAttr>(op.getValue());
+  if (!value)
+    return op.emitError() << "a constant tensor that is not dense<...> or "
+                             "dense_resource<...>";
+  if (layout.isReplicated()) {
+    // Every rank holds all of it (a bias, a norm's weight).
+    Value whole = shardlin::ConstantOp::create(b_, loc, type, value);
+    if (failed(mlir::verify(whole.getDefiningOp())))
+      return failure();
+    return define(op.getResult(), whole, layout);
+  }
+  // Split: each rank holds its chunk, as of a sharded argument.
+  auto sharded = ShardedType::getChecked(
+      [&]() -> InFlightDiagnostic {
+        return op.emitError() << "the constant (" << type << ", "
+                              << describe(layout) << "): ";
+      },
+      op.getContext(), type, layout.chunks);
+  if (!sharded)
+    return failure();
+  auto cst = shardlin::ConstantOp::create(b_, loc, sharded, value);
+  if (failed(mlir::verify(cst)))
+    return failure();
+  shardedArgs_[op.getResult()] = cst.getResult();
+  Value local =
+      LocalShardOp::create(b_, loc, sharded.getLocalType(), cst.getResult());
+  return define(op.getResult(), local, layout);
 }

@@ -275,6 +275,41 @@ Status verifyFill(const Program &p, const Instr &in, const std::string &what) {
   return validateExpr(in.expr, in.operands.size() - first, what);
 }
 
+/// The result is this rank's part of the constant: its shape, but along a
+/// split constant's dim the rank's chunk (`?` where the chunks differ).
+Status verifyConstant(const Program &p, const Instr &in,
+                      const std::string &what) {
+  if (in.constantIndex.size() != 1 || in.constantIndex[0] < 0 ||
+      static_cast<size_t>(in.constantIndex[0]) >= p.constants.size())
+    return Status::invalidArgument(
+        what + " reads no constant of the program's " +
+        std::to_string(p.constants.size()) +
+        " (expected `index 1 K`, 0 <= K < that count)");
+  const Constant &c = p.constants[static_cast<size_t>(in.constantIndex[0])];
+  const ValueType &result = p.values[in.result];
+  const std::string name = "constant " + std::to_string(in.constantIndex[0]);
+  if (result.dtype != c.dtype)
+    return Status::invalidArgument(what + " of " + dtypeName(c.dtype) + " " +
+                                   name + " defines a " +
+                                   dtypeName(result.dtype) + " value");
+  if (result.shape.size() != c.shape.size())
+    return Status::invalidArgument(what + ": " + name + " " +
+                                   formatShape(c.shape) +
+                                   " has another rank than its result " +
+                                   formatShape(result.shape));
+  for (size_t d = 0; d < c.shape.size(); ++d) {
+    const bool split = c.sharded && static_cast<int64_t>(d) == c.sharding.dim;
+    if (result.shape[d] == c.shape[d] ||
+        (split && (result.shape[d] == kDynamic || result.shape[d] < c.shape[d])))
+      continue;
+    return Status::invalidArgument(
+        what + ": its result " + formatShape(result.shape) + " is not " +
+        (c.sharded ? "a rank's chunk of " : "") + name + " " +
+        formatShape(c.shape) + " (dim " + std::to_string(d) + ")");
+  }
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -427,6 +462,18 @@ std::vector<OpInfo> makeTable() {
        {{Kind::Expr, "expr", {{"value", nullptr, nullptr, &Instr::expr}}}},
        verifyFill,
        true},
+      // Built by the translator from shardlin.constant: this rank's part of
+      // an entry of the program's constants table.
+      {OpCode::Constant,
+       "constant",
+       {},
+       0,
+       0,
+       {{Kind::Ints,
+         "index",
+         {{"index", nullptr, nullptr, nullptr, &Instr::constantIndex}}}},
+       verifyConstant,
+       false},
   };
   return t;
 }

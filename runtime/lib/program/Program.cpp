@@ -2,6 +2,7 @@
 
 #include "shardlin/runtime/program/Program.h"
 #include "shardlin/runtime/program/OpTable.h"
+#include "shardlin/runtime/base/Buffer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -148,6 +149,37 @@ Status validateResultLayouts(const Program &p) {
 }
 } // namespace
 
+namespace {
+
+/// The constants table: static shapes, the bytes of that many elements, and
+/// a split one's chunk spec.
+Status validateConstants(const Program &p) {
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    const Constant &c = p.constants[i];
+    const std::string what = "constant " + std::to_string(i) +
+                             (c.location.empty() ? "" : " (" + c.location + ")");
+    if (hasDynamicDim(c.shape))
+      return Status::invalidArgument(what + " has the dynamic shape " +
+                                     formatShape(c.shape));
+    int64_t count = 0;
+    SHARDLIN_RETURN_IF_ERROR(
+        checkedNumElements(c.shape, count, dtypeSize(c.dtype))
+            .withContext(what));
+    const uint64_t bytes = static_cast<uint64_t>(count) * dtypeSize(c.dtype);
+    if (c.bytes.size() != bytes)
+      return Status::invalidArgument(
+          what + " of " + dtypeName(c.dtype) + " " + formatShape(c.shape) +
+          " holds " + std::to_string(c.bytes.size()) + " bytes, not " +
+          std::to_string(bytes));
+    if (c.sharded)
+      SHARDLIN_RETURN_IF_ERROR(
+          checkChunkSpec(p, c.sharding, c.shape, what));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
 Status Program::validate() const {
   const int numValues = static_cast<int>(values.size());
   if (args.size() > values.size())
@@ -185,6 +217,7 @@ Status Program::validate() const {
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,
                                               args[i].globalShape,
                                               "argument " + std::to_string(i)));
+  SHARDLIN_RETURN_IF_ERROR(validateConstants(*this));
   if (!compiled.empty()) {
     SHARDLIN_RETURN_IF_ERROR(validateCompiled(*this));
     return validateResultLayouts(*this);

@@ -59,6 +59,30 @@ void writeExpr(std::ostream &os, const ExprProgram &expr) {
   }
 }
 
+/// `data N HEX`: a constant's N bytes as 2N lowercase hex digits (none for
+/// N = 0).
+void writeBytes(std::ostream &os, const std::vector<char> &bytes) {
+  static const char digits[] = "0123456789abcdef";
+  os << "data " << bytes.size();
+  if (bytes.empty())
+    return;
+  os << ' ';
+  for (char c : bytes) {
+    const unsigned char b = static_cast<unsigned char>(c);
+    os << digits[b >> 4] << digits[b & 15];
+  }
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 /// A cursor over one line's tokens with bounds-checked reads.
 class Tokens {
 public:
@@ -142,6 +166,28 @@ public:
     }
     return Status::ok();
   }
+  /// What writeBytes writes, after its `data` keyword.
+  Status bytes(std::vector<char> &out) {
+    int64_t n = 0;
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 0, INT64_MAX / 2));
+    out.clear();
+    if (n == 0)
+      return Status::ok();
+    std::string hex;
+    if (!word(hex) || hex.size() != static_cast<uint64_t>(n) * 2)
+      return err("expected " + std::to_string(n) + " bytes as " +
+                 std::to_string(2 * static_cast<uint64_t>(n)) +
+                 " hex digits");
+    out.reserve(static_cast<size_t>(n));
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      const int hi = hexDigit(hex[i]), lo = hexDigit(hex[i + 1]);
+      if (hi < 0 || lo < 0)
+        return err("bad hex digit in the constant's data at byte " +
+                   std::to_string(i / 2));
+      out.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return Status::ok();
+  }
   /// Reads the next word if it is `w`; otherwise reads nothing.
   bool peek(const std::string &w) {
     is_.clear(); // At the line's end: no word, and tellg must not fail.
@@ -219,6 +265,44 @@ private:
 
 } // namespace
 
+namespace {
+
+/// `constant ID DTYPE SHAPE [sharded spec SPEC] data N HEX [loc LOC]`, the
+/// constants numbered in order.
+Status parseConstant(Tokens &t, Program &p) {
+  int64_t id = 0;
+  SHARDLIN_RETURN_IF_ERROR(t.integer(id, 0, INT32_MAX));
+  if (static_cast<size_t>(id) != p.constants.size())
+    return t.err("expected constant " + std::to_string(p.constants.size()) +
+                 ", got constant " + std::to_string(id) +
+                 " (constant lines are numbered in order)");
+  Constant c;
+  std::string dt;
+  t.word(dt);
+  std::optional<DType> parsed = parseDType(dt);
+  if (!parsed)
+    return t.err("unknown element type '" + dt + "'");
+  c.dtype = *parsed;
+  SHARDLIN_RETURN_IF_ERROR(t.shape(c.shape));
+  if (t.peek("sharded")) {
+    c.sharded = true;
+    SHARDLIN_RETURN_IF_ERROR(t.expect("spec"));
+    SHARDLIN_RETURN_IF_ERROR(t.spec(c.sharding));
+    if (c.sharding.dim >= static_cast<int64_t>(c.shape.size()))
+      return t.err("sharding dim out of range");
+  }
+  SHARDLIN_RETURN_IF_ERROR(t.expect("data"));
+  SHARDLIN_RETURN_IF_ERROR(t.bytes(c.bytes));
+  if (t.peek("loc"))
+    c.location = t.rest();
+  else if (std::string w; t.word(w))
+    return t.err("unexpected '" + w + "' after the constant's data");
+  p.constants.push_back(std::move(c));
+  return Status::ok();
+}
+
+} // namespace
+
 std::string serializeProgram(const Program &p) {
   std::ostringstream os;
   os << "shardlin-program v1\n";
@@ -249,6 +333,20 @@ std::string serializeProgram(const Program &p) {
       os << " param " << a.parameter;
     if (!a.location.empty())
       os << " loc " << a.location;
+    os << "\n";
+  }
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    const Constant &c = p.constants[i];
+    os << "constant " << i << ' ' << dtypeName(c.dtype) << ' ';
+    writeShape(os, c.shape);
+    if (c.sharded) {
+      os << " sharded spec ";
+      writeSpec(os, c.sharding);
+    }
+    os << ' ';
+    writeBytes(os, c.bytes);
+    if (!c.location.empty())
+      os << " loc " << c.location;
     os << "\n";
   }
   for (const Instr &in : p.instrs) {
@@ -402,6 +500,8 @@ Status parseProgram(const std::string &text, Program &out) {
       }
       p.args.push_back(a);
       ++numArgs;
+    } else if (kw == "constant") {
+      SHARDLIN_RETURN_IF_ERROR(parseConstant(t, p));
     } else if (kw == "instr") {
       Instr in;
       std::string op;

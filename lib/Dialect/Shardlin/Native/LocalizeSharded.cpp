@@ -6,7 +6,8 @@
 // gives every sharded value that local type, in function signatures, calls,
 // returns and branches, and drops the local_shard ops and their inverse,
 // from_local (a sharded result, e.g. a weight's gradient, is the rank's
-// chunk it is made of). What a launcher passes for a sharded argument is
+// chunk it is made of). A split shardlin.constant becomes the local_chunk of
+// its value: the rank's slice. What a launcher passes for a sharded argument is
 // then the rank's chunk, as shardlin-run already does (README, "Sharded
 // arguments"), and what it gets for a sharded result the rank's chunk.
 //
@@ -79,11 +80,42 @@ void emitSizeCheck(CheckedArgument arg) {
   cf::AssertOp::create(b, loc, ok, message);
 }
 
+/// Each shardlin.constant as the value the rank holds: an arith.constant
+/// of all of it, and for a split one its local_chunk (the rank's slice,
+/// sized and placed from the rank as the bufferized local_chunk does). The
+/// split constant's users (local_shard, which this pass drops) then read
+/// that slice.
+LogicalResult materializeConstants(ModuleOp module) {
+  SmallVector<ConstantOp> constants;
+  module.walk([&](ConstantOp op) { constants.push_back(op); });
+  for (ConstantOp op : constants) {
+    FailureOr<std::vector<char>> bytes = op.getBytes();
+    if (failed(bytes))
+      return failure();
+    RankedTensorType global = op.getGlobalType();
+    // Dense elements, whatever the form (a dense_resource's blob too):
+    // what the native pipeline turns into a global.
+    auto dense = DenseElementsAttr::getFromRawBuffer(global, *bytes);
+    OpBuilder b(op);
+    Value value = arith::ConstantOp::create(b, op.getLoc(), global, dense);
+    if (ChunkAttr chunk = op.getSharding())
+      value = LocalChunkOp::create(
+          b, op.getLoc(),
+          cast<ShardedType>(op.getResult().getType()).getLocalType(), value,
+          chunk);
+    op.getResult().replaceAllUsesWith(value);
+    op.erase();
+  }
+  return success();
+}
+
 struct LocalizeShardedPass
     : public mlir::shardlin::impl::LocalizeShardedBase<LocalizeShardedPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    if (failed(materializeConstants(module)))
+      return signalPassFailure();
 
     // Say precisely what cannot be localized before converting anything.
     WalkResult walk = module.walk<WalkOrder::PreOrder>([&](Operation *op) {

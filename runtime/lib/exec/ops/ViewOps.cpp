@@ -1,8 +1,9 @@
-//===- ViewOps.cpp - local_shard, reshape, local_chunk, from_local ---===//
+//===- ViewOps.cpp - local_shard, reshape, local_chunk, from_local, constant ===//
 //
 // The ops whose result is (mostly) a view of their operand: a sharded
 // argument's local chunk, a reshape, this rank's chunk along a dim (a copy
-// only when the chunk is not contiguous), and a sharded result's chunk.
+// only when the chunk is not contiguous), a sharded result's chunk, and the
+// rank's part of a program constant (a copy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,11 +122,62 @@ Status resolveFromLocal(OpResolveContext &ctx) {
   return Status::ok();
 }
 
+/// constant: the rank's part of an entry of the program's constants table
+/// (Program::constants), all of it or, for a split one, the rank's chunk
+/// along the spec's dim. It is copied from the table into the value's
+/// storage at every run (host memory into the plan's device: copyRows reads
+/// host memory on every device), so that an op that writes its result in
+/// place over it cannot change what the next run reads; only the rank's
+/// chunk is copied, a strided copy of its rows when the split dim is not
+/// the outermost.
+const Constant &constantOf(const Plan::Impl &plan, const Instr &in) {
+  // verifyConstant checked the index.
+  return plan.program.constants[static_cast<size_t>(in.constantIndex[0])];
+}
+
+Status resolveConstant(OpResolveContext &ctx) {
+  const Constant &c = constantOf(ctx.plan, ctx.in);
+  ctx.result = c.shape;
+  if (c.sharded) {
+    // Program::validate checked the spec against the shape.
+    const size_t dim = static_cast<size_t>(c.sharding.dim);
+    ChunkLayout layout(c.shape[dim], c.sharding);
+    ctx.step.chunkRange = layout.ofRank(ctx.rank);
+    ctx.result[dim] = ctx.step.chunkRange.size;
+  }
+  return ctx.checkSize(ctx.result);
+}
+
+Status executeConstant(OpExecuteContext &ctx) {
+  const Constant &c = constantOf(ctx.plan, ctx.in);
+  if (!c.sharded) {
+    if (c.bytes.empty())
+      return Status::ok();
+    return ctx.ops.copyRows(c.bytes.data(), c.bytes.size(), ctx.result(),
+                            c.bytes.size(), 1, c.bytes.size());
+  }
+  // The chunk [offset, offset + size) of the split dim in every row of the
+  // dims before it: rows x (size x the inner dims' elements) bytes, read at
+  // a stride of the whole dim.
+  const size_t dim = static_cast<size_t>(c.sharding.dim);
+  const Range chunk = ctx.step.chunkRange;
+  const int64_t inner = product(c.shape, dim + 1, c.shape.size()) *
+                        static_cast<int64_t>(dtypeSize(c.dtype));
+  const int64_t rows = product(c.shape, 0, dim);
+  const size_t rowBytes = static_cast<size_t>(chunk.size * inner);
+  if (rows == 0 || rowBytes == 0)
+    return Status::ok(); // An empty chunk.
+  return ctx.ops.copyRows(c.bytes.data() + chunk.offset * inner,
+                          static_cast<size_t>(c.shape[dim] * inner),
+                          ctx.result(), rowBytes, rows, rowBytes);
+}
+
 std::vector<OpKernel> viewKernels() {
   return {{OpCode::LocalShard, resolveLocalShard, executeNothing},
           {OpCode::Reshape, resolveReshape, executeNothing},
           {OpCode::LocalChunk, resolveLocalChunk, executeLocalChunk},
-          {OpCode::FromLocal, resolveFromLocal, executeNothing}};
+          {OpCode::FromLocal, resolveFromLocal, executeNothing},
+          {OpCode::Constant, resolveConstant, executeConstant}};
 }
 
 } // namespace shardlin::rt

@@ -210,6 +210,55 @@ def Shardlin_FromLocalOp : Shardlin_Op<"from_local", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Shardlin_ConstantOp : Shardlin_Op<"constant", [Pure]> {
+  let summary = "A constant tensor: the whole value, or each rank its chunk";
+  let description = [{
+    A constant of the global view, such as a weight or a bias that a
+    frontend wrote into the module (`dense<...>`, a splat, or a
+    `dense_resource<NAME>` blob of the module's `dialect_resources`). With a
+    plain tensor result every rank holds all of it; with a
+    `!shardlin.sharded` result it is split like a sharded argument: rank
+    `placements[i]` holds chunk i along the spec's dim and takes it with
+    `shardlin.local_shard`, so the lowering, block fusion and the cost model
+    treat it as a weight. The executors keep only the rank's chunk of it:
+    the plan executor copies that chunk from the program's constants table
+    (docs/runtime.md, "Constants"), the native path slices it as
+    `shardlin.local_chunk` does.
+
+    `--shardlin-import-shard` builds it from an `arith.constant` that is not
+    a splat (docs/interop.md, "Constants").
+
+    ```mlir
+    %w = shardlin.constant dense_resource<fc.weight> : tensor<38x40xf32>
+        -> !shardlin.sharded<tensor<38x40xf32>,
+                             #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
+    %b = shardlin.constant dense<[1.0, 2.0]> : tensor<2xf32> -> tensor<2xf32>
+    ```
+
+    Constraints: the value is a tensor of static shape of f16, bf16, f32 or
+    f64 and, if it is a `dense_resource`, its blob (when the module holds
+    it) has the bytes of that many elements; the result is the value's type,
+    or a sharded type of it.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyTypeOf<[Shardlin_Tensor, Shardlin_ShardedType]>:$result);
+  let assemblyFormat = "$value attr-dict `->` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The value's type (the global tensor).
+    ::mlir::RankedTensorType getGlobalType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getValue().getType());
+    }
+    /// The chunk spec of a sharded result, or null for a plain one.
+    ::mlir::shardlin::ChunkAttr getSharding();
+    /// The value's elements, row-major in their element type's bytes
+    /// (little-endian, 2, 4 or 8 bytes each; a splat is expanded), or
+    /// failure with a diagnostic at the op (a dense_resource whose blob
+    /// the module does not hold).
+    ::mlir::FailureOr<std::vector<char>> getBytes();
+  }];
+}
+
 def Shardlin_RankOp : Shardlin_Op<"rank", [Pure]> {
   let summary = "The calling rank in a group of `world_size` ranks";
   let description = [{

@@ -49,10 +49,11 @@ enum class OpCode : uint8_t {
   FromLocal,
   Transpose,
   Fill,
+  Constant,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Fill) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Constant) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
@@ -79,6 +80,9 @@ struct Instr {
   ExprProgram expr;
   /// transpose: result dim i is operand dim permutation[i].
   std::vector<int64_t> permutation;
+  /// constant: one element, the index of its entry in Program::constants;
+  /// the result is this rank's part of it (text `index 1 K`).
+  std::vector<int64_t> constantIndex;
   /// The lowering strategy that produced this op ("activations",
   /// "gather-weight", "local": the compiler's `shardlin.lowering` attribute),
   /// or empty. Informational: running does not read it.
@@ -120,6 +124,22 @@ struct Argument {
   std::string location;
 };
 
+/// A constant the program holds (a weight or a bias a frontend wrote into
+/// the module: shardlin.constant), read by a `constant` instruction. A split
+/// one is, on each rank, its chunk under `sharding`: the plan copies only
+/// that chunk out of `bytes`.
+struct Constant {
+  DType dtype = DType::F32;
+  /// The global shape (static).
+  std::vector<int64_t> shape;
+  bool sharded = false;
+  ChunkSpec sharding;
+  /// The elements, row-major, little-endian, dtypeSize(dtype) bytes each.
+  std::vector<char> bytes;
+  /// Where it was defined (file:line:col), for messages; may be empty.
+  std::string location;
+};
+
 /// How a result is spread over the ranks. Every rank returns its own local
 /// value; a sharded result (an entry that returns a !shardlin.sharded
 /// value) is, on each rank, that rank's chunk of one global tensor, which a
@@ -141,6 +161,9 @@ struct Program {
   std::vector<ValueType> values;
   std::vector<Argument> args;
   std::vector<Instr> instrs;
+  /// The constants the `constant` instructions read (text: `constant`
+  /// lines, docs/runtime.md "Constants").
+  std::vector<Constant> constants;
   std::vector<int> results;
   /// Parallel to results, or empty when no result is sharded (programs
   /// written before result layouts existed have none).
