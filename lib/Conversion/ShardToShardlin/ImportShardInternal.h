@@ -173,8 +173,13 @@ public:
   /// replicated.
   LogicalResult importConstant(arith::ConstantOp op);
   /// The layout the module states for constant `v`: on it, for its users
-  /// (annotate_for_users), or on a transpose of it; nullopt if none.
+  /// (annotate_for_users), or on a transpose or broadcast of it; nullopt if
+  /// none.
   FailureOr<std::optional<ValueLayout>> statedLayout(Value v, unsigned depth);
+  /// The rank's chunk of constant `op` split by `layout`: a shardlin.constant
+  /// of a sharded type and its local_shard, built once per layout.
+  FailureOr<Value> splitConstant(arith::ConstantOp op,
+                                 const ValueLayout &layout);
 
   /// Reshapes and transposes: built where the input's layout allows, and
   /// on demand for the deferred ones (layoutOf).
@@ -207,6 +212,8 @@ public:
   llvm::DenseMap<Value, ValueLayout> declared_;
   /// Old ops whose results a linear defined (its bias add, its reshape).
   llvm::DenseSet<Operation *> absorbed_;
+  /// (Old constant, chunk spec) -> the rank's chunk of it (splitConstant).
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> constantChunks_;
   /// Old ops built only where a user needs them.
   llvm::DenseSet<Operation *> deferred_;
 
