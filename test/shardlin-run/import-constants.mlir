@@ -81,6 +81,11 @@
 // RUN: shardlin-exec %t/aff.prog --world-size=4 --arg=%t/aff/x.npy --out=%t/aff/y-exec.{rank}.npy
 // RUN: cmp %t/aff/y.2.npy %t/aff/y-exec.2.npy
 
+// A blob the module does not hold: a located error, on threads and --jit.
+// RUN: not shardlin-run %S/Inputs/constant-missing-blob.mlir --world-size 1 --arg=%t/aff/norm.bias.npy --out=%t/missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not shardlin-run %S/Inputs/constant-missing-blob.mlir --jit --world-size 1 --arg=%t/aff/norm.bias.npy --out=%t/missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: constant-missing-blob.mlir:4:8: error: 'shardlin.constant' op dense_resource<missing> has no data: the module's dialect_resources do not define it
+
 // Every element type: the linear's module in f16, bf16 and f64 (weights,
 // bias and x of that type), threads and --jit.
 // RUN: %python %S/Inputs/exported_module.py fill %S/Inputs/exported-lin2d.mlir --dtype f16 --out-dir %t/f16 --seed 10 --x-shape 6,40

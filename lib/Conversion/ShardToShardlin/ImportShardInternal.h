@@ -11,7 +11,9 @@
 // Values that can be built in any layout for free (tensor.empty, splat
 // constants, fills, broadcasts of replicated vectors) are built where a user
 // needs them, in the user's layout; so are the reshapes and transposes that
-// feed a linear, which the linear usually absorbs.
+// feed a linear, which the linear usually absorbs. Other constants (a
+// frontend's weights and biases) are shardlin.constant ops, split where the
+// module or a user says so.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
@@ -169,8 +171,8 @@ public:
   /// A tensor arith.constant (ImportShardValues.cpp): a splat that no
   /// annotation splits is built where used; any other is one
   /// shardlin.constant, split (the rank's chunk, through local_shard) by the
-  /// layout the module states for it or for a transpose of it, else
-  /// replicated.
+  /// layout the module states for it (statedLayout), else whole on every
+  /// rank, and split where a user needs it split (get, splitConstant).
   LogicalResult importConstant(arith::ConstantOp op);
   /// The layout the module states for constant `v`: on it, for its users
   /// (annotate_for_users), or on a transpose or broadcast of it; nullopt if
