@@ -63,6 +63,29 @@
 // RUN: shardlin-run %t/mlp/module.mlir --jit --entry=mlp_seq --arg=%t/mlp/x.npy --out=%t/mlp/seq-jit.{rank}.npy
 // RUN: %python %S/Inputs/exported_module.py check --model mlp --dir %t/mlp --out %t/mlp/seq-jit.{rank}.npy --world-size 4 | FileCheck %s
 
+// Constants that are not splats in a rank-local chain (a norm's weight and
+// bias, whole on every rank; a positional table, split like x's rows, so
+// that each rank holds only its rows of it), x split on its rows with an
+// empty chunk: threads, --jit, shardlin-exec.
+// RUN: %python %S/Inputs/exported_module.py fill %S/Inputs/exported-affine.mlir --out-dir %t/aff --seed 13 --x-shape 6,40
+// RUN: shardlin-run %t/aff/module.mlir --arg=%t/aff/x.npy --out=%t/aff/y.{rank}.npy
+// RUN: shardlin-run %t/aff/module.mlir --emit-program=%t/aff.prog
+// RUN: %python %S/Inputs/exported_module.py check --model affine --dir %t/aff --out %t/aff/y.{rank}.npy --world-size 4 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=AFFPROG < %t/aff.prog
+// AFFPROG: constant 0 f32 1 40 data 160
+// AFFPROG: constant 1 f32 1 40 data 160
+// AFFPROG: constant 2 f32 2 6 40 sharded spec 0 4 0 1 2 3 bounds 0 2 2 5 6 data 960
+// AFFPROG-NOT: local_chunk
+// RUN: shardlin-run %t/aff/module.mlir --jit --arg=%t/aff/x.npy --out=%t/aff/y-jit.{rank}.npy
+// RUN: %python %S/Inputs/exported_module.py check --model affine --dir %t/aff --out %t/aff/y-jit.{rank}.npy --world-size 4 | FileCheck %s
+// RUN: shardlin-exec %t/aff.prog --world-size=4 --arg=%t/aff/x.npy --out=%t/aff/y-exec.{rank}.npy
+// RUN: cmp %t/aff/y.2.npy %t/aff/y-exec.2.npy
+
+// A blob the module does not hold: a located error, on threads and --jit.
+// RUN: not shardlin-run %S/Inputs/constant-missing-blob.mlir --world-size 1 --arg=%t/aff/norm.bias.npy --out=%t/missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not shardlin-run %S/Inputs/constant-missing-blob.mlir --jit --world-size 1 --arg=%t/aff/norm.bias.npy --out=%t/missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: constant-missing-blob.mlir:4:8: error: 'shardlin.constant' op dense_resource<missing> has no data: the module's dialect_resources do not define it
+
 // Every element type: the linear's module in f16, bf16 and f64 (weights,
 // bias and x of that type), threads and --jit.
 // RUN: %python %S/Inputs/exported_module.py fill %S/Inputs/exported-lin2d.mlir --dtype f16 --out-dir %t/f16 --seed 10 --x-shape 6,40

@@ -11,7 +11,9 @@
 // Values that can be built in any layout for free (tensor.empty, splat
 // constants, fills, broadcasts of replicated vectors) are built where a user
 // needs them, in the user's layout; so are the reshapes and transposes that
-// feed a linear, which the linear usually absorbs.
+// feed a linear, which the linear usually absorbs. Other constants (a
+// frontend's weights and biases) are shardlin.constant ops, split where the
+// module or a user says so.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
@@ -187,12 +189,17 @@ public:
   /// A tensor arith.constant (ImportShardValues.cpp): a splat that no
   /// annotation splits is built where used; any other is one
   /// shardlin.constant, split (the rank's chunk, through local_shard) by the
-  /// layout the module states for it or for a transpose of it, else
-  /// replicated.
+  /// layout the module states for it (statedLayout), else whole on every
+  /// rank, and split where a user needs it split (get, splitConstant).
   LogicalResult importConstant(arith::ConstantOp op);
   /// The layout the module states for constant `v`: on it, for its users
-  /// (annotate_for_users), or on a transpose of it; nullopt if none.
+  /// (annotate_for_users), or on a transpose or broadcast of it; nullopt if
+  /// none.
   FailureOr<std::optional<ValueLayout>> statedLayout(Value v, unsigned depth);
+  /// The rank's chunk of constant `op` split by `layout`: a shardlin.constant
+  /// of a sharded type and its local_shard, built once per layout.
+  FailureOr<Value> splitConstant(arith::ConstantOp op,
+                                 const ValueLayout &layout);
 
   /// Reshapes and transposes: built where the input's layout allows, and
   /// on demand for the deferred ones (layoutOf).
@@ -228,6 +235,8 @@ public:
   llvm::DenseMap<Value, ValueLayout> declared_;
   /// Old ops whose results a linear defined (its bias add, its reshape).
   llvm::DenseSet<Operation *> absorbed_;
+  /// (Old constant, chunk spec) -> the rank's chunk of it (splitConstant).
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> constantChunks_;
   /// Old ops built only where a user needs them.
   llvm::DenseSet<Operation *> deferred_;
 

@@ -37,6 +37,23 @@ bool isLastDimBroadcast(linalg::BroadcastOp op) {
   return true;
 }
 
+/// Whether `user` is a linalg.broadcast of the value of `use`.
+bool isBroadcastOf(Operation *user, OpOperand &use) {
+  auto bcast = dyn_cast<linalg::BroadcastOp>(user);
+  return bcast && bcast.getInput() == use.get() &&
+         bcast.hasPureTensorSemantics();
+}
+
+/// The input dim of broadcast `bcast` that its result dim `dim` comes from,
+/// or nullopt for a dim the broadcast adds.
+std::optional<int64_t> broadcastInputDim(linalg::BroadcastOp bcast,
+                                         int64_t dim) {
+  ArrayRef<int64_t> added = bcast.getDimensions();
+  if (llvm::is_contained(added, dim))
+    return std::nullopt;
+  return dim - llvm::count_if(added, [&](int64_t a) { return a < dim; });
+}
+
 } // namespace
 
 bool mlir::shardlin::import::isBuildableAnywhere(Value v) {
@@ -110,6 +127,12 @@ FailureOr<Value> FunctionImporter::get(Value v, const ValueLayout &want,
     const ValueLayout &have = layouts_[v];
     if (have == want)
       return local;
+    // A whole constant that a user needs split: its chunks, not all of it
+    // on every rank.
+    if (auto cst = v.getDefiningOp<arith::ConstantOp>();
+        cst && have.isReplicated() &&
+        local.getDefiningOp<shardlin::ConstantOp>())
+      return splitConstant(cst, want);
     return reshard(v.getLoc(), local, cast<RankedTensorType>(v.getType()),
                    have, want);
   }
@@ -279,19 +302,15 @@ FailureOr<Value> FunctionImporter::build(Value v, const ValueLayout &want,
   auto bcast = cast<linalg::BroadcastOp>(def);
   // The vector is along the last dim: split there, each rank takes its
   // chunk of it; otherwise all of it.
-  FailureOr<Value> vec = get(bcast.getInput(), ValueLayout::replicated());
+  // (A vector split the same way, a split constant, is taken as it is.)
+  const bool alongSplit = want.dim == global.getRank() - 1;
+  FailureOr<Value> vec =
+      get(bcast.getInput(), alongSplit ? ValueLayout{0, want.chunks.withDim(0)}
+                                       : ValueLayout::replicated());
   FailureOr<Value> init = get(bcast.getInit(), want, donor);
   if (failed(vec) || failed(init))
     return failure();
-  Value vector = *vec;
-  if (want.dim == global.getRank() - 1) {
-    auto vType = cast<RankedTensorType>(vector.getType());
-    vector = LocalChunkOp::create(
-        b_, loc,
-        RankedTensorType::get({type.getShape().back()}, vType.getElementType()),
-        vector, want.chunks.withDim(0));
-  }
-  return linalg::BroadcastOp::create(b_, loc, vector, *init,
+  return linalg::BroadcastOp::create(b_, loc, *vec, *init,
                                      bcast.getDimensions())
       ->getResult(0);
 }
@@ -474,6 +493,17 @@ FunctionImporter::statedLayout(Value v, unsigned depth) {
         const int64_t dim = transpose.getPermutation()[(*l)->dim];
         found = ValueLayout{dim, (*l)->chunks.withDim(dim)};
       }
+    } else if (isBroadcastOf(user, use)) {
+      // A broadcast of it: a split of a dim it came from is a split of
+      // that dim of the constant.
+      FailureOr<std::optional<ValueLayout>> l =
+          statedLayout(user->getResult(0), depth + 1);
+      if (failed(l))
+        return failure();
+      if (*l && !(*l)->isReplicated())
+        if (std::optional<int64_t> dim = broadcastInputDim(
+                cast<linalg::BroadcastOp>(user), (*l)->dim))
+          found = ValueLayout{*dim, (*l)->chunks.withDim(*dim)};
     }
     if (found)
       return found;
@@ -509,7 +539,21 @@ LogicalResult FunctionImporter::importConstant(arith::ConstantOp op) {
       return failure();
     return define(op.getResult(), whole, layout);
   }
-  // Split: each rank holds its chunk, as of a sharded argument.
+  FailureOr<Value> local = splitConstant(op, layout);
+  if (failed(local))
+    return failure();
+  // Linears take the sharded constant itself as their weight.
+  shardedArgs_[op.getResult()] =
+      local->getDefiningOp<LocalShardOp>().getSource();
+  return define(op.getResult(), *local, layout);
+}
+
+FailureOr<Value> FunctionImporter::splitConstant(arith::ConstantOp op,
+                                                 const ValueLayout &layout) {
+  if (Value local = constantChunks_.lookup({op.getResult(), layout.chunks}))
+    return local;
+  // Each rank holds its chunk, as of a sharded argument.
+  auto type = cast<RankedTensorType>(op.getType());
   auto sharded = ShardedType::getChecked(
       [&]() -> InFlightDiagnostic {
         return op.emitError() << "the constant (" << type << ", "
@@ -518,11 +562,12 @@ LogicalResult FunctionImporter::importConstant(arith::ConstantOp op) {
       op.getContext(), type, layout.chunks);
   if (!sharded)
     return failure();
-  auto cst = shardlin::ConstantOp::create(b_, loc, sharded, value);
+  auto cst = shardlin::ConstantOp::create(b_, op.getLoc(), sharded,
+                                          cast<ElementsAttr>(op.getValue()));
   if (failed(mlir::verify(cst)))
     return failure();
-  shardedArgs_[op.getResult()] = cst.getResult();
-  Value local =
-      LocalShardOp::create(b_, loc, sharded.getLocalType(), cst.getResult());
-  return define(op.getResult(), local, layout);
+  Value local = LocalShardOp::create(b_, op.getLoc(), sharded.getLocalType(),
+                                     cst.getResult());
+  constantChunks_[{op.getResult(), layout.chunks}] = local;
+  return local;
 }

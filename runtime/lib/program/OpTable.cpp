@@ -462,11 +462,11 @@ std::vector<OpInfo> makeTable() {
        {{Kind::Expr, "expr", {{"value", nullptr, nullptr, &Instr::expr}}}},
        verifyFill,
        true},
-      // Built by the translator from shardlin.constant: this rank's part of
-      // an entry of the program's constants table.
+      // This rank's part of an entry of the program's constants table; the
+      // translator builds the entry and the instruction from the IR op.
       {OpCode::Constant,
        "constant",
-       {},
+       {"shardlin.constant"},
        0,
        0,
        {{Kind::Ints,

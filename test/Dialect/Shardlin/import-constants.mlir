@@ -128,14 +128,15 @@ func.func @dtypes(%xh: tensor<1x3xf16>, %xb: tensor<1x3xbf16>, %xd: tensor<1x3xf
   return %rh, %rb, %rd : tensor<1x2xf16>, tensor<1x2xbf16>, tensor<1x2xf64>
 }
 
-// Replicated constants that are not splats in a rank-local chain: the norm
-// weight of each rank's rows (a vector broadcast along the last dim) and a
-// full tensor, which each rank takes its rows of (local_chunk). A splat
+// Constants that are not splats in a rank-local chain: the norm weight of
+// each rank's rows (a vector broadcast along the last dim) is whole on every
+// rank; a full tensor that the chain needs in its rows' layout is split the
+// same way (each rank holds only its rows of it, not all of it). A splat
 // stays an arith.constant.
 // CHECK-LABEL: func.func @replicated_in_chain
 // CHECK: %[[G:.*]] = shardlin.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32> -> tensor<3xf32>
-// CHECK: %[[T:.*]] = shardlin.constant dense<{{.*}}> : tensor<4x3xf32> -> tensor<4x3xf32>
-// CHECK: shardlin.local_chunk %[[T]] along <dim = 0, placements = [0, 1, 2, 3]>
+// CHECK: %[[T:.*]] = shardlin.constant dense<{{.*}}> : tensor<4x3xf32> -> !shardlin.sharded<tensor<4x3xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
+// CHECK: shardlin.local_shard %[[T]]
 // CHECK: arith.constant dense<2.000000e+00> : tensor<1x3xf32>
 func.func @replicated_in_chain(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %rows = shard.sharding @tp split_axes = [[0]] : !shard.sharding
@@ -152,6 +153,22 @@ func.func @replicated_in_chain(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %sum = arith.addf %scaled, %t : tensor<4x3xf32>
   %y = arith.mulf %sum, %two : tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+
+// The split stated on a broadcast of the constant (linalg.broadcast; the
+// dim it came from is the constant's split dim): the features of a 2 x 4
+// broadcast of a 4-vector.
+// CHECK-LABEL: func.func @split_on_broadcast
+// CHECK: shardlin.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32> -> !shardlin.sharded<tensor<4xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
+func.func @split_on_broadcast(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %cols = shard.sharding @tp split_axes = [[], [0]] : !shard.sharding
+  %v = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %b = linalg.broadcast ins(%v : tensor<4xf32>) outs(%e : tensor<2x4xf32>) dimensions = [0]
+  %bs = shard.shard %b to %cols : tensor<2x4xf32>
+  %xs = shard.shard %x to %cols : tensor<2x4xf32>
+  %y = arith.addf %xs, %bs : tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
 }
 
 {-#

@@ -16,7 +16,8 @@ the Python standard library (testing/tools/npytool.py's npy IO).
       --world-size W [--bound B]
       computes the float64 reference of the model from DIR's files as stored
       (lin: y = x fc.weight^T + fc.bias; mlp: y = fc2(gelu(fc1(x))), GELU by
-      erf) and compares every rank's output (PATTERN with {rank}) with it:
+      erf; affine: y = x * norm.weight + norm.bias + pos.table, the vectors
+      along the features) and compares every rank's output (PATTERN with {rank}) with it:
       |y - ref| must stay under B times the element's scale (the sum of the
       absolute values of its products and bias, through both layers for the
       mlp) for every element. Prints "ok: W ranks, max error E (bound B)".
@@ -102,6 +103,13 @@ def linear(x, xs, w, b, n, k, rows):
 def reference(a):
     d = a.dir
     (rows, k), x = load(os.path.join(d, "x.npy"))
+    if a.model == "affine":
+        _, w = load(os.path.join(d, "norm.weight.npy"))
+        _, b = load(os.path.join(d, "norm.bias.npy"))
+        _, pos = load(os.path.join(d, "pos.table.npy"))
+        y = [x[i] * w[i % k] + b[i % k] + pos[i] for i in range(rows * k)]
+        s = [abs(x[i] * w[i % k]) + abs(b[i % k]) + abs(pos[i]) for i in range(rows * k)]
+        return y, s
     if a.model == "lin":
         (n, _), w = load(os.path.join(d, "fc.weight.npy"))
         _, b = load(os.path.join(d, "fc.bias.npy"))
@@ -145,7 +153,7 @@ def main():
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--x-shape", required=True)
     c = sub.add_parser("check")
-    c.add_argument("--model", required=True, choices=["lin", "mlp"])
+    c.add_argument("--model", required=True, choices=["lin", "mlp", "affine"])
     c.add_argument("--dir", required=True)
     c.add_argument("--out", required=True)
     c.add_argument("--world-size", type=int, required=True)

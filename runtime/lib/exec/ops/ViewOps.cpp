@@ -1,4 +1,4 @@
-//===- ViewOps.cpp - local_shard, reshape, local_chunk, from_local, constant ===//
+//===- ViewOps.cpp - Views of values, chunks and constants ----------------===//
 //
 // The ops whose result is (mostly) a view of their operand: a sharded
 // argument's local chunk, a reshape, this rank's chunk along a dim (a copy
