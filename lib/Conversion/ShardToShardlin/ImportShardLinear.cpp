@@ -131,8 +131,8 @@ FailureOr<LinearPlan> FunctionImporter::planLinear(LinearMatch &m,
     plan.outKind = Layout::Replicated;
   } else {
     return op->emitError() << "x is " << describe(xl)
-                          << "; shardlin splits activations along their first "
-                             "(rows) or last (features) dim";
+                           << "; shardlin splits activations along their first "
+                              "(rows) or last (features) dim";
   }
   // A layout the module states for the result, where a linear produces it
   // directly; else the linear's own, resharded after (define).
@@ -160,7 +160,7 @@ FailureOr<LinearPlan> FunctionImporter::planLinear(LinearMatch &m,
 }
 
 FailureOr<Value> FunctionImporter::shardedWeight(const LinearMatch &m,
-                                                const ValueLayout &wl) {
+                                                 const ValueLayout &wl) {
   Operation *op = m.op;
   // A split argument is passed as it is (annotations only name its
   // layout); any other weight is assembled from the rank's chunks.
@@ -174,8 +174,8 @@ FailureOr<Value> FunctionImporter::shardedWeight(const LinearMatch &m,
   auto sharded = ShardedType::getChecked(
       [&]() -> InFlightDiagnostic {
         return op->emitError()
-               << "the weight (" << cast<RankedTensorType>(w.getType())
-               << ", " << describe(wl) << "): ";
+               << "the weight (" << cast<RankedTensorType>(w.getType()) << ", "
+               << describe(wl) << "): ";
       },
       op->getContext(), cast<RankedTensorType>(w.getType()), wl.chunks);
   if (!sharded)
@@ -273,8 +273,7 @@ Value expandRows(OpBuilder &b, Location loc, Value y2, RankedTensorType type,
 
 } // namespace
 
-LogicalResult
-FunctionImporter::importBatchMatmul(linalg::BatchMatmulOp op) {
+LogicalResult FunctionImporter::importBatchMatmul(linalg::BatchMatmulOp op) {
   FailureOr<LinearMatch> m = matchBatchMatmul(op);
   if (failed(m))
     return failure();
@@ -296,8 +295,8 @@ FunctionImporter::importBatchMatmul(linalg::BatchMatmulOp op) {
   return buildBatchLinear(*m, *plan, wl);
 }
 
-FailureOr<LinearPlan>
-FunctionImporter::planBatchLinear(LinearMatch &m, const ValueLayout &wl) {
+FailureOr<LinearPlan> FunctionImporter::planBatchLinear(LinearMatch &m,
+                                                        const ValueLayout &wl) {
   Operation *op = m.op;
   LinearPlan plan;
   plan.x = m.ndX ? m.ndX : m.x;
@@ -373,9 +372,9 @@ LogicalResult FunctionImporter::buildBatchLinear(const LinearMatch &m,
     // The N-D linear on the rank's rows.
     SmallVector<int64_t> shape(xType.getShape());
     shape.back() = n;
-    auto linear = LinearOp::create(
-        b_, loc, RankedTensorType::get(shape, elt), *xLocal, *weight,
-        biasLocal, m.kn, Layout::Rows, Layout::Rows, ChunkAttr());
+    auto linear = LinearOp::create(b_, loc, RankedTensorType::get(shape, elt),
+                                   *xLocal, *weight, biasLocal, m.kn,
+                                   Layout::Rows, Layout::Rows, ChunkAttr());
     if (failed(mlir::verify(linear)))
       return failure();
     return define(m.result, linear.getResult(), plan.out);
@@ -394,10 +393,9 @@ LogicalResult FunctionImporter::buildBatchLinear(const LinearMatch &m,
   }
   RankedTensorType type2 =
       localType(RankedTensorType::get({rows, n}, elt), out2);
-  auto linear = LinearOp::create(b_, loc, type2,
-                                 collapseRows(b_, loc, *xLocal), *weight,
-                                 biasLocal, m.kn, plan.inKind, plan.outKind,
-                                 ChunkAttr());
+  auto linear =
+      LinearOp::create(b_, loc, type2, collapseRows(b_, loc, *xLocal), *weight,
+                       biasLocal, m.kn, plan.inKind, plan.outKind, ChunkAttr());
   if (failed(mlir::verify(linear)))
     return failure();
   Value y = expandRows(b_, loc, linear.getResult(),
@@ -437,9 +435,9 @@ LogicalResult FunctionImporter::importLocalBatchMatmul(const LinearMatch &m) {
   SmallVector<Value> dyn;
   if (x2Type.isDynamicDim(0))
     dyn.push_back(tensor::DimOp::create(b_, loc, x2, 0));
-  auto type2 = RankedTensorType::get(
-      {x2Type.getDimSize(0), initType.getShape().back()},
-      initType.getElementType());
+  auto type2 =
+      RankedTensorType::get({x2Type.getDimSize(0), initType.getShape().back()},
+                            initType.getElementType());
   Value empty = tensor::EmptyOp::create(b_, loc, type2, dyn);
   Value zero = arith::ConstantOp::create(
       b_, loc, b_.getZeroAttr(initType.getElementType()));
@@ -449,10 +447,10 @@ LogicalResult FunctionImporter::importLocalBatchMatmul(const LinearMatch &m) {
   if (!m.kn) {
     MLIRContext *ctx = op->getContext();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    matmul.setIndexingMapsAttr(b_.getAffineMapArrayAttr(
-        {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
-         AffineMap::get(3, 0, {d(1), d(2)}, ctx),
-         AffineMap::get(3, 0, {d(0), d(1)}, ctx)}));
+    matmul.setIndexingMapsAttr(
+        b_.getAffineMapArrayAttr({AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                  AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                  AffineMap::get(3, 0, {d(0), d(1)}, ctx)}));
   }
   RankedTensorType type = localType(initType, l);
   Value y = expandRows(b_, loc, matmul.getResult(0), type, *x);

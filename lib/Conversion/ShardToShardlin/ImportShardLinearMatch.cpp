@@ -41,8 +41,7 @@ AffineMap map2(MLIRContext *ctx, unsigned a, unsigned b) {
 }
 
 /// The map of `numDims` dims whose results are `dims`.
-AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
-                  ArrayRef<unsigned> dims) {
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned d : dims)
     exprs.push_back(getAffineDimExpr(d, ctx));
@@ -50,7 +49,6 @@ AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
 }
 
 bool isHalfType(Type t) { return t.isF16() || t.isBF16(); }
-
 
 bool isSwap(linalg::TransposeOp t) {
   return t && t.hasPureTensorSemantics() &&
@@ -96,8 +94,7 @@ bool collapsesLeadingDims(ArrayRef<ReassociationIndices> groups,
   ReassociationIndices lead;
   for (int64_t i = 0; i + 2 < srcRank; ++i)
     lead.push_back(i);
-  return groups[0] == lead &&
-         groups[1] == ReassociationIndices{srcRank - 2} &&
+  return groups[0] == lead && groups[1] == ReassociationIndices{srcRank - 2} &&
          groups[2] == ReassociationIndices{srcRank - 1};
 }
 
@@ -461,8 +458,8 @@ LogicalResult mlir::shardlin::import::matchBias(LinearMatch &m) {
     m.bias = vec;
   } else if (init.getDefiningOp<tensor::EmptyOp>()) {
     return op->emitError() << "the matmul accumulates into a tensor.empty, "
-                             "whose contents are undefined; initialize it "
-                             "with linalg.fill or a broadcast bias";
+                              "whose contents are undefined; initialize it "
+                              "with linalg.fill or a broadcast bias";
   } else {
     m.addend = m.init;
   }
@@ -480,7 +477,7 @@ LogicalResult mlir::shardlin::import::matchBias(LinearMatch &m) {
   Type elt = cast<RankedTensorType>(m.init.getType()).getElementType();
   if (m.bias && cast<RankedTensorType>(m.bias.getType()).getElementType() != elt)
     return op->emitError() << "the bias's element type differs from the "
-                             "matmul's "
-                          << elt;
+                              "matmul's "
+                           << elt;
   return success();
 }
