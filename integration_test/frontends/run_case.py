@@ -4,6 +4,7 @@ rank's output against the float64 reference. Python's standard library only.
 
   run_case.py --bin DIR --case NAME --backend threads|jit|mpi [--work DIR]
   run_case.py --bin DIR --case NAME --backend externalized [--work DIR]
+  run_case.py --bin DIR --case NAME --backend backward[-jit] [--work DIR]
   run_case.py --bin DIR --placements NAME1 NAME2 ...
 
 threads, jit and mpi run `shardlin-run` on the module as exported (its
@@ -14,6 +15,13 @@ is assembled from every rank's chunk and checked whole.
 externalized moves the module's parameters into a safetensors file
 (`shardlin-opt --shardlin-externalize-parameters`), runs that module with
 `--params`, and requires its output to equal the inline run's bit for bit.
+
+backward (a trainable module) externalizes the parameters, generates the
+backward function (`--shardlin-generate-backward=recompute=always`: it takes
+x, the parameters by name and dy), runs `main_backward` and checks the
+gradient of x and of every parameter against PyTorch's float64 gradients of
+sum(y * dy). Every rank writes each gradient: a replicated one is checked on
+every rank, a split one is assembled from the ranks' chunks in rank order.
 
 --placements lowers each module (`--lower-sharded-linear`) and requires the
 same collectives in each: the same plan stated at different places.
@@ -135,6 +143,88 @@ def case(args):
     print(f"PASS {args.case}: externalized == inline, bit for bit")
 
 
+def read_rank_files(pattern, world):
+    return [npytool.read_npy(pattern.replace("{rank}", str(r)))
+            for r in range(world)]
+
+
+def assemble(parts, shape):
+    """Rank r's chunks (rank order) of an array of `shape`, joined along the
+    one dim where their shapes differ from it; None where every part is whole."""
+    if all(tuple(p[1]) == tuple(shape) for p in parts):
+        return None
+    dims = [d for d in range(len(shape))
+            if any(p[1][d] != shape[d] for p in parts)]
+    if len(dims) != 1:
+        raise SystemExit(f"FAIL: chunks of shapes {[p[1] for p in parts]} "
+                         f"do not make {shape}")
+    d = dims[0]
+    outer = 1
+    for n in shape[:d]:
+        outer *= n
+    inner = 1
+    for n in shape[d + 1:]:
+        inner *= n
+    values = []
+    for o in range(outer):
+        for _, pshape, pvalues in parts:
+            block = pshape[d] * inner
+            values += pvalues[o * block:(o + 1) * block]
+    if sum(p[1][d] for p in parts) != shape[d]:
+        raise SystemExit(f"FAIL: chunks along dim {d} do not add up to {shape}")
+    return values
+
+
+def check_gradient(name, meta, what, pattern):
+    _, shape, ref = npytool.read_npy(
+        os.path.join(CORPUS, f"{name}.grad.{what}.npy"))
+    parts = read_rank_files(pattern, meta["world_size"])
+    whole = assemble(parts, shape)
+    limit = bound(name, meta)
+    checks = ([(f"assembled from {len(parts)} ranks", whole)] if whole is not None
+              else [(f"rank {r}", p[2]) for r, p in enumerate(parts)])
+    for where, values in checks:
+        err = max_rel_error(values, ref)
+        print(f"d{what} ({where}): max error / max |ref| = {err:.3g} "
+              f"(bound {limit:.3g})")
+        if not err <= limit:
+            raise SystemExit(f"FAIL: the gradient of {what} is off the "
+                             "float64 reference")
+
+
+def backward(args):
+    meta = manifest()[args.case]
+    if not meta["trainable"]:
+        raise SystemExit(f"{args.case} has no gradients in the corpus")
+    work = os.path.join(args.work, args.case + "." + args.backend)
+    os.makedirs(work, exist_ok=True)
+    params = os.path.join(work, "params.safetensors")
+    ext = os.path.join(work, "externalized.mlir")
+    bw = os.path.join(work, "backward.mlir")
+    opt = os.path.join(args.bin, "shardlin-opt")
+    run([opt, os.path.join(CORPUS, args.case + ".mlir"),
+         f"--shardlin-externalize-parameters=file={params}", "-o", ext])
+    with open(ext) as f:
+        signature = next(line for line in f if "func.func @main(" in line)
+    # The parameters in the order of @main's arguments (after x), as the
+    # pass named them: one gradient each, after x's.
+    names = re.findall(r'shardlin\.parameter = "([^"]+)"', signature)
+    run([opt, ext, "--shardlin-generate-backward=recompute=always", "-o", bw])
+    outs = ["x"] + names
+    patterns = {w: os.path.join(work, f"d{w}.{{rank}}.npy") for w in outs}
+    cmd = [os.path.join(args.bin, "shardlin-run"), bw, "--entry=main_backward",
+           "--params=" + params,
+           "--arg=" + os.path.join(CORPUS, args.case + ".x.npy"),
+           "--arg=" + os.path.join(CORPUS, args.case + ".dy.npy")]
+    cmd += ["--out=" + patterns[w] for w in outs]
+    if args.backend == "backward-jit":
+        cmd.append("--jit")
+    run(cmd)
+    for w in outs:
+        check_gradient(args.case, meta, w, patterns[w])
+    print(f"PASS {args.case}: every gradient on every rank")
+
+
 def placements(args):
     counts = {}
     for name in args.placements:
@@ -156,13 +246,16 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--case")
     p.add_argument("--backend", default="threads",
-                   choices=["threads", "jit", "mpi", "externalized"])
+                   choices=["threads", "jit", "mpi", "externalized",
+                            "backward", "backward-jit"])
     p.add_argument("--work", default=os.getcwd())
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--placements", nargs="*")
     args = p.parse_args()
     if args.placements:
         placements(args)
+    elif args.backend.startswith("backward"):
+        backward(args)
     else:
         case(args)
 
