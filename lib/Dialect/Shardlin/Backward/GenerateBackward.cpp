@@ -575,10 +575,12 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   symbols.insert(backward);
 
   // The arguments say what they hold: the forward's first (a replicated
-  // one stays replicated), then the saved values.
+  // one stays replicated, a named parameter keeps its name, which
+  // `--params` binds), then the saved values.
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    if (Attribute same = f.getArgAttr(i, kReplicatedArgAttrName))
-      backward.setArgAttr(i, kReplicatedArgAttrName, same);
+    for (StringRef name : {kReplicatedArgAttrName, kParameterArgAttrName})
+      if (Attribute same = f.getArgAttr(i, name))
+        backward.setArgAttr(i, name, same);
   const unsigned firstSaved = backward.getNumArguments() - saved->size();
   for (auto [i, v] : llvm::enumerate(*saved))
     backward.setArgAttr(firstSaved + i, "shardlin.saved",
