@@ -209,7 +209,8 @@ def backward(args):
     # The parameters in the order of @main's arguments (after x), as the
     # pass named them: one gradient each, after x's.
     names = re.findall(r'shardlin\.parameter = "([^"]+)"', signature)
-    run([opt, ext, "--shardlin-generate-backward=recompute=always", "-o", bw])
+    run([opt, ext, "--shardlin-import-shard",
+         "--shardlin-generate-backward=recompute=always", "-o", bw])
     outs = ["x"] + names
     patterns = {w: os.path.join(work, f"d{w}.{{rank}}.npy") for w in outs}
     cmd = [os.path.join(args.bin, "shardlin-run"), bw, "--entry=main_backward",
