@@ -163,23 +163,22 @@ def cases():
         case("linear3d_row_seq", lambda: Linear(FF, H), [5, 2, FF],
              {"fc": "rowwise"}, act="sequence"),
         case("mlp_gelu", lambda: MLP(H, FF), [6, H], MLP_PLAN,
-             offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}, trainable=True,
-             mpi=True),
-        case("mlp_tanh", lambda: MLP(H, FF, "tanh"), [6, H], MLP_PLAN,
-             trainable=True),
+             offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}, mpi=True),
+        case("mlp_tanh_seq", lambda: MLP(H, FF, "tanh"), [6, H], MLP_PLAN,
+             act="sequence", trainable=True),
         case("mlp_gelu_bf16", lambda: MLP(H, FF), [6, H], MLP_PLAN,
              dtype="bf16"),
         case("mlp3d_gelu_seq", lambda: MLP(H, FF), [5, 2, H], MLP_PLAN,
              act="sequence"),
         case("swiglu", lambda: SwiGLU(H, FF), [6, H], SWIGLU_PLAN,
              offsets={"gate": UNEVEN_38, "up": UNEVEN_38,
-                      "down": UNEVEN_38}, trainable=True),
+                      "down": UNEVEN_38}),
         case("swiglu_seq", lambda: SwiGLU(H, FF), [6, H], SWIGLU_PLAN,
-             act="sequence"),
+             act="sequence", trainable=True),
         case("residual_seq", lambda: Residual(H, FF), [6, H],
              {"mlp0.fc1": "colwise", "mlp0.fc2": "rowwise",
               "mlp1.fc1": "colwise", "mlp1.fc2": "rowwise"},
-             act="sequence", mpi=True),
+             act="sequence", trainable=True, mpi=True),
         case("rmsnorm_mlp", lambda: NormMLP(H, FF, "rms"), [6, H],
              {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}),
         case("layernorm_mlp_seq", lambda: NormMLP(H, FF, "layer"), [6, H],
@@ -190,7 +189,8 @@ def cases():
     for hidden in ("none", "out", "in", "both"):
         out.append(case(f"mlp_seq_hidden_{hidden}", lambda: MLP(H, FF),
                         [6, H], MLP_PLAN, act="sequence", hidden=hidden,
-                        offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}))
+                        offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38},
+                        trainable=hidden == "none"))
     return out
 
 
