@@ -184,6 +184,8 @@ double scalarOp(Operation *op, const std::vector<double> &a) {
     return 1.0 / std::sqrt(a[0]);
   if (name == "math.absf")
     return std::fabs(a[0]);
+  if (name == "math.fpowi") // The exponent: an integer constant's value.
+    return std::pow(a[0], a[1]);
   fail("no scalar evaluation of '" + name.str() + "'");
   return 0;
 }
@@ -197,6 +199,13 @@ std::optional<double> floatConstant(Value v) {
   if (auto d = dyn_cast<DenseFPElementsAttr>(cst.getValue()))
     if (d.isSplat())
       return d.getSplatValue<APFloat>().convertToDouble();
+  // An integer (math.fpowi's exponent), scalar or splat, as a double.
+  if (auto i = dyn_cast<IntegerAttr>(cst.getValue());
+      i && !i.getType().isIndex())
+    return static_cast<double>(i.getValue().getSExtValue());
+  if (auto d = dyn_cast<DenseIntElementsAttr>(cst.getValue()))
+    if (d.isSplat())
+      return static_cast<double>(d.getSplatValue<APInt>().getSExtValue());
   return std::nullopt;
 }
 
