@@ -159,6 +159,15 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
             work.push_back(def->getOperand(0));
             continue;
           }
+          // A sharded argument gathered whole (a col-wise layer's split
+          // bias, which a rows layout adds on every row): the same global
+          // tensor on every rank. Its gradient comes back through the
+          // gather's dual, a reduce_scatter: the sum over ranks, each rank
+          // its chunk, as a sharded argument's gradient is.
+          if (auto gather = dyn_cast<AllGatherOp>(def))
+            if (auto shard = gather.getInput().getDefiningOp<LocalShardOp>())
+              if (isa<BlockArgument>(shard.getSource()))
+                continue;
           bool member = false;
           if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
               member && !isa<tensor::EmptyOp>(def)) {
