@@ -103,6 +103,7 @@ def outputs(work, meta):
 
 
 def run_module(args, module, meta, work, extra=()):
+    os.makedirs(work, exist_ok=True)
     out_flag, paths = outputs(work, meta)
     for p in paths:
         if os.path.exists(p):
