@@ -351,8 +351,7 @@ def linear_of(weight_op):
         result = generic.results[0]
 
 
-def annotate(module, c, model):
-    world = W
+def annotate(module, c, model, world=W):
     a = Annotator(module, world)
     params = dict(model.named_parameters())
     for prefix, style in c["plan"].items():
@@ -431,16 +430,31 @@ def gradients(model, x, dy):
     return grads
 
 
+def export_annotated(model, x, plan, *, act="replicated", offsets=None,
+                     hidden=None, world=W):
+    """The model exported by torch-mlir (linalg-on-tensors, its parameters'
+    blobs named by the state dict) with the plan's shard annotations on a
+    grid of `world` devices: an MLIR module of the exporter's package.
+      plan: {"fc1": "colwise", "fc2": "rowwise", ...} (nn.Linear modules)
+      act: "replicated" or "sequence" (x and the result split on dim 0)
+      offsets: {"fc1": [0, ..., N]} chunk boundaries (default: chunk rule)
+      hidden: None, "out", "in" or "both" (see the module's docstring)"""
+    module = fx.export_and_import(model, x, output_type="linalg-on-tensors",
+                                  hooks=NamedParameters(model))
+    module.context.allow_unregistered_dialects = True
+    annotate(module, dict(plan=plan, act=act, offsets=offsets or {},
+                          hidden=hidden), model, world)
+    return module
+
+
 def export_case(c, out_dir):
     torch.manual_seed(sum(map(ord, c["name"])))
     model = c["model"]().to(DTYPES[c["dtype"]])
     x = torch.randn(*c["shape"], dtype=torch.float32).to(DTYPES[c["dtype"]])
     with torch.no_grad():
         y_torch = model(x).double().numpy()
-    module = fx.export_and_import(model, x, output_type="linalg-on-tensors",
-                                  hooks=NamedParameters(model))
-    module.context.allow_unregistered_dialects = True
-    annotate(module, c, model)
+    module = export_annotated(model, x, c["plan"], act=c["act"],
+                              offsets=c["offsets"], hidden=c["hidden"])
     # torch-mlir 2026.10.9 writes GELU-tanh's sqrt(2 / pi) = 0.7978846 as
     # 0.797724: the exported module computes another function than PyTorch
     # (4e-5 relative on mlp_tanh). The references are that function's, in
