@@ -4,7 +4,7 @@
 
 // The forms torch-mlir's FX importer writes for nn.Linear
 // (torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors"),
-// PyTorch 2.15; /work/samples' lin3d, mlp3d, lin2d_bf16 and the like), with
+// PyTorch 2.15; torch-mlir's exports of lin3d, mlp3d, lin2d_bf16 and the like), with
 // the shapes made small, the parameters made arguments and the shardings
 // added: each linear imports as one shardlin.linear, its transpose, weight
 // broadcast, reshapes, bias add and rounding absorbed.

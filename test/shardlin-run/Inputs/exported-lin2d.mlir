@@ -1,5 +1,5 @@
 // torch-mlir's FX importer output for nn.Linear(40, 38) on a 6 x 40 x
-// (/work/samples/lin2d.named.mlir: weight and bias as dense_resource blobs),
+// (torch-mlir's export of lin2d (integration_test/frontends/export.py's exporter and hook): weight and bias as dense_resource blobs),
 // annotated by hand for tests: the weight split three ways. The blobs are
 // the exporter's; exported_module.py writes them anew with random values.
 #map = affine_map<(d0, d1) -> (d0, d1)>

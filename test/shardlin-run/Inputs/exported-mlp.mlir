@@ -1,6 +1,6 @@
 // torch-mlir's FX importer output for an MLP, fc2(gelu(fc1(x))) with
 // nn.Linear(40, 38) and nn.Linear(38, 40), on a 6 x 40 x
-// (/work/samples/mlp_gelu.named.mlir: weights and biases as dense_resource
+// (torch-mlir's export of mlp_gelu (integration_test/frontends/export.py's exporter and hook): weights and biases as dense_resource
 // blobs), annotated by hand for tests: fc1's weight split on N and fc2's on
 // K at the same offsets (an empty chunk on rank 1), x replicated (@mlp,
 // Megatron's block: one all_reduce) or split on its rows (@mlp_seq: one

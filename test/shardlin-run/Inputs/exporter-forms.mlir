@@ -1,6 +1,6 @@
 // Linears and GELU MLPs as torch-mlir exports them
 // (torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors"),
-// PyTorch 2.15: the modules of /work/samples' lin3d, mlp3d, lin2d_bf16,
+// PyTorch 2.15: the modules of torch-mlir's exports of lin3d, mlp3d, lin2d_bf16,
 // lin2d_f16, mlp_bf16, and by the same script an f16 MLP, a 3-D linear
 // without a bias, a 4-D linear and a 3-D bf16 MLP), each
 // parameter made a function argument in place of its dense_resource

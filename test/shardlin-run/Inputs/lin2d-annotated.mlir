@@ -1,5 +1,5 @@
 // torch-mlir's FX importer output for one linear (40 -> 38;
-// /work/samples/lin2d.named.mlir, its parameters dense_resource blobs named
+// torch-mlir's export of lin2d (integration_test/frontends/export.py's exporter and hook), its parameters dense_resource blobs named
 // by state-dict name), annotated with upstream shard ops: the weight split
 // on its 38 rows (N) at the uneven offsets [0, 10, 20, 29, 38] over 4
 // ranks; x and the bias replicated. For externalize-parameters-run.test.

@@ -1,4 +1,4 @@
-// torch-mlir's F.gelu(approximate="tanh") MLP (/work/samples/mlp_tanh.named.mlir,
+// torch-mlir's F.gelu(approximate="tanh") MLP (torch-mlir's export of mlp_tanh (integration_test/frontends/export.py's exporter and hook),
 // its parameters as arguments) annotated for tensor parallelism: fc1 split
 // on its features, fc2 on its inputs, x and the result replicated. x^3 is
 // math.fpowi of a captured i64 (for local-ops.mlir).

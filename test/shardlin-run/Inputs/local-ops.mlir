@@ -94,7 +94,7 @@ func.func @powers(%x: tensor<4x6xf64>) -> tensor<4x6xf64> {
   return %y : tensor<4x6xf64>
 }
 
-// torch-mlir's bf16 MLP (/work/samples/mlp_bf16.named.mlir, its parameters
+// torch-mlir's bf16 MLP (torch-mlir's export of mlp_bf16 (integration_test/frontends/export.py's exporter and hook), its parameters
 // as arguments), rank-local: each matmul accumulates in f32 and a generic
 // truncates its result to bf16 before the bias and GELU (erf form) in bf16.
 // The chain reads the f32 product only through that truncf: the executor

@@ -1,5 +1,5 @@
 // torch-mlir's FX importer output for a GELU MLP (fc1: 40 -> 38, fc2: 38 ->
-// 40; /work/samples/mlp_gelu.named.mlir, its parameters dense_resource
+// 40; torch-mlir's export of mlp_gelu (integration_test/frontends/export.py's exporter and hook), its parameters dense_resource
 // blobs named by state-dict name), annotated with upstream shard ops: fc1's
 // weight split on its 38 rows (N) and fc2's on its 38 columns (K), both at
 // the uneven offsets [0, 10, 20, 29, 38] over 4 ranks; x and the biases
