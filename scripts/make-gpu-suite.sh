@@ -246,6 +246,30 @@ for dt in f16 bf16; do
   done
 done
 
+# The real-frontend corpus (integration_test/frontends: torch-mlir's exports,
+# their parameters as constants that the programs carry): each module's
+# program, its x, and a check.sh that runs run_case.py --check-outputs
+# against the module's float64 reference.
+FRONTENDS="$ROOT/integration_test/frontends"
+mkdir -p "$SUITE/frontends/corpus"
+cp "$FRONTENDS/run_case.py" "$NPYTOOL" "$SUITE/frontends/"
+cp "$FRONTENDS/corpus/cases.json" "$FRONTENDS"/corpus/*.ref.npy \
+   "$FRONTENDS"/corpus/*.torch.npy "$SUITE/frontends/corpus/"
+for module in "$FRONTENDS"/corpus/*.mlir; do
+  case_name="$(basename "$module" .mlir)"
+  read -r w dt < <(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["cases"][sys.argv[2]]
+print(c["world_size"], c["dtype"])' "$FRONTENDS/corpus/cases.json" "$case_name")
+  name="frontends_$case_name"
+  dir="$SUITE/$name"
+  mkdir -p "$dir"
+  "$RUN" "$module" --emit-program="$dir/program.prog" || die "compiling $name failed"
+  cp "$FRONTENDS/corpus/$case_name.x.npy" "$dir/x.npy"
+  echo x.npy >"$dir/args"
+  printf '#!/bin/sh\n# $1: the outputs (with {rank})\nd=$(dirname "$0")\nexec python3 "$d/../frontends/run_case.py" --corpus "$d/../frontends/corpus" --case %s --check-outputs "$1"\n' "$case_name" >"$dir/check.sh"
+  echo "$name $w $dt args" >>"$CASES"
+done
+
 # The transformer blocks (MLP, SwiGLU, residuals, chains; every dtype, W =
 # 1..8, uneven, empty and permuted chunks, fused and unfused lowerings): the
 # threads suite's list (testing/compiler/BlockTesting.h, blockSuite()) written

@@ -23,6 +23,9 @@ gradient of x and of every parameter against PyTorch's float64 gradients of
 sum(y * dy). Every rank writes each gradient: a replicated one is checked on
 every rank, a split one is assembled from the ranks' chunks in rank order.
 
+--check-outputs PATTERN only checks the rank files of a run made elsewhere
+(scripts/make-gpu-suite.sh's corpus cases, run by gpu-check.sh).
+
 --placements lowers each module (`--lower-sharded-linear`) and requires the
 same collectives in each: the same plan stated at different places.
 
@@ -40,6 +43,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
+# npytool.py: the repository's, or a copy beside this file (the GPU suite's).
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "testing", "tools"))
 import npytool  # noqa: E402
 
@@ -176,9 +181,10 @@ def assemble(parts, shape):
     return values
 
 
-def check_gradient(name, meta, what, pattern):
-    _, shape, ref = npytool.read_npy(
-        os.path.join(CORPUS, f"{name}.grad.{what}.npy"))
+def check_rank_files(name, meta, what, ref_path, pattern):
+    """Every rank's file of `pattern` against the reference: each whole copy,
+    or the chunks assembled in rank order."""
+    _, shape, ref = npytool.read_npy(ref_path)
     parts = read_rank_files(pattern, meta["world_size"])
     whole = assemble(parts, shape)
     limit = bound(name, meta)
@@ -186,11 +192,15 @@ def check_gradient(name, meta, what, pattern):
               else [(f"rank {r}", p[2]) for r, p in enumerate(parts)])
     for where, values in checks:
         err = max_rel_error(values, ref)
-        print(f"d{what} ({where}): max error / max |ref| = {err:.3g} "
+        print(f"{what} ({where}): max error / max |ref| = {err:.3g} "
               f"(bound {limit:.3g})")
         if not err <= limit:
-            raise SystemExit(f"FAIL: the gradient of {what} is off the "
-                             "float64 reference")
+            raise SystemExit(f"FAIL: {what} is off the float64 reference")
+
+
+def check_gradient(name, meta, what, pattern):
+    check_rank_files(name, meta, "d" + what,
+                     os.path.join(CORPUS, f"{name}.grad.{what}.npy"), pattern)
 
 
 def backward(args):
@@ -245,7 +255,7 @@ def placements(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--bin", required=True)
+    p.add_argument("--bin", help="the directory of shardlin-run and shardlin-opt")
     p.add_argument("--case")
     p.add_argument("--backend", default="threads",
                    choices=["threads", "jit", "mpi", "externalized",
@@ -253,8 +263,21 @@ def main():
     p.add_argument("--work", default=os.getcwd())
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--placements", nargs="*")
+    p.add_argument("--corpus", help="the corpus directory (default: beside "
+                   "this script)")
+    p.add_argument("--check-outputs", metavar="PATTERN",
+                   help="only check the rank files PATTERN ({rank}) of "
+                   "--case against its reference (the GPU suite's check)")
     args = p.parse_args()
-    if args.placements:
+    if args.corpus:
+        global CORPUS
+        CORPUS = args.corpus
+    if args.check_outputs:
+        check_rank_files(args.case, manifest()[args.case], "y",
+                         os.path.join(CORPUS, args.case + ".ref.npy"),
+                         args.check_outputs)
+        print(f"PASS {args.case}")
+    elif args.placements:
         placements(args)
     elif args.backend.startswith("backward"):
         backward(args)
