@@ -36,5 +36,21 @@
 // RUN: shardlin-run %S/Inputs/norm-mlp.mlir --jit --entry=ln_rep --world-size=4 --arg=%t/d/x.npy --arg=%t/d/nw.npy --arg=%t/d/nb.npy --arg=%t/d/w1.npy --arg=%t/d/b1.npy --arg=%t/d/w2.npy --arg=%t/d/b2.npy --out=%t/jlr.{rank}.npy
 // RUN: %python %S/Inputs/norms.py check --dir %t/d --norm ln --out '%t/jlr.{rank}.npy' --world-size 4 | FileCheck %s
 
+// A 3-D x (Inputs/norm-3d.mlir): the maximum and the sum over the last dim
+// into 5 x 2 x 1, both broadcast along the rows, split at [0, 2, 4, 5, 5]
+// and replicated, threads and --jit.
+// RUN: %python %S/Inputs/norms.py gen3d --out-dir %t/d3 --seed 41
+// RUN: shardlin-run %S/Inputs/norm-3d.mlir --entry=seq --world-size=4 --emit-program=%t/p3
+// RUN: FileCheck %s --check-prefix=PROG3 < %t/p3
+// PROG3: instr reduce_last {{.*}} expr 3 input 0 input 1 maximum 0 1
+// PROG3: instr reduce_last {{.*}} expr 3 input 0 input 1 add 0 1
+// PROG3-NOT: all_
+// RUN: shardlin-run %S/Inputs/norm-3d.mlir --entry=seq --world-size=4 --arg=%t/d3/x3.npy --arg=%t/d3/w3.npy --out=%t/s3.{rank}.npy
+// RUN: %python %S/Inputs/norms.py check --dir %t/d3 --norm max3d --out '%t/s3.{rank}.npy' --world-size 4 --offsets 0,2,4,5,5 | FileCheck %s
+// RUN: shardlin-run %S/Inputs/norm-3d.mlir --entry=rep --world-size=4 --arg=%t/d3/x3.npy --arg=%t/d3/w3.npy --out=%t/r3.{rank}.npy
+// RUN: %python %S/Inputs/norms.py check --dir %t/d3 --norm max3d --out '%t/r3.{rank}.npy' --world-size 4 | FileCheck %s
+// RUN: shardlin-run %S/Inputs/norm-3d.mlir --jit --entry=seq --world-size=4 --arg=%t/d3/x3.npy --arg=%t/d3/w3.npy --out=%t/js3.{rank}.npy
+// RUN: %python %S/Inputs/norms.py check --dir %t/d3 --norm max3d --out '%t/js3.{rank}.npy' --world-size 4 --offsets 0,2,4,5,5 | FileCheck %s
+
 // RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %S/Inputs/norm-mlp.mlir --entry=ln_seq --backend=mpi --arg=%t/d/x.npy --arg=%t/d/nw.npy --arg=%t/d/nb.npy --arg=%t/d/w1.npy --arg=%t/d/b1.npy --arg=%t/d/w2.npy --arg=%t/d/b2.npy --out=%t/mls.{rank}.npy %}
 // RUN: %if mpi %{ %python %S/Inputs/norms.py check --dir %t/d --norm ln --out '%t/mls.{rank}.npy' --world-size 4 --offsets 0,2,4,6,6 | FileCheck %s %}
