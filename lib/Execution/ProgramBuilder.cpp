@@ -628,6 +628,8 @@ private:
     }
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
       return translation::translateMatmul(matmul, *this);
+    if (std::optional<RowReduction> red = matchRowReduction(&op))
+      return translation::translateRowReduction(op, *red, *this);
     if (auto fromLocal = dyn_cast<FromLocalOp>(op))
       return translation::translateFromLocal(fromLocal, *this);
     if (auto sum = dyn_cast<AllReduceOp>(op))

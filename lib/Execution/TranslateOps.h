@@ -12,6 +12,7 @@
 #ifndef SHARDLIN_LIB_EXECUTION_TRANSLATEOPS_H
 #define SHARDLIN_LIB_EXECUTION_TRANSLATEOPS_H
 
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/runtime/program/Program.h"
 
@@ -77,6 +78,11 @@ LogicalResult translateFromLocal(FromLocalOp op, InstrSink &sink);
 /// dynamic dims taken from the init the chain writes into.
 LogicalResult translateFill(Operation &root, rt::ExprProgram expr,
                             ArrayRef<Value> vectors, InstrSink &sink);
+
+/// A reduction over the last dim (a norm's): reduce_last of its input
+/// and init (TranslateReductions.cpp).
+LogicalResult translateRowReduction(Operation &op, const RowReduction &red,
+                                    InstrSink &sink);
 
 } // namespace mlir::shardlin::translation
 

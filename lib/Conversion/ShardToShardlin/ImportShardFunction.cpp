@@ -10,6 +10,7 @@
 
 #include "ImportShardInternal.h"
 #include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -25,7 +26,9 @@ const char *const mlir::shardlin::import::kSupportedImportOps =
     "is split); elementwise arith and math ops on tensors; linalg ops with "
     "parallel iterators and identity maps (or a vector broadcast along the "
     "last dim): linalg.generic, linalg.elementwise, linalg.add, ..., "
-    "linalg.fill, linalg.broadcast of a vector; linalg.transpose; "
+    "linalg.fill, linalg.broadcast of a vector; reductions over the last "
+    "dim (a norm's: linalg.generic or linalg.reduce, addf or maximumf) and "
+    "their broadcast along the rows; linalg.transpose; "
     "tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; "
     "arith.constant; func.return";
 
@@ -58,6 +61,8 @@ bool mlir::shardlin::import::isElementwise(Operation *op) {
     if (linalgOp.isDpsInput(&operand) &&
         cast<ShapedType>(operand.get().getType()).getRank() == 1 &&
         loops > 1 && isVectorMap(map, loops))
+      continue;
+    if (isRowBroadcastOperand(*op, operand))
       continue;
     return false;
   }
@@ -192,13 +197,16 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
     return importReshape(op);
   if (isElementwise(&op))
     return importElementwise(op);
+  if (matchRowReduction(&op))
+    return importRowReduction(op);
   if (isa<linalg::LinalgOp>(op))
     return op.emitError()
            << "'" << op.getName()
            << "' is not supported by the import: a linalg op is imported as "
-              "a linear (linalg.matmul) or as an elementwise op (parallel "
+              "a linear (linalg.matmul), as an elementwise op (parallel "
               "iterators, identity maps or a vector broadcast along the last "
-              "dim, tensors)";
+              "dim, tensors) or as a reduction over the last dim (addf, "
+              "maximumf or maxnumf)";
   return op.emitError() << "'" << op.getName()
                         << "' is not supported by the import (supported: "
                         << kSupportedImportOps << ")";
@@ -212,7 +220,8 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
   auto isVector = [&](OpOperand &operand) {
     return linalgOp && linalgOp.isDpsInput(&operand) && rank > 1 &&
            !linalgOp.getMatchingIndexingMap(&operand).isIdentity() &&
-           isa<ShapedType>(operand.get().getType());
+           isa<ShapedType>(operand.get().getType()) &&
+           !isRowBroadcastOperand(op, operand);
   };
   // The layout: that of the operands that are split (all the same), else
   // replicated.
@@ -244,6 +253,8 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
   // one sizes what is built for the others.
   IRMapping mapping;
   Value donor;
+  if (failed(mapRowBroadcastOperands(op, l, mapping, donor)))
+    return failure();
   for (bool fullPass : {true, false}) {
     for (OpOperand &operand : op.getOpOperands()) {
       Value v = operand.get();
@@ -311,6 +322,7 @@ LogicalResult FunctionImporter::importElementwise(Operation &op) {
       return failure();
   }
   Operation *local = b_.clone(op, mapping);
+  keepDimRowMaps(local);
   RankedTensorType type = localType(resultType, l);
   if (linalgOp)
     type = cast<RankedTensorType>(

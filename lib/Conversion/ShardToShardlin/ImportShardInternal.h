@@ -218,6 +218,24 @@ public:
   LogicalResult importBatchMatmul(linalg::BatchMatmulOp op);
 
   //===--------------------------------------------------------------------===//
+  // Norms (ImportShardReductions.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// A reduction over the last dim (RowReductions.h), rank-local on the
+  /// rank's rows; an error over a split last dim.
+  LogicalResult importRowReduction(Operation &op);
+  /// Maps the row-broadcast operands of elementwise `op`, computed in
+  /// layout `l`, to the rank's R x 1 values (all rows' where `l` splits the
+  /// features; a rank-reduced R expanded to R x 1); the first is the donor
+  /// of the rank's rows where `l` does not split the features.
+  LogicalResult mapRowBroadcastOperands(Operation &op, const ValueLayout &l,
+                                        IRMapping &mapping, Value &donor);
+  /// The rank's part of row-broadcast operand `v` in `want`, as R x 1 for
+  /// an elementwise op of rank `rank`.
+  FailureOr<Value> getRowBroadcastOperand(Value v, const ValueLayout &want,
+                                          int64_t rank);
+
+  //===--------------------------------------------------------------------===//
   // Shared state
   //===--------------------------------------------------------------------===//
 
@@ -299,6 +317,13 @@ private:
 /// all parallel and whose maps are identities, scalar maps or the
 /// broadcast of a rank-1 operand along the last dim.
 bool isElementwise(Operation *op);
+
+/// Whether `operand` of `op` is a linalg.generic input broadcast along the
+/// rows (one value per row: (d0, d1) -> (d0, 0) or (d0)).
+bool isRowBroadcastOperand(Operation &op, OpOperand &operand);
+/// The maps of a cloned linalg.generic whose rank-reduced row-broadcast
+/// operands were expanded to R x 1: (d0, d1) -> (d0) becomes (d0, 0).
+void keepDimRowMaps(Operation *local);
 
 /// Whether old tensor value `v` can be built in any layout for free.
 bool isBuildableAnywhere(Value v);

@@ -1,6 +1,6 @@
 //===- LocalOps.cpp - The argument checks every device's local ops make ---===//
 //
-// elementwise, convert and sumRows are the local ops every device
+// elementwise, convert, sumRows and reduceLast are the local ops every device
 // implements with kernels of its own (backends/host, backends/cuda); their
 // argument checks are written once, here.
 //
@@ -95,6 +95,29 @@ Status checkSumRowsArguments(const void *x, DType from, const void *y,
     return Status::invalidArgument("sumRows: the result is null");
   if (rows > 0 && cols > 0 && !x)
     return Status::invalidArgument("sumRows: the input is null");
+  return Status::ok();
+}
+
+Status checkReduceLastArguments(ExprOp combine, const void *x,
+                                const void *init, const void *y, int64_t rows,
+                                int64_t cols, DType dtype) {
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
+      dtype != DType::F64)
+    return Status::invalidArgument("reduceLast: unknown element type " +
+                                   std::to_string(static_cast<int>(dtype)));
+  if (combine != ExprOp::Add && combine != ExprOp::Maximum &&
+      combine != ExprOp::MaxNum)
+    return Status::invalidArgument(
+        std::string("reduceLast: no reduction by ") + exprOpName(combine) +
+        " (add, maximum or maxnum)");
+  SHARDLIN_RETURN_IF_ERROR(
+      checkMatrixSize("reduceLast", rows, cols, dtypeSize(dtype)));
+  if (rows > 0 && (!init || !y))
+    return Status::invalidArgument(std::string("reduceLast: ") +
+                                   (!init ? "the init" : "the result") +
+                                   " is null");
+  if (rows > 0 && cols > 0 && !x)
+    return Status::invalidArgument("reduceLast: the input is null");
   return Status::ok();
 }
 

@@ -119,6 +119,15 @@ Status verifyElementwise(const Program &p, const Instr &in,
             " has rows of " + std::to_string(result.back()));
       continue;
     }
+    if (isColumnOperand(shape, result)) {
+      for (size_t d = 0; d + 1 < shape.size(); ++d)
+        if (shape[d] != kDynamic && result[d] != kDynamic &&
+            shape[d] != result[d])
+          return Status::invalidArgument(operand + " differs from the result " +
+                                         formatShape(result) + " in dim " +
+                                         std::to_string(d));
+      continue;
+    }
     if (shape.size() != result.size())
       return Status::invalidArgument(
           operand + " is neither of the result's shape " +
@@ -310,6 +319,37 @@ Status verifyConstant(const Program &p, const Instr &in,
   return Status::ok();
 }
 
+/// reduce_last: y[i] = init[i] combined with every x[i, j] (reduceLast in
+/// exec/LocalOps.h); the result and init have x's leading dims and either
+/// a last dim of 1 (keep-dim) or none; the expression is the combination.
+Status verifyReduceLast(const Program &p, const Instr &in,
+                        const std::string &what) {
+  const std::vector<int64_t> &x = p.values[in.operands[0]].shape;
+  const std::vector<int64_t> &init = p.values[in.operands[1]].shape;
+  const std::vector<int64_t> &y = p.values[in.result].shape;
+  if (x.empty())
+    return Status::invalidArgument(what + " reduces a rank-0 value");
+  if (!compatibleShapes(init, y))
+    return Status::invalidArgument(what + ": the init " + formatShape(init) +
+                                   " and the result " + formatShape(y) +
+                                   " differ");
+  const bool keepDim = y.size() == x.size();
+  if ((!keepDim && y.size() + 1 != x.size()) || (keepDim && y.back() != 1))
+    return Status::invalidArgument(
+        what + " reduces the last dim of " + formatShape(x) + " into " +
+        formatShape(y) + " (the leading dims, with or without a last dim of 1)");
+  for (size_t d = 0; d + 1 < x.size(); ++d)
+    if (x[d] != kDynamic && y[d] != kDynamic && x[d] != y[d])
+      return Status::invalidArgument(what + ": dim " + std::to_string(d) +
+                                     " of " + formatShape(x) + " and " +
+                                     formatShape(y) + " differ");
+  if (!reduceLastCombiner(in.expr))
+    return Status::invalidArgument(
+        what + ": the combination is not one of add, maximum, maxnum "
+               "(input 0 the element, input 1 the accumulator)");
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -474,11 +514,37 @@ std::vector<OpInfo> makeTable() {
          {{"index", nullptr, nullptr, nullptr, &Instr::constantIndex}}}},
        verifyConstant,
        false},
+      // A reduction over the last dim, rank-local (a norm's row sums and
+      // maxima): linalg.reduce, and the linalg.generic reductions the
+      // translator builds itself (TranslateReductions.cpp).
+      {OpCode::ReduceLast,
+       "reduce_last",
+       {"linalg.reduce"},
+       2,
+       2,
+       {{Kind::Expr, "expr", {{"combiner", nullptr, nullptr, &Instr::expr}}}},
+       verifyReduceLast,
+       false},
   };
   return t;
 }
 
 } // namespace
+
+std::optional<ExprOp> reduceLastCombiner(const ExprProgram &expr) {
+  if (expr.nodes.size() != 3)
+    return std::nullopt;
+  const ExprNode &a = expr.nodes[0], &b = expr.nodes[1], &c = expr.nodes[2];
+  if (a.op != ExprOp::Input || b.op != ExprOp::Input || a.input == b.input ||
+      a.input < 0 || a.input > 1 || b.input < 0 || b.input > 1)
+    return std::nullopt;
+  const bool args = (c.args[0] == 0 && c.args[1] == 1) ||
+                    (c.args[0] == 1 && c.args[1] == 0);
+  if (!args || (c.op != ExprOp::Add && c.op != ExprOp::Maximum &&
+                c.op != ExprOp::MaxNum))
+    return std::nullopt;
+  return c.op;
+}
 
 const std::vector<OpInfo> &opTable() {
   static const std::vector<OpInfo> table = makeTable();

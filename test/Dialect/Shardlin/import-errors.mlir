@@ -228,7 +228,7 @@ func.func @k_split_x_replicated_weight(%x: tensor<4x8xf32>, %w: tensor<8x6xf32>)
 
 shard.grid @grid(shape = 2)
 func.func @unsupported_op(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
-  // expected-error@+1 {{'tensor.extract_slice' is not supported by the import (supported: shard.sharding and shard.shard; linalg.matmul (a linear when its weight is split); elementwise arith and math ops on tensors; linalg ops with parallel iterators and identity maps (or a vector broadcast along the last dim): linalg.generic, linalg.elementwise, linalg.add, ..., linalg.fill, linalg.broadcast of a vector; linalg.transpose; tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; arith.constant; func.return)}}
+  // expected-error@+1 {{'tensor.extract_slice' is not supported by the import (supported: shard.sharding and shard.shard; linalg.matmul (a linear when its weight is split); elementwise arith and math ops on tensors; linalg ops with parallel iterators and identity maps (or a vector broadcast along the last dim): linalg.generic, linalg.elementwise, linalg.add, ..., linalg.fill, linalg.broadcast of a vector; reductions over the last dim (a norm's: linalg.generic or linalg.reduce, addf or maximumf) and their broadcast along the rows; linalg.transpose; tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; arith.constant; func.return)}}
   %s = tensor.extract_slice %x[0, 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
   return %s : tensor<2x8xf32>
 }
@@ -236,15 +236,15 @@ func.func @unsupported_op(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
 // -----
 
 shard.grid @grid(shape = 2)
-func.func @reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  // expected-error@+1 {{'linalg.reduce' is not supported by the import: a linalg op is imported as a linear (linalg.matmul) or as an elementwise op (parallel iterators, identity maps or a vector broadcast along the last dim, tensors)}}
-  %r = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%e : tensor<4xf32>) dimensions = [1]
+func.func @reduction(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error@+1 {{'linalg.reduce' is not supported by the import: a linalg op is imported as a linear (linalg.matmul), as an elementwise op (parallel iterators, identity maps or a vector broadcast along the last dim, tensors) or as a reduction over the last dim (addf, maximumf or maxnumf)}}
+  %r = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%e : tensor<8xf32>) dimensions = [0]
     (%a: f32, %b: f32) {
       %s = arith.addf %a, %b : f32
       linalg.yield %s : f32
     }
-  return %r : tensor<4xf32>
+  return %r : tensor<8xf32>
 }
 
 // -----

@@ -115,6 +115,61 @@ Bytes exprInputs(DType t, size_t n, std::mt19937_64 &rng) {
 
 } // namespace
 
+// A column operand (one value per row, a norm's R x 1) beside a full one
+// and a row vector: (x - col) * row, exact in both (one rounding each, no
+// transcendental), so the devices agree bit for bit.
+TEST_F(CudaLocalOpsTest, ColumnOperandsMatchHostBitForBit) {
+  auto hostOps = createHostLocalOps();
+  ExprProgram expr;
+  expr.nodes.resize(5);
+  for (int k = 0; k < 3; ++k) {
+    expr.nodes[k].op = ExprOp::Input;
+    expr.nodes[k].input = k;
+  }
+  expr.nodes[3].op = ExprOp::Sub;
+  expr.nodes[3].args[0] = 0;
+  expr.nodes[3].args[1] = 1;
+  expr.nodes[4].op = ExprOp::Mul;
+  expr.nodes[4].args[0] = 3;
+  expr.nodes[4].args[1] = 2;
+  for (DType t : kAllDTypes)
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {37, 3},
+                              {5, 1031}, {3, 70001}}) {
+      SCOPED_TRACE(std::string(dtypeName(t)) + " " + std::to_string(rows) +
+                   " x " + std::to_string(cols));
+      const size_t es = dtypeSize(t), n = size_t(rows * cols);
+      std::mt19937_64 rng(rows * 17 + cols);
+      std::vector<Bytes> in = {exprInputs(t, n, rng),
+                               exprInputs(t, size_t(rows), rng),
+                               exprInputs(t, size_t(cols), rng)};
+      std::vector<Buffer> din(3);
+      for (size_t k = 0; k < 3; ++k)
+        ASSERT_TRUE(upload(in[k], din[k]).isOk());
+      std::vector<ExprOperand> hostOperands(3), devOperands(3);
+      for (size_t k = 0; k < 3; ++k) {
+        hostOperands[k].data = in[k].data();
+        devOperands[k].data = din[k].data();
+      }
+      hostOperands[1].column = devOperands[1].column = true;
+      hostOperands[2].rowVector = devOperands[2].rowVector = true;
+      Bytes want(n * es, kPoisonByte);
+      ASSERT_TRUE(
+          hostOps->elementwise(expr, hostOperands, want.data(), rows, cols, t)
+              .isOk());
+      Buffer dy;
+      ASSERT_TRUE(upload(Bytes(n * es + 2 * es, kPoisonByte), dy).isOk());
+      Status st =
+          ops_->elementwise(expr, devOperands, dy.data(), rows, cols, t);
+      ASSERT_TRUE(st.isOk()) << st.message();
+      Bytes got;
+      ASSERT_TRUE(download(dy, got).isOk());
+      EXPECT_TRUE(isPoison(got.data() + n * es, 2 * es));
+      EXPECT_TRUE(sameValuesNaNsAlike(t, got, want, n));
+      if (HasFailure())
+        return;
+    }
+}
+
 TEST_F(CudaLocalOpsTest, ElementwiseMatchesHost) {
   auto hostOps = createHostLocalOps();
   const std::pair<int64_t, int64_t> shapes[] = {{1, 1}, {37, 3}, {5, 1031},

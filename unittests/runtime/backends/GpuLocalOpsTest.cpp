@@ -71,8 +71,8 @@ TEST(GpuMemory, StreamAllocatorAndCopies) {
 }
 
 //===----------------------------------------------------------------------===//
-// GPU: local ops (copyRows, biasAdd, convert, sumRows), checked against the
-// host's LocalOps
+// GPU: local ops (copyRows, biasAdd, convert, sumRows, reduceLast), checked
+// against the host's LocalOps
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -247,6 +247,44 @@ TEST_F(CudaLocalOpsTest, SumRowsMatchesHostBitForBit) {
       if (HasFailure())
         return;
     }
+}
+
+// reduceLast combines each row in the host's order from its init, so the
+// results are the same bits (every type; sum, maximum, maxnum; 0 columns
+// give the init, 0 rows nothing).
+TEST_F(CudaLocalOpsTest, ReduceLastMatchesHostBitForBit) {
+  auto hostOps = createHostLocalOps();
+  for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16})
+    for (ExprOp op : {ExprOp::Add, ExprOp::Maximum, ExprOp::MaxNum})
+      for (auto [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {3, 0},
+                                {1, 1}, {37, 1031}, {4099, 3}}) {
+        SCOPED_TRACE(std::string(dtypeName(t)) + " " + exprOpName(op) + ", " +
+                     std::to_string(rows) + " x " + std::to_string(cols));
+        std::mt19937_64 rng(rows * 7 + cols);
+        Bytes x(size_t(std::max<int64_t>(rows * cols, 1)) * dtypeSize(t));
+        fillRandomForSums(t, x.data(), rows * cols, rng);
+        Bytes init(size_t(std::max<int64_t>(rows, 1)) * dtypeSize(t));
+        fillRandomForSums(t, init.data(), rows, rng);
+        Bytes want(size_t(rows) * dtypeSize(t), kPoisonByte);
+        ASSERT_TRUE(hostOps
+                        ->reduceLast(op, x.data(), init.data(), want.data(),
+                                     rows, cols, t)
+                        .isOk());
+        Buffer dx, dinit, dy;
+        ASSERT_TRUE(upload(x, dx).isOk());
+        ASSERT_TRUE(upload(init, dinit).isOk());
+        ASSERT_TRUE(upload(Bytes(want.size() + dtypeSize(t), kPoisonByte), dy)
+                        .isOk());
+        Status st = ops_->reduceLast(op, dx.data(), dinit.data(), dy.data(),
+                                     rows, cols, t);
+        ASSERT_TRUE(st.isOk()) << st.message();
+        Bytes got;
+        ASSERT_TRUE(download(dy, got).isOk());
+        EXPECT_TRUE(sameBytes(got.data(), want.data(), want.size()));
+        EXPECT_TRUE(isPoison(got.data() + want.size(), dtypeSize(t)));
+        if (HasFailure())
+          return;
+      }
 }
 
 // Both ops only enqueue: a copy of a bias add's output, then a bias add on

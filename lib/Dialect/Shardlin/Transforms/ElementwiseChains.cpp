@@ -1,6 +1,7 @@
 //===- ElementwiseChains.cpp - Chains of rank-local elementwise ops -------===//
 
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,7 +22,8 @@ const char *const mlir::shardlin::kSupportedElementwiseOps =
     "minnumf, cmpf, select and splat float constants; math.tanh, erf, exp, "
     "log, sqrt, rsqrt, absf, and fpowi with a constant integer exponent; "
     "linalg ops with parallel iterators, identity "
-    "maps or a vector broadcast along the last dim and a body of those ops "
+    "maps, a vector broadcast along the last dim or an R x 1 column along "
+    "the rows ((d0, d1) -> (d0, 0)) and a body of those ops "
     "(linalg.elementwise, linalg.generic, linalg.fill); tensor.empty as "
     "their init; arith.extf and truncf between f16 or bf16 and f32";
 
@@ -105,13 +107,17 @@ std::string linalgProblem(linalg::LinalgOp op) {
     if (cast<ShapedType>(t).getRank() == 1 && loops > 1 &&
         isLastDimBroadcast(map, loops))
       continue;
+    // A norm's R x 1 statistics along the row (a column operand).
+    if (isa<linalg::GenericOp>(op) &&
+        isRowBroadcastMap(map, t, loops, /*keepDimOnly=*/true))
+      continue;
     return "input #" + std::to_string(in->getOperandNumber()) +
            "'s indexing map is neither the identity nor a vector broadcast "
            "along the last dim";
   }
   for (Operation &body : op.getBlock()->without_terminator()) {
-    if (isa<arith::ConstantOp>(body) &&
-        (floatConstantValue(&body) || isIntegerConstant(&body)))
+    if (floatConstantValue(&body) ||
+        (isa<arith::ConstantOp>(body) && isIntegerConstant(&body)))
       continue;
     if (!isElementOp(&body) && !isConversion(&body))
       return "its body holds '" + body.getName().getStringRef().str() + "'";
@@ -194,7 +200,8 @@ LogicalResult mlir::shardlin::isChainMember(Operation &op, bool &member,
   }
   // Rank-local ops of their own (a GEMM, a strided copy): not elementwise,
   // and no error; their users and the executor say whether they run.
-  if (isa<linalg::MatmulOp, linalg::TransposeOp>(op))
+  if (isa<linalg::MatmulOp, linalg::TransposeOp>(op) ||
+      matchRowReduction(&op))
     return success();
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     std::string problem = linalgProblem(linalgOp);
@@ -306,9 +313,13 @@ private:
             op->getLoc(),
             "reads its tensor.empty init, whose contents are undefined");
       FailureOr<int> h = failure();
+      // A row vector (a broadcast along the rows), or a column, which the
+      // runtime reads as a full operand of its own shape (R x 1).
       if (isa<ShapedType>(v.getType()) &&
           !op.getMatchingIndexingMap(&operand).isIdentity())
-        h = visitor_.input(v, /*vector=*/true);
+        h = visitor_.input(v, /*vector=*/isLastDimBroadcast(
+                                  op.getMatchingIndexingMap(&operand),
+                                  op.getNumLoops()));
       else
         h = handle(v);
       if (failed(h))
@@ -512,6 +523,20 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
 }
 
 std::optional<double> mlir::shardlin::floatConstantValue(Operation *op) {
+  // A scalar constant narrowed or widened (torch-mlir's f64 epsilon of a
+  // LayerNorm, truncated to f32 in a body): that of the result type.
+  if (isa_and_nonnull<arith::TruncFOp, arith::ExtFOp>(op) &&
+      isa<FloatType>(op->getResult(0).getType())) {
+    std::optional<double> v =
+        floatConstantValue(op->getOperand(0).getDefiningOp());
+    if (!v)
+      return std::nullopt;
+    APFloat f(*v);
+    bool lost = false;
+    f.convert(cast<FloatType>(op->getResult(0).getType()).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  }
   auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
   if (!cst)
     return std::nullopt;

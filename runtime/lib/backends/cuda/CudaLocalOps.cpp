@@ -109,8 +109,43 @@ public:
                           ", cuda:" + std::to_string(device_) + ")");
   }
 
+  Status reduceLast(ExprOp combine, const void *x, const void *init, void *y,
+                    int64_t rows, int64_t cols, DType dtype) override {
+    Status st = reduceLastChecked(combine, x, init, y, rows, cols, dtype);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda reduceLast (" + std::string(dtypeName(dtype)) +
+                          ", " + std::to_string(rows) + " x " +
+                          std::to_string(cols) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
 private:
   cudaStream_t s() const { return nativeStream(*stream_); }
+
+  Status reduceLastChecked(ExprOp combine, const void *x, const void *init,
+                           void *y, int64_t rows, int64_t cols, DType dtype) {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkReduceLastArguments(combine, x, init, y, rows, cols, dtype));
+    if (rows == 0)
+      return Status::ok();
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    std::string problem =
+        checkDeviceBuffer("y", y, rows, dtype, device_, pageableOk_);
+    if (problem.empty())
+      problem = checkDeviceBuffer("init", init, rows, dtype, device_,
+                                  pageableOk_);
+    if (problem.empty() && cols > 0)
+      problem = checkDeviceBuffer("x", x, rows * cols, dtype, device_,
+                                  pageableOk_);
+    if (!problem.empty())
+      return Status::invalidArgument(problem);
+    SHARDLIN_CUDA_RETURN_IF_ERROR(
+        device_, launchReduceLast(dtype, static_cast<int>(combine), x, init,
+                                  y, rows, cols, s()));
+    return Status::ok();
+  }
 
   Status sumRowsChecked(const void *x, DType from, void *y, DType to,
                         int64_t rows, int64_t cols) {
@@ -192,12 +227,16 @@ private:
     for (size_t k = 0; k < operands.size(); ++k) {
       const ExprOperand &o = operands[k];
       problem = checkDeviceBuffer(("operand " + std::to_string(k)).c_str(),
-                                  o.data, o.rowVector ? cols : elements, dtype,
+                                  o.data,
+                                  o.rowVector ? cols
+                                  : o.column  ? rows
+                                              : elements,
+                                  dtype,
                                   device_, pageableOk_);
       if (!problem.empty())
         return Status::invalidArgument(problem);
       e.operand[k] = o.data;
-      e.rowVector[k] = o.rowVector ? 1 : 0;
+      e.rowVector[k] = o.rowVector ? 1 : o.column ? 2 : 0;
     }
     SHARDLIN_CUDA_RETURN_IF_ERROR(
         device_, launchElementwise(dtype, e, y, rows, cols, s()));

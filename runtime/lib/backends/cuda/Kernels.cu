@@ -263,7 +263,9 @@ __device__ typename Arith<T>::Acc evalExpr(const DeviceExpr &e, int64_t i,
     case ExprOp::Input: {
       const int k = e.input[n];
       const T *src = static_cast<const T *>(e.operand[k]);
-      r = A::load(e.rowVector[k] ? src[j] : src[i * cols + j]);
+      r = A::load(e.rowVector[k] == 1   ? src[j]
+                  : e.rowVector[k] == 2 ? src[i]
+                                        : src[i * cols + j]);
       break;
     }
     case ExprOp::Const:
@@ -402,7 +404,58 @@ cudaError_t launchSumRowsAs(const void *x, void *y, int64_t rows, int64_t cols,
   return cudaGetLastError();
 }
 
+//===----------------------------------------------------------------------===//
+// reduce_last: each row by one thread, its elements in order.
+//===----------------------------------------------------------------------===//
+
+template <typename C>
+__device__ C combineReduce(int op, C x, C acc) {
+  if (op == int(ExprOp::Add))
+    return x + acc;
+  const bool xNan = isnan(x), accNan = isnan(acc);
+  if (xNan || accNan) {
+    if (op == int(ExprOp::Maximum))
+      return xNan ? x : acc;
+    return xNan ? acc : x;
+  }
+  if (x == acc)
+    return signbit(x) ? acc : x;
+  return x > acc ? x : acc;
+}
+
+template <typename T>
+__global__ void reduceLastKernel(int op, const T *__restrict__ x,
+                                 const T *init, T *y, int64_t rows,
+                                 int64_t cols) {
+  using A = Arith<T>;
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
+       i += step) {
+    typename A::Acc acc = A::load(init[i]);
+    for (int64_t j = 0; j < cols; ++j)
+      acc = combineReduce(op, A::load(x[i * cols + j]), acc);
+    y[i] = A::store(acc);
+  }
+}
+
 } // namespace
+
+cudaError_t launchReduceLast(DType dtype, int combine, const void *x,
+                             const void *init, void *y, int64_t rows,
+                             int64_t cols, cudaStream_t stream) {
+  if (rows == 0)
+    return cudaSuccess;
+  if (combine != int(ExprOp::Add) && combine != int(ExprOp::Maximum) &&
+      combine != int(ExprOp::MaxNum))
+    return cudaErrorInvalidValue;
+  return withDeviceType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduceLastKernel<T><<<blocksFor(rows), kThreads, 0, stream>>>(
+        combine, static_cast<const T *>(x), static_cast<const T *>(init),
+        static_cast<T *>(y), rows, cols);
+    return cudaGetLastError();
+  });
+}
 
 cudaError_t launchSumRows(DType from, const void *x, DType to, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream) {
@@ -445,7 +498,7 @@ cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
   // when rows are short.
   bool anyRowVector = false;
   for (int k = 0; k < expr.numOperands; ++k)
-    anyRowVector = anyRowVector || expr.rowVector[k];
+    anyRowVector = anyRowVector || expr.rowVector[k] != 0;
   if (!anyRowVector) {
     cols *= rows;
     rows = 1;

@@ -82,6 +82,14 @@ cudaError_t launchConvert(DType from, const void *x, DType to, void *y,
 cudaError_t launchSumRows(DType from, const void *x, DType to, void *y,
                           int64_t rows, int64_t cols, cudaStream_t stream);
 
+/// LocalOps::reduceLast: y[i] = init[i] combined with row i of x in order
+/// (ExprOp::Add, Maximum or MaxNum), in f32 (f64 for f64), rounded once;
+/// the host's bits exactly. One thread per row. cudaErrorInvalidValue for
+/// another combination.
+cudaError_t launchReduceLast(DType dtype, int combine, const void *x,
+                             const void *init, void *y, int64_t rows,
+                             int64_t cols, cudaStream_t stream);
+
 /// An expression program (Expr.h) and its operands in the form the
 /// elementwise kernel takes by value (about 1.5 KB of kernel parameters, so
 /// nothing is copied to the device before the launch): one entry per node,
@@ -94,7 +102,8 @@ struct DeviceExpr {
   double value[kMaxExprNodes];
   int numNodes = 0;
   const void *operand[kMaxExprNodes];
-  /// 1: a row vector of `cols` elements, read at the column.
+  /// 1: a row vector of `cols` elements, read at the column; 2: a column
+  /// of `rows` elements, read at the row.
   uint8_t rowVector[kMaxExprNodes];
   int numOperands = 0;
 };

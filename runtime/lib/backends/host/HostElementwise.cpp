@@ -506,7 +506,8 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
   for (const ExprNode &node : expr.nodes)
     if (node.op == ExprOp::Input) {
       used[node.input] = true;
-      anyRowVector = anyRowVector || ops[node.input].rowVector;
+      anyRowVector = anyRowVector || ops[node.input].rowVector ||
+                     ops[node.input].column;
     }
   if (!anyRowVector) {
     cols *= rows;
@@ -547,6 +548,22 @@ void evaluate(const ExprProgram &expr, const std::vector<ExprOperand> &ops,
         continue;
       if (ops[k].rowVector) {
         full[k] = rowVectors[k].data() + column;
+        continue;
+      }
+      if (ops[k].column) {
+        // One value per row, repeated along the block's part of each row.
+        C *dst = operandScratch + k * size_t(block);
+        const char *col = static_cast<const char *>(ops[k].data);
+        for (int e = 0; e < n;) {
+          const int64_t row = (start + e) / cols;
+          const int run = static_cast<int>(
+              std::min<int64_t>(n - e, (row + 1) * cols - (start + e)));
+          C v;
+          convertToWide(dtype, col + row * int64_t(elt), &v, 1);
+          std::fill(dst + e, dst + e + run, v);
+          e += run;
+        }
+        full[k] = dst;
         continue;
       }
       const char *src = static_cast<const char *>(ops[k].data) + start * elt;

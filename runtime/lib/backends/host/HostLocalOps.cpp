@@ -99,6 +99,14 @@ public:
     return Status::ok();
   }
 
+  Status reduceLast(ExprOp combine, const void *x, const void *init, void *y,
+                    int64_t rows, int64_t cols, DType dtype) override {
+    SHARDLIN_RETURN_IF_ERROR(
+        checkReduceLastArguments(combine, x, init, y, rows, cols, dtype));
+    reduceLastOnHost(combine, x, init, y, rows, cols, dtype);
+    return Status::ok();
+  }
+
   Status elementwise(const ExprProgram &expr,
                      const std::vector<ExprOperand> &operands, void *y,
                      int64_t rows, int64_t cols, DType dtype) override {

@@ -3,6 +3,7 @@
 #define SHARDLIN_RUNTIME_LIB_BACKENDS_HOST_HOSTREDUCTIONS_H
 
 #include "shardlin/runtime/base/DType.h"
+#include "shardlin/runtime/base/Expr.h"
 
 #include <cstdint>
 
@@ -12,6 +13,11 @@ namespace shardlin::rt {
 /// passed checkSumRowsArguments.
 void sumRowsOnHost(const void *x, DType from, void *y, DType to, int64_t rows,
                    int64_t cols);
+
+/// LocalOps::reduceLast on host memory, for arguments that passed
+/// checkReduceLastArguments.
+void reduceLastOnHost(ExprOp op, const void *x, const void *init, void *y,
+                      int64_t rows, int64_t cols, DType dtype);
 
 } // namespace shardlin::rt
 

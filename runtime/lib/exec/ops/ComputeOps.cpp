@@ -3,7 +3,8 @@
 // The ops that compute on the rank's device: the GEMM (with an elementwise
 // instruction after it as its epilogue), the bias, fused elementwise
 // expressions (in place where nothing else reads an operand), the f32
-// <-> f16/bf16 conversion and the column sums of a bias's gradient.
+// <-> f16/bf16 conversion, the column sums of a bias's gradient and the
+// row reductions of a norm (reduce_last).
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +149,9 @@ void fuseIntoGemm(OpResolveContext &ctx) {
   for (size_t k = 0; k < ctx.in.operands.size(); ++k)
     readsIt = readsIt || (ctx.in.operands[k] == prev.result &&
                           !ctx.step.exprOperands[k].rowVector);
+  // The epilogues take row vectors and full operands, not columns.
+  for (const ExprOperand &o : ctx.step.exprOperands)
+    readsIt = readsIt && !o.column;
   if (!readsIt)
     return;
   plan.steps[ctx.index - 1].epilogue = static_cast<int>(ctx.index);
@@ -157,9 +161,17 @@ void fuseIntoGemm(OpResolveContext &ctx) {
 Status resolveElementwise(OpResolveContext &ctx) {
   const size_t rank = ctx.resultType().size();
   const size_t n = ctx.in.operands.size();
-  size_t first = 0;
-  while (isRowVectorOperand(ctx.operandShape(first).size(), rank))
-    ++first; // verify saw a full operand
+  // The result's shape: the first full operand's (verify saw one), one
+  // that is not a column where some operand is wider than one column.
+  size_t first = n;
+  for (size_t k = 0; k < n; ++k) {
+    const std::vector<int64_t> &shape = ctx.operandShape(k);
+    if (isRowVectorOperand(shape.size(), rank))
+      continue;
+    if (first == n ||
+        (ctx.operandShape(first).back() == 1 && shape.back() != 1))
+      first = k;
+  }
   ctx.result = ctx.operandShape(first);
   PlanStep &st = ctx.step;
   st.exprOperands.assign(n, ExprOperand{});
@@ -174,6 +186,13 @@ Status resolveElementwise(OpResolveContext &ctx) {
                          " elements but the result " +
                          formatShape(ctx.result) + " has rows of " +
                          std::to_string(ctx.result.back()));
+    } else if (shape != ctx.result && isColumnOperand(shape, ctx.result)) {
+      st.exprOperands[k].column = true;
+      if (!std::equal(shape.begin(), shape.end() - 1, ctx.result.begin()))
+        return ctx.error("on rank " + std::to_string(ctx.rank) +
+                         " column operand " + std::to_string(k) + " is " +
+                         formatShape(shape) + " but the result is " +
+                         formatShape(ctx.result));
     } else if (shape != ctx.result) {
       return ctx.error("on rank " + std::to_string(ctx.rank) + " operand " +
                        std::to_string(k) + " is " + formatShape(shape) +
@@ -193,7 +212,8 @@ Status resolveElementwise(OpResolveContext &ctx) {
   st.rows = rank == 0 ? 1 : product(ctx.result, 0, rank - 1);
   st.inPlace = false;
   for (size_t k = 0; k < n && !st.inPlace; ++k)
-    if (!st.exprOperands[k].rowVector && mayOverwrite(ctx, k)) {
+    if (!st.exprOperands[k].rowVector && !st.exprOperands[k].column &&
+        mayOverwrite(ctx, k)) {
       st.inPlace = true;
       ctx.viewOperand(k, 0);
     }
@@ -217,6 +237,29 @@ Status executeElementwiseRows(OpExecuteContext &ctx, int64_t row0,
 
 Status executeElementwise(OpExecuteContext &ctx) {
   return executeElementwiseRows(ctx, 0, ctx.step.rows);
+}
+
+/// reduce_last: rows = the product of x's leading dims, cols its last.
+Status resolveReduceLast(OpResolveContext &ctx) {
+  const std::vector<int64_t> &x = ctx.operandShape(0);
+  const std::vector<int64_t> &init = ctx.operandShape(1);
+  ctx.step.cols = x.back();
+  ctx.step.rows = product(x, 0, x.size() - 1);
+  if (product(init, 0, init.size()) != ctx.step.rows)
+    return ctx.error("on rank " + std::to_string(ctx.rank) + " the init " +
+                     formatShape(init) + " does not have a value per row of " +
+                     formatShape(x));
+  ctx.result = init;
+  // The rows of x are the result's: a block of rows stays one.
+  if (ctx.operandBlocks(0).dim == 0)
+    ctx.resultBlocks = ctx.operandBlocks(0);
+  return Status::ok();
+}
+
+Status executeReduceLast(OpExecuteContext &ctx) {
+  return ctx.ops.reduceLast(*reduceLastCombiner(ctx.in.expr), ctx.operand(0),
+                            ctx.operand(1), ctx.result(), ctx.step.rows,
+                            ctx.step.cols, ctx.dtype());
 }
 
 Status resolveConvert(OpResolveContext &ctx) {
@@ -284,7 +327,8 @@ std::vector<OpKernel> computeKernels() {
           {OpCode::BiasAdd, resolveBiasAdd, executeBiasAdd},
           {OpCode::Elementwise, resolveElementwise, executeElementwise},
           {OpCode::Convert, resolveConvert, executeConvert},
-          {OpCode::SumRows, resolveSumRows, executeSumRows}};
+          {OpCode::SumRows, resolveSumRows, executeSumRows},
+          {OpCode::ReduceLast, resolveReduceLast, executeReduceLast}};
 }
 
 } // namespace shardlin::rt

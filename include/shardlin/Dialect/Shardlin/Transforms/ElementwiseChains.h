@@ -39,7 +39,8 @@ namespace mlir::shardlin {
 /// tensor), for the tools and the executor.
 void registerElementwiseDialects(DialectRegistry &registry);
 
-/// The value of a float `arith.constant`, scalar or splat tensor; nullopt
+/// The value of a float `arith.constant`, scalar or splat tensor, or of an
+/// `arith.truncf` / `extf` of a scalar one (rounded to its type); nullopt
 /// for any other op (or none).
 std::optional<double> floatConstantValue(Operation *op);
 

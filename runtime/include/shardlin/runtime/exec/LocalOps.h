@@ -26,9 +26,12 @@ namespace shardlin::rt {
 
 /// One operand of an elementwise expression: a full rows x cols tensor, or
 /// a row vector of `cols` elements broadcast over the rows (a bias, a scale).
+/// Or a column: `rows` elements, one per row, broadcast along the row (a
+/// norm's statistics, R x 1).
 struct ExprOperand {
   const void *data = nullptr;
   bool rowVector = false;
+  bool column = false;
 };
 
 class LocalOps {
@@ -49,7 +52,7 @@ public:
 
   /// y[i, j] = the last node of `expr` (Expr.h) evaluated at (i, j) of a
   /// rows x cols row-major result, ExprOp::Input k reading operands[k] at
-  /// (i, j), or at j for a row vector. Computed in f32 (f16, bf16, f32) or
+  /// (i, j), or at j for a row vector, or at i for a column. Computed in f32 (f16, bf16, f32) or
   /// f64 and rounded once when stored (round to nearest even). y may equal
   /// a full operand (in place) but must not overlap any operand otherwise.
   /// An invalid expression is an InvalidArgument error (validateExpr).
@@ -74,7 +77,28 @@ public:
   /// bit for bit, and 0 rows give +0. x and y must not overlap.
   virtual Status sumRows(const void *x, DType from, void *y, DType to,
                          int64_t rows, int64_t cols) = 0;
+
+  /// y[i] = init[i] combined with x[i, 0], x[i, 1], ..., x[i, cols - 1] in
+  /// that order (acc = combine(x[i, j], acc)), for a rows x cols row-major
+  /// x and rows elements of init and y, all of type `dtype`: the rank-local
+  /// reduction of a norm over the last dim. `combine` is ExprOp::Add,
+  /// Maximum (NaN if either is NaN; -0 < +0) or MaxNum (the other operand
+  /// if one is NaN). The accumulator is f32 for f16, bf16 and f32 (f16/bf16
+  /// widened exactly) and f64 for f64, one rounding per step in it, rounded
+  /// once to `dtype` at the end (to nearest even): every device computes
+  /// the same bits. 0 columns give init. y may equal init; x must not
+  /// overlap y.
+  virtual Status reduceLast(ExprOp combine, const void *x, const void *init,
+                            void *y, int64_t rows, int64_t cols,
+                            DType dtype) = 0;
 };
+
+/// The checks every device's reduceLast makes before it touches memory: a
+/// known dtype and combination, non-negative sizes within int64 bytes, and
+/// non-null pointers where there is something to read or write.
+Status checkReduceLastArguments(ExprOp combine, const void *x,
+                                const void *init, const void *y, int64_t rows,
+                                int64_t cols, DType dtype);
 
 /// Whether sumRows (and shardlin.sum_rows) take `from` to `to`: the same
 /// type, or f32 of f16/bf16.

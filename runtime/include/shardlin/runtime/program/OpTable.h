@@ -23,6 +23,7 @@
 
 #include "shardlin/runtime/program/Program.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,22 @@ Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
 inline bool isRowVectorOperand(size_t operandRank, size_t resultRank) {
   return resultRank >= 2 && operandRank == 1;
 }
+
+/// An elementwise op's operand of the result's rank whose last dim is 1
+/// while the result's is not is a column (one value per row, broadcast
+/// along the row: a norm's R x 1 statistics); where the result's last dim
+/// is dynamic, the executor decides with the rank's sizes (a result of one
+/// column reads the operand the same either way).
+inline bool isColumnOperand(const std::vector<int64_t> &operand,
+                            const std::vector<int64_t> &result) {
+  return operand.size() == result.size() && operand.size() >= 2 &&
+         operand.back() == 1 && result.back() != 1;
+}
+
+/// reduce_last's combination: the op of an expression of exactly three
+/// nodes `input 0` (the element of x), `input 1` (the accumulator) and
+/// `add`, `maximum` or `maxnum` of them (either order); nullopt otherwise.
+std::optional<ExprOp> reduceLastCombiner(const ExprProgram &expr);
 
 /// fill's operands: where the result type has dynamic dims, operand 0 is
 /// the value whose dims of the same index give them; the operands from

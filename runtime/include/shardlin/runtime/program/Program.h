@@ -50,10 +50,11 @@ enum class OpCode : uint8_t {
   Transpose,
   Fill,
   Constant,
+  ReduceLast,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Constant) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::ReduceLast) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
