@@ -67,6 +67,18 @@
 // BIASSPLIT: shardlin.all_gather
 // BIASSPLIT: shardlin.reduce_scatter
 
+// Not propagated where the value is used otherwise too: the hidden value
+// also returned keeps its rows (a rows -> rows linear: all_gather,
+// all_to_all), and the annotation at the row-wise input reshards it
+// (all_gather, local_chunk).
+// RUN: shardlin-opt %S/Inputs/placement/mlp-in-returned.mlir --lower-sharded-linear=strategy=activations | FileCheck %s --check-prefix=KEPT --implicit-check-not=shardlin.all_gather --implicit-check-not=shardlin.reduce_scatter --implicit-check-not=shardlin.all_to_all --implicit-check-not=shardlin.all_reduce --implicit-check-not=shardlin.local_chunk
+// KEPT-LABEL: func.func
+// KEPT: shardlin.all_gather
+// KEPT: shardlin.all_to_all
+// KEPT: shardlin.all_gather
+// KEPT: shardlin.local_chunk
+// KEPT: shardlin.reduce_scatter
+
 // Where a stated sharding forces more than the propagated one, explain=true
 // says so and the program does what it says: the MLP's hidden value stated
 // replicated is gathered (the block is then two separate linears).

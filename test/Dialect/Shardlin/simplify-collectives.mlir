@@ -102,3 +102,17 @@ func.func @duplicates(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
   %b = arith.addf %a, %h : tensor<12x8xf32>
   return %b : tensor<12x8xf32>
 }
+
+// -----
+
+// A fused block's all_gather that starts an overlapped pipeline
+// (overlap_chunks, read by the runtime) is left as it is.
+// CHECK-LABEL: func.func @pinned
+// CHECK: shardlin.all_gather %arg0 {{.*}}overlap_chunks = 2
+// CHECK: shardlin.all_gather %arg0 {{.*}}overlap_chunks = 2
+func.func @pinned(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
+  %g = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> {shardlin.lowering = {overlap_chunks = 2 : i64, strategy = "fused"}} : tensor<3x8xf32> -> tensor<12x8xf32>
+  %k = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> {shardlin.lowering = {overlap_chunks = 2 : i64, strategy = "fused"}} : tensor<3x8xf32> -> tensor<12x8xf32>
+  %a = arith.addf %g, %k : tensor<12x8xf32>
+  return %a : tensor<12x8xf32>
+}

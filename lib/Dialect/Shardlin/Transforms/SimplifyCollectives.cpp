@@ -16,6 +16,9 @@
 // - a collective, local_chunk or local_shard identical to an earlier one of
 //   the same block (same operands, attributes and types) is that one.
 //
+// A collective that carries the lowering's choices for the runtime (a fused
+// block's all_gather with `overlap_chunks`) is left as it is.
+//
 // Each rewrite gives every rank the same values as before, for any chunks
 // (uneven, empty, permuted). They apply only where the chunked dim is static
 // and no `bounds` operand is present: a collective that stacks a dynamic dim
@@ -58,6 +61,11 @@ bool isReplicatedValue(Value v) {
   return isa_and_present<AllGatherOp, AllReduceOp>(v.getDefiningOp());
 }
 
+/// Whether `op` carries a choice of the lowering that the runtime reads
+/// (a fused block's all_gather that starts an overlapped pipeline:
+/// `shardlin.lowering = {overlap_chunks = N}`): left as it is.
+bool isPinned(Operation *op) { return op->hasAttr("shardlin.lowering"); }
+
 /// all_reduce whose users are all local_chunk of one spec: reduce_scatter.
 bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
   if (op.getResult().use_empty())
@@ -98,7 +106,7 @@ bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
 /// local_chunk(all_gather(u, S), S): u.
 bool rewriteChunkOfGather(LocalChunkOp op, SimplifiedCollectives &stats) {
   auto gather = op.getSource().getDefiningOp<AllGatherOp>();
-  if (!gather || gather.getBounds() ||
+  if (!gather || isPinned(gather) || gather.getBounds() ||
       gather.getInput().getType() != op.getType())
     return false;
   auto type = cast<RankedTensorType>(gather.getType());
@@ -114,7 +122,8 @@ bool rewriteChunkOfGather(LocalChunkOp op, SimplifiedCollectives &stats) {
 /// all_gather(local_chunk(v, S), S) of a replicated v: v.
 bool rewriteGatherOfChunk(AllGatherOp op, SimplifiedCollectives &stats) {
   auto chunk = op.getInput().getDefiningOp<LocalChunkOp>();
-  if (!chunk || op.getBounds() || chunk.getSource().getType() != op.getType() ||
+  if (!chunk || isPinned(op) || op.getBounds() ||
+      chunk.getSource().getType() != op.getType() ||
       !isReplicatedValue(chunk.getSource()))
     return false;
   auto type = cast<RankedTensorType>(op.getType());
@@ -129,7 +138,8 @@ bool rewriteGatherOfChunk(AllGatherOp op, SimplifiedCollectives &stats) {
 
 bool isDeduplicated(Operation *op) {
   return isa<AllGatherOp, AllToAllOp, ReduceScatterOp, AllReduceOp,
-             LocalChunkOp, LocalShardOp>(op);
+             LocalChunkOp, LocalShardOp>(op) &&
+         !isPinned(op);
 }
 
 /// Replaces every deduplicated op of `block` that repeats an earlier one.
