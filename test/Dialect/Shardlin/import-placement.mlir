@@ -15,11 +15,17 @@
 //   linears' and the reshards meet (all_reduce + local_chunk of the rank's
 //   rows = reduce_scatter, local_chunk of an all_gather of the same chunks =
 //   the rank's part, two gathers of one value = one: SimplifyCollectives.cpp).
-// Before these, the `in` placements got a second all_gather, an all_to_all
-// and a local_chunk per block, the SwiGLU's `out` and `both` gathered x
-// twice, the residual stacks of `out`, `in` and `both` an all_reduce and a
-// local_chunk per block instead of a reduce_scatter, and a split col-wise
-// bias local_chunk -> all_gather -> local_chunk.
+// Before these (2026-12-07, strategy=activations; AG all_gather, RS
+// reduce_scatter, A2A all_to_all, AR all_reduce, LC local_chunk):
+//   case            none            out            in                       both
+//   mlp             AG RS           AG RS          2AG A2A LC RS            AG RS
+//   swiglu          AG RS           2AG RS         3AG 2A2A LC RS           2AG RS
+//   residual        2AG 2RS         2AG 2AR 2LC    4AG 2AR 2A2A 4LC         2AG 2AR 2LC
+//   residual-repl   4AG 2LC 2RS     2AG 2AR 2LC    4AG 2AR 2A2A 4LC         2AG 2AR 2LC
+//   bias (none / arg / use / both): AG LC RS / 2AG LC RS / 2AG 2LC RS / 2AG LC RS
+// Now every placement of a case gives the same, fewest: AG RS for the MLP
+// and the SwiGLU, 2AG 2RS for both residual stacks, AG LC RS for a
+// replicated bias and AG RS for one stated split (its chunk passed as is).
 // test/shardlin-run/import-placement.mlir runs the MLP and the residual
 // stack in several placements against float64.
 

@@ -116,3 +116,21 @@ func.func @pinned(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
   %a = arith.addf %g, %k : tensor<12x8xf32>
   return %a : tensor<12x8xf32>
 }
+
+// -----
+
+// An N-D x collapsed to rows by each of two col-wise linears: one collapse,
+// one gather.
+// CHECK-LABEL: func.func @duplicates_nd
+// CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %arg0
+// CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[C]]
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[G]], %[[G]]
+// CHECK-NEXT: return %[[A]]
+func.func @duplicates_nd(%x: tensor<2x3x8xf32>) -> tensor<24x8xf32> {
+  %c1 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %g = shardlin.all_gather %c1 along <dim = 0, placements = [0, 1, 2, 3]> : tensor<6x8xf32> -> tensor<24x8xf32>
+  %c2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %k = shardlin.all_gather %c2 along <dim = 0, placements = [0, 1, 2, 3]> : tensor<6x8xf32> -> tensor<24x8xf32>
+  %a = arith.addf %g, %k : tensor<24x8xf32>
+  return %a : tensor<24x8xf32>
+}

@@ -14,7 +14,9 @@
 //   (a replicated argument, or the result of an all_gather or all_reduce):
 //   the chunks of one tensor, put together;
 // - a collective, local_chunk or local_shard identical to an earlier one of
-//   the same block (same operands, attributes and types) is that one.
+//   the same block (same operands, attributes and types) is that one; so are
+//   the reshapes in front of them (each col-wise linear collapses an N-D x
+//   to rows before gathering it).
 //
 // A collective that carries the lowering's choices for the runtime (a fused
 // block's all_gather with `overlap_chunks`) is left as it is.
@@ -34,6 +36,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -136,9 +139,14 @@ bool rewriteGatherOfChunk(AllGatherOp op, SimplifiedCollectives &stats) {
   return true;
 }
 
+/// The ops merged with an identical earlier one: the collectives and local
+/// parts, and the reshapes (and their sizes) that the lowering builds in
+/// front of them for each linear (an N-D x collapsed to rows once per
+/// linear that reads it).
 bool isDeduplicated(Operation *op) {
   return isa<AllGatherOp, AllToAllOp, ReduceScatterOp, AllReduceOp,
-             LocalChunkOp, LocalShardOp>(op) &&
+             LocalChunkOp, LocalShardOp, tensor::CollapseShapeOp,
+             tensor::ExpandShapeOp, tensor::DimOp>(op) &&
          !isPinned(op);
 }
 
