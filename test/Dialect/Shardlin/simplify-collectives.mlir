@@ -20,7 +20,8 @@ func.func @all_reduce_then_chunk(%p: tensor<10x6xf32>) -> tensor<?x6xf32> {
 
 // -----
 
-// Not when the whole sum is used too, or the chunks differ.
+// Not when the whole sum is used too, the chunks differ, or they are not
+// the rows.
 // CHECK-LABEL: func.func @all_reduce_kept
 // CHECK: shardlin.all_reduce
 // CHECK: shardlin.local_chunk
@@ -35,6 +36,18 @@ func.func @all_reduce_kept(%p: tensor<10x6xf32>) -> (tensor<?x6xf32>, tensor<10x
   %b = shardlin.local_chunk %t along <dim = 0, placements = [0, 1, 2, 3]> : tensor<10x6xf32> -> tensor<?x6xf32>
   %c = shardlin.local_chunk %t along <dim = 0, placements = [1, 0, 2, 3]> : tensor<10x6xf32> -> tensor<?x6xf32>
   return %a, %s, %b, %c : tensor<?x6xf32>, tensor<10x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @all_reduce_features_kept
+// CHECK: shardlin.all_reduce
+// CHECK: shardlin.local_chunk
+// CHECK-NOT: shardlin.reduce_scatter
+func.func @all_reduce_features_kept(%p: tensor<10x8xf32>) -> tensor<10x2xf32> {
+  %s = shardlin.all_reduce %p world_size = 4 : tensor<10x8xf32>
+  %a = shardlin.local_chunk %s along <dim = 1, placements = [0, 1, 2, 3]> : tensor<10x8xf32> -> tensor<10x2xf32>
+  return %a : tensor<10x2xf32>
 }
 
 // -----

@@ -4,9 +4,9 @@
 // reshards one at a time; where they meet, the program can move fewer
 // bytes. After the patterns of --lower-sharded-linear, on every block:
 //
-// - all_reduce(p), whose every user takes the rank's chunk along one spec S
-//   (local_chunk S), is reduce_scatter(p, S): the same sum, of which each
-//   rank receives only the part it keeps (half the bytes of the
+// - all_reduce(p), whose every user takes the rank's rows by one spec S
+//   (local_chunk S along dim 0), is reduce_scatter(p, S): the same sum, of
+//   which each rank receives only the part it keeps (half the bytes of the
 //   bandwidth-optimal all_reduce);
 // - local_chunk(all_gather(u, S), S) is u: the gather puts every rank's u at
 //   the place of its own chunk, which the local_chunk takes back;
@@ -80,8 +80,9 @@ bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
     if (!chunk)
       return false;
     ChunkAttr along = chunk.getAlong();
+    // The rows (dim 0), as every reduce_scatter the lowering emits splits.
     if (along.getNumChunks() != static_cast<int64_t>(op.getWorldSize()) ||
-        along.getDim() >= type.getRank())
+        along.getDim() != 0)
       return false;
     const int64_t n = type.getShape()[along.getDim()];
     if (ShapedType::isDynamic(n))
