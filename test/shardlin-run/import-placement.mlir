@@ -39,4 +39,14 @@
 // RUN: %python %shardlin_src/testing/tools/npytool.py show %t/res.3.npy | FileCheck %s --check-prefix=ROWS3
 // ROWS3: <f4 (1, 40)
 
+// The MLP with a col-wise bias: replicated (its chunk taken by a
+// local_chunk), and stated split (the rank's chunk as passed: the gather
+// and the local_chunk after it are gone), the same bits.
+// RUN: %python %S/Inputs/residual_stack.py --biased-mlp --rows 10 --dim 40 --hidden 38 --seed 63 --out-dir %t/b
+// RUN: shardlin-run %S/../Dialect/Shardlin/Inputs/placement/bias-none.mlir --world-size 4 --strategy=activations --arg=%t/b/x.npy --arg=%t/b/w1.npy --arg=%t/b/b1.npy --arg=%t/b/w2.npy --out=%t/bias-none.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/b --out %t/bias-none.npy --world-size 1 | FileCheck %s --check-prefix=OK
+// RUN: shardlin-run %S/../Dialect/Shardlin/Inputs/placement/bias-arg.mlir --world-size 4 --strategy=activations --arg=%t/b/x.npy --arg=%t/b/w1.npy --arg=%t/b/b1.npy --arg=%t/b/w2.npy --out=%t/bias-arg.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/b --out %t/bias-arg.npy --world-size 1 | FileCheck %s --check-prefix=OK
+// RUN: cmp %t/bias-none.npy %t/bias-arg.npy
+
 // OK: ok: 1 ranks

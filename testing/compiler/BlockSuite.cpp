@@ -4,7 +4,8 @@
 // kind, activation and op form, fused and not, uneven, empty and permuted
 // chunks, every dtype) and the bytes each rank is expected to send for a
 // block (expectedBlockBytes, from the cost model: the fused block's or each
-// linear's under the strategy the pass applies). Split from
+// linear's under the strategy the pass applies, less the gather of x that
+// the col-wise linears of an unfused block share). Split from
 // BlockTesting.cpp, which writes, compiles and runs the blocks.
 //
 //===----------------------------------------------------------------------===//
@@ -42,6 +43,27 @@ uint64_t linearBytes(const BlockSpec &spec, int64_t n, int64_t k, int64_t dim,
   if (!strategy)
     return ~uint64_t(0);
   return estimateCost(shape, *strategy, MachineModel()).bytesSent[rank];
+}
+
+/// The bytes each rank does not send because the col-wise linears of an
+/// unfused block (a SwiGLU's gate and up) that move activations gather
+/// their one x once: --lower-sharded-linear merges identical collectives
+/// (SimplifyCollectives.cpp). Each such gather sends the rank's rows (as
+/// many on every rank) to the W - 1 others.
+uint64_t sharedGatherBytes(const BlockSpec &spec) {
+  const int w = spec.worldSize();
+  if (spec.colLinears() < 2 || w < 2)
+    return 0;
+  LinearShape col{spec.rows(), spec.f, spec.h, 0, spec.placements,
+                  static_cast<int64_t>(rt::dtypeSize(spec.dtype))};
+  std::optional<Strategy> strategy = parseStrategy(spec.strategy);
+  if (!strategy)
+    strategy = chooseStrategy(col, MachineModel(), 0);
+  if (strategy != Strategy::Activations)
+    return 0;
+  return uint64_t(spec.colLinears() - 1) * uint64_t(w - 1) *
+         uint64_t(spec.rows()) * uint64_t(spec.h) *
+         uint64_t(rt::dtypeSize(spec.dtype));
 }
 
 ::shardlin::BlockShape blockShape(const BlockSpec &spec) {
@@ -224,7 +246,8 @@ std::vector<uint64_t> expectedBlockBytes(const BlockSpec &spec) {
   for (int r = 0; r < w; ++r)
     out[size_t(r)] =
         (spec.colLinears() *
-             linearBytes(spec, spec.f, spec.h, 0, spec.placements, r) +
+             linearBytes(spec, spec.f, spec.h, 0, spec.placements, r) -
+         sharedGatherBytes(spec) +
          linearBytes(spec, spec.h, spec.f, 1, spec.rowWeightPlacements(), r)) *
         uint64_t(spec.blocks);
   return out;

@@ -49,7 +49,7 @@ namespace {
 std::optional<ValueLayout> shardLayout(shard::ShardOp op, const Grid &grid,
                                        const FunctionImporter &importer) {
   if (!op.getAnnotateForUsers())
-    return importer.declared(op.getResult());
+    return importer.statedLayout(op.getResult());
   // Diagnosed by the walk, where it matters.
   ScopedDiagnosticHandler silence(op.getContext(),
                                   [](Diagnostic &) { return success(); });
@@ -85,8 +85,8 @@ SmallVector<Value> layoutOperands(Operation *op) {
 /// from the stated layouts alone (arguments, annotations, elementwise ops,
 /// linears); nullopt where it does not.
 std::optional<ValueLayout>
-FunctionImporter::predictedLayout(Value v,
-                                  llvm::DenseMap<Value, std::optional<ValueLayout>> &memo) {
+FunctionImporter::predictedLayout(
+    Value v, llvm::DenseMap<Value, std::optional<ValueLayout>> &memo) {
   if (std::optional<ValueLayout> stated = statedLayout(v))
     return stated;
   if (isa<BlockArgument>(v))
@@ -97,7 +97,10 @@ FunctionImporter::predictedLayout(Value v,
   std::optional<ValueLayout> result;
   Operation *def = v.getDefiningOp();
   if (auto shardOp = dyn_cast<shard::ShardOp>(def)) {
-    result = predictedLayout(shardOp.getSrc(), memo);
+    // Its users take the value in the layout it states.
+    result = shardOp.getAnnotateForUsers()
+                 ? shardLayout(shardOp, grid_, *this)
+                 : predictedLayout(shardOp.getSrc(), memo);
   } else if (isElementwise(def) && !isBuildableAnywhere(v)) {
     // A split operand gives its layout (split operands agree, or the walk
     // reports a conflict); replicated ones only if all are known.

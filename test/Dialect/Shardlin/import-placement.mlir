@@ -15,11 +15,17 @@
 //   linears' and the reshards meet (all_reduce + local_chunk of the rank's
 //   rows = reduce_scatter, local_chunk of an all_gather of the same chunks =
 //   the rank's part, two gathers of one value = one: SimplifyCollectives.cpp).
-// Before these, the `in` placements got a second all_gather, an all_to_all
-// and a local_chunk per block, the SwiGLU's `out` and `both` gathered x
-// twice, the residual stacks of `out`, `in` and `both` an all_reduce and a
-// local_chunk per block instead of a reduce_scatter, and a split col-wise
-// bias local_chunk -> all_gather -> local_chunk.
+// Before these (2026-12-07, strategy=activations; AG all_gather, RS
+// reduce_scatter, A2A all_to_all, AR all_reduce, LC local_chunk):
+//   case            none            out            in                       both
+//   mlp             AG RS           AG RS          2AG A2A LC RS            AG RS
+//   swiglu          AG RS           2AG RS         3AG 2A2A LC RS           2AG RS
+//   residual        2AG 2RS         2AG 2AR 2LC    4AG 2AR 2A2A 4LC         2AG 2AR 2LC
+//   residual-repl   4AG 2LC 2RS     2AG 2AR 2LC    4AG 2AR 2A2A 4LC         2AG 2AR 2LC
+//   bias (none / arg / use / both): AG LC RS / 2AG LC RS / 2AG 2LC RS / 2AG LC RS
+// Now every placement of a case gives the same, fewest: AG RS for the MLP
+// and the SwiGLU, 2AG 2RS for both residual stacks, AG LC RS for a
+// replicated bias and AG RS for one stated split (its chunk passed as is).
 // test/shardlin-run/import-placement.mlir runs the MLP and the residual
 // stack in several placements against float64.
 
@@ -66,6 +72,18 @@
 // BIASSPLIT-LABEL: func.func
 // BIASSPLIT: shardlin.all_gather
 // BIASSPLIT: shardlin.reduce_scatter
+
+// Not propagated where the value is used otherwise too: the hidden value
+// also returned keeps its rows (a rows -> rows linear: all_gather,
+// all_to_all), and the annotation at the row-wise input reshards it
+// (all_gather, local_chunk).
+// RUN: shardlin-opt %S/Inputs/placement/mlp-in-returned.mlir --lower-sharded-linear=strategy=activations | FileCheck %s --check-prefix=KEPT --implicit-check-not=shardlin.all_gather --implicit-check-not=shardlin.reduce_scatter --implicit-check-not=shardlin.all_to_all --implicit-check-not=shardlin.all_reduce --implicit-check-not=shardlin.local_chunk
+// KEPT-LABEL: func.func
+// KEPT: shardlin.all_gather
+// KEPT: shardlin.all_to_all
+// KEPT: shardlin.all_gather
+// KEPT: shardlin.local_chunk
+// KEPT: shardlin.reduce_scatter
 
 // Where a stated sharding forces more than the propagated one, explain=true
 // says so and the program does what it says: the MLP's hidden value stated

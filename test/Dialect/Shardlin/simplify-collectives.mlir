@@ -20,7 +20,8 @@ func.func @all_reduce_then_chunk(%p: tensor<10x6xf32>) -> tensor<?x6xf32> {
 
 // -----
 
-// Not when the whole sum is used too, or the chunks differ.
+// Not when the whole sum is used too, the chunks differ, or they are not
+// the rows.
 // CHECK-LABEL: func.func @all_reduce_kept
 // CHECK: shardlin.all_reduce
 // CHECK: shardlin.local_chunk
@@ -35,6 +36,18 @@ func.func @all_reduce_kept(%p: tensor<10x6xf32>) -> (tensor<?x6xf32>, tensor<10x
   %b = shardlin.local_chunk %t along <dim = 0, placements = [0, 1, 2, 3]> : tensor<10x6xf32> -> tensor<?x6xf32>
   %c = shardlin.local_chunk %t along <dim = 0, placements = [1, 0, 2, 3]> : tensor<10x6xf32> -> tensor<?x6xf32>
   return %a, %s, %b, %c : tensor<?x6xf32>, tensor<10x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @all_reduce_features_kept
+// CHECK: shardlin.all_reduce
+// CHECK: shardlin.local_chunk
+// CHECK-NOT: shardlin.reduce_scatter
+func.func @all_reduce_features_kept(%p: tensor<10x8xf32>) -> tensor<10x2xf32> {
+  %s = shardlin.all_reduce %p world_size = 4 : tensor<10x8xf32>
+  %a = shardlin.local_chunk %s along <dim = 1, placements = [0, 1, 2, 3]> : tensor<10x8xf32> -> tensor<10x2xf32>
+  return %a : tensor<10x2xf32>
 }
 
 // -----
@@ -101,4 +114,36 @@ func.func @duplicates(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
   %a = arith.addf %g, %k : tensor<12x8xf32>
   %b = arith.addf %a, %h : tensor<12x8xf32>
   return %b : tensor<12x8xf32>
+}
+
+// -----
+
+// A fused block's all_gather that starts an overlapped pipeline
+// (overlap_chunks, read by the runtime) is left as it is.
+// CHECK-LABEL: func.func @pinned
+// CHECK: shardlin.all_gather %arg0 {{.*}}overlap_chunks = 2
+// CHECK: shardlin.all_gather %arg0 {{.*}}overlap_chunks = 2
+func.func @pinned(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
+  %g = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> {shardlin.lowering = {overlap_chunks = 2 : i64, strategy = "fused"}} : tensor<3x8xf32> -> tensor<12x8xf32>
+  %k = shardlin.all_gather %x along <dim = 0, placements = [0, 1, 2, 3]> {shardlin.lowering = {overlap_chunks = 2 : i64, strategy = "fused"}} : tensor<3x8xf32> -> tensor<12x8xf32>
+  %a = arith.addf %g, %k : tensor<12x8xf32>
+  return %a : tensor<12x8xf32>
+}
+
+// -----
+
+// An N-D x collapsed to rows by each of two col-wise linears: one collapse,
+// one gather.
+// CHECK-LABEL: func.func @duplicates_nd
+// CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %arg0
+// CHECK-NEXT: %[[G:.*]] = shardlin.all_gather %[[C]]
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[G]], %[[G]]
+// CHECK-NEXT: return %[[A]]
+func.func @duplicates_nd(%x: tensor<2x3x8xf32>) -> tensor<24x8xf32> {
+  %c1 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %g = shardlin.all_gather %c1 along <dim = 0, placements = [0, 1, 2, 3]> : tensor<6x8xf32> -> tensor<24x8xf32>
+  %c2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %k = shardlin.all_gather %c2 along <dim = 0, placements = [0, 1, 2, 3]> : tensor<6x8xf32> -> tensor<24x8xf32>
+  %a = arith.addf %g, %k : tensor<24x8xf32>
+  return %a : tensor<24x8xf32>
 }

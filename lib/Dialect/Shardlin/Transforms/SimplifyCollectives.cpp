@@ -4,9 +4,9 @@
 // reshards one at a time; where they meet, the program can move fewer
 // bytes. After the patterns of --lower-sharded-linear, on every block:
 //
-// - all_reduce(p), whose every user takes the rank's chunk along one spec S
-//   (local_chunk S), is reduce_scatter(p, S): the same sum, of which each
-//   rank receives only the part it keeps (half the bytes of the
+// - all_reduce(p), whose every user takes the rank's rows by one spec S
+//   (local_chunk S along dim 0), is reduce_scatter(p, S): the same sum, of
+//   which each rank receives only the part it keeps (half the bytes of the
 //   bandwidth-optimal all_reduce);
 // - local_chunk(all_gather(u, S), S) is u: the gather puts every rank's u at
 //   the place of its own chunk, which the local_chunk takes back;
@@ -14,7 +14,12 @@
 //   (a replicated argument, or the result of an all_gather or all_reduce):
 //   the chunks of one tensor, put together;
 // - a collective, local_chunk or local_shard identical to an earlier one of
-//   the same block (same operands, attributes and types) is that one.
+//   the same block (same operands, attributes and types) is that one; so are
+//   the reshapes in front of them (each col-wise linear collapses an N-D x
+//   to rows before gathering it).
+//
+// A collective that carries the lowering's choices for the runtime (a fused
+// block's all_gather with `overlap_chunks`) is left as it is.
 //
 // Each rewrite gives every rank the same values as before, for any chunks
 // (uneven, empty, permuted). They apply only where the chunked dim is static
@@ -31,6 +36,7 @@
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -58,6 +64,11 @@ bool isReplicatedValue(Value v) {
   return isa_and_present<AllGatherOp, AllReduceOp>(v.getDefiningOp());
 }
 
+/// Whether `op` carries a choice of the lowering that the runtime reads
+/// (a fused block's all_gather that starts an overlapped pipeline:
+/// `shardlin.lowering = {overlap_chunks = N}`): left as it is.
+bool isPinned(Operation *op) { return op->hasAttr("shardlin.lowering"); }
+
 /// all_reduce whose users are all local_chunk of one spec: reduce_scatter.
 bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
   if (op.getResult().use_empty())
@@ -69,8 +80,9 @@ bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
     if (!chunk)
       return false;
     ChunkAttr along = chunk.getAlong();
+    // The rows (dim 0), as every reduce_scatter the lowering emits splits.
     if (along.getNumChunks() != static_cast<int64_t>(op.getWorldSize()) ||
-        along.getDim() >= type.getRank())
+        along.getDim() != 0)
       return false;
     const int64_t n = type.getShape()[along.getDim()];
     if (ShapedType::isDynamic(n))
@@ -98,7 +110,7 @@ bool rewriteAllReduce(AllReduceOp op, SimplifiedCollectives &stats) {
 /// local_chunk(all_gather(u, S), S): u.
 bool rewriteChunkOfGather(LocalChunkOp op, SimplifiedCollectives &stats) {
   auto gather = op.getSource().getDefiningOp<AllGatherOp>();
-  if (!gather || gather.getBounds() ||
+  if (!gather || isPinned(gather) || gather.getBounds() ||
       gather.getInput().getType() != op.getType())
     return false;
   auto type = cast<RankedTensorType>(gather.getType());
@@ -114,7 +126,8 @@ bool rewriteChunkOfGather(LocalChunkOp op, SimplifiedCollectives &stats) {
 /// all_gather(local_chunk(v, S), S) of a replicated v: v.
 bool rewriteGatherOfChunk(AllGatherOp op, SimplifiedCollectives &stats) {
   auto chunk = op.getInput().getDefiningOp<LocalChunkOp>();
-  if (!chunk || op.getBounds() || chunk.getSource().getType() != op.getType() ||
+  if (!chunk || isPinned(op) || op.getBounds() ||
+      chunk.getSource().getType() != op.getType() ||
       !isReplicatedValue(chunk.getSource()))
     return false;
   auto type = cast<RankedTensorType>(op.getType());
@@ -127,9 +140,15 @@ bool rewriteGatherOfChunk(AllGatherOp op, SimplifiedCollectives &stats) {
   return true;
 }
 
+/// The ops merged with an identical earlier one: the collectives and local
+/// parts, and the reshapes (and their sizes) that the lowering builds in
+/// front of them for each linear (an N-D x collapsed to rows once per
+/// linear that reads it).
 bool isDeduplicated(Operation *op) {
   return isa<AllGatherOp, AllToAllOp, ReduceScatterOp, AllReduceOp,
-             LocalChunkOp, LocalShardOp>(op);
+             LocalChunkOp, LocalShardOp, tensor::CollapseShapeOp,
+             tensor::ExpandShapeOp, tensor::DimOp>(op) &&
+         !isPinned(op);
 }
 
 /// Replaces every deduplicated op of `block` that repeats an earlier one.
