@@ -79,9 +79,15 @@ class Program:
         self._handle = handle
         self._world_size = world_size
         self._result_dtypes = [_DTYPES[r["dtype"]] for r in handle.results]
-        #: What the last run bound (for the zero-copy rules, docs/python.md):
-        #: per rank, per argument, the host address and whether it was a copy.
-        self.last_run_info: Optional[dict] = None
+        # Only bf16 arguments and results need a view (the call path's
+        # cost, python/bench/call_overhead.py).
+        self._bf16_args = [a["dtype"] == "bf16" for a in handle.arguments]
+        self._any_bf16_arg = any(self._bf16_args)
+        self._any_bf16_result = _BF16 in self._result_dtypes
+        #: What the last run bound (the zero-copy rules, docs/python.md):
+        #: .ranks (this process's), .arg_addresses[r][i] (the host address
+        #: rank r read argument i from), .arg_copied[r][i] (whether a copy).
+        self.last_run_info: Optional[Any] = None
 
     name = property(lambda self: self._handle.name)
     text = property(lambda self: self._handle.text,
@@ -133,18 +139,23 @@ class Program:
                 "grid: the Python package runs one replica; compile with "
                 "shardlin.compile(..., grid=...) is refused at run time, use "
                 "shardlin-run --grid (docs/python.md)")
-        converted = [_convert(a) for a in args]
+        if self._any_bf16_arg:
+            args = tuple(_convert(a) if bf16 else a
+                         for a, bf16 in zip(args, self._bf16_args))
         results, info = _shardlin.run(
-            self._handle, converted, backend,
+            self._handle, args, backend,
             int(world_size or self._world_size or 0), int(device),
             float(timeout), int(blas_threads), bool(check_replicated),
             bool(per_rank))
         self.last_run_info = info
+        if self._any_bf16_result:
+            if per_rank:
+                results = [self._typed(rank) for rank in results]
+            else:
+                results = self._typed(results)
         if per_rank:
-            out = [self._typed(rank) for rank in results]
-            return out
-        typed = self._typed(results)
-        return typed[0] if len(typed) == 1 else tuple(typed)
+            return results
+        return results[0] if len(results) == 1 else tuple(results)
 
     def _typed(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
         return [a.view(_BF16) if dt is _BF16 else a

@@ -4,6 +4,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _shardlin
+
 STATUS: Dict[str, int]
 
 class CompileError(Exception):
@@ -19,7 +21,7 @@ class RuntimeError(builtins.RuntimeError):
 class InvalidArgumentError(RuntimeError, ValueError): ...
 
 class Program:
-    last_run_info: Optional[Dict[str, Any]]
+    last_run_info: Optional[_shardlin.RunInfo]
     @property
     def name(self) -> str: ...
     @property

@@ -142,6 +142,13 @@ nb::object resultArray(const py::ResultArray &r) {
   return nb::cast(array, nb::rv_policy::reference);
 }
 
+/// What a run bound (Program.last_run_info), converted to Python lists only
+/// when read.
+struct RunInfo {
+  std::vector<int> ranks;
+  py::BindInfo bind;
+};
+
 /// A compiled program, shared by its Python wrapper and its runs.
 struct ProgramHandle {
   std::shared_ptr<const py::Compiled> compiled;
@@ -250,54 +257,45 @@ nb::object runProgram(const ProgramHandle &handle, nb::sequence args,
   }
   if (!outcome.status.isOk())
     raiseStatus(outcome.status);
-  nb::list perRankResults;
-  for (const std::vector<py::ResultArray> &rank : outcome.results) {
-    nb::list results;
-    for (const py::ResultArray &r : rank)
+  nb::list results;
+  if (perRank) {
+    for (const std::vector<py::ResultArray> &rank : outcome.results) {
+      nb::list own;
+      for (const py::ResultArray &r : rank)
+        own.append(resultArray(r));
+      results.append(own);
+    }
+  } else {
+    for (const py::ResultArray &r : outcome.assembled)
       results.append(resultArray(r));
-    perRankResults.append(results);
   }
-  nb::list assembled;
-  for (const py::ResultArray &r : outcome.assembled)
-    assembled.append(resultArray(r));
-  nb::dict info;
-  info["ranks"] = outcome.ranks;
-  nb::list addresses, copied;
-  for (size_t r = 0; r < outcome.bind.addresses.size(); ++r) {
-    addresses.append(nb::cast(outcome.bind.addresses[r]));
-    nb::list c;
-    for (bool b : outcome.bind.copied[r])
-      c.append(b);
-    copied.append(c);
-  }
-  info["arg_addresses"] = addresses;
-  info["arg_copied"] = copied;
-  return nb::make_tuple(perRank ? nb::object(perRankResults)
-                                : nb::object(assembled),
-                        info);
+  RunInfo info{std::move(outcome.ranks), std::move(outcome.bind)};
+  return nb::make_tuple(results, std::move(info));
 }
 
 /// The same run as runProgram from C++ alone, `iterations` times on
 /// arguments converted once: the baseline of python/bench/call_overhead.py
 /// (the Python call path's cost is Program.run's time minus this one's).
-double benchNative(const ProgramHandle &handle, nb::sequence args,
-                   int iterations) {
+/// Returns each call's seconds.
+std::vector<double> benchNative(const ProgramHandle &handle, nb::sequence args,
+                                int iterations) {
   py::RunRequest request;
   size_t i = 0;
   for (nb::handle a : args)
     request.args.push_back(argInput(a, i++));
+  std::vector<double> seconds;
   nb::gil_scoped_release release;
-  const auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < iterations; ++it) {
+    const auto start = std::chrono::steady_clock::now();
     py::RunOutcome outcome;
     py::runCompiled(*handle.compiled, request, outcome);
+    seconds.push_back(std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
     if (!outcome.status.isOk())
-      return -1.0;
+      return {};
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-             .count() /
-         iterations;
+  return seconds;
 }
 
 } // namespace
@@ -339,6 +337,20 @@ NB_MODULE(_shardlin, m) {
                    })
       .def_prop_ro("warnings", [](const ProgramHandle &h) {
         return diagnosticsList(h.compiled->warnings);
+      });
+  nb::class_<RunInfo>(m, "RunInfo")
+      .def_prop_ro("ranks", [](const RunInfo &i) { return i.ranks; })
+      .def_prop_ro("arg_addresses",
+                   [](const RunInfo &i) { return i.bind.addresses; })
+      .def_prop_ro("arg_copied", [](const RunInfo &i) {
+        nb::list out;
+        for (const std::vector<bool> &rank : i.bind.copied) {
+          nb::list c;
+          for (bool b : rank)
+            c.append(b);
+          out.append(c);
+        }
+        return out;
       });
   m.def("compile", &compileModule, nb::arg("text"), nb::arg("path"),
         nb::arg("entry"), nb::arg("jit"), nb::arg("jit_cpu"), nb::arg("grid"),

@@ -70,7 +70,7 @@ rng = np.random.default_rng(7)
 xs = [random(rng, (5, 19), "f64") for _ in range(2)]
 w, b = random(rng, (11, 19), "f64"), random(rng, (11,), "f64")
 (y,), = program.run(xs, w, b, backend="mpi", per_rank=True)
-rank = program.last_run_info["ranks"][0]
+rank = program.last_run_info.ranks[0]
 assert_close(y, reference(xs[rank], w, b), "f64", f"rank {rank}")
 print(f"rank {rank} ok", flush=True)
 """

@@ -53,16 +53,16 @@ def test_zero_copy_rules(rng):
     program.run(xs, w, b)
     info = program.last_run_info
     for r in range(W):
-        assert info["arg_addresses"][r][0] == xs[r].ctypes.data
-        assert info["arg_addresses"][r][2] == b.ctypes.data
-        assert info["arg_copied"][r] == [False, True, False]
+        assert info.arg_addresses[r][0] == xs[r].ctypes.data
+        assert info.arg_addresses[r][2] == b.ctypes.data
+        assert info.arg_copied[r] == [False, True, False]
     # N split (dim 0): each chunk is a block of rows, bound in place.
     program = shardlin.compile(linear_module("f32", dim=0, placements=(2, 3, 0, 1)))
     program.run(xs, w, b)
     rows = {2: 0, 3: 3, 0: 6, 1: 9}  # ceil(11 / 4) = 3 rows per chunk
     for r in range(W):
-        assert program.last_run_info["arg_copied"][r] == [False, False, False]
-        assert program.last_run_info["arg_addresses"][r][1] == w.ctypes.data + rows[r] * 19 * 4
+        assert program.last_run_info.arg_copied[r] == [False, False, False]
+        assert program.last_run_info.arg_addresses[r][1] == w.ctypes.data + rows[r] * 19 * 4
 
 
 def test_non_contiguous_is_copied_and_correct(rng):
@@ -72,8 +72,8 @@ def test_non_contiguous_is_copied_and_correct(rng):
     w, b = random(rng, (11, 19), "f64"), random(rng, (11,), "f64")
     for r, (y,) in enumerate(program.run(xs, w, b, per_rank=True)):
         assert_close(y, reference(xs[r], w, b), "f64", f"rank {r}")
-        assert program.last_run_info["arg_copied"][r][0]
-        assert program.last_run_info["arg_addresses"][r][0] != big[r].ctypes.data
+        assert program.last_run_info.arg_copied[r][0]
+        assert program.last_run_info.arg_addresses[r][0] != big[r].ctypes.data
 
 
 class DLPackOnly:
@@ -97,7 +97,7 @@ def test_dlpack_inputs_zero_copy(rng):
                       per_rank=True)
     for r, (y,) in enumerate(out):
         assert_close(y, reference(xs[r], w, b), "f32", f"rank {r}")
-        assert program.last_run_info["arg_addresses"][r][0] == xs[r].ctypes.data
+        assert program.last_run_info.arg_addresses[r][0] == xs[r].ctypes.data
 
 
 def test_bad_inputs(rng):
