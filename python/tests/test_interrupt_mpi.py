@@ -50,7 +50,7 @@ def test_keyboard_interrupt_stops_a_threads_run(rng):
     stopped = time.perf_counter() - start
     timer.join()
     # Stopped at the next collective, well before the end.
-    assert stopped < full * 0.6, f"interrupted run took {stopped:.3f} s of {full:.3f} s"
+    assert stopped < full * 0.75, f"interrupted run took {stopped:.3f} s of {full:.3f} s"
     # Python's SIGINT handler is back, and the next run works.
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     small = shardlin.compile(linear_module("f32"))

@@ -125,3 +125,13 @@ def test_bad_inputs(rng):
     assert e.value.status_name == "invalid argument"
     # A good run after the failures.
     assert_close(program.run(xs, w, b), reference(xs[0], w, b), "f32")
+
+
+def test_jit_program(rng):
+    # Compiled to native code (shardlin-run --jit): the same results.
+    program = shardlin.compile(ROOT / "examples/quickstart/linear.mlir", jit=True)
+    assert program.jit and "jit" in repr(program)
+    xs = [random(rng, (5, 19), "f32") for _ in range(W)]
+    w, b = random(rng, (11, 19), "f32"), random(rng, (11,), "f32")
+    for r, (y,) in enumerate(program.run(xs, w, b, per_rank=True)):
+        assert_close(y, reference(xs[r], w, b), "f32", f"rank {r}")
