@@ -35,6 +35,13 @@ run_suite() {
   (
     set -euo pipefail
     if [ "$1" = sanitized ]; then export SHARDLIN_SANITIZED=1; else unset SHARDLIN_SANITIZED; fi
+    # The normal suite builds and tests the Python package (python.pytest)
+    # with the frontend venv's interpreter: create it first (once per
+    # machine, cached outside the clone; docs/python.md).
+    if [ "$1" = normal ]; then
+      bash "$ROOT/scripts/frontend-venv.sh" >/dev/null ||
+        echo "shardlin: no frontend venv; the Python package is not tested" >&2
+    fi
     source "$ROOT/scripts/bootstrap.sh"
     cd "$BUILD_DIR"
     LOG="$BUILD_DIR/ctest-output.log"

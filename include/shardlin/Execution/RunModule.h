@@ -27,10 +27,18 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace mlir::shardlin {
+
+/// Where a compile's diagnostics go instead of stderr (RunModuleOptions::
+/// diagnostics): the location as DiagnosticLinePrinter prints it
+/// ("file:line:col", "file" or ""), the severity and the message.
+using DiagnosticSink = std::function<void(
+    const std::string &location, DiagnosticSeverity severity,
+    const std::string &message)>;
 
 /// Prints each diagnostic of a context as one line, "file:line:col:
 /// error: message" (one write, so that the lines of several MPI processes
@@ -38,7 +46,9 @@ namespace mlir::shardlin {
 /// error: a pass that emits an error may still succeed.
 class DiagnosticLinePrinter {
 public:
-  explicit DiagnosticLinePrinter(MLIRContext &context);
+  /// With a `sink`, each diagnostic goes to it instead of stderr.
+  explicit DiagnosticLinePrinter(MLIRContext &context,
+                                 DiagnosticSink sink = nullptr);
   bool sawError() const { return sawError_; }
 
 private:
@@ -51,6 +61,12 @@ private:
 struct RunModuleOptions {
   /// The .mlir file; "-" is stdin.
   std::string inputFile;
+  /// If not empty, the module's text, parsed instead of reading inputFile
+  /// (which then only names the buffer in locations): for embedders that
+  /// hold the module in memory (the Python package).
+  std::string inputText;
+  /// If set, receives the compile's diagnostics instead of stderr.
+  DiagnosticSink diagnostics;
   /// The entry function (selectEntry's rules when empty).
   std::string entry;
   /// Compile the module to native code (Jit.h) instead of building the

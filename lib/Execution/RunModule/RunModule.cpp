@@ -29,8 +29,9 @@ namespace mlir::shardlin {
 // Diagnostics
 //===----------------------------------------------------------------------===//
 
-DiagnosticLinePrinter::DiagnosticLinePrinter(MLIRContext &context)
-    : handler_(&context, [this](Diagnostic &d) {
+DiagnosticLinePrinter::DiagnosticLinePrinter(MLIRContext &context,
+                                             DiagnosticSink sink)
+    : handler_(&context, [this, sink = std::move(sink)](Diagnostic &d) {
         std::string loc;
         // Line 0 is the implicit module around the file's ops: name the
         // file.
@@ -47,6 +48,11 @@ DiagnosticLinePrinter::DiagnosticLinePrinter(MLIRContext &context)
                            : severity == DiagnosticSeverity::Remark  ? "remark"
                                                                      : "note";
         sawError_ |= severity == DiagnosticSeverity::Error;
+        if (sink) {
+          sink(loc.empty() ? loc : loc.substr(0, loc.size() - 2), severity,
+               d.str());
+          return success();
+        }
         llvm::errs() << (loc + name + ": " + d.str() + "\n");
         return success();
       }) {}
@@ -216,13 +222,27 @@ LogicalResult compileEntry(ModuleOp module, const RunModuleOptions &options,
 
 /// Parses `path` into `context`, refusing what would crash MLIR's parser.
 OwningOpRef<ModuleOp> parseModuleFile(MLIRContext &context,
-                                      const std::string &path,
+                                      const RunModuleOptions &options,
                                       std::string &error) {
-  auto file = openInputFile(path, &error);
+  const std::string &path = options.inputFile;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      options.inputText.empty()
+          ? openInputFile(path, &error)
+          : llvm::MemoryBuffer::getMemBufferCopy(options.inputText, path);
   if (!file)
     return nullptr;
-  if (failed(refuseUpstreamParserCrash(file->getMemBufferRef(), llvm::errs())))
+  // With a sink, its refusal is one more diagnostic for it.
+  std::string refusal;
+  llvm::raw_string_ostream refusalStream(refusal);
+  if (failed(refuseUpstreamParserCrash(
+          file->getMemBufferRef(),
+          options.diagnostics ? static_cast<llvm::raw_ostream &>(refusalStream)
+                              : llvm::errs()))) {
+    if (options.diagnostics)
+      options.diagnostics(path, DiagnosticSeverity::Error,
+                          llvm::StringRef(refusal).trim().str());
     return nullptr;
+  }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
@@ -269,10 +289,10 @@ FailureOr<CompiledRun> compileForRun(MLIRContext &context,
                                      const rt::RunConfig &config,
                                      int mpiWorldSize, std::string &error) {
   error.clear();
-  DiagnosticLinePrinter diagnostics(context);
+  DiagnosticLinePrinter diagnostics(context, options.diagnostics);
   const auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> module =
-      parseModuleFile(context, options.inputFile, error);
+      parseModuleFile(context, options, error);
   if (!module)
     return failure();
   // An upstream-form module (it holds a shard.grid) is imported first, for
