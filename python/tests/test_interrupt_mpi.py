@@ -89,8 +89,9 @@ def test_mpi_backend_under_mpirun(tmp_path):
            str(ROOT / "python/tests")]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert sorted(l for l in out.stdout.splitlines() if l.endswith(" ok")) == [
-        "rank 0 ok", "rank 1 ok"]
+    # mpirun forwards each process's output as it comes: lines of two
+    # processes may share a line.
+    assert out.stdout.count("rank 0 ok") == 1 and out.stdout.count("rank 1 ok") == 1, out.stdout
     # A sharded result assembled on every process (3 ranks).
     script3 = tmp_path / "mpi_ret.py"
     script3.write_text(
