@@ -80,6 +80,13 @@ std::vector<uint64_t> backwardBytes(const testkit::BlockSpec &s,
   std::vector<uint64_t> out(size_t(w), 0);
   for (int i = 0; i < w; ++i)
     out[size_t(i)] = uint64_t(s.colLinears()) * c[size_t(i)] + r[size_t(i)];
+  // An unfused SwiGLU's two col-wise linears gather x once (the lowering's
+  // collective simplification, docs/lowering.md): their dx partial sums are
+  // added first and reduce-scattered once, (W-1) B H elements less.
+  if (s.colLinears() > 1 && st == Strategy::Activations)
+    for (int i = 0; i < w; ++i)
+      out[size_t(i)] -= uint64_t(s.colLinears() - 1) * uint64_t(w - 1) *
+                        uint64_t(s.rows()) * uint64_t(s.h) * uint64_t(e);
   return out;
 }
 
