@@ -24,6 +24,26 @@ if [ -x "$VENV/bin/python" ] && [ -f "$VENV/.complete" ]; then
 fi
 mkdir -p "$CACHE"
 PY="${SHARDLIN_VENV_PYTHON:-python3}"
+# Debian's python3 makes venvs only with python3-venv, and the Python
+# package's extension (docs/python.md) needs its headers, python3-dev:
+# installed here as scripts/bootstrap.sh installs the rest.
+has_headers() {
+  "$PY" -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null
+}
+if ! "$PY" -c 'import venv, ensurepip' 2>/dev/null || ! has_headers; then
+  if [ "$(command -v "$PY")" = /usr/bin/python3 ] && command -v apt-get >/dev/null; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+      command -v sudo >/dev/null || {
+        echo "frontend-venv: need root (or sudo) to install python3-venv python3-dev" >&2; exit 1; }
+      SUDO="sudo"
+    fi
+    echo "frontend-venv: installing python3-venv python3-dev" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q >&2
+    $SUDO apt-get install -y -q --no-install-recommends python3-venv python3-dev >&2
+  fi
+fi
 if ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
   echo "frontend-venv: $PY cannot create a venv; install python3-venv" >&2
   exit 1
