@@ -53,7 +53,7 @@ trap 'rm -rf "$TMP"' EXIT
 echo "frontend-venv: installing the pinned frontend toolchain into $VENV (once per machine)" >&2
 "$PY" -m venv "$TMP" >&2
 "$TMP/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQ" >&2
-"$TMP/bin/python" -c 'import torch, torch_mlir.fx, numpy, ml_dtypes, safetensors' >&2
+"$TMP/bin/python" -c 'import torch, torch_mlir.fx, numpy, ml_dtypes, safetensors, jax, iree.compiler' >&2
 rm -rf "$VENV"
 # A venv's scripts name its directory; make them name the final one.
 grep -rlF "$TMP" "$TMP/bin" | xargs -r sed -i "s#$TMP#$VENV#g"

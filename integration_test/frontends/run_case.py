@@ -8,7 +8,9 @@ rank's output against the float64 reference. Python's standard library only.
   run_case.py --bin DIR --placements NAME1 NAME2 ...
 
 threads, jit and mpi run `shardlin-run` on the module as exported (its
-parameters are constants in it; its only argument is x). A replicated result
+parameters are constants in it; its only argument is x; in the StableHLO
+corpus, --corpus integration_test/frontends/stablehlo, the parameters are
+arguments after x, listed in cases.json). A replicated result
 is written by every rank (`{rank}`) and each copy is checked; a split result
 is assembled from every rank's chunk and checked whole.
 
@@ -77,7 +79,10 @@ def bound(name, meta):
     if meta["dtype"] == "f32":
         return 1e-5
     _, _, ref = npytool.read_npy(os.path.join(CORPUS, name + ".ref.npy"))
-    _, _, torch = npytool.read_npy(os.path.join(CORPUS, name + ".torch.npy"))
+    # The framework's own run in the dtype (PyTorch's; JAX's for the
+    # StableHLO corpus).
+    own = meta.get("own", name + ".torch.npy")
+    _, _, torch = npytool.read_npy(os.path.join(CORPUS, own))
     return max(4 * max_rel_error(torch, ref), 4 * UNIT[meta["dtype"]])
 
 
@@ -114,7 +119,11 @@ def run_module(args, module, meta, work, extra=()):
         if os.path.exists(p):
             os.remove(p)
     x = os.path.join(CORPUS, args.case + ".x.npy")
-    cmd = [os.path.join(args.bin, "shardlin-run"), module, "--arg=" + x, out_flag]
+    cmd = [os.path.join(args.bin, "shardlin-run"), module, "--arg=" + x]
+    # Parameters passed as arguments (the StableHLO corpus), whole: each
+    # rank takes its chunk of a split one.
+    cmd += ["--arg=" + os.path.join(CORPUS, f) for f in meta.get("args", [])]
+    cmd.append(out_flag)
     cmd += list(extra)
     if args.backend == "jit":
         cmd.append("--jit")

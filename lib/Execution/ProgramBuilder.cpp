@@ -620,11 +620,20 @@ private:
                  : success();
     if (auto cst = dyn_cast<ConstantOp>(op))
       return translateConstant(cst);
-    // The rank's chunk of a split constant is what its instruction defines.
-    if (auto local = dyn_cast<LocalShardOp>(op);
-        local && local.getSource().getDefiningOp<ConstantOp>()) {
-      ids_[local.getResult()] = ids_.lookup(local.getSource());
-      return success();
+    // The rank's chunk of a split constant is what its instruction defines;
+    // that of a from_local is its source (what the op's folder says).
+    if (auto local = dyn_cast<LocalShardOp>(op)) {
+      if (local.getSource().getDefiningOp<ConstantOp>()) {
+        ids_[local.getResult()] = ids_.lookup(local.getSource());
+        return success();
+      }
+      if (auto from = local.getSource().getDefiningOp<FromLocalOp>()) {
+        FailureOr<int> source = operand(&op, from.getSource());
+        if (failed(source))
+          return failure();
+        ids_[local.getResult()] = *source;
+        return success();
+      }
     }
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
       return translation::translateMatmul(matmul, *this);
@@ -638,19 +647,6 @@ private:
     if (isa<LinearOp>(op))
       return op.emitError() << "shardlin.linear must be lowered first "
                                "(run --lower-sharded-linear)";
-    // from_local (a backward function's weight gradient): the sharded
-    // value is, on each rank, the chunk it is made of. No instruction: the
-    // result is that chunk's value, and a returned one gets the sharded
-    // type's layout (addResultLayout), so runners write each rank's chunk
-    // or assemble them, as for a returned sharded argument.
-    if (auto fromLocal = dyn_cast<FromLocalOp>(op)) {
-      auto it = ids_.find(fromLocal.getSource());
-      if (it == ids_.end())
-        return op.emitError() << "the shardlin runtime cannot execute the "
-                                 "op that defines its operand";
-      ids_[fromLocal.getResult()] = it->second;
-      return success();
-    }
     // The sizes of dynamic shapes: read by the instructions that take them
     // (an expand_shape's output sizes; a tensor.empty, whose shape the
     // runtime takes from its linalg op's operands), and fpowi's exponents,

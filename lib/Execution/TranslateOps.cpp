@@ -26,7 +26,7 @@ rt::ChunkSpec translation::toChunkSpec(ChunkAttr chunk) {
 }
 
 FailureOr<Value> translation::dimsSource(ArrayRef<OpFoldResult> sizes,
-                                    RankedTensorType type) {
+                                    RankedTensorType type, bool leading) {
   Value like;
   for (auto [position, size] : llvm::enumerate(sizes)) {
     auto v = dyn_cast<Value>(size);
@@ -34,9 +34,10 @@ FailureOr<Value> translation::dimsSource(ArrayRef<OpFoldResult> sizes,
       continue;
     auto dim = v.getDefiningOp<tensor::DimOp>();
     std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-    if (!dim || !index || *index != static_cast<int64_t>(position) ||
-        cast<RankedTensorType>(dim.getSource().getType()).getRank() !=
-            type.getRank() ||
+    if (!dim || !index || *index != static_cast<int64_t>(position))
+      return failure();
+    int64_t rank = cast<RankedTensorType>(dim.getSource().getType()).getRank();
+    if ((leading ? rank < type.getRank() : rank != type.getRank()) ||
         (like && dim.getSource() != like))
       return failure();
     like = dim.getSource();
@@ -274,7 +275,7 @@ FailureOr<Value> fillDims(Value v, RankedTensorType type, unsigned depth) {
   if (!def || depth > 64)
     return failure();
   if (auto empty = dyn_cast<tensor::EmptyOp>(def))
-    return dimsSource(empty.getMixedSizes(), type);
+    return dimsSource(empty.getMixedSizes(), type, /*leading=*/true);
   SmallVector<Value> next;
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
     llvm::append_range(next, dps.getDpsInits());
@@ -307,8 +308,8 @@ LogicalResult translation::translateFill(Operation &root, rt::ExprProgram expr,
              << "the shardlin runtime fills a tensor of the dynamic shape "
              << type
              << " only when it is written into a tensor.empty whose dynamic "
-                "sizes are the dims of one tensor of the same rank at the "
-                "same positions (tensor.dim %t, i for dim i)";
+                "sizes are the leading dims of one tensor (tensor.dim %t, i "
+                "for dim i)";
     FailureOr<int> id = sink.operand(&root, *like);
     if (failed(id))
       return failure();

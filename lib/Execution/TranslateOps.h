@@ -45,10 +45,11 @@ rt::ChunkSpec toChunkSpec(ChunkAttr chunk);
 
 /// The value whose dims give the dynamic sizes `sizes` of a tensor of type
 /// `type`: each dynamic size is `tensor.dim %t, i` of one tensor %t of the
-/// same rank at the same position i. A null Value if `type` is static;
-/// failure if the sizes are not of that form.
+/// same rank (with `leading`, of a rank at least `type`'s: its leading dims,
+/// as a fill reads them) at the same position i. A null Value if `type` is
+/// static; failure if the sizes are not of that form.
 FailureOr<Value> dimsSource(ArrayRef<OpFoldResult> sizes,
-                            RankedTensorType type);
+                            RankedTensorType type, bool leading = false);
 
 /// Appends x^n, x being node `base` of `expr`, as the products that LLVM
 /// computes for llvm.powi with a constant n (expandPower: bit for bit the

@@ -47,6 +47,12 @@
 // RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=col_uneven --arg=%t/d/x.0.npy --arg=%t/d/w.{rank}.npy --arg=%t/d/b.npy --out=%t/col-shards.npy
 // RUN: cmp %t/col.npy %t/col-shards.npy
 
+// The weight annotated for its users: every rank reads the whole file and
+// takes its chunk; each rank's y (gathered from the features) is checked.
+// RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=col_for_users --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/users.{rank}.npy
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/users.0.npy' --world-size 1 | FileCheck %s --check-prefix=OK
+// RUN: %python %shardlin_src/testing/tools/npytool.py check --dir %t/d --out '%t/users.3.npy' --world-size 1 | FileCheck %s --check-prefix=OK
+
 // Row-wise, replicated x and result (an all_reduce): every rank writes the
 // whole y; rank 0's for a path without {rank}.
 // RUN: shardlin-run %S/Inputs/upstream-linears.mlir --entry=row_uneven --strategy=activations --arg=%t/d/x.0.npy --arg=%t/d/w.npy --arg=%t/d/b.npy --out=%t/row.{rank}.npy

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_IMPORTSHARD
@@ -76,9 +77,32 @@ static FailureOr<Grid> findGrid(ModuleOp module) {
   return grid;
 }
 
+/// A `linalg.generic` that only copies its input through a permutation map
+/// (what StableHLO's legalization to linalg writes for `stablehlo.transpose`)
+/// becomes the `linalg.transpose` it is, so that the linears that absorb a
+/// transposed weight, and the import of a transpose, see one form.
+static void namedTransposes(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> generics;
+  func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  IRRewriter rewriter(func.getContext());
+  for (linalg::GenericOp op : generics) {
+    if (!op.hasPureTensorSemantics())
+      continue;
+    std::optional<SmallVector<int64_t>> perm =
+        linalg::isaTransposeOpInterface(op);
+    if (!perm)
+      continue;
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(
+        op, op.getDpsInputs()[0], op.getDpsInits()[0], *perm);
+  }
+}
+
 LogicalResult mlir::shardlin::importShard(ModuleOp module) {
   if (!hasShardGrid(module))
     return success();
+  for (auto func : module.getOps<func::FuncOp>())
+    namedTransposes(func);
   if (failed(splitDataParallelGrid(module)))
     return failure();
   FailureOr<Grid> grid = findGrid(module);

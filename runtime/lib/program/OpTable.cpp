@@ -264,10 +264,12 @@ Status verifyFill(const Program &p, const Instr &in, const std::string &what) {
     return Status::invalidArgument(
         what + " fills the dynamic shape " + formatShape(shape) +
         " without a value to take its dynamic dims from");
-  if (first == 1 && rankOf(p, in.operands[0]) != shape.size())
+  // The dynamic dims are the leading dims of that value (a row reduction's
+  // rank-reduced init takes the rows of the matrix it reduces).
+  if (first == 1 && rankOf(p, in.operands[0]) < shape.size())
     return Status::invalidArgument(
         what + " takes its dynamic dims from a value of rank " +
-        std::to_string(rankOf(p, in.operands[0])) + ", not the result's " +
+        std::to_string(rankOf(p, in.operands[0])) + ", below the result's " +
         std::to_string(shape.size()));
   for (size_t k = first; k < in.operands.size(); ++k) {
     const ValueType &v = p.values[in.operands[k]];

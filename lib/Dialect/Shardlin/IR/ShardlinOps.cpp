@@ -144,6 +144,12 @@ LogicalResult LocalShardOp::verify() {
   return success();
 }
 
+OpFoldResult LocalShardOp::fold(FoldAdaptor) {
+  if (auto from = getSource().getDefiningOp<FromLocalOp>())
+    return from.getSource();
+  return {};
+}
+
 LogicalResult LocalChunkOp::verify() {
   RankedTensorType src = getSource().getType();
   RankedTensorType res = getResult().getType();

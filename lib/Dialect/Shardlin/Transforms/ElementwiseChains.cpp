@@ -439,10 +439,15 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
     if (!members_.contains(&op))
       continue;
     Value v = op.getResult(0);
-    // A linalg.transpose writes all of its init and never reads it.
+    // A linalg.transpose writes all of its init and never reads it. A
+    // boolean's sizes (tensor.dim: the import sizes an init by the first
+    // operand of its op, which may be a select's condition) are its chain's
+    // operands' sizes, not a read of the tensor.
+    bool boolean = isBoolTensor(v);
     auto outside = llvm::find_if(v.getUses(), [&](OpOperand &u) {
       auto transpose = dyn_cast<linalg::TransposeOp>(u.getOwner());
-      return !fusesInto(u) && !(transpose && transpose.isDpsInit(&u));
+      return !fusesInto(u) && !(transpose && transpose.isDpsInit(&u)) &&
+             !(boolean && isa<tensor::DimOp>(u.getOwner()));
     });
     if (outside == v.getUses().end())
       continue;
@@ -453,7 +458,7 @@ LogicalResult ElementwiseChains::analyze(Block &body) {
                 "of an elementwise linalg op)";
     if (!isa<RankedTensorType>(v.getType()))
       continue; // A scalar constant: its user reports what it cannot run.
-    if (isBoolTensor(v))
+    if (boolean)
       return op.emitError() << "a boolean tensor cannot be stored: the "
                                "shardlin runtime uses comparisons only as "
                                "the condition of a select in the same chain";

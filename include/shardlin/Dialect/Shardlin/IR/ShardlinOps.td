@@ -149,7 +149,8 @@ def Shardlin_LocalShardOp : Shardlin_Op<"local_shard", [Pure]> {
     `c` with `placements[c] == rank`). The result type is the global shape with
     the sharded dim replaced by the local chunk size, which is `?` when chunks
     differ in size (the runtime resolves it from the rank), and may be 0.
-    No data moves: it is a view of the rank's shard.
+    No data moves: it is a view of the rank's shard. The chunk of a
+    `shardlin.from_local` is that op's source (the folder says so).
 
     ```mlir
     %a = shardlin.local_shard %w : !shardlin.sharded<tensor<11x19xf32>,
@@ -160,6 +161,8 @@ def Shardlin_LocalShardOp : Shardlin_Op<"local_shard", [Pure]> {
   let results = (outs Shardlin_Tensor:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` type($result)";
   let hasVerifier = 1;
+  // local_shard(from_local(x)) is x.
+  let hasFolder = 1;
 }
 
 def Shardlin_LocalChunkOp : Shardlin_Op<"local_chunk", [Pure,
