@@ -9,6 +9,7 @@
 
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
+#include "BlockChunks.h"
 #include "BlockFusion.h"
 #include "LinearDecisions.h"
 #include "SimplifyCollectives.h"
@@ -97,6 +98,10 @@ struct LowerShardedLinearPass
   }
 
   void runOnOperation() override {
+    // Chunks of whole blocks (heads) as explicit bounds: what the decisions,
+    // the patterns and everything downstream read.
+    if (failed(support::materializeBlockChunks(getOperation())))
+      return signalPassFailure();
     bool ok = true;
     // Every linear's sizes first: the block fusion and the decisions below
     // compute with them.
