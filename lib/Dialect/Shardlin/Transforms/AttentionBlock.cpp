@@ -22,7 +22,9 @@
 //
 // The rows of a rank are its own whole sequences (the attention op's
 // semantics), so the gathered rows are W*B sequences of S. No collective
-// runs between the all_gather and the reduce_scatter.
+// runs between the all_gather and the reduce_scatter. With x replicated
+// (every linear `layouts replicated -> replicated`), there is no all_gather
+// and O's partial products are all_reduced.
 //
 // Not fused (an explain remark says why), the ops lower one by one, which
 // is also exact: the attention then runs on the rank's rows with all heads.
@@ -55,7 +57,20 @@ struct Projection {
   SmallVector<int64_t> heads;
 };
 
+/// How x, the linears and O's result are spread: each rank's rows
+/// (sequence-parallel, the default layouts) or the same rows on every rank
+/// (`layouts replicated -> replicated` on every linear).
+enum class Mode { Rows, Replicated };
+
+bool hasMode(LinearOp op, Mode mode) {
+  if (mode == Mode::Rows)
+    return op.hasDefaultLayouts();
+  return op.getInputLayout() == Layout::Replicated &&
+         op.getResultLayout() == Layout::Replicated;
+}
+
 struct AttentionBlock {
+  Mode mode = Mode::Rows;
   LinearOp o;
   AttentionOp att;
   Projection q, k, v;
@@ -92,7 +107,7 @@ bool isReplicated(Value v) {
 
 /// The projection computing `v` (through a rope), or why there is none.
 std::string traceProjection(Value v, StringRef name, bool allowReplicated,
-                            Projection &p) {
+                            Mode mode, Projection &p) {
   if (auto rope = v.getDefiningOp<RopeOp>()) {
     if (!rope->hasOneUse())
       return name.str() + "'s rope result is also used outside the block";
@@ -102,8 +117,9 @@ std::string traceProjection(Value v, StringRef name, bool allowReplicated,
   if (!v.hasOneUse())
     return name.str() + "'s projection is also used outside the block";
   if (auto lin = v.getDefiningOp<LinearOp>()) {
-    if (lin.splitsK() || !lin.hasDefaultLayouts())
-      return name.str() + " is not a col-wise linear with the default layouts";
+    if (lin.splitsK() || !hasMode(lin, mode))
+      return name.str() + " is not a col-wise linear with O's layouts (" +
+             (mode == Mode::Rows ? "the default rows" : "replicated") + ")";
     p.op = lin;
     p.x = lin.getInput();
     return {};
@@ -212,7 +228,7 @@ std::string blockProblem(AttentionBlock &b) {
        {std::tuple{att.getQ(), "q", &b.q}, std::tuple{att.getK(), "k", &b.k},
         std::tuple{att.getV(), "v", &b.v}}) {
     std::string problem =
-        traceProjection(value, name, /*allowReplicated=*/p != &b.q, *p);
+        traceProjection(value, name, /*allowReplicated=*/p != &b.q, b.mode, *p);
     if (!problem.empty())
       return problem;
   }
@@ -346,9 +362,14 @@ void lowerAttentionBlock(AttentionBlock &blk) {
 
   int64_t batch = 0;
   Value rows = flattenToRows(rw, blk.q.op->getLoc(), x, batch);
-  const int64_t stacked = stackedRows(blk.w, batch);
-  Value gathered = AllGatherOp::create(
-      rw, blk.q.op->getLoc(), tensorOf({stacked, k}, elt), rows, rowBlocks);
+  // Sequence-parallel rows are gathered; replicated rows are every rank's
+  // already.
+  const bool gather = blk.mode == Mode::Rows;
+  const int64_t stacked = gather ? stackedRows(blk.w, batch) : batch;
+  Value gathered = rows;
+  if (gather)
+    gathered = AllGatherOp::create(
+        rw, blk.q.op->getLoc(), tensorOf({stacked, k}, elt), rows, rowBlocks);
   Value q = project(rw, blk.q, gathered, blk.d, s);
   Value kk = project(rw, blk.k, gathered, blk.d, s);
   Value v = project(rw, blk.v, gathered, blk.d, s);
@@ -369,8 +390,10 @@ void lowerAttentionBlock(AttentionBlock &blk) {
                           /*bias=*/Value(), /*transpose_lhs=*/false,
                           /*transpose_rhs=*/!o.getWeightKn());
   annotateLowering(p, "attention-block", nullptr);
-  Value y =
-      reduceRowBlocks(rw, o.getLoc(), p, rowBlocks, batch, n, elt, o.getBias());
+  // The rank's rows of the sum over ranks, or (replicated) all of it.
+  Value y = gather ? reduceRowBlocks(rw, o.getLoc(), p, rowBlocks, batch, n,
+                                     elt, o.getBias())
+                   : allReduceRows(rw, o.getLoc(), p, blk.w, elt, o.getBias());
   y = restoreFromRows(rw, o.getLoc(), y,
                       cast<RankedTensorType>(o.getResult().getType()), x);
   rw.replaceOp(o, y);
@@ -398,8 +421,11 @@ void mlir::shardlin::detail::fuseAttentionBlocks(Operation *root, bool explain,
   for (LinearOp o : outs) {
     AttentionBlock b;
     b.o = o;
+    b.mode = hasMode(o, Mode::Rows) ? Mode::Rows : Mode::Replicated;
     std::string problem =
-        !o.hasDefaultLayouts() ? "O's layouts are not the default rows"
+        !hasMode(o, b.mode)
+            ? "O's layouts are neither the default rows nor replicated -> "
+              "replicated"
         : o.getWeightType().getNumRanks() < 2 ? "O's weight is on one rank"
                                               : blockProblem(b);
     if (!problem.empty()) {
@@ -417,7 +443,9 @@ void mlir::shardlin::detail::fuseAttentionBlocks(Operation *root, bool explain,
                      << (b.kvReplicated ? " (sliced from the replicated K "
                                           "and V weights)"
                                         : "")
-                     << "; one all_gather of x and one reduce_scatter";
+                     << (b.mode == Mode::Rows
+                             ? "; one all_gather of x and one reduce_scatter"
+                             : "; x replicated: one all_reduce");
     lowerAttentionBlock(b);
     ++numFused;
   }

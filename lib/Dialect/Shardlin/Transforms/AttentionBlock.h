@@ -17,7 +17,7 @@ namespace mlir::shardlin::detail {
 /// optional rope, shardlin.attention, the row-wise O linear) as one unit:
 /// one all_gather of x, the projections' GEMMs on the rank's heads, the
 /// rank-local rope and attention (head tables q_heads / kv_heads), O's GEMM
-/// and one reduce_scatter. With `explain`, a remark on each O linear fed by
+/// and one reduce_scatter (x replicated: no all_gather, one all_reduce). With `explain`, a remark on each O linear fed by
 /// an attention says what was done or why the block was not fused (its ops
 /// are then lowered one by one, which is correct but gathers q, k and v).
 /// `numFused` counts the blocks.
