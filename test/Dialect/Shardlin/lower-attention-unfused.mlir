@@ -67,3 +67,21 @@ func.func @kv_not_replicated(%x: tensor<4x8xf32>, %wq: !wq, %wk: tensor<16x8xf32
   %y = shardlin.linear %a, %wo : (tensor<4x48xf32>, !wo) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A 3-D x whose K projection is a gemm of other rows, expanded: not x's.
+!wq = !shardlin.sharded<tensor<24x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], block = 4>>
+!wo = !shardlin.sharded<tensor<8x24xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3], block = 4>>
+// CHECK: lower-attention-unfused.mlir:[[# @LINE + 9]]:8: remark: attention block not fused: k's gemm on a 3-D x is not collapse_shape {{\[}}[0, 1], [2]] of x, the gemm and expand_shape back (its ops are lowered one by one)
+func.func @gqa_3d_other_rows(%x: tensor<2x4x8xf32>, %rows: tensor<8x8xf32>, %wq: !wq,
+                             %wk: tensor<8x8xf32> {shardlin.replicated}, %wo: !wo) -> tensor<2x4x8xf32> {
+  %q = shardlin.linear %x, %wq : (tensor<2x4x8xf32>, !wq) -> tensor<2x4x24xf32>
+  %k2 = shardlin.gemm %rows, %wk transpose_rhs : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %k = tensor.expand_shape %k2 [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %v2 = shardlin.gemm %rows, %wk transpose_rhs : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %v = tensor.expand_shape %v2 [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %a = shardlin.attention %q, %k, %v {head_dim = 4 : i64, causal} : tensor<2x4x24xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x24xf32>
+  %y = shardlin.linear %a, %wo : (tensor<2x4x24xf32>, !wo) -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}

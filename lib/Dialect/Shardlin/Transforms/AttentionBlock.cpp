@@ -41,6 +41,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -52,6 +53,9 @@ namespace {
 struct Projection {
   Operation *op = nullptr;
   RopeOp rope;
+  /// A gemm on a 3-D x: the collapse of x into rows and the expansion of
+  /// the result back to [B, S, F].
+  Operation *collapse = nullptr, *expand = nullptr;
   Value x;
   /// W pairs [begin, end) of global heads, by rank.
   SmallVector<int64_t> heads;
@@ -124,6 +128,14 @@ std::string traceProjection(Value v, StringRef name, bool allowReplicated,
     p.x = lin.getInput();
     return {};
   }
+  // A gemm on a 3-D x reads its rows (tensor.collapse_shape [B, S, K] ->
+  // [B*S, K]) and its result is expanded back to [B, S, F].
+  auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
+  if (expand) {
+    v = expand.getSrc();
+    if (!v.hasOneUse())
+      return name.str() + "'s projection is also used outside the block";
+  }
   auto gemm = v.getDefiningOp<GemmOp>();
   if (gemm && allowReplicated) {
     if (gemm.getTransposeLhs() || !gemm.getTransposeRhs())
@@ -135,6 +147,18 @@ std::string traceProjection(Value v, StringRef name, bool allowReplicated,
                           "constant)";
     p.op = gemm;
     p.x = gemm.getLhs();
+    if (!expand)
+      return {};
+    auto collapse = gemm.getLhs().getDefiningOp<tensor::CollapseShapeOp>();
+    SmallVector<ReassociationIndices> rows{{0, 1}, {2}};
+    if (!collapse || collapse.getSrcType().getRank() != 3 ||
+        collapse.getReassociationIndices() != rows ||
+        expand.getReassociationIndices() != rows)
+      return name.str() + "'s gemm on a 3-D x is not collapse_shape [[0, 1], "
+                          "[2]] of x, the gemm and expand_shape back";
+    p.collapse = collapse;
+    p.expand = expand;
+    p.x = collapse.getSrc();
     return {};
   }
   return name.str() + " is not computed by a col-wise shardlin.linear" +
@@ -398,12 +422,16 @@ void lowerAttentionBlock(AttentionBlock &blk) {
                       cast<RankedTensorType>(o.getResult().getType()), x);
   rw.replaceOp(o, y);
   // Users first: the attention, the ropes, the projections.
-  SmallVector<Operation *> dead{att};
-  for (Projection *pr : {&blk.q, &blk.k, &blk.v}) {
-    if (pr->rope)
-      dead.push_back(pr->rope);
-    dead.push_back(pr->op);
-  }
+  llvm::SetVector<Operation *> dead;
+  dead.insert(att);
+  for (Projection *pr : {&blk.q, &blk.k, &blk.v})
+    for (Operation *op : {pr->rope.getOperation(), pr->expand, pr->op})
+      if (op)
+        dead.insert(op);
+  // Last, the collapses of x (k's and v's gemms may share one).
+  for (Projection *pr : {&blk.k, &blk.v})
+    if (pr->collapse)
+      dead.insert(pr->collapse);
   for (Operation *op : dead)
     if (op->use_empty())
       rw.eraseOp(op);
