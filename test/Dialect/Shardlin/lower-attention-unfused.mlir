@@ -85,3 +85,36 @@ func.func @gqa_3d_other_rows(%x: tensor<2x4x8xf32>, %rows: tensor<8x8xf32>, %wq:
   %y = shardlin.linear %a, %wo : (tensor<2x4x24xf32>, !wo) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Rope tables and a mask that each rank passes for itself (positions of its
+// own rows, say): fused, rank r would apply its tables to every rank's
+// sequences.
+!wq = !shardlin.sharded<tensor<16x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1], block = 4>>
+!wo = !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1], block = 4>>
+// CHECK: lower-attention-unfused.mlir:[[# @LINE + 8]]:8: remark: attention block not fused: the rope's cos/sin tables are not the same on every rank (a shardlin.replicated argument or a constant) (its ops are lowered one by one)
+func.func @rope_rank_local(%x: tensor<4x8xf32>, %wq: !wq, %wo: !wo, %cos: tensor<4x2xf32>, %sin: tensor<4x2xf32>) -> tensor<4x8xf32> {
+  %q = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %k = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %v = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %qr = shardlin.rope %q, %cos, %sin {head_dim = 4 : i64} : tensor<4x16xf32>, tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x16xf32>
+  %kr = shardlin.rope %k, %cos, %sin {head_dim = 4 : i64} : tensor<4x16xf32>, tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x16xf32>
+  %a = shardlin.attention %qr, %kr, %v {head_dim = 4 : i64, causal} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %y = shardlin.linear %a, %wo : (tensor<4x16xf32>, !wo) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+!wq = !shardlin.sharded<tensor<16x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1], block = 4>>
+!wo = !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1], block = 4>>
+// CHECK: lower-attention-unfused.mlir:[[# @LINE + 6]]:8: remark: attention block not fused: the mask is not the same on every rank (a shardlin.replicated argument or a constant) (its ops are lowered one by one)
+func.func @mask_rank_local(%x: tensor<4x8xf32>, %wq: !wq, %wo: !wo, %m: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  %q = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %k = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %v = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %a = shardlin.attention %q, %k, %v mask %m {head_dim = 4 : i64} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x4xf32> -> tensor<4x16xf32>
+  %y = shardlin.linear %a, %wo : (tensor<4x16xf32>, !wo) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

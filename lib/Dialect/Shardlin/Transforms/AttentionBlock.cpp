@@ -258,6 +258,16 @@ std::string blockProblem(AttentionBlock &b) {
   }
   if (b.v.rope)
     return "v goes through a rope (only q and k may)";
+  // Fused, a rank applies its own rope tables and mask to every rank's
+  // sequences: they must be the same on every rank.
+  for (Projection *p : {&b.q, &b.k})
+    if (p->rope &&
+        (!isReplicated(p->rope.getCos()) || !isReplicated(p->rope.getSin())))
+      return "the rope's cos/sin tables are not the same on every rank (a "
+             "shardlin.replicated argument or a constant)";
+  if (att.getMask() && !isReplicated(att.getMask()))
+    return "the mask is not the same on every rank (a shardlin.replicated "
+           "argument or a constant)";
   if (b.k.x != b.q.x || b.v.x != b.q.x)
     return "its projections read different inputs";
   auto qType = cast<RankedTensorType>(att.getQ().getType());
