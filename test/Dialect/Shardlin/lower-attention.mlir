@@ -30,6 +30,8 @@
 // CHECK: %[[G:.*]] = shardlin.all_gather %{{.*}} along <dim = 0, placements = [0, 1, 2, 3, 4, 5, 6, 7]> : tensor<4x8xf32> -> tensor<32x8xf32>
 // CHECK-NOT: shardlin.{{all_gather|all_to_all|all_reduce|reduce_scatter}}
 // CHECK: shardlin.gemm %[[G]], %{{.*}} bias %{{.*}} transpose_rhs {{.*}} -> tensor<32x?xf32>
+// The gathered rows as 8 sequences of 4.
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [8, 4, %{{.*}}] : tensor<32x?xf32> into tensor<8x4x?xf32>
 // CHECK: shardlin.local_slice %{{.*}} dim = 0 ranges = [0, 4, 0, 8, 4, 8, 8, 12, 8, 16, 12, 16, 0, 0, 0, 0] : tensor<16x8xf32> -> tensor<?x8xf32>
 // CHECK: shardlin.local_slice %{{.*}} dim = 0 ranges = [0, 4, 0, 8, 4, 8, 8, 12, 8, 16, 12, 16, 0, 0, 0, 0] : tensor<16xf32> -> tensor<?xf32>
 // CHECK: shardlin.rope %{{.*}} {head_dim = 4 : i64} : tensor<8x4x?xf32>, tensor<4x2xf32>, tensor<4x2xf32> -> tensor<8x4x?xf32>

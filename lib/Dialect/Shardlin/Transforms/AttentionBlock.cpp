@@ -329,9 +329,10 @@ Value toSequences(OpBuilder &b, Location loc, Value rows, int64_t s) {
       return b.getIndexAttr(type.getDimSize(i));
     return tensor::DimOp::create(b, loc, rows, i).getResult();
   };
-  OpFoldResult seqs = dimOf(0);
-  if (auto v = dyn_cast<Value>(seqs))
-    seqs = arith::DivUIOp::create(b, loc, v,
+  // The number of sequences: rows / S.
+  OpFoldResult seqs = b.getIndexAttr(seqType.getDimSize(0));
+  if (seqType.isDynamicDim(0))
+    seqs = arith::DivUIOp::create(b, loc, cast<Value>(dimOf(0)),
                                   arith::ConstantIndexOp::create(b, loc, s))
                .getResult();
   return tensor::ExpandShapeOp::create(
