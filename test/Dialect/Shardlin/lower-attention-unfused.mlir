@@ -118,3 +118,19 @@ func.func @mask_rank_local(%x: tensor<4x8xf32>, %wq: !wq, %wo: !wo, %m: tensor<4
   %y = shardlin.linear %a, %wo : (tensor<4x16xf32>, !wo) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// K and V split over 2 ranks, q and O over 4.
+!wq = !shardlin.sharded<tensor<16x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], block = 4>>
+!wk = !shardlin.sharded<tensor<16x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1], block = 4>>
+!wo = !shardlin.sharded<tensor<8x16xf32>, #shardlin.chunk<dim = 1, placements = [0, 1, 2, 3], block = 4>>
+// CHECK: lower-attention-unfused.mlir:[[# @LINE + 6]]:8: remark: attention block not fused: k's weight is split over another number of ranks than O's (its ops are lowered one by one)
+func.func @kv_other_ranks(%x: tensor<4x8xf32>, %wq: !wq, %wk: !wk, %wo: !wo) -> tensor<4x8xf32> {
+  %q = shardlin.linear %x, %wq : (tensor<4x8xf32>, !wq) -> tensor<4x16xf32>
+  %k = shardlin.linear %x, %wk : (tensor<4x8xf32>, !wk) -> tensor<4x16xf32>
+  %v = shardlin.linear %x, %wk : (tensor<4x8xf32>, !wk) -> tensor<4x16xf32>
+  %a = shardlin.attention %q, %k, %v {head_dim = 4 : i64} : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %y = shardlin.linear %a, %wo : (tensor<4x16xf32>, !wo) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

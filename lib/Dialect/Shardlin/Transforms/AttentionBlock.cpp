@@ -210,6 +210,9 @@ std::string kvTable(AttentionBlock &b) {
     return {};
   }
   for (Projection *p : {&b.k, &b.v}) {
+    if (cast<LinearOp>(p->op).getWeightType().getNumRanks() != b.w)
+      return std::string(p == &b.k ? "k" : "v") +
+             "'s weight is split over another number of ranks than O's";
     std::string problem =
         headTable(cast<LinearOp>(p->op), p == &b.k ? "k" : "v", b.d, p->heads);
     if (!problem.empty())
