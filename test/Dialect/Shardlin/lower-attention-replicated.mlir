@@ -20,7 +20,7 @@
 // CHECK: shardlin.all_reduce %{{.*}} : tensor<4x8xf32>
 // CHECK: shardlin.bias_add
 // CHECK: return
-// EXPLAIN: remark: attention block fused: 12 query heads, 4 kv heads (group 3), head_dim 4, 8 ranks; query heads by rank [12, 12) [12, 12) [10, 12) [8, 10) [6, 8) [4, 6) [2, 4) [0, 2); kv heads by rank [0, 0) [0, 0) [3, 4) [2, 4) [2, 3) [1, 2) [0, 2) [0, 1) (sliced from the replicated K and V weights); x replicated: one all_reduce
+// EXPLAIN: remark: attention block fused: 12 query heads, 4 kv heads (group 3), head_dim 4, 8 ranks; query heads by rank [12, 12) [12, 12) [10, 12) [8, 10) [6, 8) [4, 6) [2, 4) [0, 2); kv heads by rank [0, 0) [0, 0) [3, 4) [2, 4) [2, 3) [1, 2) [0, 2) [0, 1) (sliced from the replicated K and V weights); x replicated: one all_reduce; per rank about 224 bytes all_reduced; at most 2048 projection flops per rank; 64 k/v features computed over the ranks for 32
 func.func @replicated(%x: tensor<4x8xf32> {shardlin.replicated}, %wq: !wq,
                       %wk: tensor<16x8xf32> {shardlin.replicated}, %wv: tensor<16x8xf32> {shardlin.replicated},
                       %wo: !wo, %bo: tensor<8xf32>) -> tensor<4x8xf32> {

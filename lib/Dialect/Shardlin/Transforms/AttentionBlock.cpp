@@ -451,6 +451,48 @@ void lowerAttentionBlock(AttentionBlock &blk) {
       rw.eraseOp(op);
 }
 
+/// The remark for a fused block: the heads of every rank, and what each
+/// rank sends and computes (for static rows).
+void explainFused(AttentionBlock &b) {
+  InFlightDiagnostic r = b.o.emitRemark();
+  r << "attention block fused: " << b.hq << " query heads, " << b.hkv
+    << " kv heads (group " << b.g << "), head_dim " << b.d << ", " << b.w
+    << " ranks; query heads by rank " << pairs(b.q.heads)
+    << "; kv heads by rank " << pairs(b.k.heads)
+    << (b.kvReplicated ? " (sliced from the replicated K and V weights)" : "")
+    << (b.mode == Mode::Rows ? "; one all_gather of x and one reduce_scatter"
+                             : "; x replicated: one all_reduce");
+  auto xType = cast<RankedTensorType>(b.q.x.getType());
+  if (!xType.hasStaticShape())
+    return;
+  const int64_t rows = xType.getNumElements() / xType.getShape().back();
+  const int64_t k = xType.getShape().back(), n = b.o.getN();
+  const int64_t e = (xType.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+  const int64_t e2 =
+      (partialSumType(xType.getElementType()).getIntOrFloatBitWidth() + 7) / 8;
+  const int64_t m = b.mode == Mode::Rows ? b.w * rows : rows;
+  // Ring collectives: each rank sends W - 1 blocks (an all_reduce twice
+  // its 1/W share of the rows).
+  if (b.mode == Mode::Rows)
+    r << "; per rank " << (b.w - 1) * rows * k * e << " bytes all_gathered and "
+      << (b.w - 1) * rows * n * e2 << " bytes reduce_scattered";
+  else
+    r << "; per rank about " << 2 * (b.w - 1) * rows * n * e2 / b.w
+      << " bytes all_reduced";
+  // GEMM flops of the busiest rank; the kv features all ranks compute
+  // against the Hkv * D of one copy (the cost of replicating K and V).
+  int64_t maxFlops = 0, kvFeatures = 0;
+  for (int64_t i = 0; i < b.w; ++i) {
+    const int64_t fq = (b.q.heads[2 * i + 1] - b.q.heads[2 * i]) * b.d;
+    const int64_t fkv = (b.k.heads[2 * i + 1] - b.k.heads[2 * i]) * b.d;
+    kvFeatures += fkv;
+    maxFlops = std::max(maxFlops, 2 * m * k * (fq + 2 * fkv) + 2 * m * fq * n);
+  }
+  r << "; at most " << maxFlops << " projection flops per rank; "
+    << 2 * kvFeatures << " k/v features computed over the ranks for "
+    << 2 * b.hkv * b.d;
+}
+
 } // namespace
 
 void mlir::shardlin::detail::fuseAttentionBlocks(Operation *root, bool explain,
@@ -477,17 +519,7 @@ void mlir::shardlin::detail::fuseAttentionBlocks(Operation *root, bool explain,
       continue;
     }
     if (explain)
-      o.emitRemark() << "attention block fused: " << b.hq << " query heads, "
-                     << b.hkv << " kv heads (group " << b.g << "), head_dim "
-                     << b.d << ", " << b.w << " ranks; query heads by rank "
-                     << pairs(b.q.heads) << "; kv heads by rank "
-                     << pairs(b.k.heads)
-                     << (b.kvReplicated ? " (sliced from the replicated K "
-                                          "and V weights)"
-                                        : "")
-                     << (b.mode == Mode::Rows
-                             ? "; one all_gather of x and one reduce_scatter"
-                             : "; x replicated: one all_reduce");
+      explainFused(b);
     lowerAttentionBlock(b);
     ++numFused;
   }
