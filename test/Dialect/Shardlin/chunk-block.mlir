@@ -7,7 +7,7 @@
 // explicit bounds, so nothing downstream needs the block rule.
 
 // 7 heads of 4 (28 features) over 3 ranks: 3, 3 and 1 heads, [0, 12, 24, 28]
-// (the plain ceil rule, split 10, would cut heads 2, 4 and 7).
+// (the plain ceil rule, split 10, would cut head 2, features [8, 12), at 10).
 !wq = !shardlin.sharded<tensor<28x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2], block = 4>>
 
 // RT-LABEL: func.func @col_heads
