@@ -154,6 +154,53 @@ TEST_F(ChunkArithTest, FoldsToExplicitBoundsForEveryRank) {
   EXPECT_GT(checked, 2000);
 }
 
+// Chunks of whole blocks (`block = D`, heads): the IR folds, for every
+// rank, to the ceil rule on the n / D blocks scaled by D, computed here
+// independently through ChunkLayout's ceil rule; the attribute's own
+// ranges, bounds (withBoundsFor, for blocks > 1) and local size agree.
+TEST_F(ChunkArithTest, FoldsToBlockChunksForEveryRank) {
+  OpBuilder b(&context);
+  b.setInsertionPointToEnd(module->getBody());
+  Location loc = b.getUnknownLoc();
+  int checked = 0;
+  for (int64_t w = 1; w <= 5; ++w)
+    for (int64_t block : {1, 2, 3, 4})
+      for (int64_t blocks : {0, 1, 3, 4, 5, 7, 12}) {
+        const int64_t n = blocks * block;
+        for (const std::vector<int64_t> &placements : placementsFor(w)) {
+          auto chunk = ChunkAttr::get(&context, /*dim=*/0, placements,
+                                      ArrayRef<int64_t>(), block);
+          std::vector<int64_t> expected = rt::ceilBounds(blocks, w);
+          for (int64_t &v : expected)
+            v *= block;
+          rt::ChunkLayout layout(n, placements, expected);
+          EXPECT_EQ(ShapedType::isStatic(chunk.getLocalSize(n)),
+                    layout.uniform());
+          SmallVector<int64_t> bounds = chunk.getBoundsFor(n);
+          EXPECT_EQ(std::vector<int64_t>(bounds.begin(), bounds.end()),
+                    expected);
+          // The plain rule (block 1) stays as it is.
+          if (block > 1)
+            EXPECT_EQ(chunk.withBoundsFor(n).getBounds(), ArrayRef(bounds));
+          else
+            EXPECT_EQ(chunk.withBoundsFor(n), chunk);
+          for (int64_t rank = 0; rank < w; ++rank) {
+            Value r = arith::ConstantIndexOp::create(b, loc, rank);
+            ChunkRangeValues range = buildChunkRange(b, loc, chunk, n, r);
+            std::optional<int64_t> offset = getConstantIntValue(range.offset);
+            std::optional<int64_t> size = getConstantIntValue(range.size);
+            ASSERT_TRUE(offset && size);
+            EXPECT_EQ(*offset, layout.ofRank(rank).offset);
+            EXPECT_EQ(*size, layout.ofRank(rank).size);
+            EXPECT_EQ(*offset % block, 0);
+            EXPECT_EQ(*size % block, 0);
+            ++checked;
+          }
+        }
+      }
+  EXPECT_GT(checked, 1000);
+}
+
 TEST_F(ChunkArithTest, SizeIsStaticExactlyWhenChunksAreEven) {
   OpBuilder b(&context);
   b.setInsertionPointToEnd(module->getBody());

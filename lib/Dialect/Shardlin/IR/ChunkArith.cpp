@@ -48,9 +48,10 @@ ChunkRangeValues mlir::shardlin::buildChunkRange(OpBuilder &b, Location loc,
   // Explicit, uneven boundaries: the rank's offset and size are table
   // lookups, one compare and select per chunk (placements is a permutation,
   // so at most one matches; a rank outside [0, W) gets the empty range at
-  // n). Equal chunks are the ceil rule's and take the arithmetic below.
+  // n); so are uneven chunks of whole blocks. Equal chunks are the ceil
+  // rule's and take the arithmetic below.
   if (chunk.getLocalSize(n) == ShapedType::kDynamic &&
-      chunk.hasExplicitBounds()) {
+      (chunk.hasExplicitBounds() || chunk.hasBlock())) {
     ArrayRef<int64_t> placements = chunk.getPlacements();
     Value offset = cst(n), size = cst(0);
     for (int64_t i = 0; i < w; ++i) {

@@ -155,7 +155,9 @@ static FailureOr<SmallVector<int64_t>> expectedResultShape(LinearOp op) {
                  << " rows (" << formatDim(local) << ")";
         shape[0] = total;
       } else {
-        shape[0] = ShapedType::isDynamic(rows) || rowChunks.hasExplicitBounds()
+        const bool plainRule =
+            !rowChunks.hasExplicitBounds() && !rowChunks.hasBlock();
+        shape[0] = ShapedType::isDynamic(rows) || !plainRule
                        ? ShapedType::kDynamic
                        : w * rows;
       }

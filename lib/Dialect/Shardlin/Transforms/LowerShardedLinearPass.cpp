@@ -9,6 +9,8 @@
 
 #include "shardlin/Dialect/Shardlin/Transforms/Passes.h"
 
+#include "AttentionBlock.h"
+#include "BlockChunks.h"
 #include "BlockFusion.h"
 #include "LinearDecisions.h"
 #include "SimplifyCollectives.h"
@@ -97,6 +99,10 @@ struct LowerShardedLinearPass
   }
 
   void runOnOperation() override {
+    // Chunks of whole blocks (heads) as explicit bounds: what the decisions,
+    // the patterns and everything downstream read.
+    if (failed(support::materializeBlockChunks(getOperation())))
+      return signalPassFailure();
     bool ok = true;
     // Every linear's sizes first: the block fusion and the decisions below
     // compute with them.
@@ -107,6 +113,14 @@ struct LowerShardedLinearPass
     });
     if (!ok)
       return signalPassFailure();
+
+    // Attention blocks ({q, k, v} -> rope -> attention -> O) as one unit:
+    // their rank-local attention runs on the rank's heads.
+    if (fuseBlocks) {
+      uint64_t fused = 0;
+      support::fuseAttentionBlocks(getOperation(), explain, fused);
+      numFusedBlocks += fused;
+    }
 
     // Blocks (col-wise -> elementwise -> row-wise) fused as one unit; the
     // linears of a fused block are gone before the per-linear decisions.

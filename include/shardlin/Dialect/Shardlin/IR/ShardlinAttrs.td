@@ -25,6 +25,20 @@ def Shardlin_ChunkAttr : AttrDef<Shardlin_Dialect, "Chunk"> {
     (every algorithm reads the boundaries through one table,
     `ChunkLayout.h`, so the two spellings give the same program sizes).
 
+    `#shardlin.chunk<dim = d, placements = [...], block = D>` splits the
+    dimension in whole blocks of D elements (the heads of an attention
+    weight, D = head_dim): the ceil rule applied to the n / D blocks, scaled
+    by D, so chunk i covers [D * b_i, D * b_(i+1)) where b are the ceil-rule
+    boundaries of n / D over W chunks. Example: 7 heads of 4 over 3 ranks,
+    `block = 4` on a dim of 28, gives the chunks [0, 12), [12, 24), [24, 28)
+    (3, 3 and 1 heads), where the plain ceil rule (split 10) would cut heads.
+    The dimension it splits must be a static multiple of D (checked at use).
+    With explicit `bounds` as well, every bound must be a multiple of D: the
+    block then only records (and checks) the alignment. `block = 1` is the
+    plain rule and is not printed. The lowering replaces a block without
+    bounds by its explicit bounds, so everything downstream of it (the
+    runtime's chunk specs included) sees plain explicit boundaries.
+
     Constraints (checked when the attribute is built or parsed):
     - `dim` >= 0 (it must also be a dimension of the tensor it describes,
       which the type or op using it checks);
@@ -33,6 +47,7 @@ def Shardlin_ChunkAttr : AttrDef<Shardlin_Dialect, "Chunk"> {
     - `bounds`, if present, are W + 1 non-decreasing values starting at 0.
       The last one is the size of the dimension they split, which must be
       static: the types and ops that use the attribute check that.
+    - `block` >= 1, and every bound is a multiple of it.
 
     The same attribute describes how the collectives of the lowered program
     partition a dimension, so that every size and offset table, for every
@@ -40,15 +55,24 @@ def Shardlin_ChunkAttr : AttrDef<Shardlin_Dialect, "Chunk"> {
 
     Examples: `#shardlin.chunk<dim = 1, placements = [2, 3, 0, 1]>`,
     `#shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], bounds = [0, 4, 4, 8, 10]>`
-    (10 rows in chunks of 4, 0, 4 and 2).
+    (10 rows in chunks of 4, 0, 4 and 2),
+    `#shardlin.chunk<dim = 0, placements = [0, 1, 2], block = 4>`.
   }];
   let parameters = (ins "int64_t":$dim,
                         ArrayRefParameter<"int64_t", "placements">:$placements,
-                        OptionalArrayRefParameter<"int64_t", "bounds">:$bounds);
+                        OptionalArrayRefParameter<"int64_t", "bounds">:$bounds,
+                        DefaultValuedParameter<"int64_t", "1">:$block);
+  let skipDefaultBuilders = 1;
   let builders = [
     // The ceil rule: no explicit boundaries.
     AttrBuilder<(ins "int64_t":$dim, "::llvm::ArrayRef<int64_t>":$placements), [{
-      return $_get($_ctxt, dim, placements, ::llvm::ArrayRef<int64_t>());
+      return $_get($_ctxt, dim, placements, ::llvm::ArrayRef<int64_t>(), 1);
+    }]>,
+    // Explicit boundaries (none: the ceil rule), in blocks of `block`.
+    AttrBuilder<(ins "int64_t":$dim, "::llvm::ArrayRef<int64_t>":$placements,
+                     "::llvm::ArrayRef<int64_t>":$bounds,
+                     CArg<"int64_t", "1">:$block), [{
+      return $_get($_ctxt, dim, placements, bounds, block);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
@@ -58,6 +82,12 @@ def Shardlin_ChunkAttr : AttrDef<Shardlin_Dialect, "Chunk"> {
     int64_t getNumChunks() const { return getPlacements().size(); }
     /// Whether the boundaries are given explicitly.
     bool hasExplicitBounds() const { return !getBounds().empty(); }
+    /// Whether the chunks are whole blocks of more than one element.
+    bool hasBlock() const { return getBlock() > 1; }
+    /// The same chunks of a dimension of static size `n` (a multiple of the
+    /// block) with explicit boundaries: what the lowering passes on, so that
+    /// nothing downstream needs to know the block rule.
+    ChunkAttr withBoundsFor(int64_t n) const;
     /// The W + 1 boundaries of the chunks of a dimension of static size `n`:
     /// the explicit ones, or those of the ceil rule.
     ::llvm::SmallVector<int64_t> getBoundsFor(int64_t n) const;

@@ -582,5 +582,6 @@ def Shardlin_ConvertOp : Shardlin_Op<"convert", [Pure,
 
 include "shardlin/Dialect/Shardlin/IR/ShardlinBufferOps.td"
 include "shardlin/Dialect/Shardlin/IR/ShardlinGradOps.td"
+include "shardlin/Dialect/Shardlin/IR/ShardlinAttentionOps.td"
 
 #endif // SHARDLIN_OPS_TD

@@ -1,0 +1,247 @@
+//===- AttentionOps.cpp - Verifiers of attention and rope -----------------===//
+//
+// The ops of ShardlinAttentionOps.td (docs/attention.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::shardlin;
+
+namespace {
+
+std::string dimText(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+/// Leading dims (all but the last) of `a` and `b` agree where both are
+/// static.
+bool sameLeadingDims(RankedTensorType a, RankedTensorType b) {
+  if (a.getRank() != b.getRank())
+    return false;
+  for (int64_t i = 0; i + 1 < a.getRank(); ++i) {
+    int64_t x = a.getDimSize(i), y = b.getDimSize(i);
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return false;
+  }
+  return true;
+}
+
+/// The pairs of a head table: W pairs [begin, end), begin <= end.
+LogicalResult checkPairs(Operation *op, StringRef name, ArrayRef<int64_t> t) {
+  if (t.empty() || t.size() % 2 != 0)
+    return op->emitOpError() << name << " must hold W pairs [begin, end), got "
+                             << t.size() << " values";
+  for (size_t r = 0; r < t.size() / 2; ++r)
+    if (t[2 * r] < 0 || t[2 * r] > t[2 * r + 1])
+      return op->emitOpError()
+             << name << " pair " << r << " [" << t[2 * r] << ", "
+             << t[2 * r + 1] << ") is not a range of heads";
+  return success();
+}
+
+/// The rank-local form's tables: q_heads partition [0, Hq) in rank order,
+/// and each rank's kv range holds the kv heads its query heads need.
+LogicalResult verifyHeadTables(AttentionOp op) {
+  ArrayRef<int64_t> qh = *op.getQHeads();
+  std::optional<ArrayRef<int64_t>> kvh = op.getKvHeads();
+  if (!kvh || !op.getGroup())
+    return op.emitOpError() << "with q_heads needs kv_heads and group (the "
+                               "rank-local form)";
+  if (failed(checkPairs(op, "q_heads", qh)) ||
+      failed(checkPairs(op, "kv_heads", *kvh)))
+    return failure();
+  if (kvh->size() != qh.size())
+    return op.emitOpError() << "q_heads has " << qh.size() / 2
+                            << " ranks but kv_heads " << kvh->size() / 2;
+  // The query ranges tile [0, Hq) (in the order of the ranks' chunks, which
+  // need not be rank order); each rank's kv range holds what they need.
+  const int64_t g = *op.getGroup();
+  SmallVector<std::pair<int64_t, int64_t>> tiles;
+  for (size_t r = 0; r < qh.size() / 2; ++r) {
+    if (qh[2 * r] == qh[2 * r + 1])
+      continue;
+    tiles.push_back({qh[2 * r], qh[2 * r + 1]});
+    const int64_t need0 = qh[2 * r] / g, need1 = (qh[2 * r + 1] - 1) / g + 1;
+    if ((*kvh)[2 * r] > need0 || (*kvh)[2 * r + 1] < need1)
+      return op.emitOpError()
+             << "rank " << r << "'s query heads [" << qh[2 * r] << ", "
+             << qh[2 * r + 1] << ") need kv heads [" << need0 << ", " << need1
+             << ") (group " << g << "), but kv_heads gives it ["
+             << (*kvh)[2 * r] << ", " << (*kvh)[2 * r + 1] << ")";
+  }
+  llvm::sort(tiles);
+  int64_t next = 0;
+  for (auto [begin, end] : tiles) {
+    if (begin != next)
+      return op.emitOpError() << "q_heads do not tile the query heads: "
+                              << (begin < next ? "overlap" : "gap")
+                              << " at head " << std::min(begin, next);
+    next = end;
+  }
+  return success();
+}
+
+/// The feature dim `f` of a rank-local operand holds `heads` heads of every
+/// rank: static only if they are all the same.
+LogicalResult checkLocalFeatures(AttentionOp op, StringRef name, int64_t f,
+                                 ArrayRef<int64_t> table, int64_t d) {
+  if (ShapedType::isDynamic(f))
+    return success();
+  for (size_t r = 0; r < table.size() / 2; ++r)
+    if ((table[2 * r + 1] - table[2 * r]) * d != f)
+      return op.emitOpError()
+             << name << " has " << f << " features, but rank " << r << " holds "
+             << table[2 * r + 1] - table[2 * r] << " heads of " << d
+             << " (make the dim ?)";
+  return success();
+}
+
+/// The global form: whole heads, Hq a multiple of Hkv.
+LogicalResult verifyGlobalHeads(AttentionOp op, int64_t fq, int64_t fkv,
+                                int64_t d) {
+  if (ShapedType::isDynamic(fq) || ShapedType::isDynamic(fkv))
+    return op.emitOpError() << "needs static feature dims (Hq * head_dim and "
+                               "Hkv * head_dim), got "
+                            << dimText(fq) << " and " << dimText(fkv)
+                            << " (only the rank-local form, with q_heads and "
+                               "kv_heads, has rank-dependent ones)";
+  if (fq % d != 0 || fkv % d != 0)
+    return op.emitOpError()
+           << "q's " << fq << " and k's " << fkv
+           << " features must be whole heads of head_dim " << d;
+  const int64_t hq = fq / d, hkv = fkv / d;
+  if (hkv == 0 || hq % hkv != 0)
+    return op.emitOpError()
+           << "the " << hq << " query heads must be a multiple of the " << hkv
+           << " kv heads (GQA groups)";
+  if (op.getGroup() && *op.getGroup() != hq / hkv)
+    return op.emitOpError() << "group " << *op.getGroup() << " is not " << hq
+                            << " / " << hkv << " = " << hq / hkv;
+  if (op.getKvHeads())
+    return op.emitOpError() << "has kv_heads without q_heads";
+  return success();
+}
+
+} // namespace
+
+double AttentionOp::getScaleOrDefault() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQ().getType());
+  auto k = cast<RankedTensorType>(getK().getType());
+  auto v = cast<RankedTensorType>(getV().getType());
+  if (q.getRank() != 2 && q.getRank() != 3)
+    return emitOpError() << "expects q of rank 2 ([S, F]) or 3 ([B, S, F]), "
+                            "got "
+                         << q;
+  if (k != v)
+    return emitOpError() << "expects k and v of one type, got " << k << " and "
+                         << v;
+  if (k.getElementType() != q.getElementType() || !sameLeadingDims(q, k))
+    return emitOpError() << "k " << k << " must have q's element type and "
+                         << "leading dims (" << q << ")";
+  const int64_t d = getHeadDim();
+  const int64_t fq = q.getShape().back(), fkv = k.getShape().back();
+  if (std::optional<ArrayRef<int64_t>> qh = getQHeads()) {
+    if (failed(verifyHeadTables(*this)) ||
+        failed(checkLocalFeatures(*this, "q", fq, *qh, d)) ||
+        failed(checkLocalFeatures(*this, "k", fkv, *getKvHeads(), d)))
+      return failure();
+  } else if (failed(verifyGlobalHeads(*this, fq, fkv, d))) {
+    return failure();
+  }
+  if (Value m = getMask()) {
+    auto mt = cast<RankedTensorType>(m.getType());
+    const int64_t s = q.getDimSize(q.getRank() - 2);
+    if (mt.getRank() != 2 || mt.getElementType() != q.getElementType())
+      return emitOpError() << "expects an [S, S] mask of q's element type, got "
+                           << mt;
+    for (int64_t i = 0; i < 2; ++i)
+      if (!ShapedType::isDynamic(s) && !mt.isDynamicDim(i) &&
+          mt.getDimSize(i) != s)
+        return emitOpError() << "mask " << mt << " is not [" << s << ", " << s
+                             << "] (the sequence length)";
+  }
+  if (getScale() && !(getScaleOrDefault() > 0.0))
+    return emitOpError() << "scale must be positive";
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  auto x = cast<RankedTensorType>(getX().getType());
+  auto c = cast<RankedTensorType>(getCos().getType());
+  auto s = cast<RankedTensorType>(getSin().getType());
+  const int64_t d = getHeadDim();
+  if (d % 2 != 0)
+    return emitOpError() << "head_dim " << d
+                         << " must be even (pairs (i, i + head_dim / 2))";
+  if (x.getRank() != 2 && x.getRank() != 3)
+    return emitOpError() << "expects x of rank 2 ([S, F]) or 3 ([B, S, F]), "
+                            "got "
+                         << x;
+  const int64_t f = x.getShape().back();
+  if (!ShapedType::isDynamic(f) && f % d != 0)
+    return emitOpError() << "x's " << f
+                         << " features are not whole heads of head_dim " << d;
+  if (c != s)
+    return emitOpError() << "expects cos and sin of one type, got " << c
+                         << " and " << s;
+  if (c.getElementType() != x.getElementType())
+    return emitOpError() << "cos " << c << " must have x's element type";
+  const int64_t seq = x.getDimSize(x.getRank() - 2);
+  if (c.getRank() != 2 || (!c.isDynamicDim(1) && c.getDimSize(1) != d / 2) ||
+      (!c.isDynamicDim(0) && !ShapedType::isDynamic(seq) &&
+       c.getDimSize(0) != seq))
+    return emitOpError() << "expects cos and sin of shape [" << dimText(seq)
+                         << ", " << d / 2 << "] ([S, head_dim / 2]), got " << c;
+  return success();
+}
+
+LogicalResult LocalSliceOp::verify() {
+  auto src = cast<RankedTensorType>(getSource().getType());
+  auto res = cast<RankedTensorType>(getResult().getType());
+  const int64_t d = getDim();
+  if (d >= src.getRank())
+    return emitOpError() << "dim " << d << " is out of range for " << src;
+  if (res.getRank() != src.getRank() ||
+      res.getElementType() != src.getElementType())
+    return emitOpError() << "result " << res << " must be a slice of " << src;
+  for (int64_t i = 0; i < src.getRank(); ++i)
+    if (i != d && res.getDimSize(i) != src.getDimSize(i))
+      return emitOpError() << "result " << res << " differs from " << src
+                           << " in dim " << i << ", which is not sliced";
+  if (src.isDynamicDim(d))
+    return emitOpError() << "slices dim " << d << " of " << src
+                         << ", which must be static";
+  ArrayRef<int64_t> ranges = getRanges();
+  if (ranges.empty() || ranges.size() % 2 != 0)
+    return emitOpError() << "ranges must hold W pairs [begin, end), got "
+                         << ranges.size() << " values";
+  const int64_t n = src.getDimSize(d);
+  bool uniform = true;
+  for (size_t r = 0; r < ranges.size() / 2; ++r) {
+    int64_t b = ranges[2 * r], e = ranges[2 * r + 1];
+    if (b < 0 || b > e || e > n)
+      return emitOpError() << "range " << r << " [" << b << ", " << e
+                           << ") is not within [0, " << n << ")";
+    uniform &= e - b == ranges[1] - ranges[0];
+  }
+  const int64_t expected =
+      uniform ? ranges[1] - ranges[0] : ShapedType::kDynamic;
+  if (res.getDimSize(d) != expected)
+    return emitOpError() << "result dim " << d << " is "
+                         << dimText(res.getDimSize(d))
+                         << " but the ranges give " << dimText(expected)
+                         << " (static only if every range has one size)";
+  return success();
+}
