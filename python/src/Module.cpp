@@ -166,6 +166,7 @@ nb::list argumentsInfo(const rt::Program &program) {
     d["chunks"] = a.sharded ? nb::object(chunkDict(a.sharding)) : nb::none();
     d["replicated"] = a.replicated;
     d["location"] = a.location;
+    d["parameter"] = a.parameter;
     out.append(d);
   }
   return out;
@@ -226,6 +227,21 @@ nb::tuple compileModule(const std::string &text, const std::string &path,
   if (!compiled)
     return nb::make_tuple(nb::none(), diagnosticsList(diagnostics), error);
   return nb::make_tuple(ProgramHandle{compiled}, nb::list(), std::string());
+}
+
+/// Compiler.h's transform: (text, diagnostics, error); text is None on
+/// failure.
+nb::tuple transformModule(const std::string &text, const std::string &path,
+                          const std::string &pipeline) {
+  std::vector<py::Diagnostic> diagnostics;
+  std::string error;
+  std::string out;
+  {
+    nb::gil_scoped_release release;
+    out = py::transform(text, path, pipeline, diagnostics, error);
+  }
+  return nb::make_tuple(out.empty() ? nb::none() : nb::cast(out),
+                        diagnosticsList(diagnostics), error);
 }
 
 nb::object runProgram(const ProgramHandle &handle, nb::sequence args,
@@ -355,6 +371,8 @@ NB_MODULE(_shardlin, m) {
   m.def("compile", &compileModule, nb::arg("text"), nb::arg("path"),
         nb::arg("entry"), nb::arg("jit"), nb::arg("jit_cpu"), nb::arg("grid"),
         nb::arg("lowering"), nb::arg("world_size"));
+  m.def("transform", &transformModule, nb::arg("text"), nb::arg("path"),
+        nb::arg("pipeline"));
   m.def("run", &runProgram, nb::arg("program"), nb::arg("args"),
         nb::arg("backend"), nb::arg("world_size"), nb::arg("device"),
         nb::arg("timeout"), nb::arg("blas_threads"),
