@@ -19,6 +19,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import shardlin  # noqa: E402
+from conftest import ROOT  # noqa: E402
 import shardlin.torch as st  # noqa: E402
 
 H, FF = 22, 38
@@ -205,3 +206,13 @@ def test_bad_offsets_are_compile_errors():
         st.parallelize(model, {"fc": "colwise"}, 2, x,
                        offsets={"fc": [0, 5, 30]})
     assert e.value.diagnostics, str(e.value)
+
+
+def test_jit_refused_beside_torch_mlir():
+    """jit=True would make the extension's LLVM symbols global, where
+    torch_mlir's own LLVM binds to them: refused with the reason while
+    torch_mlir is loaded (instead of a crash at the next export)."""
+    with pytest.raises(RuntimeError, match="torch_mlir"):
+        shardlin.compile(str(ROOT / "examples/quickstart/linear.mlir"),
+                         jit=True)
+    assert not shardlin._exported

@@ -53,9 +53,16 @@ def _transform(text: str, pipeline: str) -> str:
 
 
 def _to_host(t: torch.Tensor) -> Any:
-    """A tensor as the program takes it: detached, on the CPU (DLPack; bf16
-    included), contiguous (a non-contiguous one would be packed anyway)."""
-    return t.detach().cpu().contiguous()
+    """A tensor as the program takes it, without a copy on the CPU: its
+    NumPy view (the extension reads NumPy arrays through the buffer
+    protocol, about 6 us cheaper per tensor than a torch tensor's DLPack
+    export), or for bf16, which NumPy lacks, the tensor itself (DLPack)."""
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if t.dtype == torch.bfloat16:
+        return t
+    return t.numpy()
 
 
 def _to_torch(a: np.ndarray) -> torch.Tensor:
