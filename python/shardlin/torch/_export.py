@@ -208,19 +208,25 @@ def linear_of(weight_op):
         result = generic.results[0]
 
 
+def _name(prefix, leaf):
+    """The state-dict name of a linear's parameter: "fc1.weight", or
+    "weight" for the model itself (the plan's key "")."""
+    return f"{prefix}.{leaf}" if prefix else leaf
+
+
 def annotate(module, c, model, world):
     a = Annotator(module, world)
     params = dict(model.named_parameters())
     for prefix, style in c["plan"].items():
-        weight = params[prefix + ".weight"]
+        weight = params[_name(prefix, "weight")]
         n, k = weight.shape
         dim = 0 if style == "colwise" else 1
         size = n if style == "colwise" else k
         offs = c["offsets"].get(prefix) or chunk_offsets(size, world)
-        op = a.constant(prefix + ".weight")
+        op = a.constant(_name(prefix, "weight"))
         a.shard(op.result, a.sharding(dim, offs), ir.InsertionPoint.after(op))
-        if prefix + ".bias" in params and style == "colwise":
-            bop = a.constant(prefix + ".bias")
+        if _name(prefix, "bias") in params and style == "colwise":
+            bop = a.constant(_name(prefix, "bias"))
             a.shard(bop.result, a.sharding(0, offs),
                     ir.InsertionPoint.after(bop))
     # The input and the result.
@@ -236,13 +242,13 @@ def annotate(module, c, model, world):
     if hidden and hidden != "none":
         first, second = list(c["plan"])[:2]
         offs = c["offsets"].get(first) or chunk_offsets(
-            params[first + ".weight"].shape[0], world)
+            params[_name(first, "weight")].shape[0], world)
         s = a.sharding(len(x.type.shape) - 1, offs)
         if hidden in ("out", "both"):
-            _, h = linear_of(a.constant(first + ".weight"))
+            _, h = linear_of(a.constant(_name(first, "weight")))
             a.shard(h, s, ir.InsertionPoint.after(h.owner))
         if hidden in ("in", "both"):
-            mm, _ = linear_of(a.constant(second + ".weight"))
+            mm, _ = linear_of(a.constant(_name(second, "weight")))
             a.shard(mm.operands[0], s, ir.InsertionPoint(mm),
                     for_users=[(mm, 0)])
 

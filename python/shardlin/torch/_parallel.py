@@ -57,7 +57,8 @@ def _to_host(t: torch.Tensor) -> Any:
     NumPy view (the extension reads NumPy arrays through the buffer
     protocol, about 6 us cheaper per tensor than a torch tensor's DLPack
     export), or for bf16, which NumPy lacks, the tensor itself (DLPack)."""
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
     if t.dtype == torch.bfloat16:
@@ -196,6 +197,14 @@ class ParallelModule(torch.nn.Module):
             from safetensors.torch import load_file
             self._file = load_file(os.fspath(parameters))
         self._state_names = set(model.state_dict().keys())
+        # Each state-dict name's module and attribute, read at every call
+        # (model.state_dict() itself costs tens of microseconds a call).
+        self._owners = {}
+        for prefix, sub in model.named_modules():
+            for leaf, _ in list(sub.named_parameters(recurse=False)) + list(
+                    sub.named_buffers(recurse=False)):
+                name = f"{prefix}.{leaf}" if prefix else leaf
+                self._owners.setdefault(name, (sub, leaf))
         sizes = [t.numel() for t in model.state_dict().values()
                  if t.numel() >= 2]
         # Every named tensor becomes an argument (the exporter's hook names
@@ -246,19 +255,25 @@ class ParallelModule(torch.nn.Module):
     # -- running ---------------------------------------------------------------
 
     def _tensors(self, names: Sequence[str]) -> List[torch.Tensor]:
-        """The arguments after x, by name: the module's state dict now (so
-        an optimizer's updates are seen), or the file's."""
-        state = (self._file if self._file is not None
-                 else self.module.state_dict(keep_vars=True))
+        """The arguments after x, by name: the module's parameters and
+        buffers as they are now (so an optimizer's updates, and parameters
+        replaced by assignment, are seen), or the file's."""
+        if self._file is not None:
+            state = self._file
+        else:
+            state = None
         out = []
         for name in names:
-            if name in state:
+            if state is not None and name in state:
                 t = state[name]
+            elif state is None and name in self._owners:
+                owner, leaf = self._owners[name]
+                t = getattr(owner, leaf)
             elif name in self._extras:
                 t = torch.from_numpy(self._extras[name])
             else:
                 raise KeyError(f"shardlin.torch: no tensor '{name}' in the "
-                               f"{'file' if self._file is not None else 'state dict'}")
+                               f"{'file' if state is not None else 'module'}")
             out.append(t.to(self._dtype) if self._dtype else t)
         return out
 
@@ -277,7 +292,12 @@ class ParallelModule(torch.nn.Module):
         params = self._tensors(sig.names)
         if self._dtype is not None:
             x = x.to(self._dtype)
-        return _ParallelFunction.apply(self, sig, x, *params)
+        if torch.is_grad_enabled() and (
+                x.requires_grad or any(p.requires_grad for p in params)):
+            return _ParallelFunction.apply(self, sig, x, *params)
+        # Nothing to differentiate: the forward alone, without autograd's
+        # node (the call path's cost, python/bench/call_overhead.py --torch).
+        return self._run(sig.forward, [x, *params])[0].to(x.device)
 
     def extra_repr(self) -> str:
         return (f"plan={self.plan}, world_size={self.world_size}, "
