@@ -8,6 +8,10 @@ importer, annotated with upstream `shard` ops from a tensor-parallel plan.
       exports again into a temporary directory and fails, naming the files,
       if the committed corpus differs from what the pinned exporter writes
 
+The exporter and the annotator are the Python package's
+(python/shardlin/torch/_export.py, what shardlin.torch.parallelize uses);
+this script holds the corpus's modules, cases and references.
+
 Each case is an `nn.Module` with seeded random parameters, exported with
 `torch_mlir.fx.export_and_import(model, x, output_type="linalg-on-tensors")`
 as it is, with one hook of the importer's public API (`FxImporterHooks.
