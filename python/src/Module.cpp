@@ -387,6 +387,11 @@ std::vector<double> benchNative(const ProgramHandle &handle, nb::sequence args,
 
 NB_MODULE(_shardlin, m) {
   m.doc() = "shardlin's compiler and runtime (docs/python.md)";
+  // A program that is still referenced when the interpreter exits (a
+  // global tensor whose autograd graph holds shardlin.torch's function,
+  // which torch frees after this module's teardown) is not a leak: the
+  // process ends. nanobind would list each such object on stderr.
+  nb::set_leak_warnings(false);
   nb::class_<ProgramHandle>(m, "ProgramHandle")
       .def_prop_ro("name",
                    [](const ProgramHandle &h) { return h.compiled->program.name; })

@@ -41,7 +41,7 @@ def test_train_mlp_under_mpirun():
         pytest.skip("no mpirun")
     cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
            sys.executable, str(ROOT / "examples/python/train_mlp.py"),
-           "--backend", "mpi", "--world-size", "2", "--steps", "200"]
+           "--backend", "mpi", "--world-size", "2", "--steps", "75"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=400,
                          env=dict(os.environ))
     assert out.returncode == 0, out.stdout + out.stderr

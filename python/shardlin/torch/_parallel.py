@@ -27,6 +27,7 @@ import copy
 import os
 import tempfile
 import warnings
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -88,7 +89,10 @@ class _Signature:
     and the backward, compiled on first use."""
 
     def __init__(self, owner: "ParallelModule", x: torch.Tensor):
-        self.owner = owner
+        # A weak reference: the module holds its signatures, and a cycle
+        # would keep their programs alive until a garbage collection (at
+        # exit, after the extension's teardown: nanobind reports leaks).
+        self._owner = weakref.ref(owner)
         self.shape = tuple(x.shape)
         self.forward = self._compile(x, owner.act, backward=False)
         self.names = self._parameter_names(self.forward)
@@ -96,7 +100,7 @@ class _Signature:
         self._backward: Optional[Program] = None
 
     def _compile(self, x: torch.Tensor, act: str, backward: bool) -> Program:
-        o = self.owner
+        o = self._owner()
         model = o._export_model()
         module = _export.export_annotated(
             model, x.detach().to(o._dtype) if o._dtype else x.detach(),
