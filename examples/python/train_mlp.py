@@ -19,7 +19,7 @@ plain PyTorch on the same batches with the same optimizer. Both are float32:
 each step's losses must agree within BOUND relative; they differ by the
 order of float32 additions (shardlin sums over ranks, PyTorch within one
 GEMM), about 2^-24 relative per operation, which the training compounds
-slowly: BOUND = 1e-5 (300 steps of SGD or Adam stayed under 3e-7 here;
+slowly: BOUND = 1e-5 (300 steps of SGD gave at most 2.7e-7 here, 200 of Adam 3.0e-7;
 the script prints the largest). The loss must also fall: the mean of the
 last 25 steps' below half the first 25's. Under `mpirun -np W ... --backend mpi` each process is one rank
 (rank 0 prints).

@@ -216,3 +216,27 @@ def test_jit_refused_beside_torch_mlir():
         shardlin.compile(str(ROOT / "examples/quickstart/linear.mlir"),
                          jit=True)
     assert not shardlin._exported
+
+
+def test_dtype_option():
+    """dtype=torch.float64 on a float32 module: the program computes in
+    float64 from the parameters' values (exact in float64), so the output is
+    the float64 module's within 1e-10; the gradients reach the float32
+    parameters (rounded once: within 2^-24 relative of float64's)."""
+    torch.manual_seed(8)
+    model = MLP(H, FF)
+    ref = copy.deepcopy(model).double()
+    x = torch.randn(7, H)
+    tp = st.parallelize(model, MLP_PLAN, 3, x, act="sequence",
+                        dtype=torch.float64)
+    y = tp(x)
+    assert y.dtype == torch.float64
+    y_ref = ref(x.double())
+    assert rel_err(y, y_ref) <= 1e-10
+    dy = torch.randn_like(y_ref)
+    (y * dy).sum().backward()
+    (y_ref * dy).sum().backward()
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        assert p.grad.dtype == torch.float32
+        assert rel_err(p.grad, ref_params[name].grad) <= 2.0 ** -23, name
