@@ -70,14 +70,16 @@ def rel_err(got, ref):
     return ((got - ref).abs().max() / ref.abs().max()).item()
 
 
-def check_module(make, plan, world, dtype, act, rows=7, offsets=None):
+def check_module(make, plan, world, dtype, act, rows=7, offsets=None,
+                 hidden=None):
     """Forward and every gradient of the parallelized module against the
     unsharded one, on random x and dy."""
     torch.manual_seed(1000 * world + rows)
     model = make().to(dtype)
     ref_model = copy.deepcopy(model)
     x = torch.randn(rows, model_in(model), dtype=dtype)
-    tp = st.parallelize(model, plan, world, (x,), act=act, offsets=offsets)
+    tp = st.parallelize(model, plan, world, (x,), act=act, offsets=offsets,
+                        hidden=hidden)
     xs = x.clone().requires_grad_(True)
     y = tp(xs)
     xr = x.clone().requires_grad_(True)
@@ -193,6 +195,8 @@ def test_bad_plans():
         st.parallelize(model, {"fc3": "colwise"}, 2, x)
     with pytest.raises(ValueError, match="act: 'tensor'"):
         st.parallelize(model, MLP_PLAN, 2, x, act="tensor")
+    with pytest.raises(ValueError, match="hidden: 'middle'"):
+        st.parallelize(model, MLP_PLAN, 2, x, hidden="middle")
     with pytest.raises(ValueError, match="one input"):
         st.parallelize(model, MLP_PLAN, 2, (x, x))
 
@@ -240,3 +244,10 @@ def test_dtype_option():
     for name, p in model.named_parameters():
         assert p.grad.dtype == torch.float32
         assert rel_err(p.grad, ref_params[name].grad) <= 2.0 ** -23, name
+
+
+def test_hidden_stated():
+    """The hidden activation's sharding stated at both places (hidden=
+    "both"): the same forward and gradients."""
+    check_module(lambda: MLP(H, FF), MLP_PLAN, 3, torch.float64, "sequence",
+                 hidden="both")

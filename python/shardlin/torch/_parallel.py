@@ -354,6 +354,9 @@ def parallelize(model: torch.nn.Module, plan: Mapping[str, str],
     if act not in _export.ACTIVATIONS:
         raise ValueError(f"act: '{act}' is not one of "
                          f"{', '.join(_export.ACTIVATIONS)}")
+    if hidden not in (None, "none", "out", "in", "both"):
+        raise ValueError(f"hidden: '{hidden}' is not one of none, out, in, "
+                         f"both")
     if int(world_size) < 1:
         raise ValueError(f"world_size: {world_size} (at least 1)")
     if isinstance(example_inputs, (tuple, list)):
