@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from .. import CompileError, Program, _shardlin
+from .. import _BF16, CompileError, Program, _shardlin
 from .. import compile as _compile
 from . import _export
 
@@ -70,7 +70,7 @@ def _to_host(t: torch.Tensor) -> Any:
 def _to_torch(a: np.ndarray) -> torch.Tensor:
     """A result array as a tensor over the same memory (bf16 through its
     uint16 view: NumPy has no bf16 for torch.from_numpy)."""
-    if a.dtype.name == "bfloat16":
+    if a.dtype == _BF16:  # (dtype.name is a slow Python property)
         return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
     return torch.from_numpy(a)
 
@@ -301,7 +301,8 @@ class ParallelModule(torch.nn.Module):
             return _ParallelFunction.apply(self, sig, x, *params)
         # Nothing to differentiate: the forward alone, without autograd's
         # node (the call path's cost, python/bench/call_overhead.py --torch).
-        return self._run(sig.forward, [x, *params])[0].to(x.device)
+        y = self._run(sig.forward, [x, *params])[0]
+        return y if x.device.type == "cpu" else y.to(x.device)
 
     def extra_repr(self) -> str:
         return (f"plan={self.plan}, world_size={self.world_size}, "
