@@ -45,13 +45,13 @@ cases and their metadata are in `cases.json`.
 import argparse
 import copy
 import filecmp
+import importlib.util
 import json
 import os
 import shutil
 import sys
 import tempfile
 
-import importlib.util
 import numpy as np
 import torch
 import torch.nn as nn
@@ -77,6 +77,7 @@ def _load_exporter():
 _export = _load_exporter()
 to_numpy = _export.to_numpy
 exported_tanh_coefficient = _export.exported_tanh_coefficient
+
 CORPUS = os.path.join(HERE, "corpus")
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 

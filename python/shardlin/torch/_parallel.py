@@ -141,13 +141,14 @@ class _Signature:
             # The backward of a replicated input or result is refused by the
             # generator (docs/training.md): the gradients are the same
             # whatever the layout, so they come from the sequence-split form.
-            self._backward = self._compile(self._example, "sequence",
-                                           backward=True)
+            backward = self._compile(self._example, "sequence",
+                                     backward=True)
             # (x, the parameters, dy): the forward's arguments, then dy.
-            names = self._parameter_names(self._backward)
+            names = self._parameter_names(backward)
             if names != self.names + [""]:
                 raise ValueError(f"shardlin.torch: the backward takes the "
                                  f"parameters {names}, the forward {self.names}")
+            self._backward = backward
         return self._backward
 
 
