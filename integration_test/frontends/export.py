@@ -8,6 +8,10 @@ importer, annotated with upstream `shard` ops from a tensor-parallel plan.
       exports again into a temporary directory and fails, naming the files,
       if the committed corpus differs from what the pinned exporter writes
 
+The exporter and the annotator are the Python package's
+(python/shardlin/torch/_export.py, what shardlin.torch.parallelize uses);
+this script holds the corpus's modules, cases and references.
+
 Each case is an `nn.Module` with seeded random parameters, exported with
 `torch_mlir.fx.export_and_import(model, x, output_type="linalg-on-tensors")`
 as it is, with one hook of the importer's public API (`FxImporterHooks.
@@ -41,21 +45,39 @@ cases and their metadata are in `cases.json`.
 import argparse
 import copy
 import filecmp
+import importlib.util
 import json
 import os
 import shutil
 import sys
 import tempfile
 
-import ml_dtypes
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch_mlir import fx, ir
-from torch_mlir.extras import fx_importer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def _load_exporter():
+    """The Python package's exporter and annotator (python/shardlin/torch/
+    _export.py, shardlin.torch's), loaded by its path: importing it as
+    shardlin.torch._export would import the package, which needs the built
+    extension; the exporter needs torch and torch_mlir only."""
+    path = os.path.join(ROOT, "python", "shardlin", "torch", "_export.py")
+    spec = importlib.util.spec_from_file_location("shardlin_torch_export",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_export = _load_exporter()
+to_numpy = _export.to_numpy
+exported_tanh_coefficient = _export.exported_tanh_coefficient
+
 CORPUS = os.path.join(HERE, "corpus")
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -196,221 +218,6 @@ def cases():
 
 # --- export ------------------------------------------------------------------
 
-class NamedParameters(fx_importer.FxImporterHooks):
-    """Names each parameter's blob by its state-dict name."""
-
-    def __init__(self, model):
-        self.names = {t.data_ptr(): n
-                      for n, t in model.state_dict(keep_vars=True).items()}
-
-    def resolve_literal(self, gni, literal, info):
-        if not isinstance(literal, torch.Tensor) or literal.numel() < 2:
-            return None
-        name = self.names.get(literal.data_ptr())
-        if name is None:
-            return None
-        attr = ir.DenseResourceElementsAttr.get_from_buffer(
-            to_numpy(literal.detach().contiguous()), name,
-            fx_importer.create_mlir_tensor_type(literal))
-        return ir.Operation.create(
-            name="torch.vtensor.literal",
-            results=[gni._cc.tensor_to_vtensor_type(literal)],
-            attributes={"value": attr}).result
-
-
-def to_numpy(t):
-    """A tensor's values as stored (bf16 as ml_dtypes.bfloat16)."""
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
-
-
-def chunk_offsets(size, world):
-    """The chunk rule's boundaries: ceil(size / world) per rank."""
-    c = -(-size // world)
-    return [min(i * c, size) for i in range(world + 1)]
-
-
-class Annotator:
-    """Inserts upstream shard ops into an exported module."""
-
-    def __init__(self, module, world):
-        self.module = module
-        self.ctx = module.context
-        self.func = next(op for op in module.body.operations
-                         if op.operation.name == "func.func")
-        self.block = self.func.regions[0].blocks[0]
-        self.shardings = {}
-        with self.ctx, ir.Location.unknown():
-            ir.Operation.create(
-                "shard.grid",
-                attributes={
-                    "sym_name": ir.StringAttr.get("tp"),
-                    "shape": ir.Attribute.parse(f"array<i64: {world}>")},
-                ip=ir.InsertionPoint.at_block_begin(module.body))
-        self.world = world
-
-    def sharding(self, dim, offsets):
-        """The shard.sharding splitting `dim` at `offsets` (None: whole)."""
-        key = (dim, tuple(offsets) if offsets else None)
-        if key in self.shardings:
-            return self.shardings[key]
-        axes = "[[]]" if dim is None else "[" + "[], " * dim + "[0]]"
-        with self.ctx:
-            attrs = self._sharding_attrs(axes, offsets)
-        with self.ctx, ir.Location.unknown():
-            op = ir.Operation.create(
-                "shard.sharding", results=[ir.Type.parse("!shard.sharding")],
-                attributes=attrs,
-                ip=ir.InsertionPoint.at_block_begin(self.block))
-        self.shardings[key] = op.result
-        return op.result
-
-    @staticmethod
-    def _sharding_attrs(axes, offsets):
-        return {
-            "grid": ir.FlatSymbolRefAttr.get("tp"),
-            "split_axes": ir.Attribute.parse(f"#shard<axisarray{axes}>"),
-            "static_halo_sizes": ir.Attribute.parse("array<i64>"),
-            "static_sharded_dims_offsets": ir.Attribute.parse(
-                "array<i64" + (": " + ", ".join(map(str, offsets))
-                               if offsets else "") + ">"),
-            "operandSegmentSizes": ir.Attribute.parse("array<i32: 0, 0>"),
-        }
-
-    def shard(self, value, sharding, ip, for_users=None):
-        """shard.shard of value at the insertion point `ip`. Without
-        for_users every other use of value takes the annotated value; with it
-        (a list of (op, operand index)), only those uses, as
-        annotate_for_users."""
-        attrs = {}
-        if for_users is not None:
-            attrs["annotate_for_users"] = ir.UnitAttr.get(self.ctx)
-        with self.ctx, ir.Location.unknown():
-            op = ir.Operation.create(
-                "shard.shard", results=[value.type],
-                operands=[value, sharding], attributes=attrs,
-                ip=ip)
-        if for_users is None:
-            value.replace_all_uses_except(op.result, op)
-        else:
-            for user, index in for_users:
-                user.operands[index] = op.result
-        return op.result
-
-    def ops(self):
-        return list(self.block.operations)
-
-    def constant(self, name):
-        """The arith.constant holding the parameter blob `name`."""
-        for op in self.ops():
-            if op.operation.name != "arith.constant":
-                continue
-            # The attribute as printed: parsing one would make a new blob.
-            want = f"dense_resource<{name}> : {op.result.type}"
-            if str(op.attributes["value"]) == want:
-                return op
-        raise KeyError(f"no constant holds the parameter {name}")
-
-
-def users(value):
-    return [(u.owner, u.operand_number) for u in value.uses]
-
-
-MATMULS = ("linalg.matmul", "linalg.batch_matmul")
-
-
-def linear_of(weight_op):
-    """The matmul that the weight constant reaches (through its transpose and
-    broadcast), and the linear's result: the matmul's, after the generics that
-    follow it and only round it (truncf) or add a parameter (the bias)."""
-    value = weight_op.result
-    for _ in range(6):
-        (op, _), = users(value)
-        if op.operation.name in MATMULS:
-            break
-        value = op.results[0]
-    else:
-        raise ValueError("the weight reaches no matmul")
-    matmul, result = op, op.results[0]
-    while True:
-        us = users(result)
-        if len(us) != 1 or us[0][0].operation.name != "linalg.generic":
-            return matmul, result
-        generic = us[0][0]
-        ins = [generic.operands[i] for i in range(len(generic.operands) - 1)]
-        others = [v for v in ins if v != result]
-        body = [op.operation.name
-                for op in generic.regions[0].blocks[0].operations]
-        bias = (len(others) == 1 and body == ["arith.addf", "linalg.yield"]
-                and not isinstance(others[0].owner, ir.Block)
-                and others[0].owner.operation.name in ("arith.constant",
-                                                       "shard.shard"))
-        if not (bias or body == ["arith.truncf", "linalg.yield"]):
-            return matmul, result
-        result = generic.results[0]
-
-
-def annotate(module, c, model, world=W):
-    a = Annotator(module, world)
-    params = dict(model.named_parameters())
-    for prefix, style in c["plan"].items():
-        weight = params[prefix + ".weight"]
-        n, k = weight.shape
-        dim = 0 if style == "colwise" else 1
-        size = n if style == "colwise" else k
-        offs = c["offsets"].get(prefix) or chunk_offsets(size, world)
-        op = a.constant(prefix + ".weight")
-        a.shard(op.result, a.sharding(dim, offs), ir.InsertionPoint.after(op))
-        if prefix + ".bias" in params and style == "colwise":
-            bop = a.constant(prefix + ".bias")
-            a.shard(bop.result, a.sharding(0, offs),
-                    ir.InsertionPoint.after(bop))
-    # The input and the result.
-    x = a.block.arguments[0]
-    rows = x.type.shape[0]
-    act = (a.sharding(0, chunk_offsets(rows, world))
-           if c["act"] == "sequence" else a.sharding(None, None))
-    first_op = next(op for op in a.ops() if op.operation.name != "shard.sharding")
-    a.shard(x, act, ir.InsertionPoint(first_op))
-    ret = a.ops()[-1]
-    a.shard(ret.operands[0], act, ir.InsertionPoint(ret))
-    hidden = c.get("hidden")
-    if hidden and hidden != "none":
-        first, second = list(c["plan"])[:2]
-        offs = c["offsets"].get(first) or chunk_offsets(
-            params[first + ".weight"].shape[0], world)
-        s = a.sharding(len(x.type.shape) - 1, offs)
-        if hidden in ("out", "both"):
-            _, h = linear_of(a.constant(first + ".weight"))
-            a.shard(h, s, ir.InsertionPoint.after(h.owner))
-        if hidden in ("in", "both"):
-            mm, _ = linear_of(a.constant(second + ".weight"))
-            a.shard(mm.operands[0], s, ir.InsertionPoint(mm),
-                    for_users=[(mm, 0)])
-
-
-def exported_tanh_coefficient(module):
-    """The coefficient c of tanh(c * (x + 0.044715 x^3)) in the exported
-    GELU-tanh, found through the IR: the constant operand of the mulf that
-    feeds math.tanh. None where the module has no math.tanh."""
-    found = []
-
-    def visit(op):
-        op = op.operation
-        if op.name == "math.tanh":
-            arg = op.operands[0].owner
-            if not isinstance(arg, ir.Block) and arg.name == "arith.mulf":
-                for v in arg.operands:
-                    if (not isinstance(v.owner, ir.Block)
-                            and v.owner.name == "arith.constant"):
-                        found.append(ir.FloatAttr(v.owner.attributes["value"]).value)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found[0] if found else None
-
-
 def reference(model, x):
     """float64 output of the model from its parameters as stored."""
     m64 = model.double()
@@ -432,19 +239,10 @@ def gradients(model, x, dy):
 
 def export_annotated(model, x, plan, *, act="replicated", offsets=None,
                      hidden=None, world=W):
-    """The model exported by torch-mlir (linalg-on-tensors, its parameters'
-    blobs named by the state dict) with the plan's shard annotations on a
-    grid of `world` devices: an MLIR module of the exporter's package.
-      plan: {"fc1": "colwise", "fc2": "rowwise", ...} (nn.Linear modules)
-      act: "replicated" or "sequence" (x and the result split on dim 0)
-      offsets: {"fc1": [0, ..., N]} chunk boundaries (default: chunk rule)
-      hidden: None, "out", "in" or "both" (see the module's docstring)"""
-    module = fx.export_and_import(model, x, output_type="linalg-on-tensors",
-                                  hooks=NamedParameters(model))
-    module.context.allow_unregistered_dialects = True
-    annotate(module, dict(plan=plan, act=act, offsets=offsets or {},
-                          hidden=hidden), model, world)
-    return module
+    """The package's export_annotated (shardlin/torch/_export.py) on this
+    corpus's grid (W devices unless told)."""
+    return _export.export_annotated(model, x, plan, act=act, offsets=offsets,
+                                    hidden=hidden, world=world)
 
 
 def export_case(c, out_dir):

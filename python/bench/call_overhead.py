@@ -10,6 +10,13 @@ Each call is timed alone, the two interleaved in rounds; the minimum and the
 is mostly the scheduler's: the W rank threads start on every call).
 
     PYTHONPATH=build/python python python/bench/call_overhead.py [--calls N]
+        [--torch]
+
+--torch adds shardlin.torch's forward (shardlin.torch.parallelize of an
+nn.Linear of the same shapes, colwise, x replicated, under torch.no_grad():
+the module's state dict read, each tensor passed as its NumPy view, the
+result wrapped as a tensor) against Program.run of its own program with
+NumPy arguments.
 """
 import argparse
 import time
@@ -40,6 +47,7 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=4000)
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--world-size", type=int, default=2)
+    p.add_argument("--torch", action="store_true")
     a = p.parse_args()
     w = a.world_size
     program = shardlin.compile(module(w, 4, 16, 16))
@@ -65,6 +73,41 @@ def main() -> None:
     print(f"  from Python (Program.run):        {pmin:8.1f} {p10:8.1f} {pmed:8.1f}")
     print(f"  added by the Python call path:    {pmin - nmin:8.1f} {p10 - n10:8.1f} "
           f"{pmed - nmed:8.1f}")
+    if a.torch:
+        torch_path(w, per_round, a.rounds)
+
+
+def torch_path(w: int, per_round: int, rounds: int) -> None:
+    import torch
+    import shardlin.torch
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 16)
+    x = torch.randn(4, 16)
+    tp = shardlin.torch.parallelize(model, {"": "colwise"}, w, x)
+    program = tp.program
+    args = [x.numpy()] + [t.detach().numpy() for t in
+                          (dict(model.named_parameters())[n]
+                           for n in tp._signature(x).names)]
+    clock = time.perf_counter
+    py, mod = [], []
+    with torch.no_grad():
+        tp(x)
+        for _ in range(rounds):
+            for _ in range(per_round):
+                start = clock()
+                program.run(*args)
+                py.append(clock() - start)
+            for _ in range(per_round):
+                start = clock()
+                tp(x)
+                mod.append(clock() - start)
+    (pmin, p10, pmed), (mmin, m10, mmed) = stats(py), stats(mod)
+    print(f"shardlin.torch: nn.Linear(16, 16) colwise, x 4 x 16 replicated, "
+          f"{w} ranks, {len(py)} calls each (min / p10 / median, us):")
+    print(f"  Program.run (NumPy arguments):    {pmin:8.1f} {p10:8.1f} {pmed:8.1f}")
+    print(f"  the parallelized module's call:   {mmin:8.1f} {m10:8.1f} {mmed:8.1f}")
+    print(f"  added by shardlin.torch:          {mmin - pmin:8.1f} {m10 - p10:8.1f} "
+          f"{mmed - pmed:8.1f}")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,6 @@ if(SHARDLIN_BUILD_TESTS)
   add_test(NAME python.pytest
     COMMAND ${SHARDLIN_PYTHON} -m pytest -q -p no:cacheprovider
             ${PROJECT_SOURCE_DIR}/python/tests)
-  set_tests_properties(python.pytest PROPERTIES TIMEOUT 300
+  set_tests_properties(python.pytest PROPERTIES TIMEOUT 600
     ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;SHARDLIN_MPIEXEC=${MPIEXEC_EXECUTABLE}")
 endif()

@@ -142,12 +142,14 @@ class Program:
         if self._any_bf16_arg:
             args = tuple(_convert(a) if bf16 else a
                          for a, bf16 in zip(args, self._bf16_args))
-        results, info = _shardlin.run(
+        # The arguments as the extension takes them, converted only where
+        # they are not already (the call path's cost): nanobind converts
+        # other integer and bool types itself.
+        results, self.last_run_info = _shardlin.run(
             self._handle, args, backend,
-            int(world_size or self._world_size or 0), int(device),
-            float(timeout), int(blas_threads), bool(check_replicated),
-            bool(per_rank))
-        self.last_run_info = info
+            world_size or self._world_size or 0, device,
+            timeout if type(timeout) is float else float(timeout),
+            blas_threads, check_replicated, per_rank)
         if self._any_bf16_result:
             if per_rank:
                 results = [self._typed(rank) for rank in results]
@@ -173,6 +175,14 @@ def _export_runtime_symbols() -> None:
     so that a plain import adds nothing to the global scope."""
     global _exported
     if not _exported:
+        import sys
+        if "torch_mlir" in sys.modules:
+            # Its own LLVM's symbols would then bind to the extension's.
+            raise builtins.RuntimeError(
+                "jit=True: this process has loaded torch_mlir (shardlin.torch), "
+                "whose own LLVM would clash with the JIT's symbols, which "
+                "jit=True makes global; compile with jit=True in a process "
+                "without torch_mlir (docs/python.md, \"Limits\")")
         import ctypes
         ctypes.CDLL(_shardlin.__file__,
                     mode=os.RTLD_GLOBAL | getattr(os, "RTLD_NOLOAD", 4))

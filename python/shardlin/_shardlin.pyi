@@ -38,6 +38,9 @@ def compile(text: str, path: str, entry: str, jit: bool, jit_cpu: str,
             grid: str, lowering: str, world_size: int
             ) -> Tuple[Optional[ProgramHandle], List[Diagnostic], str]: ...
 
+def transform(text: str, path: str, pipeline: str
+              ) -> Tuple[Optional[str], List[Diagnostic], str]: ...
+
 def run(program: ProgramHandle, args: Sequence[Any], backend: str,
         world_size: int, device: int, timeout: float, blas_threads: int,
         check_replicated: bool, per_rank: bool

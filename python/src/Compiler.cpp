@@ -2,7 +2,17 @@
 
 #include "Compiler.h"
 
+// RunModule.h first: Registration.h uses StringRef and ArrayRef without
+// including their definitions.
 #include "shardlin/Execution/RunModule.h"
+#include "shardlin/Dialect/Shardlin/Pipelines/Registration.h"
+
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -25,6 +35,14 @@ const char *severityName(mlir::DiagnosticSeverity severity) {
     return "note";
   }
   return "note";
+}
+
+sl::DiagnosticSink sinkInto(std::vector<Diagnostic> &diagnostics) {
+  return [&diagnostics](const std::string &location,
+                        mlir::DiagnosticSeverity severity,
+                        const std::string &message) {
+    diagnostics.push_back({location, severityName(severity), message});
+  };
 }
 
 } // namespace
@@ -89,6 +107,41 @@ std::shared_ptr<const Compiled> compile(const CompileRequest &request,
   if (compiled->executors)
     compiled->keepAlive = context;
   return compiled;
+}
+
+std::string transform(const std::string &text, const std::string &path,
+                      const std::string &pipeline,
+                      std::vector<Diagnostic> &diagnostics,
+                      std::string &error) {
+  static std::once_flag registered;
+  std::call_once(registered, [] { sl::registerAllShardlinPasses(); });
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  mlir::DialectRegistry registry;
+  sl::registerAllShardlinDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  sl::DiagnosticLinePrinter printer(context, sinkInto(diagnostics));
+  mlir::ParserConfig config(&context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, config, path);
+  if (!module)
+    return "";
+  mlir::PassManager pm(&context);
+  std::string message;
+  llvm::raw_string_ostream messageStream(message);
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, messageStream))) {
+    error = "pipeline '" + pipeline + "': " + message;
+    return "";
+  }
+  if (mlir::failed(pm.run(*module)) || printer.sawError()) {
+    if (diagnostics.empty())
+      error = "pipeline '" + pipeline + "' failed";
+    return "";
+  }
+  std::string out;
+  llvm::raw_string_ostream outStream(out);
+  module->print(outStream);
+  return out;
 }
 
 std::vector<std::string> loweringOptionNames() {

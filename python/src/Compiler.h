@@ -65,6 +65,17 @@ std::shared_ptr<const Compiled> compile(const CompileRequest &request,
                                         std::vector<Diagnostic> &diagnostics,
                                         std::string &error);
 
+/// Runs `pipeline` (shardlin-opt's passes in textual form, e.g.
+/// "shardlin-externalize-parameters{file=p.safetensors},
+/// shardlin-import-shard, shardlin-generate-backward") on the module `text`
+/// (its locations named `path`) and returns the module's text, or "" on
+/// failure, with every diagnostic in `diagnostics` and, where no diagnostic
+/// says what failed, the message in `error`. shardlin.torch uses it to
+/// externalize a model's parameters and generate its backward.
+std::string transform(const std::string &text, const std::string &path,
+                      const std::string &pipeline,
+                      std::vector<Diagnostic> &diagnostics, std::string &error);
+
 /// The lowering's option names (the pass's, as shardlin-run's flags).
 std::vector<std::string> loweringOptionNames();
 

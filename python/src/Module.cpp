@@ -65,10 +65,79 @@ nb::dict chunkDict(const rt::ChunkSpec &spec) {
   return d;
 }
 
+/// numpy.ndarray's type, looked up once (a leaked reference, as
+/// runtimeErrorClass).
+PyTypeObject *numpyArrayType() {
+  static PyTypeObject *type = [] {
+    nb::object t = nb::module_::import_("numpy").attr("ndarray");
+    return reinterpret_cast<PyTypeObject *>(t.release().ptr());
+  }();
+  return type;
+}
+
+/// The element type of a buffer's struct format ("f", "<d", ...): false
+/// for any other (those take nanobind's path, which says what is wrong).
+bool bufferDType(const char *format, rt::DType &dtype) {
+  if (!format)
+    return false;
+  if (*format == '@' || *format == '=' || *format == '<')
+    ++format;
+  if (format[0] == 0 || format[1] != 0)
+    return false;
+  switch (format[0]) {
+  case 'f':
+    dtype = rt::DType::F32;
+    return true;
+  case 'd':
+    dtype = rt::DType::F64;
+    return true;
+  case 'e':
+    dtype = rt::DType::F16;
+    return true;
+  case 'H':
+    dtype = rt::DType::BF16;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A NumPy array (exactly numpy.ndarray) through the buffer protocol: the
+/// same view as nanobind's DLPack import, without making a capsule (the
+/// call path's cost, python/bench/call_overhead.py). False where the
+/// buffer is not one of the four element types.
+bool numpyHostArray(nb::handle h, py::HostArray &out) {
+  if (Py_TYPE(h.ptr()) != numpyArrayType())
+    return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  bool ok = bufferDType(view.format, out.dtype) &&
+                  view.itemsize == int64_t(rt::dtypeSize(out.dtype));
+  if (ok) {
+    out.data = view.buf;
+    out.shape.assign(view.shape, view.shape + view.ndim);
+    out.strides.resize(size_t(view.ndim));
+    for (int d = 0; d < view.ndim; ++d)
+      out.strides[size_t(d)] = view.strides[d] / view.itemsize;
+  }
+  for (int d = 0; ok && d < view.ndim; ++d)
+    ok = view.strides[d] % view.itemsize == 0;
+  // The array (held by the caller's arguments for the whole call) keeps
+  // the memory; the view itself is not needed after this.
+  PyBuffer_Release(&view);
+  return ok;
+}
+
 /// The arrays of one argument from Python: an ndarray-like or a list of
 /// them (per rank). A uint16 array is taken as bf16 bits (the package
 /// passes ml_dtypes.bfloat16 arrays as their uint16 view).
 py::HostArray hostArray(nb::handle h, size_t arg) {
+  py::HostArray fast;
+  if (numpyHostArray(h, fast))
+    return fast;
   nb::ndarray<nb::ro, nb::device::cpu> a;
   if (!nb::try_cast(h, a, /*convert=*/false))
     throw nb::type_error(
@@ -166,6 +235,7 @@ nb::list argumentsInfo(const rt::Program &program) {
     d["chunks"] = a.sharded ? nb::object(chunkDict(a.sharding)) : nb::none();
     d["replicated"] = a.replicated;
     d["location"] = a.location;
+    d["parameter"] = a.parameter;
     out.append(d);
   }
   return out;
@@ -226,6 +296,21 @@ nb::tuple compileModule(const std::string &text, const std::string &path,
   if (!compiled)
     return nb::make_tuple(nb::none(), diagnosticsList(diagnostics), error);
   return nb::make_tuple(ProgramHandle{compiled}, nb::list(), std::string());
+}
+
+/// Compiler.h's transform: (text, diagnostics, error); text is None on
+/// failure.
+nb::tuple transformModule(const std::string &text, const std::string &path,
+                          const std::string &pipeline) {
+  std::vector<py::Diagnostic> diagnostics;
+  std::string error;
+  std::string out;
+  {
+    nb::gil_scoped_release release;
+    out = py::transform(text, path, pipeline, diagnostics, error);
+  }
+  return nb::make_tuple(out.empty() ? nb::none() : nb::cast(out),
+                        diagnosticsList(diagnostics), error);
 }
 
 nb::object runProgram(const ProgramHandle &handle, nb::sequence args,
@@ -302,6 +387,11 @@ std::vector<double> benchNative(const ProgramHandle &handle, nb::sequence args,
 
 NB_MODULE(_shardlin, m) {
   m.doc() = "shardlin's compiler and runtime (docs/python.md)";
+  // A program that is still referenced when the interpreter exits (a
+  // global tensor whose autograd graph holds shardlin.torch's function,
+  // which torch frees after this module's teardown) is not a leak: the
+  // process ends. nanobind would list each such object on stderr.
+  nb::set_leak_warnings(false);
   nb::class_<ProgramHandle>(m, "ProgramHandle")
       .def_prop_ro("name",
                    [](const ProgramHandle &h) { return h.compiled->program.name; })
@@ -355,6 +445,8 @@ NB_MODULE(_shardlin, m) {
   m.def("compile", &compileModule, nb::arg("text"), nb::arg("path"),
         nb::arg("entry"), nb::arg("jit"), nb::arg("jit_cpu"), nb::arg("grid"),
         nb::arg("lowering"), nb::arg("world_size"));
+  m.def("transform", &transformModule, nb::arg("text"), nb::arg("path"),
+        nb::arg("pipeline"));
   m.def("run", &runProgram, nb::arg("program"), nb::arg("args"),
         nb::arg("backend"), nb::arg("world_size"), nb::arg("device"),
         nb::arg("timeout"), nb::arg("blas_threads"),

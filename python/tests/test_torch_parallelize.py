@@ -1,0 +1,253 @@
+"""shardlin.torch.parallelize (docs/python.md, "PyTorch"): the TP program's
+forward and every gradient against the unsharded PyTorch module.
+
+Bounds (max |got - ref| / max |ref|, per tensor): float64 modules 1e-10,
+float32 modules 1e-5 (the program rounds each stored tensor once, the
+reference is PyTorch's own float32 run; K <= 38 additions). Inputs, output
+gradients and parameters are random and non-zero. W = 3 and 4 over feature
+counts neither divides (H = 22, F = 38: chunks of 13, 13, 12 and 10, 10, 10,
+8), 7 rows split over the ranks for act="sequence"; explicit offsets give an
+empty chunk, and 3 rows over 4 ranks an empty row block."""
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import shardlin  # noqa: E402
+from conftest import ROOT  # noqa: E402
+import shardlin.torch as st  # noqa: E402
+
+H, FF = 22, 38
+BOUND = {torch.float64: 1e-10, torch.float32: 1e-5}
+
+
+class Linear(nn.Module):
+    def __init__(self, k, n, bias=True):
+        super().__init__()
+        self.fc = nn.Linear(k, n, bias=bias)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class MLP(nn.Module):
+    """GPT-2's MLP: fc1, GELU (exact), fc2."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.fc1 = nn.Linear(h, f)
+        self.fc2 = nn.Linear(f, h)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class SwiGLU(nn.Module):
+    """Llama's MLP: down(silu(gate(x)) * up(x)), no biases."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.gate = nn.Linear(h, f, bias=False)
+        self.up = nn.Linear(h, f, bias=False)
+        self.down = nn.Linear(f, h, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+MLP_PLAN = {"fc1": "colwise", "fc2": "rowwise"}
+SWIGLU_PLAN = {"gate": "colwise", "up": "colwise", "down": "rowwise"}
+
+
+def rel_err(got, ref):
+    got, ref = got.double(), ref.double()
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    return ((got - ref).abs().max() / ref.abs().max()).item()
+
+
+def check_module(make, plan, world, dtype, act, rows=7, offsets=None,
+                 hidden=None):
+    """Forward and every gradient of the parallelized module against the
+    unsharded one, on random x and dy."""
+    torch.manual_seed(1000 * world + rows)
+    model = make().to(dtype)
+    ref_model = copy.deepcopy(model)
+    x = torch.randn(rows, model_in(model), dtype=dtype)
+    tp = st.parallelize(model, plan, world, (x,), act=act, offsets=offsets,
+                        hidden=hidden)
+    xs = x.clone().requires_grad_(True)
+    y = tp(xs)
+    xr = x.clone().requires_grad_(True)
+    y_ref = ref_model(xr)
+    bound = BOUND[dtype]
+    assert y.dtype == dtype
+    err = rel_err(y, y_ref)
+    assert err <= bound, f"forward: {err:.3e} > {bound}"
+    dy = torch.randn_like(y_ref)
+    (y * dy).sum().backward()
+    (y_ref * dy).sum().backward()
+    err = rel_err(xs.grad, xr.grad)
+    assert err <= bound, f"dx: {err:.3e} > {bound}"
+    ref_params = dict(ref_model.named_parameters())
+    for name, p in model.named_parameters():
+        assert p.grad is not None, f"{name} got no gradient"
+        err = rel_err(p.grad, ref_params[name].grad)
+        assert err <= bound, f"d{name}: {err:.3e} > {bound}"
+    return tp
+
+
+def model_in(model):
+    first = next(m for m in model.modules() if isinstance(m, nn.Linear))
+    return first.in_features
+
+
+@pytest.mark.parametrize("world", [3, 4])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("style", ["colwise", "rowwise"])
+def test_linear(world, dtype, style):
+    # colwise splits the 38 out features, rowwise the 38 in features.
+    make = ((lambda: Linear(H, FF)) if style == "colwise"
+            else (lambda: Linear(FF, H)))
+    check_module(make, {"fc": style}, world, dtype, act="sequence")
+
+
+@pytest.mark.parametrize("world", [3, 4])
+@pytest.mark.parametrize("act", ["sequence", "replicated"])
+def test_mlp(world, act):
+    check_module(lambda: MLP(H, FF), MLP_PLAN, world, torch.float64, act)
+
+
+@pytest.mark.parametrize("world", [3, 4])
+def test_mlp_f32(world):
+    check_module(lambda: MLP(H, FF), MLP_PLAN, world, torch.float32,
+                 "sequence")
+
+
+@pytest.mark.parametrize("world", [3, 4])
+def test_swiglu(world):
+    check_module(lambda: SwiGLU(H, FF), SWIGLU_PLAN, world, torch.float64,
+                 "sequence")
+
+
+def test_uneven_empty_chunks():
+    """Explicit offsets with an empty chunk (rank 1), and fewer rows than
+    ranks for the sequence split (rank 3 gets none)."""
+    offs = [0, 10, 10, 24, 38]
+    tp = check_module(lambda: MLP(H, FF), MLP_PLAN, 4, torch.float64,
+                      "sequence", rows=3, offsets={"fc1": offs, "fc2": offs})
+    chunks = [a["chunks"] for a in tp.program.arguments if a["sharded"]]
+    assert any(c["bounds"] == offs for c in chunks), chunks
+
+
+def test_sees_parameter_updates():
+    """The parameters are passed at each call: an in-place update (what an
+    optimizer does) changes the next output, with no recompile."""
+    torch.manual_seed(5)
+    model = MLP(H, FF).double()
+    x = torch.randn(5, H, dtype=torch.float64)
+    tp = st.parallelize(model, MLP_PLAN, 3, x, act="sequence")
+    program = tp.program
+    with torch.no_grad():
+        model.fc1.weight.mul_(0.5)
+        model.fc2.bias.add_(1.0)
+        y = tp(x)
+        assert rel_err(y, model(x)) <= 1e-10
+    assert tp.program is program
+
+
+def test_safetensors_parameters(tmp_path):
+    """Parameters from a safetensors file by state-dict name, instead of the
+    module's."""
+    from safetensors.torch import save_file
+    torch.manual_seed(6)
+    model = MLP(H, FF).double()
+    other = MLP(H, FF).double()
+    save_file({k: v.contiguous() for k, v in other.state_dict().items()},
+              str(tmp_path / "p.safetensors"))
+    x = torch.randn(6, H, dtype=torch.float64)
+    tp = st.parallelize(model, MLP_PLAN, 4, x, act="replicated",
+                        parameters=tmp_path / "p.safetensors")
+    with torch.no_grad():
+        assert rel_err(tp(x), other(x)) <= 1e-10
+
+
+def test_new_input_shape_compiles_again():
+    torch.manual_seed(7)
+    model = MLP(H, FF).double()
+    tp = st.parallelize(model, MLP_PLAN, 3, torch.randn(4, H).double(),
+                        act="sequence")
+    x = torch.randn(9, H, dtype=torch.float64)
+    with torch.no_grad():
+        assert rel_err(tp(x), model(x)) <= 1e-10
+
+
+def test_bad_plans():
+    model = MLP(H, FF)
+    x = torch.randn(4, H)
+    with pytest.raises(ValueError, match="'diagonal' is not a linear's style"):
+        st.parallelize(model, {"fc1": "diagonal"}, 2, x)
+    with pytest.raises(ValueError, match="no such submodule"):
+        st.parallelize(model, {"fc3": "colwise"}, 2, x)
+    with pytest.raises(ValueError, match="act: 'tensor'"):
+        st.parallelize(model, MLP_PLAN, 2, x, act="tensor")
+    with pytest.raises(ValueError, match="hidden: 'middle'"):
+        st.parallelize(model, MLP_PLAN, 2, x, hidden="middle")
+    with pytest.raises(ValueError, match="one input"):
+        st.parallelize(model, MLP_PLAN, 2, (x, x))
+
+
+def test_bad_offsets_are_compile_errors():
+    """Chunk boundaries that do not cover the features: the compiler's
+    located diagnostic, as shardlin.CompileError."""
+    model = Linear(H, FF)
+    x = torch.randn(4, H)
+    with pytest.raises(shardlin.CompileError) as e:
+        st.parallelize(model, {"fc": "colwise"}, 2, x,
+                       offsets={"fc": [0, 5, 30]})
+    assert e.value.diagnostics, str(e.value)
+
+
+def test_jit_refused_beside_torch_mlir():
+    """jit=True would make the extension's LLVM symbols global, where
+    torch_mlir's own LLVM binds to them: refused with the reason while
+    torch_mlir is loaded (instead of a crash at the next export)."""
+    with pytest.raises(RuntimeError, match="torch_mlir"):
+        shardlin.compile(str(ROOT / "examples/quickstart/linear.mlir"),
+                         jit=True)
+    assert not shardlin._exported
+
+
+def test_dtype_option():
+    """dtype=torch.float64 on a float32 module: the program computes in
+    float64 from the parameters' values (exact in float64), so the output is
+    the float64 module's within 1e-10; the gradients reach the float32
+    parameters (rounded once: within 2^-24 relative of float64's)."""
+    torch.manual_seed(8)
+    model = MLP(H, FF)
+    ref = copy.deepcopy(model).double()
+    x = torch.randn(7, H)
+    tp = st.parallelize(model, MLP_PLAN, 3, x, act="sequence",
+                        dtype=torch.float64)
+    y = tp(x)
+    assert y.dtype == torch.float64
+    y_ref = ref(x.double())
+    assert rel_err(y, y_ref) <= 1e-10
+    dy = torch.randn_like(y_ref)
+    (y * dy).sum().backward()
+    (y_ref * dy).sum().backward()
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        assert p.grad.dtype == torch.float32
+        assert rel_err(p.grad, ref_params[name].grad) <= 2.0 ** -23, name
+
+
+def test_hidden_stated():
+    """The hidden activation's sharding stated at both places (hidden=
+    "both"): the same forward and gradients."""
+    check_module(lambda: MLP(H, FF), MLP_PLAN, 3, torch.float64, "sequence",
+                 hidden="both")
