@@ -91,6 +91,7 @@ else()
 endif()
 
 add_library(ShardlinRuntimeCudaKernels OBJECT
+  lib/backends/cuda/AttentionKernels.cu
   lib/backends/cuda/CudaLocalCommunicator.cu
   lib/backends/cuda/Kernels.cu
 )
