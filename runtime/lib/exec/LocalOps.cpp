@@ -123,21 +123,24 @@ Status checkReduceLastArguments(ExprOp combine, const void *x,
   return Status::ok();
 }
 
-Status checkAttentionSoftmaxArguments(const char *op, const void *s,
-                                      const void *p, int64_t rows,
-                                      int64_t cols, double scale,
+Status checkAttentionSoftmaxArguments(bool grad, const void *s, const void *p,
+                                      int64_t rows, int64_t cols, double scale,
                                       DType dtype) {
+  const std::string op = grad ? "attentionSoftmaxGrad" : "attentionSoftmax";
   if (dtype != DType::F32 && dtype != DType::F64)
-    return Status::invalidArgument(std::string(op) + ": element type " +
-                                   dtypeName(dtype) + " (f32 or f64)");
-  SHARDLIN_RETURN_IF_ERROR(checkMatrixSize(op, rows, cols, dtypeSize(dtype)));
+    return Status::invalidArgument(op + ": element type " + dtypeName(dtype) +
+                                   " (f32 or f64)");
+  SHARDLIN_RETURN_IF_ERROR(
+      checkMatrixSize(op.c_str(), rows, cols, dtypeSize(dtype)));
   if (!std::isfinite(scale))
-    return Status::invalidArgument(std::string(op) + ": the scale is not "
-                                                     "finite");
-  const bool needsP = std::string(op) == "attentionSoftmaxGrad";
-  if (rows > 0 && cols > 0 && (!s || (needsP && !p)))
-    return Status::invalidArgument(std::string(op) + ": " +
-                                   (!s ? "the scores" : "p") + " are null");
+    return Status::invalidArgument(op + ": the scale is not finite");
+  if (rows == 0 || cols == 0)
+    return Status::ok();
+  if (!s)
+    return Status::invalidArgument(op + (grad ? ": ds is null"
+                                              : ": the scores are null"));
+  if (grad && !p)
+    return Status::invalidArgument(op + ": p is null");
   return Status::ok();
 }
 

@@ -18,6 +18,11 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// The largest head index, head size and group the ops take: far beyond
+/// any model, and small enough that no product of the ones the kernels
+/// form (heads * D, (kv + 1) * g) can overflow int64.
+constexpr int64_t kMaxHeadValue = int64_t(1) << 24;
+
 /// Whether two sizes agree where both are static.
 bool agree(int64_t a, int64_t b) {
   return a == kDynamic || b == kDynamic || a == b;
@@ -25,9 +30,10 @@ bool agree(int64_t a, int64_t b) {
 
 Status checkOneInt(const std::vector<int64_t> &v, const char *keyword,
                    const std::string &what) {
-  if (v.size() != 1 || v[0] <= 0)
+  if (v.size() != 1 || v[0] <= 0 || v[0] > kMaxHeadValue)
     return Status::invalidArgument(what + " needs `" + keyword +
-                                   " 1 N` with N > 0");
+                                   " 1 N` with 0 < N <= " +
+                                   str(kMaxHeadValue));
   return Status::ok();
 }
 
@@ -43,11 +49,11 @@ Status checkTable(const Program &p, const std::vector<int64_t> &table,
                                    "program has " + str(p.worldSize) +
                                    " ranks");
   for (size_t r = 0; r < pairs; ++r)
-    if (table[2 * r] > table[2 * r + 1])
+    if (table[2 * r] > table[2 * r + 1] || table[2 * r + 1] > kMaxHeadValue)
       return Status::invalidArgument(
           what + ": `" + keyword + "` gives rank " + str(int64_t(r)) +
           " the heads [" + str(table[2 * r]) + ", " + str(table[2 * r + 1]) +
-          ") (begin after end)");
+          ") (begin after end, or beyond " + str(kMaxHeadValue) + ")");
   return Status::ok();
 }
 

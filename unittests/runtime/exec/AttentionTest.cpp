@@ -346,7 +346,7 @@ TEST(Attention, SoftmaxKernelsCheckTheirArguments) {
                              rt::DType::F32);
   EXPECT_EQ(st.message(), "attentionSoftmax: the scale is not finite");
   st = ops->attentionSoftmaxGrad(nullptr, s, 2, 2, 1.0, rt::DType::F32);
-  EXPECT_EQ(st.message(), "attentionSoftmaxGrad: p are null");
+  EXPECT_EQ(st.message(), "attentionSoftmaxGrad: p is null");
   st = ops->rope(s, p, p, rt::DType::F16, s, 1, 1, 1, 4, false,
                  rt::DType::F32);
   EXPECT_EQ(st.message(), "rope: f16 tables for f32 (f32 or x's type)");

@@ -168,9 +168,8 @@ private:
   Status softmaxChecked(void *scores, const void *p, const void *mask,
                         int64_t rows, int64_t cols, double scale, bool causal,
                         DType dtype) {
-    const char *op = p ? "attentionSoftmaxGrad" : "attentionSoftmax";
     SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
-        op, scores, p, rows, cols, scale, dtype));
+        p != nullptr, scores, p, rows, cols, scale, dtype));
     if (rows == 0 || cols == 0)
       return Status::ok();
     ScopedDevice guard;

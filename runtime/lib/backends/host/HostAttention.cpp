@@ -65,23 +65,19 @@ void softmaxGradRows(const T *p, T *ds, int64_t rows, int64_t cols, T scale) {
   }
 }
 
-/// Widens n elements of type t at src into dst (T: float or double).
+/// Widens n elements of type t at src into dst (T: float, for every type
+/// but f64, or double), exactly.
 template <typename T>
 void widen(DType t, const void *src, T *dst, size_t n) {
   if (t == DType::F64) {
     const double *d = static_cast<const double *>(src);
-    for (size_t i = 0; i < n; ++i)
-      dst[i] = T(d[i]);
-    return;
+    std::copy(d, d + n, dst); // T is double (a table of x's type)
+  } else if (t == DType::F32) {
+    const float *f = static_cast<const float *>(src);
+    std::copy(f, f + n, dst);
+  } else if constexpr (std::is_same_v<T, float>) {
+    convertToF32(t, src, dst, n);
   }
-  std::vector<float> f(n);
-  if (t == DType::F32)
-    f.assign(static_cast<const float *>(src),
-             static_cast<const float *>(src) + n);
-  else
-    convertToF32(t, src, f.data(), n);
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = T(f[i]);
 }
 
 /// One row of heads * headDim elements at position p, in T.

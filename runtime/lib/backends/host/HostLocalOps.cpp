@@ -121,7 +121,7 @@ public:
                           int64_t cols, double scale, bool causal,
                           DType dtype) override {
     SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
-        "attentionSoftmax", s, nullptr, rows, cols, scale, dtype));
+        false, s, nullptr, rows, cols, scale, dtype));
     attentionSoftmaxOnHost(s, mask, rows, cols, scale, causal, dtype);
     return Status::ok();
   }
@@ -130,7 +130,7 @@ public:
                               int64_t cols, double scale,
                               DType dtype) override {
     SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
-        "attentionSoftmaxGrad", ds, p, rows, cols, scale, dtype));
+        true, ds, p, rows, cols, scale, dtype));
     attentionSoftmaxGradOnHost(p, ds, rows, cols, scale, dtype);
     return Status::ok();
   }

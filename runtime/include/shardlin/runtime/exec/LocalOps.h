@@ -128,14 +128,14 @@ public:
                       DType dtype) = 0;
 };
 
-/// The checks every device's attentionSoftmax and attentionSoftmaxGrad make
-/// before they touch memory: f32 or f64, non-negative sizes within int64
-/// bytes, a finite scale, and non-null pointers where there is something
-/// to compute (`mask` may be null; `p` is null for attentionSoftmax).
-/// `op` names the call in messages.
-Status checkAttentionSoftmaxArguments(const char *op, const void *s,
-                                      const void *p, int64_t rows,
-                                      int64_t cols, double scale, DType dtype);
+/// The checks every device's attentionSoftmax (grad false: s the scores)
+/// and attentionSoftmaxGrad (grad true: s is ds, and p is read) make before
+/// they touch memory: f32 or f64, non-negative sizes within int64 bytes, a
+/// finite scale, and non-null pointers where there is something to compute
+/// (the mask may be null). The messages name the call.
+Status checkAttentionSoftmaxArguments(bool grad, const void *s, const void *p,
+                                      int64_t rows, int64_t cols, double scale,
+                                      DType dtype);
 
 /// The checks every device's rope makes: known types (the tables f32 or
 /// `dtype`), non-negative sizes, an even headDim, sizes within int64 bytes,

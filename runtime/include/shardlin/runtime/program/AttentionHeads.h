@@ -42,7 +42,8 @@ struct AttentionHeads {
 
 /// Checks an attention instruction's head attributes: one head_dim D > 0,
 /// one group g > 0, tables of one pair [b, e) per rank (0 <= b <= e; W
-/// pairs where the program has a world size W, any number >= 1 otherwise)
+/// pairs where the program has a world size W, any number >= 1 otherwise;
+/// D, g and e at most 2^24, so that no size the kernels form overflows)
 /// whose query heads all map to a local kv head; a finite scale; and wrt in
 /// {0, 1, 2} for attention_grad. `what` names the instruction.
 Status checkHeadTables(const Program &program, const Instr &in,
