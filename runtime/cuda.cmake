@@ -192,6 +192,7 @@ if(SHARDLIN_BUILD_TESTS)
   # device; the tests of the polling logic run everywhere.
   add_executable(shardlin-gpu-tests
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuWaitLogicTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuAttentionTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuLocalOpsTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuElementwiseTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuGemmTest.cpp
