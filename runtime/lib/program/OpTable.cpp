@@ -384,6 +384,7 @@ std::vector<OpAttribute> attentionAttrs(bool grad) {
   return attrs;
 }
 
+// Long: the table itself, one entry per op in OpCode order.
 std::vector<OpInfo> makeTable() {
   const OpAttribute along = chunksAttr("chunk", "along", &Instr::along);
   std::vector<OpInfo> t = {
