@@ -91,6 +91,7 @@ else()
 endif()
 
 add_library(ShardlinRuntimeCudaKernels OBJECT
+  lib/backends/cuda/AttentionKernels.cu
   lib/backends/cuda/CudaLocalCommunicator.cu
   lib/backends/cuda/Kernels.cu
 )
@@ -191,6 +192,7 @@ if(SHARDLIN_BUILD_TESTS)
   # device; the tests of the polling logic run everywhere.
   add_executable(shardlin-gpu-tests
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuWaitLogicTest.cpp
+    ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuAttentionTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuLocalOpsTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuElementwiseTest.cpp
     ${PROJECT_SOURCE_DIR}/unittests/runtime/backends/GpuGemmTest.cpp

@@ -9,6 +9,8 @@
 #include "shardlin/runtime/exec/LocalOps.h"
 #include "shardlin/runtime/base/Buffer.h"
 
+#include <cmath>
+
 namespace shardlin::rt {
 
 namespace {
@@ -118,6 +120,53 @@ Status checkReduceLastArguments(ExprOp combine, const void *x,
                                    " is null");
   if (rows > 0 && cols > 0 && !x)
     return Status::invalidArgument("reduceLast: the input is null");
+  return Status::ok();
+}
+
+Status checkAttentionSoftmaxArguments(bool grad, const void *s, const void *p,
+                                      int64_t rows, int64_t cols, double scale,
+                                      DType dtype) {
+  const std::string op = grad ? "attentionSoftmaxGrad" : "attentionSoftmax";
+  if (dtype != DType::F32 && dtype != DType::F64)
+    return Status::invalidArgument(op + ": element type " + dtypeName(dtype) +
+                                   " (f32 or f64)");
+  SHARDLIN_RETURN_IF_ERROR(
+      checkMatrixSize(op.c_str(), rows, cols, dtypeSize(dtype)));
+  if (!std::isfinite(scale))
+    return Status::invalidArgument(op + ": the scale is not finite");
+  if (rows == 0 || cols == 0)
+    return Status::ok();
+  if (!s)
+    return Status::invalidArgument(op + (grad ? ": ds is null"
+                                              : ": the scores are null"));
+  if (grad && !p)
+    return Status::invalidArgument(op + ": p is null");
+  return Status::ok();
+}
+
+Status checkRopeArguments(const void *x, const void *cos, const void *sin,
+                          DType tableType, const void *y, int64_t batch,
+                          int64_t seq, int64_t heads, int64_t headDim,
+                          DType dtype) {
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32 &&
+      dtype != DType::F64)
+    return Status::invalidArgument("rope: unknown element type " +
+                                   std::to_string(static_cast<int>(dtype)));
+  if (tableType != DType::F32 && tableType != dtype)
+    return Status::invalidArgument(std::string("rope: ") +
+                                   dtypeName(tableType) + " tables for " +
+                                   dtypeName(dtype) + " (f32 or x's type)");
+  if (batch < 0 || seq < 0 || heads < 0 || headDim < 0 || headDim % 2 != 0)
+    return Status::invalidArgument(
+        "rope: bad sizes " + std::to_string(batch) + " x " +
+        std::to_string(seq) + " x " + std::to_string(heads) + " x " +
+        std::to_string(headDim) + " (non-negative, an even head size)");
+  int64_t count = 0;
+  SHARDLIN_RETURN_IF_ERROR(
+      checkedNumElements({batch, seq, heads, headDim}, count, dtypeSize(dtype))
+          .withContext("rope"));
+  if (count > 0 && (!x || !y || !cos || !sin))
+    return Status::invalidArgument("rope: a null operand or result");
   return Status::ok();
 }
 

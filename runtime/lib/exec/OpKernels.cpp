@@ -41,7 +41,8 @@ namespace {
 std::vector<OpKernel> makeKernels() {
   std::vector<OpKernel> table(kNumOpCodes);
   for (const std::vector<OpKernel> &kind :
-       {viewKernels(), collectiveKernels(), computeKernels(), layoutKernels()})
+       {viewKernels(), collectiveKernels(), computeKernels(), layoutKernels(),
+        attentionKernels()})
     for (const OpKernel &k : kind)
       table[static_cast<size_t>(k.op)] = k;
   return table;

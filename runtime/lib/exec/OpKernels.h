@@ -7,7 +7,8 @@
 // of an operand), and an execute function that runs it with the rank's
 // communicator, GEMM and local ops. Both see the plan through the contexts
 // of PlanState.h. Each kind of op lists its kernels in its own file
-// (exec/ops/ViewOps.cpp, CollectiveOps.cpp, ComputeOps.cpp, LayoutOps.cpp).
+// (exec/ops/ViewOps.cpp, CollectiveOps.cpp, ComputeOps.cpp, LayoutOps.cpp,
+// AttentionOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHARDLIN_RUNTIME_LIB_EXEC_OPKERNELS_H
@@ -34,6 +35,7 @@ std::vector<OpKernel> viewKernels();
 std::vector<OpKernel> collectiveKernels();
 std::vector<OpKernel> computeKernels();
 std::vector<OpKernel> layoutKernels();
+std::vector<OpKernel> attentionKernels();
 
 /// An op whose result is a view of its first operand (nothing to run).
 Status executeNothing(OpExecuteContext &);

@@ -232,6 +232,9 @@ Status Plan::Impl::allocate(Allocator &allocator) {
     if (st.recv.staged)
       SHARDLIN_RETURN_IF_ERROR(Buffer::allocate(
           allocator, st.recv.totalCount() * elt, st.recvStaging));
+    if (st.scratchBytes > 0)
+      SHARDLIN_RETURN_IF_ERROR(
+          Buffer::allocate(allocator, size_t(st.scratchBytes), st.scratch));
   }
   return Status::ok();
 }

@@ -57,6 +57,10 @@ struct PlanStep {
   /// epilogue, or -1. elementwise: whether the gemm before it runs it.
   int epilogue = -1;
   bool inGemmEpilogue = false;
+  /// Device memory the op needs while it runs (attention's score blocks),
+  /// allocated with the plan's buffers.
+  int64_t scratchBytes = 0;
+  Buffer scratch;
 };
 
 /// One chunk of a pipelined block (exec/Pipeline.cpp): a window of rows of

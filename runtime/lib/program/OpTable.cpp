@@ -10,6 +10,8 @@
 
 #include "shardlin/runtime/program/OpTable.h"
 
+#include "program/AttentionVerify.h"
+
 #include <algorithm>
 
 namespace shardlin::rt {
@@ -363,6 +365,28 @@ OpAttribute chunksAttr(const char *keyword, const char *odsName,
   return {Kind::Chunks, keyword, {{odsName, field, nullptr}}};
 }
 
+OpAttribute intsAttr(const char *keyword, std::vector<int64_t> Instr::*field) {
+  return {Kind::Ints, keyword, {{keyword, nullptr, nullptr, nullptr, field}}};
+}
+
+/// attention's and attention_grad's attributes, in text order (the ODS
+/// names are the keywords; docs/runtime.md, "Attention and RoPE").
+std::vector<OpAttribute> attentionAttrs(bool grad) {
+  std::vector<OpAttribute> attrs = {
+      intsAttr("head_dim", &Instr::headDim),
+      {Kind::Real,
+       "scale",
+       {{"scale", nullptr, nullptr, nullptr, nullptr, &Instr::scale}}},
+      {Kind::Flags, "causal", {{"causal", nullptr, &Instr::causal}}},
+      intsAttr("group", &Instr::group),
+      intsAttr("q_heads", &Instr::qHeads),
+      intsAttr("kv_heads", &Instr::kvHeads)};
+  if (grad)
+    attrs.push_back(intsAttr("wrt", &Instr::wrt));
+  return attrs;
+}
+
+// Long: the table itself, one entry per op in OpCode order.
 std::vector<OpInfo> makeTable() {
   const OpAttribute along = chunksAttr("chunk", "along", &Instr::along);
   std::vector<OpInfo> t = {
@@ -527,6 +551,35 @@ std::vector<OpInfo> makeTable() {
        {{Kind::Expr, "expr", {{"combiner", nullptr, nullptr, &Instr::expr}}}},
        verifyReduceLast,
        false},
+      // Rank-local attention over this rank's heads (q, k, v[, mask]), and
+      // one of its gradients (q, k, v, dO[, mask]; `wrt`), built by the
+      // translator from shardlin.attention and its head-aligned chunks.
+      {OpCode::Attention,
+       "attention",
+       {},
+       3,
+       4,
+       attentionAttrs(false),
+       verifyAttention,
+       false},
+      {OpCode::AttentionGrad,
+       "attention_grad",
+       {},
+       4,
+       5,
+       attentionAttrs(true),
+       verifyAttention,
+       false},
+      // Rotary position embedding (x, cos, sin), rotate-half.
+      {OpCode::Rope,
+       "rope",
+       {},
+       3,
+       3,
+       {intsAttr("head_dim", &Instr::headDim),
+        {Kind::Flags, "inverse", {{"inverse", nullptr, &Instr::inverse}}}},
+       verifyRope,
+       true},
   };
   return t;
 }

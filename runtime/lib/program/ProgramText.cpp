@@ -153,17 +153,26 @@ public:
     }
     return Status::ok();
   }
-  /// `N v0 ... vN-1`: at most 64 non-negative integers (a permutation of
-  /// dims; the op's verify checks what they mean).
+  /// `N v0 ... vN-1`: non-negative integers (a permutation of dims, an
+  /// attention's head table of two per rank: at most 2 << 20); the op's
+  /// verify checks what they mean. Grown as read, as a spec's placements.
   Status ints(std::vector<int64_t> &out) {
     int64_t n = 0;
-    SHARDLIN_RETURN_IF_ERROR(integer(n, 0, 64));
+    SHARDLIN_RETURN_IF_ERROR(integer(n, 0, int64_t(2) << 20));
     out.clear();
     for (int64_t i = 0; i < n; ++i) {
       int64_t v = 0;
       SHARDLIN_RETURN_IF_ERROR(integer(v, 0, INT64_MAX));
       out.push_back(v);
     }
+    return Status::ok();
+  }
+  /// One double as formatExprConstant writes it (or a decimal number).
+  Status real(double &out) {
+    std::string w;
+    if (!word(w) || !parseExprConstant(w, out))
+      return err("bad real number '" + w +
+                 "' (expected a hex float such as 0x1p-3, or a decimal)");
     return Status::ok();
   }
   /// What writeBytes writes, after its `data` keyword.
@@ -367,6 +376,8 @@ std::string serializeProgram(const Program &p) {
         os << ' ' << ints.size();
         for (int64_t v : ints)
           os << ' ' << v;
+      } else if (attr.kind == OpAttribute::Kind::Real) {
+        os << ' ' << formatExprConstant(in.*attr.fields.front().real);
       } else {
         for (const OpAttribute::Field &f : attr.fields)
           os << ' ' << (in.*f.flag ? 1 : 0);
@@ -533,6 +544,8 @@ Status parseProgram(const std::string &text, Program &out) {
             SHARDLIN_RETURN_IF_ERROR(t.expr(in.*attr->fields.front().expr));
           } else if (attr->kind == OpAttribute::Kind::Ints) {
             SHARDLIN_RETURN_IF_ERROR(t.ints(in.*attr->fields.front().ints));
+          } else if (attr->kind == OpAttribute::Kind::Real) {
+            SHARDLIN_RETURN_IF_ERROR(t.real(in.*attr->fields.front().real));
           } else {
             for (const OpAttribute::Field &f : attr->fields) {
               int64_t flag = 0;

@@ -33,10 +33,14 @@ TEST(OpTable, OneEntryPerOpCodeInOrder) {
     EXPECT_EQ(rt::findOpByMnemonic(info.mnemonic), &info);
     EXPECT_STREQ(rt::opCodeName(info.op), info.mnemonic);
     EXPECT_LE(info.minOperands, info.maxOperands) << info.mnemonic;
-    // Every op but elementwise and fill (built from a chain of IR ops)
-    // comes from named IR ops.
+    // Every op but elementwise and fill (built from a chain of IR ops) and
+    // the attention ops (built with per-rank head tables from
+    // shardlin.attention and its chunks) comes from named IR ops.
     EXPECT_EQ(info.irOps.empty(), info.op == rt::OpCode::Elementwise ||
-                                      info.op == rt::OpCode::Fill)
+                                      info.op == rt::OpCode::Fill ||
+                                      info.op == rt::OpCode::Attention ||
+                                      info.op == rt::OpCode::AttentionGrad ||
+                                      info.op == rt::OpCode::Rope)
         << info.mnemonic;
     for (const char *name : info.irOps)
       EXPECT_TRUE(irOps.insert(name).second) << name << " maps to two ops";
@@ -62,6 +66,8 @@ TEST(OpTable, OneEntryPerOpCodeInOrder) {
         EXPECT_EQ(attr.kind == rt::OpAttribute::Kind::Expr, f.expr != nullptr)
             << f.odsName;
         EXPECT_EQ(attr.kind == rt::OpAttribute::Kind::Ints, f.ints != nullptr)
+            << f.odsName;
+        EXPECT_EQ(attr.kind == rt::OpAttribute::Kind::Real, f.real != nullptr)
             << f.odsName;
       }
     }

@@ -15,6 +15,8 @@
 //    program passed by value as a kernel argument (DeviceExpr).
 //  - convert: the convert kernel, rounding as the host's conversions do.
 //  - sumRows: the sumRows kernel, in the host's order (bit for bit).
+//  - attentionSoftmax, attentionSoftmaxGrad, rope: AttentionKernels.cu's,
+//    which agree with the host's to rounding (tree reductions over a row).
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,8 +122,106 @@ public:
                           ", cuda:" + std::to_string(device_) + ")");
   }
 
+  Status attentionSoftmax(void *scores, const void *mask, int64_t rows,
+                          int64_t cols, double scale, bool causal,
+                          DType dtype) override {
+    Status st = softmaxChecked(scores, nullptr, mask, rows, cols, scale,
+                               causal, dtype);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda attentionSoftmax (" +
+                          std::string(dtypeName(dtype)) + ", " +
+                          std::to_string(rows) + " x " + std::to_string(cols) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
+  Status attentionSoftmaxGrad(const void *p, void *ds, int64_t rows,
+                              int64_t cols, double scale,
+                              DType dtype) override {
+    Status st =
+        softmaxChecked(ds, p, nullptr, rows, cols, scale, false, dtype);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda attentionSoftmaxGrad (" +
+                          std::string(dtypeName(dtype)) + ", " +
+                          std::to_string(rows) + " x " + std::to_string(cols) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
+  Status rope(const void *x, const void *cos, const void *sin,
+              DType tableType, void *y, int64_t batch, int64_t seq,
+              int64_t heads, int64_t headDim, bool inverse,
+              DType dtype) override {
+    Status st = ropeChecked(x, cos, sin, tableType, y, batch, seq, heads,
+                            headDim, inverse, dtype);
+    if (st.isOk())
+      return st;
+    return st.withContext("cuda rope (" + std::string(dtypeName(dtype)) +
+                          ", cuda:" + std::to_string(device_) + ")");
+  }
+
 private:
   cudaStream_t s() const { return nativeStream(*stream_); }
+
+  /// attentionSoftmax (p null) or attentionSoftmaxGrad (p set, in place on
+  /// scores = ds).
+  Status softmaxChecked(void *scores, const void *p, const void *mask,
+                        int64_t rows, int64_t cols, double scale, bool causal,
+                        DType dtype) {
+    SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
+        p != nullptr, scores, p, rows, cols, scale, dtype));
+    if (rows == 0 || cols == 0)
+      return Status::ok();
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    const int64_t n = rows * cols;
+    for (const auto &[name, ptr] :
+         {std::pair<const char *, const void *>{"s", scores},
+          {"p", p},
+          {"mask", mask}}) {
+      if (!ptr)
+        continue;
+      std::string problem =
+          checkDeviceBuffer(name, ptr, n, dtype, device_, pageableOk_);
+      if (!problem.empty())
+        return Status::invalidArgument(problem);
+    }
+    SHARDLIN_CUDA_RETURN_IF_ERROR(
+        device_, p ? launchAttentionSoftmaxGrad(dtype, p, scores, rows, cols,
+                                                scale, s())
+                   : launchAttentionSoftmax(dtype, scores, mask, rows, cols,
+                                            scale, causal, s()));
+    return Status::ok();
+  }
+
+  Status ropeChecked(const void *x, const void *cos, const void *sin,
+                     DType tableType, void *y, int64_t batch, int64_t seq,
+                     int64_t heads, int64_t headDim, bool inverse,
+                     DType dtype) {
+    SHARDLIN_RETURN_IF_ERROR(checkRopeArguments(
+        x, cos, sin, tableType, y, batch, seq, heads, headDim, dtype));
+    const int64_t n = batch * seq * heads * headDim;
+    if (n == 0)
+      return Status::ok();
+    ScopedDevice guard;
+    SHARDLIN_RETURN_IF_ERROR(guard.enter(device_));
+    const int64_t table = seq * (headDim / 2);
+    for (const auto &[name, ptr, count, type] :
+         {std::tuple<const char *, const void *, int64_t, DType>{"x", x, n,
+                                                                 dtype},
+          {"y", y, n, dtype},
+          {"cos", cos, table, tableType},
+          {"sin", sin, table, tableType}}) {
+      std::string problem =
+          checkDeviceBuffer(name, ptr, count, type, device_, pageableOk_);
+      if (!problem.empty())
+        return Status::invalidArgument(problem);
+    }
+    SHARDLIN_CUDA_RETURN_IF_ERROR(
+        device_, launchRope(dtype, tableType, x, cos, sin, y, batch, seq,
+                            heads, headDim, inverse, s()));
+    return Status::ok();
+  }
 
   Status reduceLastChecked(ExprOp combine, const void *x, const void *init,
                            void *y, int64_t rows, int64_t cols, DType dtype) {

@@ -121,6 +121,26 @@ struct DeviceExpr {
 cudaError_t launchElementwise(DType dtype, const DeviceExpr &expr, void *y,
                               int64_t rows, int64_t cols, cudaStream_t stream);
 
+/// LocalOps::attentionSoftmax in place on a rows x cols block s (f32 or
+/// f64, `dtype`), mask rows x cols or null: one block of threads per row
+/// (its maximum, its sum, then one division per element: tree reductions,
+/// so the host's results are matched to rounding, not bit for bit).
+/// AttentionKernels.cu.
+cudaError_t launchAttentionSoftmax(DType dtype, void *s, const void *mask,
+                                   int64_t rows, int64_t cols, double scale,
+                                   bool causal, cudaStream_t stream);
+
+/// LocalOps::attentionSoftmaxGrad in place on ds: one block per row.
+cudaError_t launchAttentionSoftmaxGrad(DType dtype, const void *p, void *ds,
+                                       int64_t rows, int64_t cols,
+                                       double scale, cudaStream_t stream);
+
+/// LocalOps::rope: one thread per rotated pair, in f32 (f64 for f64).
+cudaError_t launchRope(DType dtype, DType tableType, const void *x,
+                       const void *cos, const void *sin, void *y,
+                       int64_t batch, int64_t seq, int64_t heads,
+                       int64_t headDim, bool inverse, cudaStream_t stream);
+
 } // namespace shardlin::rt::cuda
 
 #endif // SHARDLIN_RUNTIME_LIB_CUDA_KERNELS_H

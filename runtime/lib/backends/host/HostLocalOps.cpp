@@ -3,6 +3,7 @@
 #include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/exec/LocalOps.h"
 
+#include "backends/host/HostAttention.h"
 #include "backends/host/HostElementwise.h"
 #include "backends/host/HostReductions.h"
 
@@ -114,6 +115,36 @@ public:
         checkElementwiseArguments(expr, operands, y, rows, cols, dtype));
     return evaluateElementwiseOnHost(expr, operands, y, rows, cols, dtype,
                                      options_);
+  }
+
+  Status attentionSoftmax(void *s, const void *mask, int64_t rows,
+                          int64_t cols, double scale, bool causal,
+                          DType dtype) override {
+    SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
+        false, s, nullptr, rows, cols, scale, dtype));
+    attentionSoftmaxOnHost(s, mask, rows, cols, scale, causal, dtype);
+    return Status::ok();
+  }
+
+  Status attentionSoftmaxGrad(const void *p, void *ds, int64_t rows,
+                              int64_t cols, double scale,
+                              DType dtype) override {
+    SHARDLIN_RETURN_IF_ERROR(checkAttentionSoftmaxArguments(
+        true, ds, p, rows, cols, scale, dtype));
+    attentionSoftmaxGradOnHost(p, ds, rows, cols, scale, dtype);
+    return Status::ok();
+  }
+
+  Status rope(const void *x, const void *cos, const void *sin,
+              DType tableType, void *y, int64_t batch, int64_t seq,
+              int64_t heads, int64_t headDim, bool inverse,
+              DType dtype) override {
+    SHARDLIN_RETURN_IF_ERROR(checkRopeArguments(x, cos, sin, tableType, y,
+                                                batch, seq, heads, headDim,
+                                                dtype));
+    ropeOnHost(x, cos, sin, tableType, y, batch, seq, heads, headDim,
+               inverse, dtype);
+    return Status::ok();
   }
 
 private:

@@ -91,7 +91,59 @@ public:
   virtual Status reduceLast(ExprOp combine, const void *x, const void *init,
                             void *y, int64_t rows, int64_t cols,
                             DType dtype) = 0;
+
+  /// Attention's softmax (docs/runtime.md, "Attention and RoPE"), in place
+  /// on a rows x cols row-major block s of one head's scores (row i: query
+  /// i, column j: key j), of type `dtype`, f32 or f64 (attention computes
+  /// f16/bf16 in f32): with x[i, j] = scale * s[i, j] + mask[i, j] (mask:
+  /// rows x cols of `dtype`, or null), and x = -inf where `causal` and
+  /// j > i, s[i, j] becomes exp(x[i, j] - m) / sum_j exp(x[i, j] - m) with
+  /// m the row's maximum, in `dtype`. A row whose every x is -inf (fully
+  /// masked) becomes 0, never NaN. mask must not overlap s.
+  virtual Status attentionSoftmax(void *s, const void *mask, int64_t rows,
+                                  int64_t cols, double scale, bool causal,
+                                  DType dtype) = 0;
+
+  /// Its backward, in place on ds, which holds dP (the gradient of the
+  /// probabilities p, rows x cols) on entry: ds[i, j] = scale * p[i, j] *
+  /// (dP[i, j] - sum_k p[i, k] * dP[i, k]), the gradient of the unscaled
+  /// scores. f32 or f64 (`dtype`), each row's sum in that type. p and ds
+  /// must not overlap.
+  virtual Status attentionSoftmaxGrad(const void *p, void *ds, int64_t rows,
+                                      int64_t cols, double scale,
+                                      DType dtype) = 0;
+
+  /// Rotary position embedding, rotate-half (GPT-NeoX / HF Llama): x and y
+  /// are [batch, seq, heads * headDim] of `dtype` (any of f16, bf16, f32,
+  /// f64), cos and sin [seq, headDim / 2] of `tableType` (f32 or `dtype`).
+  /// Within each head, the pair (x1, x2) = (x[i], x[i + headDim / 2]) at
+  /// position p becomes y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin with
+  /// cos = cos[p, i], sin = sin[p, i]; `inverse` rotates by -theta (sin
+  /// negated: rope's backward). Computed in f32 (f64 for f64, the tables
+  /// widened exactly) and rounded once. y may equal x, must not overlap it
+  /// otherwise.
+  virtual Status rope(const void *x, const void *cos, const void *sin,
+                      DType tableType, void *y, int64_t batch, int64_t seq,
+                      int64_t heads, int64_t headDim, bool inverse,
+                      DType dtype) = 0;
 };
+
+/// The checks every device's attentionSoftmax (grad false: s the scores)
+/// and attentionSoftmaxGrad (grad true: s is ds, and p is read) make before
+/// they touch memory: f32 or f64, non-negative sizes within int64 bytes, a
+/// finite scale, and non-null pointers where there is something to compute
+/// (the mask may be null). The messages name the call.
+Status checkAttentionSoftmaxArguments(bool grad, const void *s, const void *p,
+                                      int64_t rows, int64_t cols, double scale,
+                                      DType dtype);
+
+/// The checks every device's rope makes: known types (the tables f32 or
+/// `dtype`), non-negative sizes, an even headDim, sizes within int64 bytes,
+/// non-null pointers where there is something to compute.
+Status checkRopeArguments(const void *x, const void *cos, const void *sin,
+                          DType tableType, const void *y, int64_t batch,
+                          int64_t seq, int64_t heads, int64_t headDim,
+                          DType dtype);
 
 /// The checks every device's reduceLast makes before it touches memory: a
 /// known dtype and combination, non-negative sizes within int64 bytes, and

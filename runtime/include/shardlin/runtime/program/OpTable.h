@@ -32,10 +32,12 @@ namespace shardlin::rt {
 /// One attribute of an op as the program text writes it: a keyword followed
 /// by a chunk spec (`chunk D N p0 ... pN-1 [bounds b0 ... bN]`), by 0/1
 /// flags (`trans 0 1`), by an expression program (`expr N node...`, see
-/// docs/runtime.md) or by a list of integers (`perm N i0 ... iN-1`). Each
-/// field is one attribute of the dialect's op, named as in its ODS.
+/// docs/runtime.md), by a list of integers (`perm N i0 ... iN-1`) or by
+/// one real number (`scale 0x1p-3`: a double in the hex form of
+/// expression constants, formatExprConstant, so it reads back exactly).
+/// Each field is one attribute of the dialect's op, named as in its ODS.
 struct OpAttribute {
-  enum class Kind { Chunks, Flags, Expr, Ints };
+  enum class Kind { Chunks, Flags, Expr, Ints, Real };
   struct Field {
     /// The attribute's name in the dialect's ODS (`along`, `transpose_lhs`).
     /// Kind::Expr has no ODS attribute (the translator builds the program
@@ -49,11 +51,14 @@ struct OpAttribute {
     ExprProgram Instr::*expr = nullptr;
     /// Kind::Ints: the Instr field that holds it (a DenseI64ArrayAttr).
     std::vector<int64_t> Instr::*ints = nullptr;
+    /// Kind::Real: the Instr field that holds it (an F64Attr).
+    double Instr::*real = nullptr;
   };
   Kind kind;
   /// The keyword that introduces it in the program text.
   const char *keyword;
-  /// Kind::Chunks, Kind::Expr and Kind::Ints: exactly one field;
+  /// Kind::Chunks, Kind::Expr, Kind::Ints and Kind::Real: exactly one
+  /// field;
   /// Kind::Flags: one or more, written in this order after the keyword.
   std::vector<Field> fields;
 };

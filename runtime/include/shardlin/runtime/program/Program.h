@@ -51,10 +51,13 @@ enum class OpCode : uint8_t {
   Fill,
   Constant,
   ReduceLast,
+  Attention,
+  AttentionGrad,
+  Rope,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::ReduceLast) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Rope) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
@@ -96,6 +99,21 @@ struct Instr {
   /// with the GEMMs"). 0: none (the compiler's `overlap_chunks` in
   /// `shardlin.lowering`; text `overlap N`, 1 <= N <= kMaxOverlapChunks).
   int overlapChunks = 0;
+  /// attention, attention_grad, rope: the head size D, one element (text
+  /// `head_dim 1 D`). attention, attention_grad: the query heads per kv
+  /// head g (`group 1 g`); each rank's global query heads [b, e) and kv
+  /// heads, one pair per rank (`q_heads 2W b0 e0 ...`, `kv_heads 2W ...`);
+  /// the scores' scale and the causal mask. attention_grad: the gradient
+  /// it computes, 0 dq, 1 dk, 2 dv (`wrt 1 K`). rope: whether it rotates
+  /// by -theta (its backward). docs/runtime.md, "Attention and RoPE".
+  std::vector<int64_t> headDim;
+  std::vector<int64_t> group;
+  std::vector<int64_t> qHeads;
+  std::vector<int64_t> kvHeads;
+  std::vector<int64_t> wrt;
+  double scale = 1.0;
+  bool causal = false;
+  bool inverse = false;
   /// Where the op came from (file:line:col), for error messages.
   std::string location;
 };
