@@ -77,6 +77,10 @@ def _load_exporter():
 _export = _load_exporter()
 to_numpy = _export.to_numpy
 exported_tanh_coefficient = _export.exported_tanh_coefficient
+# What the other exporters beside this one (export_stablehlo.py) annotate with.
+Annotator = _export.Annotator
+NamedParameters = _export.NamedParameters
+chunk_offsets = _export.chunk_offsets
 
 CORPUS = os.path.join(HERE, "corpus")
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}

@@ -46,7 +46,8 @@ jax.config.update("jax_platforms", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "stablehlo")
 sys.path.insert(0, HERE)
-from export import Annotator, chunk_offsets, ir  # noqa: E402
+from export import Annotator, chunk_offsets  # noqa: E402
+from torch_mlir import ir  # noqa: E402
 
 W = 4
 DTYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}
