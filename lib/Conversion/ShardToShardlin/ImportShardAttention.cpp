@@ -172,6 +172,9 @@ LogicalResult FunctionImporter::matchAttention(tmtensor::AttentionOp op) {
   m.k = *k;
   m.v = *v;
   m.headDim = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
+  if (m.headDim <= 0)
+    return op.emitError() << "tm_tensor.attention: the head dim of q must be "
+                             "static and positive";
   if (Value mask = op.getMask()) {
     auto collapse = mask.getDefiningOp<tensor::CollapseShapeOp>();
     auto generic = collapse

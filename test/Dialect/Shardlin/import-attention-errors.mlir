@@ -22,3 +22,8 @@
 // RUN: sed 's/arith.cmpi sge/arith.cmpi sle/' %S/../../../integration_test/frontends/attention/gpt2_sdpa_seq.mlir \
 // RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=MASK
 // MASK: <stdin>:90:11: error: tm_tensor.attention: the mask is not the causal mask that is_causal=True writes
+
+// The tm_tensor op's own form: q, k, v and an optional mask.
+// RUN: sed 's/ins(%collapsed, %collapsed_25, %collapsed_26, %collapsed_27 : tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x6xf32>)/ins(%collapsed, %collapsed_25 : tensor<16x6x4xf32>, tensor<16x6x4xf32>)/' \
+// RUN:   %S/../../../integration_test/frontends/attention/gpt2_sdpa.mlir | not shardlin-opt -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORM
+// FORM: <stdin>:90:11: error: 'tm_tensor.attention' op takes ins(q, k, v[, mask]) and outs(init)

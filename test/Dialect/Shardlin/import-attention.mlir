@@ -54,3 +54,9 @@
 
 // The imported module round-trips.
 // RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gqa_sdpa_seq.mlir --shardlin-import-shard | shardlin-opt --verify-roundtrip > /dev/null
+
+// The tools parse the exporter's tm_tensor.attention (a minimal tm_tensor
+// dialect registered with the import's dialects) and print it as written.
+// RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_sdpa.mlir | FileCheck %s --check-prefix=PARSE
+// PARSE: tm_tensor.attention ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x6xf32>) outs(%{{.*}} : tensor<16x6x4xf32>) -> tensor<16x6x4xf32>
+// RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_sdpa.mlir | shardlin-opt --verify-roundtrip > /dev/null
