@@ -141,8 +141,6 @@ class LlamaAttention(nn.Module):
         return self.o(y.transpose(1, 2).reshape(b, s, h))
 
 
-QKVO = ("q", "k", "v", "o")
-
 
 def head_plan(q_offsets, kv_offsets=None):
     """q, k, v colwise and o rowwise; o's input features are q's heads."""
