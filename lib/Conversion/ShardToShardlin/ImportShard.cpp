@@ -32,7 +32,8 @@ using namespace mlir::shardlin::import;
 void mlir::shardlin::registerImportShardDialects(DialectRegistry &registry) {
   registry.insert<ShardlinDialect, shard::ShardDialect, func::FuncDialect,
                   linalg::LinalgDialect, tensor::TensorDialect,
-                  arith::ArithDialect, math::MathDialect>();
+                  arith::ArithDialect, math::MathDialect,
+                  tmtensor::TMTensorDialect>();
 }
 
 bool mlir::shardlin::hasShardGrid(ModuleOp module) {

@@ -30,7 +30,8 @@ const char *const mlir::shardlin::import::kSupportedImportOps =
     "dim (a norm's: linalg.generic or linalg.reduce, addf or maximumf) and "
     "their broadcast along the rows; linalg.transpose; "
     "tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; "
-    "arith.constant; func.return";
+    "arith.constant; func.return; tm_tensor.attention (torch-mlir's causal "
+    "scaled_dot_product_attention, with its reshapes)";
 
 /// The map of a rank-1 operand broadcast along the last of `loops` dims.
 static bool isVectorMap(AffineMap map, unsigned loops) {
@@ -179,6 +180,8 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
     return importBatchMatmul(batch);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return importReturn(ret);
+  if (auto att = dyn_cast<tmtensor::AttentionOp>(op))
+    return importAttention(att);
   // Scalars: built where used.
   if (isa<arith::ConstantOp, tensor::DimOp>(op) ||
       (isa<arith::ArithDialect>(op.getDialect()) &&
@@ -380,6 +383,8 @@ LogicalResult FunctionImporter::run() {
   if (failed(collectAnnotations()))
     return failure();
   propagateBackward();
+  if (failed(prepareAttentions()))
+    return failure();
   Block &old = func_.getBody().front();
   auto newBlock = std::make_unique<Block>();
   LogicalResult ok = importArguments(*newBlock);

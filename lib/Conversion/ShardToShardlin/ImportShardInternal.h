@@ -19,6 +19,7 @@
 #ifndef SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
 #define SHARDLIN_LIB_CONVERSION_SHARDTOSHARDLIN_IMPORTSHARDINTERNAL_H
 
+#include "TMTensor.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -149,6 +150,19 @@ bool foldsIntoNdLinear(tensor::CollapseShapeOp collapse,
 /// needs it after all.
 bool feedsLinearsOnly(Operation *op);
 
+/// torch-mlir's attention (ImportShardAttention.cpp): a tm_tensor.attention
+/// and the reshapes around it, read as shardlin.attention's operands.
+struct AttentionMatch {
+  Operation *op = nullptr;
+  /// The projections [B, S, H*D] (q) and [B, S, Hkv*D] (k, v).
+  Value q, k, v;
+  int64_t headDim = 0, group = 1;
+  /// The [B, S, H*D] value the result's reshapes define.
+  Value result;
+  /// The ops of the form, absorbed.
+  SmallVector<Operation *> absorbed;
+};
+
 /// The rewriter of one function.
 class FunctionImporter {
 public:
@@ -216,6 +230,26 @@ public:
   /// A linalg.batch_matmul of one weight broadcast over the batch: an N-D
   /// shardlin.linear when the weight is split, else a rank-local matmul.
   LogicalResult importBatchMatmul(linalg::BatchMatmulOp op);
+
+  //===--------------------------------------------------------------------===//
+  // Attention (ImportShardAttention.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Before the walk: matches every tm_tensor.attention (matchAttention),
+  /// absorbs the ops of its form and records it in attentions_; fails with
+  /// a diagnostic naming what is not taken.
+  LogicalResult prepareAttentions();
+  LogicalResult matchAttention(tmtensor::AttentionOp op);
+  /// The [B, S, H*D] projection that `v` (operand `name` of `op`) holds in
+  /// [B*H, S, D], through GQA's repeat (its group in `group`).
+  FailureOr<Value> traceHeads(tmtensor::AttentionOp op, Value v,
+                              StringRef name,
+                              SmallVectorImpl<Operation *> &absorbed,
+                              int64_t &group);
+  /// The walk reaching a matched op: one global-form shardlin.attention on
+  /// the rank's whole sequences (or all of them).
+  LogicalResult importAttention(tmtensor::AttentionOp op);
+  llvm::DenseMap<Operation *, AttentionMatch> attentions_;
 
   //===--------------------------------------------------------------------===//
   // Norms (ImportShardReductions.cpp)

