@@ -362,6 +362,28 @@ std::string describe(Value v) {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// The arguments of `backward` say what they hold: the forward's first (a
+/// replicated one stays replicated, a named parameter keeps its name, which
+/// `--params` binds), then the results' gradients (a replicated result's is
+/// one tensor that every rank passes alike, as the runtime checks), then
+/// the saved values.
+void markBackwardArguments(func::FuncOp f, func::FuncOp backward,
+                           const llvm::SmallBitVector &replicatedResults,
+                           ArrayRef<Value> saved) {
+  OpBuilder b(f.getContext());
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    for (StringRef name : {kReplicatedArgAttrName, kParameterArgAttrName})
+      if (Attribute same = f.getArgAttr(i, name))
+        backward.setArgAttr(i, name, same);
+  for (unsigned i : replicatedResults.set_bits())
+    backward.setArgAttr(f.getNumArguments() + i, kReplicatedArgAttrName,
+                        b.getUnitAttr());
+  const unsigned firstSaved = backward.getNumArguments() - saved.size();
+  for (auto [i, v] : llvm::enumerate(saved))
+    backward.setArgAttr(firstSaved + i, "shardlin.saved",
+                        b.getStringAttr(describe(v)));
+}
+
 struct GenerateBackwardPass
     : mlir::shardlin::impl::GenerateBackwardBase<GenerateBackwardPass> {
   using GenerateBackwardBase::GenerateBackwardBase;
@@ -582,22 +604,7 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   }
   symbols.insert(backward);
 
-  // The arguments say what they hold: the forward's first (a replicated
-  // one stays replicated, a named parameter keeps its name, which
-  // `--params` binds), then the saved values.
-  for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    for (StringRef name : {kReplicatedArgAttrName, kParameterArgAttrName})
-      if (Attribute same = f.getArgAttr(i, name))
-        backward.setArgAttr(i, name, same);
-  // The gradient of a replicated result is one tensor: every rank passes
-  // it alike, as the runtime checks.
-  for (unsigned i : replicatedResults.set_bits())
-    backward.setArgAttr(f.getNumArguments() + i, kReplicatedArgAttrName,
-                        b.getUnitAttr());
-  const unsigned firstSaved = backward.getNumArguments() - saved->size();
-  for (auto [i, v] : llvm::enumerate(*saved))
-    backward.setArgAttr(firstSaved + i, "shardlin.saved",
-                        b.getStringAttr(describe(v)));
+  markBackwardArguments(f, backward, replicatedResults, *saved);
   backward->setAttr(kBackwardOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   ++numBackward;
 
