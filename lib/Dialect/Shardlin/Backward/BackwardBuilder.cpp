@@ -7,10 +7,11 @@
 // its pre-activations) plain SSA values that the forward can return.
 //
 // The adjoint of each op, for the gradient g of its result:
-//   all_gather along S       reduce_scatter g along S
+//   all_gather along S       reduce_scatter g along S (the rank's
+//                            local_chunk of a g already summed over ranks)
 //   reduce_scatter along S   all_gather g along S
 //   all_to_all split S concat C   all_to_all g split C concat S
-//   all_reduce               all_reduce g
+//   all_reduce               all_reduce g (a g already summed: g)
 //   gemm r = op(l) op(m) + b     gemms with the other transposes; sum_rows g
 //   bias_add, convert, reshapes  g, g converted, the inverse reshape
 //   local_shard W            g is the rank's chunk's gradient (the result
@@ -30,6 +31,12 @@
 // all_reduce of the per-rank ones (or, for the sum of rows that every rank
 // also gathered, the sum of the gathered rows, with no communication), and
 // the all_gather of the chunks that local_chunk took.
+//
+// A replicated result (one tensor of the global view, the same on every
+// rank: of an all_reduce, an all_gather, or ops on those and on replicated
+// values) has one gradient, every rank's alike: dy is already the sum over
+// ranks, and so is what the ops that computed the result from replicated
+// values contribute (docs/training.md, "Replicated activations").
 //
 // Precision: a gradient is kept in the value's element type, except where
 // it is a sum over ranks still to be reduced (the gradient of an all_gather
