@@ -79,3 +79,24 @@ func.func @unrelated(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32
   %s = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1]> : tensor<?x8xf32> -> tensor<?x8xf32>
   return %s : tensor<?x8xf32>
 }
+
+// -----
+
+!x3 = !shardlin.sharded<tensor<5x2x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3]>>
+// N-D x and dy collapsed into rows (their rank's chunk times 2): one class,
+// one exchange, and the rows split back by it.
+// CHECK-LABEL: func.func @collapsed
+// CHECK: %[[B:.*]] = shardlin.gather_bounds
+// CHECK-NOT: shardlin.gather_bounds
+// CHECK: shardlin.reduce_scatter %{{.*}} bounds(%[[B]] : tensor<5xi64>)
+func.func @collapsed(%x: !x3, %dy: !x3) -> tensor<?x8xf32> {
+  %xl = shardlin.local_shard %x : !x3 -> tensor<?x2x8xf32>
+  %xc = tensor.collapse_shape %xl [[0, 1], [2]] : tensor<?x2x8xf32> into tensor<?x8xf32>
+  %xg = shardlin.all_gather %xc along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x8xf32> -> tensor<?x8xf32>
+  %dl = shardlin.local_shard %dy : !x3 -> tensor<?x2x8xf32>
+  %dc = tensor.collapse_shape %dl [[0, 1], [2]] : tensor<?x2x8xf32> into tensor<?x8xf32>
+  %dg = shardlin.all_gather %dc along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x8xf32> -> tensor<?x8xf32>
+  %p = arith.mulf %xg, %dg : tensor<?x8xf32>
+  %s = shardlin.reduce_scatter %p along <dim = 0, placements = [0, 1, 2, 3]> : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %s : tensor<?x8xf32>
+}

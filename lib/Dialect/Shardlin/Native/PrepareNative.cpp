@@ -144,6 +144,10 @@ private:
         own[gemm.getResult()] = {0, mine->second.cls};
       return;
     }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      noteCollapse(collapse);
+      return;
+    }
     if (isa<BiasAddOp, ConvertOp>(op)) {
       carry(op->getResult(0), {op->getOperand(0)});
       return;
@@ -228,6 +232,33 @@ private:
       own[result] = {dim, it->second};
   }
 
+  /// A collapse of the rank's own blocks along dim 0 with static dims
+  /// after it (an N-D x's rows and batch into rows): the result's blocks
+  /// are the source's times that product on every rank, a class of their
+  /// own, the same for every value of the source's class collapsed alike.
+  void noteCollapse(tensor::CollapseShapeOp collapse) {
+    auto it = own.find(collapse.getSrc());
+    if (it == own.end() || it->second.dim != 0)
+      return;
+    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    ReassociationIndices first = collapse.getReassociationIndices().front();
+    int64_t factor = 1;
+    for (int64_t d : ArrayRef<int64_t>(first).drop_front()) {
+      if (ShapedType::isDynamic(shape[d]))
+        return;
+      factor *= shape[d];
+    }
+    if (factor == 1) {
+      own[collapse.getResult()] = it->second;
+      return;
+    }
+    auto [cls, inserted] = scaledClass.try_emplace(
+        {it->second.cls, factor}, static_cast<unsigned>(classBounds.size()));
+    if (inserted)
+      classBounds.push_back(Value());
+    own[collapse.getResult()] = {0, cls->second};
+  }
+
   /// `result` carries the stacked rows (the own blocks) of `operands` where
   /// all that carry any carry the same and the result has their shape.
   void carry(Value result, ValueRange operands) {
@@ -259,6 +290,8 @@ private:
   /// Per class: the bounds of its first stack (null before one).
   SmallVector<Value> classBounds;
   llvm::DenseMap<Type, unsigned> typeClass;
+  /// (a class, a factor) -> the class of its blocks collapsed by it.
+  llvm::DenseMap<std::pair<unsigned, int64_t>, unsigned> scaledClass;
   llvm::DenseMap<Value, unsigned> boundsClass;
   llvm::DenseMap<Value, ChunkAttr> boundsSpec;
   DominanceInfo dominance;
