@@ -78,3 +78,10 @@
 // RUN: shardlin-run %t/bw-rep.mlir --jit --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out='%t/o/jrdx.{rank}.npy' --out=%t/o/jrdw.npy --out='%t/o/jrdb.{rank}.npy'
 // RUN: %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy '%t/o/jrdx.{rank}.npy' %t/o/jrdw.npy '%t/o/jrdb.{rank}.npy' | FileCheck %s --check-prefix=ONE
 // RUN: cmp %t/o/jrdx.1.npy %t/o/jrdx.2.npy
+// RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %t/bw-rep.mlir --backend=mpi --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out='%t/o/mrdx.{rank}.npy' --out=%t/o/mrdw.npy --out='%t/o/mrdb.{rank}.npy' %}
+// RUN: %if mpi %{ %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy '%t/o/mrdx.{rank}.npy' %t/o/mrdw.npy '%t/o/mrdb.{rank}.npy' | FileCheck %s --check-prefix=ONE %}
+// RUN: %if mpi %{ cmp %t/o/mrdx.0.npy %t/o/mrdx.3.npy %}
+// A dy that differs between ranks is not one tensor: the runtime says so.
+// RUN: mkdir -p %t/rdy && cp %t/dy0/x.0.npy %t/rdy/0.npy && cp %t/dy1/x.0.npy %t/rdy/1.npy && cp %t/dy0/x.0.npy %t/rdy/2.npy && cp %t/dy0/x.0.npy %t/rdy/3.npy
+// RUN: not shardlin-run %t/bw-rep.mlir --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/rdy/{rank}.npy' --out='%t/o/bad.{rank}.npy' --out=%t/o/badw.npy --out='%t/o/badb.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=REPDY
+// REPDY: error: rank 0: argument 3 ({{.*}}) is declared replicated but its values differ between ranks: rank 1 holds other values than rank 0
