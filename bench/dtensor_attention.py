@@ -512,7 +512,8 @@ def machine_info(torch):
     return {"host": platform.node(), "platform": platform.platform(),
             "cpu": cpu, "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "torch": torch.__version__}
+            "torch": torch.__version__,
+            "loadavg_at_start": list(os.getloadavg())}
 
 
 def markdown(report):
@@ -556,9 +557,9 @@ def main():
                                     "w": w, "dtensor": entry}
             print("%s: %s (%s)" % (key, entry["outcome"], entry["detail"]),
                   file=sys.stderr, flush=True)
-    print("torch %s, %s, %d CPUs" % (torch.__version__,
-                                     report["machine"]["cpu"],
-                                     report["machine"]["cpus"]))
+    print("torch %s, %s, %d CPUs, load average at start %.1f" %
+          (torch.__version__, report["machine"]["cpu"],
+           report["machine"]["cpus"], report["machine"]["loadavg_at_start"][0]))
     print(markdown(report))
     if args.json:
         with open(args.json, "w") as f:
