@@ -42,7 +42,10 @@ Per case, exactly one outcome:
   WRONG       runs, but some tensor exceeds the bound (the max relative
               error and the tensor are printed);
   REFUSED     a rank raises: the exception's first line (from the lowest
-              rank whose error is not a peer's lost connection);
+              rank whose error is not a peer's lost connection); also
+              when no result comes within --case-timeout (said so). An
+              exception while timing, after a passing check, is kept as
+              the case's "timing_error" instead;
   cannot be expressed   W > Hkv (or W > Hq): the tutorial's per-rank head
               count n_kv_heads // W is 0 and ColwiseParallel cannot
               replicate K and V to the ranks that need them; what running
