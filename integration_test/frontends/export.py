@@ -157,6 +157,23 @@ class NormMLP(nn.Module):
         return x + self.mlp(self.norm(x))
 
 
+class PowMLP(nn.Module):
+    """The powers the exporter writes as math.powf: a hand-written RMSNorm by
+    pow(-0.5), then an MLP whose activation takes a sigmoid's power 1.5 and a
+    square root by pow(0.5)."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.fc1 = nn.Linear(h, f)
+        self.fc2 = nn.Linear(f, h)
+
+    def forward(self, x):
+        n = x * torch.pow(x.pow(2).mean(-1, keepdim=True) + 1e-6, -0.5)
+        h = self.fc1(n)
+        h = h * torch.sigmoid(h) ** 1.5 + torch.pow(h * h + 1.0, 0.5)
+        return self.fc2(h)
+
+
 # --- the cases -----------------------------------------------------------------
 
 H, FF, W = 40, 38, 4
@@ -210,6 +227,8 @@ def cases():
              {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}),
         case("layernorm_mlp_seq", lambda: NormMLP(H, FF, "layer"), [6, H],
              {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}, act="sequence"),
+        case("pow_mlp_seq", lambda: PowMLP(H, FF), [6, H], MLP_PLAN,
+             act="sequence", offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}),
     ]
     # The same sequence-split MLP with its hidden activation's sharding stated
     # at each place a plan may state it.
