@@ -17,8 +17,8 @@
 #               for a linear layer (x, w[, b]; testing/tools/npytool.py made its
 #               data) and "args" for a case that lists its --arg files in
 #               its own "args" file: the transformer blocks
-#               (shardlin-write-block-suite, with a "bound" file) and the
-#               f16/bf16 partial-sums cases (with a "check.sh"); and
+#               (shardlin-write-block-suite, with a "bound" file), the
+#               f16/bf16 partial-sums and the attention cases (a "check.sh"); and
 #               "grad" for the gradient suite (shardlin-write-grad-suite:
 #               backward programs, inputs and float64 gradients)
 #   OUT/bench-blocks/, OUT/bench-blocks-tiny/
@@ -244,6 +244,41 @@ for dt in f16 bf16; do
     echo "$name 2 $dt args" >>"$CASES"
     NCASES=$((NCASES + 1))
   done
+done
+
+# Issue 41's attention (docs/attention.md): examples/attention/layer.mlir
+# and attention sub-blocks (KV replicated and sliced, GQA groups with a
+# mask, ranks without heads; f32 and bf16), their inputs and float64
+# references from testing/tools/attention_ref.py; each case's check.sh runs
+# its check (every rank, f32 1e-5 and bf16 3 * 2^-8 of the largest value).
+ATTN="$SUITE/attention"
+mkdir -p "$ATTN"
+cp "$ROOT/testing/tools/attention_ref.py" "$NPYTOOL" "$ATTN/"
+attn_case() { # NAME W DTYPE: the case's directory holds the program's data
+  printf '#!/bin/sh\n# $1: the outputs (with {rank})\nd=$(dirname "$0")\nexec python3 "$d/../attention/attention_ref.py" check --dir "$d" --out "$1" --world-size %s --dtype %s\n' "$2" "$3" >"$SUITE/$1/check.sh"
+  echo "$1 $2 $3 args" >>"$CASES"
+  NCASES=$((NCASES + 1))
+}
+dir="$SUITE/attention_layer_W3_f32"
+python3 "$ATTN/attention_ref.py" gen-layer --seed 4100 --out-dir "$dir" ||
+  die "making the data of the attention layer failed"
+"$RUN" "$ROOT/examples/attention/layer.mlir" --emit-program="$dir/program.prog" ||
+  die "compiling the attention layer failed"
+printf '%s\n' 'x.{rank}.npy' n1.npy wq.npy wk.npy wv.npy wo.npy cos.npy sin.npy \
+  n2.npy wg.npy wu.npy wd.npy >"$dir/args"
+attn_case attention_layer_W3_f32 3 f32
+# NAME HQ HKV W DTYPE [--mask]
+for c in "attention_12_4_W8_bf16 12 4 8 bf16" "attention_25_5_W4_mask_f32 25 5 4 f32 --mask" \
+         "attention_3_1_W4_f32 3 1 4 f32"; do
+  read -r name hq hkv w dt mask <<<"$c"
+  dir="$SUITE/$name"
+  python3 "$ATTN/attention_ref.py" gen-block --hq "$hq" --hkv "$hkv" --world-size "$w" \
+    --dtype "$dt" ${mask:+"$mask"} --seed "$((4100 + hq))" --out-dir "$dir" ||
+    die "making the data of $name failed"
+  "$RUN" "$dir/block.mlir" --emit-program="$dir/program.prog" || die "compiling $name failed"
+  printf '%s\n' 'x.{rank}.npy' wq.npy wk.npy wv.npy wo.npy cos.npy sin.npy >"$dir/args"
+  [ -n "$mask" ] && echo mask.npy >>"$dir/args"
+  attn_case "$name" "$w" "$dt"
 done
 
 # The real-frontend corpus (integration_test/frontends: torch-mlir's exports,

@@ -9,6 +9,8 @@
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
+#include "InlineCalls.h"
+
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
@@ -118,7 +120,7 @@ mlir::shardlin::buildProgram(ModuleOp module, StringRef entry,
   if (failed(devices) || failed(lowerForExecution(module, options)))
     return failure();
   FailureOr<func::FuncOp> f = selectEntry(module, entry);
-  if (failed(f))
+  if (failed(f) || failed(inlineCalls(*f)))
     return failure();
   FailureOr<rt::Program> program = translateToProgram(*f);
   // An upstream module's grid says W even where nothing is split.

@@ -334,6 +334,7 @@ public:
   LogicalResult useWorldSize(Location loc, int64_t worldSize) override {
     return noteWorldSize(loc, worldSize);
   }
+  int64_t worldSize() const override { return program_.worldSize; }
 
   FailureOr<rt::Program> run() {
     program_.name = func_.getSymName().str();
@@ -641,6 +642,12 @@ private:
       return translation::translateRowReduction(op, *red, *this);
     if (auto fromLocal = dyn_cast<FromLocalOp>(op))
       return translation::translateFromLocal(fromLocal, *this);
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      return translation::translateAttention(attention, *this);
+    if (auto rope = dyn_cast<RopeOp>(op))
+      return translation::translateRope(rope, *this);
+    if (auto slice = dyn_cast<LocalSliceOp>(op))
+      return translation::translateLocalSlice(slice, *this);
     if (auto sum = dyn_cast<AllReduceOp>(op))
       if (failed(noteWorldSize(op.getLoc(), sum.getWorldSize())))
         return failure();

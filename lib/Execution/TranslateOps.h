@@ -4,8 +4,9 @@
 // through the op table (ProgramBuilder.cpp's Translator::emit). These are
 // the ones it builds itself: rank-local linalg.matmul (a gemm, its
 // transposes read from the indexing maps, a non-zero init added after),
-// shardlin.from_local (its chunk spec read from the result type), and the
-// fills of chains that read no tensor of their shape. The translator hands
+// shardlin.from_local (its chunk spec read from the result type), the
+// fills of chains that read no tensor of their shape, and issue 41's
+// attention, rope and local_slice (TranslateAttention.cpp). The translator hands
 // them what they need through InstrSink.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +38,9 @@ public:
   virtual void append(Location loc, rt::Instr in) = 0;
   /// Notes that the program runs on `worldSize` ranks.
   virtual LogicalResult useWorldSize(Location loc, int64_t worldSize) = 0;
+  /// The world size noted so far (by the arguments' and earlier ops' chunk
+  /// specs and collectives), or 0 if none.
+  virtual int64_t worldSize() const = 0;
 };
 
 /// The runtime's form of a chunk spec (the dialect's API has no runtime
@@ -84,6 +88,16 @@ LogicalResult translateFill(Operation &root, rt::ExprProgram expr,
 /// and init (TranslateReductions.cpp).
 LogicalResult translateRowReduction(Operation &op, const RowReduction &red,
                                     InstrSink &sink);
+
+/// shardlin.attention: `attention` with the rank-local form's head tables,
+/// or, for the global form, every rank all heads (TranslateAttention.cpp).
+LogicalResult translateAttention(AttentionOp op, InstrSink &sink);
+
+/// shardlin.rope: `rope`.
+LogicalResult translateRope(RopeOp op, InstrSink &sink);
+
+/// shardlin.local_slice: `local_slice`, each rank's [b, e) of a dim.
+LogicalResult translateLocalSlice(LocalSliceOp op, InstrSink &sink);
 
 } // namespace mlir::shardlin::translation
 

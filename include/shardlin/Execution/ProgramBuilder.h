@@ -51,8 +51,9 @@ FailureOr<::shardlin::rt::Program> translateToProgram(func::FuncOp func);
 FailureOr<::shardlin::rt::Program> translateSignature(func::FuncOp func,
                                                        StringRef code);
 
-/// lowerForExecution + selectEntry + translateToProgram; the program of an
-/// upstream-form module runs on the grid's W ranks.
+/// lowerForExecution + selectEntry + translateToProgram, the entry's
+/// func.call ops inlined first (a copy of each callee's one block); the
+/// program of an upstream-form module runs on the grid's W ranks.
 FailureOr<::shardlin::rt::Program>
 buildProgram(ModuleOp module, StringRef entry,
              const LowerShardedLinearOptions &options = {});

@@ -33,6 +33,51 @@ Status verifyAlong(const Program &p, const Instr &in, const std::string &what) {
   return checkChunkSpec(p, in.along, p.values[whole].shape, what);
 }
 
+/// local_slice: one dim of the operand's rank, one [b, e) pair per rank
+/// within the dim's static size, the other dims unchanged and the result's
+/// dim static only where every range has that size.
+Status verifyLocalSlice(const Program &p, const Instr &in,
+                        const std::string &what) {
+  const std::vector<int64_t> &src = p.values[in.operands[0]].shape;
+  const std::vector<int64_t> &dst = p.values[in.result].shape;
+  if (in.sliceDim.size() != 1 || in.sliceDim[0] < 0 ||
+      static_cast<size_t>(in.sliceDim[0]) >= src.size())
+    return Status::invalidArgument(what + " needs one dim of its operand " +
+                                   formatShape(src));
+  if (dst.size() != src.size())
+    return Status::invalidArgument(what + " changes the rank");
+  const size_t dim = static_cast<size_t>(in.sliceDim[0]);
+  if (in.ranges.empty() || in.ranges.size() % 2 != 0 ||
+      (p.worldSize > 0 &&
+       in.ranges.size() != static_cast<size_t>(2 * p.worldSize)))
+    return Status::invalidArgument(
+        what + " needs one [begin, end) pair per rank, not " +
+        std::to_string(in.ranges.size()) + " numbers");
+  for (size_t r = 0; r < in.ranges.size(); r += 2) {
+    const int64_t b = in.ranges[r], e = in.ranges[r + 1];
+    const std::string pair = "[" + std::to_string(b) + ", " +
+                             std::to_string(e) + ") of rank " +
+                             std::to_string(r / 2);
+    if (b < 0 || e < b || (src[dim] != kDynamic && e > src[dim]))
+      return Status::invalidArgument(what + ": the range " + pair +
+                                     " is not within dim " +
+                                     std::to_string(dim) + " of " +
+                                     formatShape(src));
+    if (dst[dim] != kDynamic && dst[dim] != e - b)
+      return Status::invalidArgument(what + ": the result " +
+                                     formatShape(dst) + " is static along dim " +
+                                     std::to_string(dim) + " but the range " +
+                                     pair + " has " + std::to_string(e - b));
+  }
+  for (size_t d = 0; d < src.size(); ++d)
+    if (d != dim && src[d] != dst[d])
+      return Status::invalidArgument(what + " changes dim " +
+                                     std::to_string(d) + ": " +
+                                     formatShape(src) + " to " +
+                                     formatShape(dst));
+  return Status::ok();
+}
+
 Status verifyLocalShard(const Program &p, const Instr &in,
                         const std::string &what) {
   if (static_cast<size_t>(in.operands[0]) >= p.args.size() ||
@@ -580,6 +625,17 @@ std::vector<OpInfo> makeTable() {
         {Kind::Flags, "inverse", {{"inverse", nullptr, &Instr::inverse}}}},
        verifyRope,
        true},
+      // Rank r's [b_r, e_r) along a dim of a value every rank holds whole
+      // (ranges may overlap or be empty): the translator builds it from
+      // shardlin.local_slice, whose `dim` is a plain integer.
+      {OpCode::LocalSlice,
+       "local_slice",
+       {},
+       1,
+       1,
+       {intsAttr("dim", &Instr::sliceDim), intsAttr("ranges", &Instr::ranges)},
+       verifyLocalSlice,
+       false},
   };
   return t;
 }

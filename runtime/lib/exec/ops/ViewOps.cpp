@@ -2,7 +2,8 @@
 //
 // The ops whose result is (mostly) a view of their operand: a sharded
 // argument's local chunk, a reshape, this rank's chunk along a dim (a copy
-// only when the chunk is not contiguous), a sharded result's chunk, and the
+// only when the chunk is not contiguous; the same for a local_slice's
+// per-rank range), a sharded result's chunk, and the
 // rank's part of a program constant (a copy).
 //
 //===----------------------------------------------------------------------===//
@@ -102,6 +103,34 @@ Status executeLocalChunk(OpExecuteContext &ctx) {
       ctx.result(), r.size * v.inner * elt, v.outer, r.size * v.inner * elt);
 }
 
+/// local_slice: this rank's [b, e) of the dim, the same view or strided
+/// copy of its rows as a local_chunk (executeLocalChunk), the range read
+/// from the instruction's per-rank table instead of a chunk layout.
+Status resolveLocalSlice(OpResolveContext &ctx) {
+  const std::vector<int64_t> &src = ctx.operandShape(0);
+  const size_t pairs = ctx.in.ranges.size() / 2;
+  if (pairs != static_cast<size_t>(ctx.plan.worldSize))
+    return ctx.error("its ranges have " + std::to_string(pairs) +
+                     " pairs but the run has " +
+                     std::to_string(ctx.plan.worldSize) + " ranks");
+  const int64_t dim = ctx.in.sliceDim[0];
+  DimSplit v = splitAround(src, dim);
+  const int64_t b = ctx.in.ranges[2 * size_t(ctx.rank)];
+  const int64_t e = ctx.in.ranges[2 * size_t(ctx.rank) + 1];
+  if (e > v.n)
+    return ctx.error("rank " + std::to_string(ctx.rank) + "'s range [" +
+                     std::to_string(b) + ", " + std::to_string(e) +
+                     ") exceeds dim " + std::to_string(dim) + " of " +
+                     formatShape(src));
+  ctx.step.chunkView = v;
+  ctx.step.chunkRange = Range{b, e - b};
+  ctx.result = src;
+  ctx.result[size_t(dim)] = e - b;
+  if (v.outer == 1)
+    ctx.viewOperand(0, b * v.inner * ctx.operandEltSize(0));
+  return Status::ok();
+}
+
 /// The operand, this rank's chunk of a sharded result, as it is: its size
 /// along the spec's dim must be the rank's chunk's.
 Status resolveFromLocal(OpResolveContext &ctx) {
@@ -177,7 +206,8 @@ std::vector<OpKernel> viewKernels() {
           {OpCode::Reshape, resolveReshape, executeNothing},
           {OpCode::LocalChunk, resolveLocalChunk, executeLocalChunk},
           {OpCode::FromLocal, resolveFromLocal, executeNothing},
-          {OpCode::Constant, resolveConstant, executeConstant}};
+          {OpCode::Constant, resolveConstant, executeConstant},
+          {OpCode::LocalSlice, resolveLocalSlice, executeLocalChunk}};
 }
 
 } // namespace shardlin::rt

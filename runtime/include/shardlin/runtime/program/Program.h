@@ -54,10 +54,11 @@ enum class OpCode : uint8_t {
   Attention,
   AttentionGrad,
   Rope,
+  LocalSlice,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::Rope) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::LocalSlice) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
@@ -114,6 +115,11 @@ struct Instr {
   double scale = 1.0;
   bool causal = false;
   bool inverse = false;
+  /// local_slice: the dim (one element, text `dim 1 d`) and, per rank r,
+  /// the range [b_r, e_r) of it that rank r takes from a value every rank
+  /// holds whole (`ranges 2W b0 e0 ...`); ranges may overlap or be empty.
+  std::vector<int64_t> sliceDim;
+  std::vector<int64_t> ranges;
   /// Where the op came from (file:line:col), for error messages.
   std::string location;
 };
