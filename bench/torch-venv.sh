@@ -2,7 +2,7 @@
 # Creates bench/.venv (git-ignored) with PyTorch 2.x from pip's configured
 # package index (no index named here), for the
 # PyTorch comparisons of shardlin-bench (bench/torch_linear.py,
-# bench/torch_blocks.py). Called by bench/run.sh; safe to rerun (an existing
+# bench/torch_blocks.py; also bench/dtensor_attention.py). Called by bench/run.sh; safe to rerun (an existing
 # venv whose torch imports is kept). Prints the venv's python on success.
 #
 #   bash bench/torch-venv.sh          # bench/.venv

@@ -55,6 +55,76 @@ import time
 from torch_timing import add_timing_args, median, plan_trials
 
 
+# The DTensor process-group setup, shared with bench/dtensor_attention.py.
+
+def single_thread_env():
+    """One BLAS/OpenMP thread per process; call before torch is loaded (the
+    spawned workers inherit the environment)."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def import_torch_or_exit():
+    """Imports torch with torch.distributed.tensor and gloo, or prints
+    `unavailable REASON` and exits with status 3. Returns torch."""
+    try:
+        import torch
+        import torch.distributed  # noqa: F401
+        import torch.distributed.tensor.parallel  # noqa: F401
+    except Exception as e:  # ImportError, or a broken install
+        print("unavailable cannot import torch.distributed.tensor with %s: %s"
+              % (sys.executable, e))
+        sys.exit(3)
+    if not torch.distributed.is_available() or \
+            not torch.distributed.is_gloo_available():
+        print("unavailable torch %s has no gloo backend" % torch.__version__)
+        sys.exit(3)
+    return torch
+
+
+def init_gloo_mesh(rank, world_size, store_path, timeout_s=None):
+    """Joins the gloo group of `world_size` processes meeting at the
+    FileStore `store_path`, with one torch thread; returns a 1-D CPU mesh."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    torch.set_num_threads(1)
+    kwargs = {}
+    if timeout_s is not None:
+        kwargs["timeout"] = datetime.timedelta(seconds=timeout_s)
+    dist.init_process_group("gloo",
+                            store=dist.FileStore(store_path, world_size),
+                            rank=rank, world_size=world_size, **kwargs)
+    return init_device_mesh("cpu", (world_size,))
+
+
+def spawn_world(worker, args, world_size, timeout_s=None,
+                start_method="spawn"):
+    """Runs worker(rank, *args, store_path) in `world_size` processes
+    (torch.multiprocessing, `start_method`: "fork" skips the workers' torch
+    import). Returns True when all ended; False when `timeout_s` passed
+    first (the processes are then terminated)."""
+    import torch.multiprocessing as mp
+
+    with tempfile.TemporaryDirectory(prefix="shardlin-dtensor-") as d:
+        ctx = mp.start_processes(
+            worker, args=tuple(args) + (os.path.join(d, "store"),),
+            nprocs=world_size, join=False, start_method=start_method)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not ctx.join(timeout=1.0):
+            if deadline is not None and time.monotonic() > deadline:
+                for proc in ctx.processes:
+                    if proc.is_alive():
+                        proc.terminate()
+                for proc in ctx.processes:
+                    proc.join()
+                return False
+    return True
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--world-size", type=int, required=True)
@@ -83,18 +153,14 @@ def worker(rank, args, store_path):
     import torch.distributed as dist
     import torch.nn as nn
     import torch.nn.functional as F
-    from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import (ColwiseParallel,
                                                    PrepareModuleInput,
                                                    RowwiseParallel,
                                                    parallelize_module)
 
-    torch.set_num_threads(1)
     w = args.world_size
-    dist.init_process_group("gloo", store=dist.FileStore(store_path, w),
-                            rank=rank, world_size=w)
-    mesh = init_device_mesh("cpu", (w,))
+    mesh = init_gloo_mesh(rank, w, store_path)
 
     class Mlp(nn.Module):
         def __init__(self, h, f):
@@ -271,28 +337,12 @@ def worker(rank, args, store_path):
 
 def main():
     args = parse_args()
-    # One thread per process, set before torch (and its BLAS) is loaded; the
-    # spawned workers inherit the environment.
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
-    try:
-        import torch
-        import torch.distributed  # noqa: F401
-        import torch.distributed.tensor.parallel  # noqa: F401
-        import torch.multiprocessing as mp
-    except Exception as e:  # ImportError, or a broken install
-        print("unavailable cannot import torch.distributed.tensor with %s: %s"
-              % (sys.executable, e))
-        sys.exit(3)
-    if not torch.distributed.is_available() or \
-            not torch.distributed.is_gloo_available():
-        print("unavailable torch %s has no gloo backend" % torch.__version__)
-        sys.exit(3)
+    single_thread_env()
+    torch = import_torch_or_exit()
     parse_shapes(args.shapes)  # fail here, not in W workers
     print("torch %s" % torch.__version__, flush=True)
-    with tempfile.TemporaryDirectory(prefix="shardlin-dtensor-") as d:
-        mp.spawn(worker, args=(args, os.path.join(d, "store")),
-                 nprocs=args.world_size, join=True)
+    if not spawn_world(worker, (args,), args.world_size):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

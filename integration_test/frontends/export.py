@@ -157,6 +157,23 @@ class NormMLP(nn.Module):
         return x + self.mlp(self.norm(x))
 
 
+class PowMLP(nn.Module):
+    """The powers the exporter writes as math.powf: a hand-written RMSNorm by
+    pow(-0.5), then an MLP whose activation takes a sigmoid's power 1.5 and a
+    square root by pow(0.5)."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.fc1 = nn.Linear(h, f)
+        self.fc2 = nn.Linear(f, h)
+
+    def forward(self, x):
+        n = x * torch.pow(x.pow(2).mean(-1, keepdim=True) + 1e-6, -0.5)
+        h = self.fc1(n)
+        h = h * torch.sigmoid(h) ** 1.5 + torch.pow(h * h + 1.0, 0.5)
+        return self.fc2(h)
+
+
 # --- the cases -----------------------------------------------------------------
 
 H, FF, W = 40, 38, 4
@@ -178,27 +195,28 @@ def cases():
     for dt in ("f32", "bf16", "f16"):
         out.append(case(f"linear_col_{dt}", lambda: Linear(H, FF), [6, H],
                         {"fc": "colwise"}, dtype=dt,
-                        offsets={"fc": UNEVEN_38}))
+                        offsets={"fc": UNEVEN_38}, trainable=dt == "f32"))
     out += [
         case("linear_row_nobias", lambda: Linear(FF, H, bias=False), [6, FF],
-             {"fc": "rowwise"}, offsets={"fc": UNEVEN_38}),
+             {"fc": "rowwise"}, offsets={"fc": UNEVEN_38}, trainable=True),
         case("linear_col_seq", lambda: Linear(H, FF), [6, H],
-             {"fc": "colwise"}, act="sequence", mpi=True),
+             {"fc": "colwise"}, act="sequence", mpi=True, trainable=True),
         case("linear3d_col", lambda: Linear(H, FF), [5, 2, H],
-             {"fc": "colwise"}, offsets={"fc": UNEVEN_38}),
+             {"fc": "colwise"}, offsets={"fc": UNEVEN_38}, trainable=True),
         case("linear3d_row_seq", lambda: Linear(FF, H), [5, 2, FF],
-             {"fc": "rowwise"}, act="sequence"),
+             {"fc": "rowwise"}, act="sequence", trainable=True),
         case("mlp_gelu", lambda: MLP(H, FF), [6, H], MLP_PLAN,
-             offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}, mpi=True),
+             offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}, mpi=True,
+             trainable=True),
         case("mlp_tanh_seq", lambda: MLP(H, FF, "tanh"), [6, H], MLP_PLAN,
              act="sequence", trainable=True),
         case("mlp_gelu_bf16", lambda: MLP(H, FF), [6, H], MLP_PLAN,
              dtype="bf16"),
         case("mlp3d_gelu_seq", lambda: MLP(H, FF), [5, 2, H], MLP_PLAN,
-             act="sequence"),
+             act="sequence", trainable=True),
         case("swiglu", lambda: SwiGLU(H, FF), [6, H], SWIGLU_PLAN,
              offsets={"gate": UNEVEN_38, "up": UNEVEN_38,
-                      "down": UNEVEN_38}),
+                      "down": UNEVEN_38}, trainable=True),
         case("swiglu_seq", lambda: SwiGLU(H, FF), [6, H], SWIGLU_PLAN,
              act="sequence", trainable=True),
         case("residual_seq", lambda: Residual(H, FF), [6, H],
@@ -209,6 +227,8 @@ def cases():
              {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}),
         case("layernorm_mlp_seq", lambda: NormMLP(H, FF, "layer"), [6, H],
              {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}, act="sequence"),
+        case("pow_mlp_seq", lambda: PowMLP(H, FF), [6, H], MLP_PLAN,
+             act="sequence", offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}),
     ]
     # The same sequence-split MLP with its hidden activation's sharding stated
     # at each place a plan may state it.

@@ -63,7 +63,25 @@
 // RUN: cmp %t/o/idb1.1.npy %t/o/hdb1.1.npy
 // RUN: cmp %t/o/idb2.2.npy %t/o/hdb2.2.npy
 
-// A linear whose input or result every rank holds alike (row_uneven:
-// replicated x and result) is refused, with the reason.
-// RUN: not shardlin-opt %t/imported.mlir '--shardlin-generate-backward=functions=row_uneven' 2>&1 | FileCheck %s --check-prefix=REPLICATED
-// REPLICATED: error: cannot differentiate a linear with layouts replicated -> replicated: a replicated input or result is one tensor of the global view
+// A linear whose input and result every rank holds alike (row_uneven:
+// replicated x and result, K split, an all_reduce): the result's gradient
+// is one tensor that every rank passes alike (its argument is marked
+// shardlin.replicated), and every rank gets the whole dx, dW and db of the
+// one dense layer.
+// RUN: shardlin-opt %t/imported.mlir '--shardlin-generate-backward=functions=row_uneven recompute=always' -o %t/bw-rep.mlir
+// RUN: FileCheck %s --check-prefix=REPLICATED < %t/bw-rep.mlir
+// REPLICATED: func.func @row_uneven_backward({{.*}}, %arg3: tensor<10x10xf32> {shardlin.replicated})
+// RUN: shardlin-run %t/bw-rep.mlir --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out='%t/o/rdx.{rank}.npy' --out=%t/o/rdw.npy --out='%t/o/rdb.{rank}.npy'
+// RUN: %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy '%t/o/rdx.{rank}.npy' %t/o/rdw.npy '%t/o/rdb.{rank}.npy' | FileCheck %s --check-prefix=ONE
+// RUN: cmp %t/o/rdx.0.npy %t/o/rdx.3.npy
+// RUN: cmp %t/o/rdb.0.npy %t/o/rdb.2.npy
+// RUN: shardlin-run %t/bw-rep.mlir --jit --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out='%t/o/jrdx.{rank}.npy' --out=%t/o/jrdw.npy --out='%t/o/jrdb.{rank}.npy'
+// RUN: %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy '%t/o/jrdx.{rank}.npy' %t/o/jrdw.npy '%t/o/jrdb.{rank}.npy' | FileCheck %s --check-prefix=ONE
+// RUN: cmp %t/o/jrdx.1.npy %t/o/jrdx.2.npy
+// RUN: %if mpi %{ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 shardlin-run %t/bw-rep.mlir --backend=mpi --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg=%t/dy0/x.0.npy --out='%t/o/mrdx.{rank}.npy' --out=%t/o/mrdw.npy --out='%t/o/mrdb.{rank}.npy' %}
+// RUN: %if mpi %{ %python %S/Inputs/linear_grads.py %t/r0 1 %t/dy0/x.0.npy '%t/o/mrdx.{rank}.npy' %t/o/mrdw.npy '%t/o/mrdb.{rank}.npy' | FileCheck %s --check-prefix=ONE %}
+// RUN: %if mpi %{ cmp %t/o/mrdx.0.npy %t/o/mrdx.3.npy %}
+// A dy that differs between ranks is not one tensor: the runtime says so.
+// RUN: mkdir -p %t/rdy && cp %t/dy0/x.0.npy %t/rdy/0.npy && cp %t/dy1/x.0.npy %t/rdy/1.npy && cp %t/dy0/x.0.npy %t/rdy/2.npy && cp %t/dy0/x.0.npy %t/rdy/3.npy
+// RUN: not shardlin-run %t/bw-rep.mlir --entry=row_uneven_backward --arg=%t/r0/x.0.npy --arg=%t/r0/w.npy --arg=%t/r0/b.npy --arg='%t/rdy/{rank}.npy' --out='%t/o/bad.{rank}.npy' --out=%t/o/badw.npy --out='%t/o/badb.{rank}.npy' 2>&1 | FileCheck %s --check-prefix=REPDY
+// REPDY: error: rank 0: argument 3 ({{.*}}) is declared replicated but its values differ between ranks: rank 1 holds other values than rank 0

@@ -78,15 +78,20 @@ BackwardRun JitBackward::run() const {
 }
 
 rt::Status jitBackward(const GradCase &c, JitBackward &out) {
+  return jitBackwardMlir(c.mlir(), c.strategy(), c.fuse(), c.recompute, out);
+}
+
+rt::Status jitBackwardMlir(const std::string &text, const std::string &strategy,
+                           bool fuse, const std::string &recompute,
+                           JitBackward &out) {
   CompileContext context(mlir::shardlin::registerJitDialects);
   return compileWith(
-      context, c.mlir(), c.strategy(), CompileMessage::DiagnosticsAndInput,
-      c.fuse(), "generating or compiling the backward failed",
+      context, text, strategy, CompileMessage::DiagnosticsAndInput, fuse,
+      "generating or compiling the backward failed",
       [&](mlir::ModuleOp module,
           const mlir::shardlin::LowerShardedLinearOptions &lowering)
           -> mlir::LogicalResult {
-        if (mlir::failed(generateBackward(module, c.strategy(), c.fuse(),
-                                          c.recompute)))
+        if (mlir::failed(generateBackward(module, strategy, fuse, recompute)))
           return mlir::failure();
         const mlir::shardlin::JitOptions options = testJitOptions(lowering);
         // Each compilation lowers its module to LLVM: one copy per entry.

@@ -59,6 +59,10 @@ struct JitBackward {
   BackwardRun run() const;
 };
 rt::Status jitBackward(const GradCase &c, JitBackward &out);
+/// The same for any module text with a public function @main.
+rt::Status jitBackwardMlir(const std::string &text, const std::string &strategy,
+                           bool fuse, const std::string &recompute,
+                           JitBackward &out);
 
 } // namespace shardlin::testkit
 

@@ -18,7 +18,10 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 namespace mlir::shardlin {
 #define GEN_PASS_DEF_IMPORTSHARD
@@ -99,11 +102,58 @@ static void namedTransposes(func::FuncOp func) {
   }
 }
 
+/// The constant exponent of a `math.powf` on scalars: an `arith.constant`
+/// float, captured by a linalg body or in it.
+static std::optional<double> constantExponent(math::PowFOp op) {
+  FloatAttr value;
+  if (!isa<FloatType>(op.getRhs().getType()) ||
+      !matchPattern(op.getRhs(), m_Constant(&value)))
+    return std::nullopt;
+  return value.getValueAsDouble();
+}
+
+/// `math.powf %x, c` with a constant c (what torch-mlir writes for
+/// `torch.pow(x, 0.5)` or `x ** 1.5`) as the ops the runtime, the JIT and the
+/// backward take: an integer c is `math.fpowi` (products), 0.5 `math.sqrt`,
+/// -0.5 `math.rsqrt`, any other exp(c * log(x)) (NaN for x < 0 as powf; 0 and
+/// inf at x = 0 as powf). A powf whose exponent is not a constant is left
+/// for the import to report.
+static void expandConstantPowers(func::FuncOp func) {
+  SmallVector<math::PowFOp> pows;
+  func.walk([&](math::PowFOp op) { pows.push_back(op); });
+  IRRewriter rewriter(func.getContext());
+  for (math::PowFOp op : pows) {
+    std::optional<double> c = constantExponent(op);
+    if (!c)
+      continue;
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value x = op.getLhs();
+    Value result;
+    if (*c == std::nearbyint(*c) && std::abs(*c) <= 64) {
+      Value n = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(static_cast<int64_t>(*c)));
+      result = math::FPowIOp::create(rewriter, loc, x, n);
+    } else if (*c == 0.5) {
+      result = math::SqrtOp::create(rewriter, loc, x);
+    } else if (*c == -0.5) {
+      result = math::RsqrtOp::create(rewriter, loc, x);
+    } else {
+      Value log = math::LogOp::create(rewriter, loc, x);
+      Value scaled = arith::MulFOp::create(rewriter, loc, log, op.getRhs());
+      result = math::ExpOp::create(rewriter, loc, scaled);
+    }
+    rewriter.replaceOp(op, result);
+  }
+}
+
 LogicalResult mlir::shardlin::importShard(ModuleOp module) {
   if (!hasShardGrid(module))
     return success();
-  for (auto func : module.getOps<func::FuncOp>())
+  for (auto func : module.getOps<func::FuncOp>()) {
     namedTransposes(func);
+    expandConstantPowers(func);
+  }
   if (failed(splitDataParallelGrid(module)))
     return failure();
   FailureOr<Grid> grid = findGrid(module);

@@ -116,12 +116,4 @@ func.func @from_local_read(%x: tensor<4x4xf32>) -> (!fl, tensor<4x4xf32>) {
 
 // -----
 
-// A linear whose input is the same on every rank (an imported layout).
-!rw = !shardlin.sharded<tensor<6x4xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>
-func.func @replicated_input(%x: tensor<5x4xf32>, %w: !rw) -> tensor<5x3xf32> {
-  // expected-error@+1 {{cannot differentiate a linear with layouts replicated -> features: a replicated input or result is one tensor of the global view}}
-  %y = shardlin.linear %x, %w layouts replicated -> features : (tensor<5x4xf32>, !rw) -> tensor<5x3xf32>
-  return %y : tensor<5x3xf32>
-}
-
 // MISSING: error: shardlin-generate-backward: no function named 'missing'

@@ -92,10 +92,41 @@ LogicalResult BackwardGen::visitElementwise(Operation *op) {
   return success();
 }
 
+/// An all_gather's or all_reduce's result, every rank's alike: the dual
+/// collective of each rank's own gradient (its sum over ranks: a
+/// reduce_scatter, an all_reduce), plus the rank's part of the gradient
+/// already summed over ranks (its chunk, all of it).
+LogicalResult BackwardGen::visitCollected(Operation *op) {
+  Value result = op->getResult(0), input = op->getOperand(0);
+  Value local = grads.lookup(result), whole = collectedSummed.lookup(result);
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    if (local)
+      contribute(input, ReduceScatterOp::create(
+                            adjoint, loc(),
+                            withElement(input.getType(), elementOf(local)),
+                            local, gather.getAlong()));
+    if (whole)
+      contribute(input, LocalChunkOp::create(
+                            adjoint, loc(),
+                            withElement(input.getType(), elementOf(whole)),
+                            whole, gather.getAlong()));
+    return success();
+  }
+  auto reduce = cast<AllReduceOp>(op);
+  if (local)
+    contribute(input, AllReduceOp::create(adjoint, loc(), local.getType(),
+                                          local, reduce.getWorldSize()));
+  if (whole)
+    contribute(input, whole);
+  return success();
+}
+
 LogicalResult BackwardGen::visit(Operation *op) {
   currentLoc = op->getLoc();
   if (isa<arith::ConstantOp, tensor::EmptyOp, tensor::DimOp>(op))
     return success();
+  if (isa<AllGatherOp, AllReduceOp>(op))
+    return visitCollected(op);
   if (llvm::none_of(op->getResults(),
                     [&](Value r) { return static_cast<bool>(gradient(r)); }))
     return success();
@@ -126,15 +157,6 @@ LogicalResult BackwardGen::visit(Operation *op) {
                        adjoint, loc(),
                        withElement(e.getSrc().getType(), elementOf(g)), g,
                        e.getReassociationIndices()));
-        return success();
-      })
-      .Case([&](AllGatherOp a) {
-        Value g = gradient(a.getResult());
-        contribute(a.getInput(),
-                   ReduceScatterOp::create(
-                       adjoint, loc(),
-                       withElement(a.getInput().getType(), elementOf(g)), g,
-                       a.getAlong()));
         return success();
       })
       .Case([&](ReduceScatterOp r) {
@@ -168,13 +190,6 @@ LogicalResult BackwardGen::visit(Operation *op) {
                        /*split=*/a.getConcat(), /*concat=*/a.getSplit()));
         return success();
       })
-      .Case([&](AllReduceOp a) {
-        Value g = gradient(a.getResult());
-        contribute(a.getInput(),
-                   AllReduceOp::create(adjoint, loc(), g.getType(), g,
-                                       a.getWorldSize()));
-        return success();
-      })
       .Case([&](LocalShardOp l) -> LogicalResult {
         auto arg = dyn_cast<BlockArgument>(l.getSource());
         if (!arg)
@@ -188,6 +203,17 @@ LogicalResult BackwardGen::visit(Operation *op) {
         Value src = l.getSource();
         if (!active.contains(src))
           return success();
+        if (collected.contains(src)) {
+          // Every rank's chunk gradient, gathered: the whole gradient,
+          // summed over ranks, every rank's alike.
+          Value g = gradient(l.getResult());
+          Value whole = AllGatherOp::create(
+              adjoint, loc(), withElement(src.getType(), elementOf(g)), g,
+              l.getAlong());
+          collectedSummed[src] = add(collectedSummed.lookup(src),
+                                     convertTo(whole, accType(src)));
+          return success();
+        }
         if (!replicated.contains(src))
           return l.emitOpError()
                  << "cannot differentiate the chunk of a rank-local value "

@@ -7,10 +7,11 @@
 // its pre-activations) plain SSA values that the forward can return.
 //
 // The adjoint of each op, for the gradient g of its result:
-//   all_gather along S       reduce_scatter g along S
+//   all_gather along S       reduce_scatter g along S (the rank's
+//                            local_chunk of a g already summed over ranks)
 //   reduce_scatter along S   all_gather g along S
 //   all_to_all split S concat C   all_to_all g split C concat S
-//   all_reduce               all_reduce g
+//   all_reduce               all_reduce g (a g already summed: g)
 //   gemm r = op(l) op(m) + b     gemms with the other transposes; sum_rows g
 //   bias_add, convert, reshapes  g, g converted, the inverse reshape
 //   local_shard W            g is the rank's chunk's gradient (the result
@@ -30,6 +31,12 @@
 // all_reduce of the per-rank ones (or, for the sum of rows that every rank
 // also gathered, the sum of the gathered rows, with no communication), and
 // the all_gather of the chunks that local_chunk took.
+//
+// A replicated result (one tensor of the global view, the same on every
+// rank: of an all_reduce, an all_gather, or ops on those and on replicated
+// values) has one gradient, every rank's alike: dy is already the sum over
+// ranks, and so is what the ops that computed the result from replicated
+// values contribute (docs/training.md, "Replicated activations").
 //
 // Precision: a gradient is kept in the value's element type, except where
 // it is a sum over ranks still to be reduced (the gradient of an all_gather
@@ -222,6 +229,10 @@ void BackwardGen::contribute(Value v, Value c) {
   if (!active.contains(v))
     return;
   c = convertTo(c, accType(v));
+  if (collected.contains(v) && summed) {
+    collectedSummed[v] = add(collectedSummed.lookup(v), c);
+    return;
+  }
   if (!replicated.contains(v)) {
     grads[v] = add(grads.lookup(v), c);
     return;
@@ -300,10 +311,14 @@ Value BackwardGen::finalizeReplicated(Value v) {
 namespace {
 
 /// Whether `op` computes a value every rank holds alike from values that
-/// are (`isReplicated`): a rank-local op on replicated values only.
-bool computesReplicated(Operation *op, function_ref<bool(Value)> isReplicated) {
+/// are (`isReplicated`): a rank-local op on replicated values only. With
+/// `linearOps`, a gemm's and a bias_add's too (a replicated result's).
+bool computesReplicated(Operation *op, function_ref<bool(Value)> isReplicated,
+                        bool linearOps = false) {
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, ConvertOp>(op))
     return isReplicated(op->getOperand(0));
+  if (linearOps && isa<GemmOp, BiasAddOp>(op))
+    return llvm::all_of(op->getOperands(), isReplicated);
   if (!isChainOp(op))
     return false;
   FailureOr<ElementwiseForm> form = getElementwiseForm(op);
@@ -329,25 +344,63 @@ int64_t worldSizeOf(func::FuncOp f) {
 
 } // namespace
 
-FailureOr<SmallVector<Value>> BackwardGen::run() {
-  func::FuncOp fwd = forward;
-  worldSize = worldSizeOf(fwd);
-  const unsigned numArgs = fwd.getNumArguments();
+/// Which forward values are active, and which every rank holds alike:
+/// the replicated arguments and what ops on replicated values alone compute
+/// from them (their gradient summed over ranks: `replicated`), the results
+/// of all_gather and all_reduce (`collected`), and what ops on those alone
+/// compute towards a result (a replicated result: its gradient is one
+/// tensor, every rank's alike, and so is theirs).
+void BackwardGen::classify() {
   for (BlockArgument a : fwdBody.getArguments()) {
     active.insert(a);
     if (req.replicatedArgs.test(a.getArgNumber()))
       replicated.insert(a);
   }
+  llvm::DenseSet<Value> sameLater;
+  auto same = [&](Value v) {
+    return isSame(v) || sameLater.contains(v) || constantOf(v).has_value();
+  };
   for (Operation &op : fwdBody) {
     if (llvm::any_of(op.getOperands(),
                      [&](Value v) { return active.contains(v); }))
       for (Value r : op.getResults())
         active.insert(r);
+    const bool collective = isa<AllGatherOp, AllReduceOp>(op);
+    if (collective ||
+        llvm::any_of(op.getOperands(),
+                     [&](Value v) { return afterCollective.contains(v); }))
+      for (Value r : op.getResults())
+        afterCollective.insert(r);
+    if (collective) {
+      collected.insert(op.getResult(0));
+      continue;
+    }
     if (computesReplicated(&op,
-                           [&](Value v) { return replicated.contains(v); }))
+                           [&](Value v) { return replicated.contains(v); })) {
       for (Value r : op.getResults())
         replicated.insert(r);
+      continue;
+    }
+    if (op.getNumResults() == 1 && afterCollective.contains(op.getResult(0)) &&
+        computesReplicated(&op, same, /*linearOps=*/true))
+      sameLater.insert(op.getResult(0));
   }
+  // From the results back: what of sameLater a replicated result is
+  // computed from gets a gradient every rank holds alike.
+  SmallVector<Value> work(fwdBody.getTerminator()->getOperands());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!sameLater.contains(v) || !replicated.insert(v).second)
+      continue;
+    llvm::append_range(work, v.getDefiningOp()->getOperands());
+  }
+}
+
+FailureOr<SmallVector<Value>> BackwardGen::run() {
+  func::FuncOp fwd = forward;
+  worldSize = worldSizeOf(fwd);
+  const unsigned numArgs = fwd.getNumArguments();
+  classify();
 
   currentLoc = fwd.getLoc();
   adjoint.setInsertionPointToEnd(&body);
@@ -359,28 +412,43 @@ FailureOr<SmallVector<Value>> BackwardGen::run() {
   if (failed(seedResultGradients(numArgs)))
     return failure();
 
-  // Rank-local values first; then the replicated ones, whose gradients are
-  // complete (summed over ranks) once every rank-local use is processed.
+  // Rank-local values first; then the replicated ones computed from the
+  // arguments, whose gradients are complete (summed over ranks) once every
+  // rank-local use is processed. A replicated value computed from a
+  // collective's result is complete when its ops are reached in reverse
+  // order, and is processed there: the rank-local ops before it need it.
   SmallVector<Operation *> ops;
   for (Operation &op : fwdBody.without_terminator())
     ops.push_back(&op);
   auto isReplicatedOp = [&](Operation *op) {
     return op->getNumResults() == 1 && replicated.contains(op->getResult(0));
   };
-  for (Operation *op : llvm::reverse(ops))
-    if (!isReplicatedOp(op) && failed(visit(op)))
-      return failure();
-  summed = true;
-  for (Operation *op : llvm::reverse(ops)) {
-    if (!isReplicatedOp(op))
-      continue;
+  auto visitReplicated = [&](Operation *op) -> LogicalResult {
     currentLoc = op->getLoc();
     finalized[op->getResult(0)] = finalizeReplicated(op->getResult(0));
     if (reps.count(op->getResult(0)) && !finalized[op->getResult(0)])
       return failure();
-    if (failed(visit(op)))
+    return visit(op);
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isReplicatedOp(op)) {
+      if (failed(visit(op)))
+        return failure();
+      continue;
+    }
+    if (!afterCollective.contains(op->getResult(0)))
+      continue;
+    summed = true;
+    LogicalResult visited = visitReplicated(op);
+    summed = false;
+    if (failed(visited))
       return failure();
   }
+  summed = true;
+  for (Operation *op : llvm::reverse(ops))
+    if (isReplicatedOp(op) && !afterCollective.contains(op->getResult(0)) &&
+        failed(visitReplicated(op)))
+      return failure();
 
   // Each argument's gradient, in its own type.
   currentLoc = fwd.getLoc();
@@ -432,7 +500,14 @@ LogicalResult BackwardGen::seedResultGradients(unsigned numArgs) {
       grads[arg] = add(grads.lookup(arg), chunk);
       continue;
     }
+    // A result every rank holds alike is one tensor: its gradient is every
+    // rank's alike, already the whole (summed) one.
+    const bool global = isSame(v);
+    if (global && req.replicatedResults)
+      req.replicatedResults->set(i);
+    summed = global;
     contribute(v, dy);
+    summed = false;
   }
 
   return success();

@@ -37,6 +37,10 @@ struct BackwardRequest {
   /// Whether a costly forward value (isCostly) that the backward needs is
   /// passed in (saved by the forward) rather than recomputed.
   function_ref<bool(Value)> save;
+  /// Set, where given, to the forward's results that every rank holds
+  /// alike (a replicated result): their gradient is one tensor, every
+  /// rank's alike, not each rank's own.
+  llvm::SmallBitVector *replicatedResults = nullptr;
 };
 
 /// Fills `request.backward`. Returns the forward values it takes as saved

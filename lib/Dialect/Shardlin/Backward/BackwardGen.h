@@ -96,6 +96,11 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult visitGemm(GemmOp op);
   LogicalResult visitElementwise(Operation *op);
+  LogicalResult visitCollected(Operation *op);
+  bool isSame(Value v) const {
+    return replicated.contains(v) || collected.contains(v);
+  }
+  void classify();
 
   struct Replicated {
     Value summed, local;
@@ -113,6 +118,16 @@ private:
   llvm::DenseMap<Value, Value> primals;
   SmallVector<Value> saved;
   llvm::DenseSet<Value> active, replicated;
+  /// Results of an all_gather or an all_reduce: the same on every rank,
+  /// their gradient in two parts, each rank's own (grads, whose sum over
+  /// ranks the collective's dual forms) and the one already summed over
+  /// ranks (collectedSummed: of a value computed from them alone, such as
+  /// a replicated result), which is every rank's alike.
+  llvm::DenseSet<Value> collected;
+  llvm::DenseMap<Value, Value> collectedSummed;
+  /// Forward values computed from a collected value: a replicated one among
+  /// them is visited in reverse order with the rank-local ops.
+  llvm::DenseSet<Value> afterCollective;
   llvm::DenseMap<Value, Value> grads;
   llvm::MapVector<Value, Replicated> reps;
   llvm::DenseMap<Value, Value> finalized;

@@ -83,22 +83,6 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
              << "cannot differentiate 'shardlin.from_local' whose result is "
                 "used by other ops than the return";
     }
-    // An imported linear whose input or result every rank holds alike is
-    // one tensor of the global view, whose gradient is one tensor too; the
-    // backward's rank-local values each carry their own rank's gradient
-    // (their losses add up), so it would count that gradient once per rank.
-    if (auto linear = dyn_cast<LinearOp>(op);
-        linear && (linear.getInputLayout() == Layout::Replicated ||
-                   linear.getResultLayout() == Layout::Replicated))
-      return op.emitError()
-             << "cannot differentiate a linear with layouts "
-             << stringifyLayout(linear.getInputLayout()) << " -> "
-             << stringifyLayout(linear.getResultLayout())
-             << ": a replicated input or result is one tensor of the global "
-                "view, while a backward function's rank-local values each "
-                "carry their own rank's gradient; shardlin-generate-backward "
-                "differentiates the rows and features layouts (activations "
-                "split on their rows or features)";
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
             ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
@@ -141,6 +125,11 @@ SmallVector<Value> biasOperands(Operation *op) {
 /// on every rank.
 FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
   llvm::SmallBitVector replicated(f.getNumArguments());
+  // What the function says every rank passes alike (an imported replicated
+  // activation): one tensor, whose gradient is summed over ranks.
+  for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+    if (f.getArgAttr(i, kReplicatedArgAttrName))
+      replicated.set(i);
   WalkResult walked =
       f.walk([&](Operation *user) {
         SmallVector<Value> work = biasOperands(user);
@@ -168,6 +157,14 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
             if (auto shard = gather.getInput().getDefiningOp<LocalShardOp>())
               if (isa<BlockArgument>(shard.getSource()))
                 continue;
+          // The same on every rank by what computes it: a linear's
+          // replicated result, a collective's (their gradients come back
+          // through the linear's and the collective's duals).
+          if (auto linear = dyn_cast<LinearOp>(def);
+              linear && linear.getResultLayout() == Layout::Replicated)
+            continue;
+          if (isa<AllReduceOp, AllGatherOp>(def))
+            continue;
           bool member = false;
           if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
               member && !isa<tensor::EmptyOp>(def)) {
@@ -365,6 +362,28 @@ std::string describe(Value v) {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// The arguments of `backward` say what they hold: the forward's first (a
+/// replicated one stays replicated, a named parameter keeps its name, which
+/// `--params` binds), then the results' gradients (a replicated result's is
+/// one tensor that every rank passes alike, as the runtime checks), then
+/// the saved values.
+void markBackwardArguments(func::FuncOp f, func::FuncOp backward,
+                           const llvm::SmallBitVector &replicatedResults,
+                           ArrayRef<Value> saved) {
+  OpBuilder b(f.getContext());
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    for (StringRef name : {kReplicatedArgAttrName, kParameterArgAttrName})
+      if (Attribute same = f.getArgAttr(i, name))
+        backward.setArgAttr(i, name, same);
+  for (unsigned i : replicatedResults.set_bits())
+    backward.setArgAttr(f.getNumArguments() + i, kReplicatedArgAttrName,
+                        b.getUnitAttr());
+  const unsigned firstSaved = backward.getNumArguments() - saved.size();
+  for (auto [i, v] : llvm::enumerate(saved))
+    backward.setArgAttr(firstSaved + i, "shardlin.saved",
+                        b.getStringAttr(describe(v)));
+}
+
 struct GenerateBackwardPass
     : mlir::shardlin::impl::GenerateBackwardBase<GenerateBackwardPass> {
   using GenerateBackwardBase::GenerateBackwardBase;
@@ -544,6 +563,8 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   BackwardRequest request;
   request.forward = lowered;
   request.replicatedArgs = *replicated;
+  llvm::SmallBitVector replicatedResults(f.getNumResults());
+  request.replicatedResults = &replicatedResults;
 
   // A first build that saves every costly value it needs lists them.
   func::FuncOp probe = makeBackward("__shardlin_probe_backward");
@@ -583,17 +604,7 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
   }
   symbols.insert(backward);
 
-  // The arguments say what they hold: the forward's first (a replicated
-  // one stays replicated, a named parameter keeps its name, which
-  // `--params` binds), then the saved values.
-  for (unsigned i = 0; i < f.getNumArguments(); ++i)
-    for (StringRef name : {kReplicatedArgAttrName, kParameterArgAttrName})
-      if (Attribute same = f.getArgAttr(i, name))
-        backward.setArgAttr(i, name, same);
-  const unsigned firstSaved = backward.getNumArguments() - saved->size();
-  for (auto [i, v] : llvm::enumerate(*saved))
-    backward.setArgAttr(firstSaved + i, "shardlin.saved",
-                        b.getStringAttr(describe(v)));
+  markBackwardArguments(f, backward, replicatedResults, *saved);
   backward->setAttr(kBackwardOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   ++numBackward;
 

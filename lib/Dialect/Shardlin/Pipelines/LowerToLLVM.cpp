@@ -186,11 +186,13 @@ void mlir::shardlin::buildLowerToLLVMPipeline(
     OpPassManager &pm, const LowerToLLVMOptions &options) {
   // 1. shardlin.linear -> SPMD ops on tensors (a no-op on lowered IR).
   pm.addNestedPass<func::FuncOp>(createLowerShardedLinear(options.lowering));
-  // 2. Sharded values -> the rank's local tensors; entries marked; linalg
-  //    aggregates (softmax) decomposed; elementwise arith/math on tensors ->
-  //    linalg.generic: all of it bufferizable.
-  pm.addPass(createLocalizeSharded());
+  // 2. Entries marked; linalg aggregates (softmax) decomposed; stacked
+  //    rows given their bounds (while the sharded types still say which
+  //    rows are one sharded type's chunks); sharded values -> the rank's
+  //    local tensors; elementwise arith/math on tensors -> linalg.generic:
+  //    all of it bufferizable.
   pm.addPass(createPrepareNative());
+  pm.addPass(createLocalizeSharded());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // 3. Tensors -> buffers, function boundaries included, identity layouts
   //    at the boundaries (what a launcher's plain row-major arrays are).

@@ -553,10 +553,38 @@ std::optional<double> mlir::shardlin::floatConstantValue(Operation *op) {
   return std::nullopt;
 }
 
+/// The value of an integer scalar that size computations (math.ipowi, the
+/// index math an importer writes) compute from constants alone: each op
+/// folded by its own folder, at most `depth` ops deep.
+static std::optional<int64_t> foldedIntegerScalar(Operation *op,
+                                                  unsigned depth) {
+  if (!op || depth == 0 || isa<arith::ConstantOp>(op) ||
+      op->getNumResults() != 1 || !isSizeComputation(*op) ||
+      !op->getResult(0).getType().isSignlessInteger())
+    return std::nullopt;
+  SmallVector<Attribute> operands;
+  for (Value v : op->getOperands()) {
+    std::optional<int64_t> c = integerConstantValue(v.getDefiningOp());
+    if (!c)
+      c = foldedIntegerScalar(v.getDefiningOp(), depth - 1);
+    if (!c)
+      return std::nullopt;
+    operands.push_back(IntegerAttr::get(v.getType(), *c));
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.size() != 1)
+    return std::nullopt;
+  auto folded = dyn_cast_if_present<IntegerAttr>(
+      dyn_cast_if_present<Attribute>(results[0]));
+  if (!folded || folded.getValue().getSignificantBits() > 64)
+    return std::nullopt;
+  return folded.getValue().getSExtValue();
+}
+
 std::optional<int64_t> mlir::shardlin::integerConstantValue(Operation *op) {
   auto cst = dyn_cast_or_null<arith::ConstantOp>(op);
   if (!cst)
-    return std::nullopt;
+    return foldedIntegerScalar(op, /*depth=*/8);
   Type elt = getElementTypeOrSelf(cst.getType());
   if (!elt.isSignlessInteger() || elt.isInteger(1))
     return std::nullopt;
@@ -627,7 +655,8 @@ bool mlir::shardlin::isSizeComputation(Operation &op) {
            arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp,
            arith::CeilDivSIOp, arith::FloorDivSIOp, arith::RemUIOp,
            arith::RemSIOp, arith::MinUIOp, arith::MaxUIOp, arith::MinSIOp,
-           arith::MaxSIOp, arith::IndexCastOp, arith::IndexCastUIOp>(op))
+           arith::MaxSIOp, arith::IndexCastOp, arith::IndexCastUIOp,
+           math::IPowIOp>(op))
     return false;
   auto scalarInt = [](Type t) {
     return t.isIndex() || (t.isSignlessInteger() && !t.isInteger(1));

@@ -51,8 +51,12 @@ def PrepareNative : Pass<"shardlin-prepare-native", "::mlir::ModuleOp"> {
       executor's do: through `shardlin.gemm` (op(lhs)'s rows),
       `shardlin.bias_add`, `shardlin.convert`, elementwise arith and math
       ops, and linalg ops whose maps of those operands and of the result
-      are identities. A dynamic dim split without such bounds is left to
-      the bufferization's error.
+      are identities. Stacks of rows whose blocks have the same sizes on
+      every rank (the chunks of one sharded type, which this pass sees
+      before `shardlin-localize-sharded`, and the blocks a collective split
+      by their bounds) share one exchange, so rows stacked from two such
+      tensors keep their blocks where they meet. A dynamic dim split
+      without such bounds is left to the bufferization's error.
 
     - Linalg ops that are aggregates of simpler ones (those implementing
       `AggregatedOpInterface`, such as `linalg.softmax`) are decomposed into

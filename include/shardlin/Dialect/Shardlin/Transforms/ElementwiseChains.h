@@ -45,7 +45,9 @@ void registerElementwiseDialects(DialectRegistry &registry);
 std::optional<double> floatConstantValue(Operation *op);
 
 /// The value of an integer `arith.constant` (any width, read as signed),
-/// scalar or splat tensor, that fits 64 bits; nullopt for any other op (or
+/// scalar or splat tensor, that fits 64 bits, or of an integer scalar that
+/// size computations (isSizeComputation: `math.ipowi`, `arith.muli`, ...)
+/// compute from such constants alone, folded; nullopt for any other op (or
 /// none), booleans (i1) and `index` included.
 std::optional<int64_t> integerConstantValue(Operation *op);
 
