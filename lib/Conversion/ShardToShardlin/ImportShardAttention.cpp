@@ -23,6 +23,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::shardlin;
@@ -96,12 +97,125 @@ bool isCausalMask(linalg::GenericOp g) {
          drop.getValue().isNegative() && body.getOperations().size() == 5;
 }
 
+/// A generic of 4 parallel loops whose body is `yield <Op>(args...)` of its
+/// block arguments in either order (one or two inputs), or null.
+template <typename Op>
+linalg::GenericOp matchElementwise(Value v, unsigned numInputs) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != numInputs || g.getNumDpsInits() != 1 ||
+      !g.isAllParallelLoops() || g.hasIndexSemantics() ||
+      g.getNumLoops() != 4 || !g.getIndexingMapsArray().back().isIdentity())
+    return {};
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto op = yield.getOperand(0).getDefiningOp<Op>();
+  if (!op || body.getOperations().size() != 2)
+    return {};
+  SmallVector<Value> args(op->getOperands());
+  SmallVector<Value> want(body.getArguments().take_front(numInputs));
+  if (args != want &&
+      !(numInputs == 2 && args[0] == want[1] && args[1] == want[0]))
+    return {};
+  return g;
+}
+
+/// `x * table` on [B, H, S, D] heads (identity map) and an [S, D] constant
+/// (map (d2, d3)), in either order: the heads and the constant, or nulls.
+std::pair<Value, arith::ConstantOp> matchMulByTable(Value v) {
+  linalg::GenericOp g = matchElementwise<arith::MulFOp>(v, 2);
+  if (!g)
+    return {};
+  MLIRContext *ctx = g.getContext();
+  auto sd = AffineMap::get(
+      4, 0, {getAffineDimExpr(2, ctx), getAffineDimExpr(3, ctx)}, ctx);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  for (unsigned i : {0u, 1u}) {
+    auto table = g.getDpsInputs()[1 - i].getDefiningOp<arith::ConstantOp>();
+    if (maps[i].isIdentity() && maps[1 - i] == sd && table)
+      return {g.getDpsInputs()[i], table};
+  }
+  return {};
+}
+
+/// Whether `v` is the slice [..., offset, offset + D/2) of the last dim of
+/// heads `x` ([B, H, S, D]), whole in the other dims.
+bool isHalfOf(Value v, Value x, bool upper) {
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!slice || slice.getSource() != x || !type.hasStaticShape() ||
+      slice.getResultType().getRank() != 4 || type.getDimSize(3) % 2 != 0)
+    return false;
+  const int64_t half = type.getDimSize(3) / 2;
+  SmallVector<int64_t> sizes(type.getShape());
+  sizes.back() = half;
+  SmallVector<int64_t> offsets{0, 0, 0, upper ? half : 0};
+  return slice.getStaticOffsets() == ArrayRef(offsets) &&
+         slice.getStaticSizes() == ArrayRef(sizes) &&
+         llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t s) { return s == 1; });
+}
+
+/// Llama's rotate-half RoPE on heads as torch-mlir writes it:
+///   x * cos + concat(-x[..., D/2:], x[..., :D/2], dim 3) * sin
+/// with cos and sin [S, D] constants.
+struct RopeForm {
+  Value x;
+  arith::ConstantOp cos, sin;
+  SmallVector<Operation *> ops;
+};
+
+std::optional<RopeForm> matchRope(Value v) {
+  linalg::GenericOp add = matchElementwise<arith::AddFOp>(v, 2);
+  if (!add || !llvm::all_of(add.getIndexingMapsArray(),
+                            [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  for (unsigned i : {0u, 1u}) {
+    Value direct = add.getDpsInputs()[i], rotated = add.getDpsInputs()[1 - i];
+    auto [x, cos] = matchMulByTable(direct);
+    auto [r, sin] = matchMulByTable(rotated);
+    auto concat = r ? r.getDefiningOp<tensor::ConcatOp>() : tensor::ConcatOp();
+    if (!x || !concat || concat.getDim() != 3 || concat.getInputs().size() != 2)
+      continue;
+    linalg::GenericOp neg =
+        matchElementwise<arith::NegFOp>(concat.getInputs()[0], 1);
+    if (!neg || !neg.getIndexingMapsArray()[0].isIdentity() ||
+        !isHalfOf(neg.getDpsInputs()[0], x, /*upper=*/true) ||
+        !isHalfOf(concat.getInputs()[1], x, /*upper=*/false))
+      continue;
+    auto type = cast<RankedTensorType>(x.getType());
+    for (arith::ConstantOp table : {cos, sin})
+      if (table.getType() !=
+          RankedTensorType::get(type.getShape().drop_front(2),
+                                type.getElementType()))
+        return std::nullopt;
+    Operation *hi = neg.getDpsInputs()[0].getDefiningOp();
+    Operation *lo = concat.getInputs()[1].getDefiningOp();
+    // Nothing else reads what is absorbed: x feeds the two slices and the
+    // cos product only.
+    const bool closed =
+        direct.hasOneUse() && rotated.hasOneUse() && r.hasOneUse() &&
+        neg->hasOneUse() && hi->hasOneUse() && lo->hasOneUse() &&
+        llvm::all_of(x.getUsers(), [&](Operation *u) {
+          return u == hi || u == lo || u == direct.getDefiningOp();
+        });
+    if (!closed)
+      return std::nullopt;
+    return RopeForm{x,
+                    cos,
+                    sin,
+                    {add, direct.getDefiningOp(), rotated.getDefiningOp(),
+                     concat, neg, hi, lo}};
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 FailureOr<Value>
 FunctionImporter::traceHeads(tmtensor::AttentionOp op, Value v, StringRef name,
                              SmallVectorImpl<Operation *> &absorbed,
-                             int64_t &group) {
+                             int64_t &group, arith::ConstantOp &cos,
+                             arith::ConstantOp &sin) {
   auto fail = [&](const Twine &what) {
     return op.emitError() << name << " of tm_tensor.attention: " << what
                           << "; the import takes torch-mlir's form of "
@@ -131,12 +245,24 @@ FunctionImporter::traceHeads(tmtensor::AttentionOp op, Value v, StringRef name,
     user = repeat;
     v = repeat.getDpsInputs()[0];
   }
+  // Llama's rotate-half RoPE on the heads (q and k).
+  bool userChecked = false;
+  if (std::optional<RopeForm> rope = matchRope(v)) {
+    if (!onlyUsedBy(v, user))
+      return fail("its rotary embedding is also used elsewhere");
+    absorbed.append(rope->ops);
+    cos = rope->cos;
+    sin = rope->sin;
+    v = rope->x;
+    userChecked = true;
+  }
   auto transpose = v.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose || !onlyUsedBy(v, user) ||
+  if (!transpose || (!userChecked && !onlyUsedBy(v, user)) ||
       transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
-    return fail("is not the transpose [0, 2, 1, 3] of [B, S, H, D] (a "
-                "rotary embedding or another op on the heads is not "
-                "recognized yet)");
+    return fail("is not the transpose [0, 2, 1, 3] of [B, S, H, D], or a "
+                "rotate-half RoPE of it (x * cos + concat(-x2, x1) * sin "
+                "with [S, D] constants); another op on the heads is not "
+                "recognized");
   absorbed.push_back(transpose);
   v = transpose.getInput();
   auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
@@ -155,15 +281,22 @@ LogicalResult FunctionImporter::matchAttention(tmtensor::AttentionOp op) {
   AttentionMatch m;
   m.op = op;
   int64_t qGroup = 1, vGroup = 1;
-  FailureOr<Value> q = traceHeads(op, op.getQ(), "q", m.absorbed, qGroup);
+  arith::ConstantOp vCos, vSin;
+  FailureOr<Value> q =
+      traceHeads(op, op.getQ(), "q", m.absorbed, qGroup, m.qCos, m.qSin);
   if (failed(q))
     return failure();
-  FailureOr<Value> k = traceHeads(op, op.getK(), "k", m.absorbed, m.group);
+  FailureOr<Value> k =
+      traceHeads(op, op.getK(), "k", m.absorbed, m.group, m.kCos, m.kSin);
   if (failed(k))
     return failure();
-  FailureOr<Value> v = traceHeads(op, op.getV(), "v", m.absorbed, vGroup);
+  FailureOr<Value> v =
+      traceHeads(op, op.getV(), "v", m.absorbed, vGroup, vCos, vSin);
   if (failed(v))
     return failure();
+  if (vCos)
+    return op.emitError() << "v of tm_tensor.attention goes through a rotary "
+                             "embedding: only q and k may";
   if (qGroup != 1 || vGroup != m.group)
     return op.emitError() << "tm_tensor.attention: q repeated or k and v "
                              "repeated differently (groups "
@@ -221,6 +354,13 @@ LogicalResult FunctionImporter::matchAttention(tmtensor::AttentionOp op) {
   absorbed_.insert(collapse);
   for (Operation *a : m.absorbed)
     absorbed_.insert(a);
+  // A rope table that only the absorbed ropes read is not built whole: the
+  // import builds its [S, D/2] half (halfRopeTable).
+  for (arith::ConstantOp table : {m.qCos, m.qSin, m.kCos, m.kSin})
+    if (table && llvm::all_of(table->getUsers(), [&](Operation *u) {
+          return absorbed_.contains(u);
+        }))
+      absorbed_.insert(table);
   // With x whole on every rank, the projections are wanted whole (O's
   // layouts replicated -> replicated): taken only where it comes free.
   for (Value p : {m.q, m.k, m.v})
@@ -302,10 +442,72 @@ LogicalResult FunctionImporter::importAttention(tmtensor::AttentionOp op) {
                << "give sharded_dims_offsets that are multiples of the "
                   "head dim";
   }
+  // The rotate-half RoPEs on q's and k's projections.
+  const std::pair<arith::ConstantOp, arith::ConstantOp> ropes[] = {
+      {m.qCos, m.qSin}, {m.kCos, m.kSin}};
+  for (unsigned i = 0; i < 2; ++i) {
+    auto [cos, sin] = ropes[i];
+    if (!cos)
+      continue;
+    FailureOr<Value> c =
+        halfRopeTable(op, cos, (names[i] + "'s rotary cos").str(), m.headDim);
+    FailureOr<Value> s =
+        halfRopeTable(op, sin, (names[i] + "'s rotary sin").str(), m.headDim);
+    if (failed(c) || failed(s))
+      return failure();
+    locals[i] =
+        RopeOp::create(b_, op.getLoc(), locals[i].getType(), locals[i], *c, *s,
+                       b_.getI64IntegerAttr(m.headDim), UnitAttr());
+  }
   auto qType = cast<RankedTensorType>(locals[0].getType());
   auto att = AttentionOp::create(
       b_, op.getLoc(), qType, locals[0], locals[1], locals[2], Value(),
       b_.getI64IntegerAttr(m.headDim), FloatAttr(), b_.getUnitAttr(),
       IntegerAttr(), DenseI64ArrayAttr(), DenseI64ArrayAttr());
   return define(m.result, att.getResult(), l);
+}
+
+FailureOr<Value> FunctionImporter::halfRopeTable(tmtensor::AttentionOp op,
+                                                 arith::ConstantOp table,
+                                                 StringRef name,
+                                                 int64_t headDim) {
+  if (Value built = ropeTables_.lookup(table))
+    return built;
+  auto type = cast<RankedTensorType>(table.getType());
+  auto value = dyn_cast<ElementsAttr>(table.getValue());
+  if (!value || !isSupportedElementType(type.getElementType()) ||
+      type.getDimSize(1) != headDim)
+    return op.emitError() << name << " table " << type
+                          << " is not a dense<...> or dense_resource<...> "
+                             "[S, head_dim] tensor of f16, bf16, f32 or f64";
+  // Its elements, read as the whole constant would hold them.
+  auto whole = shardlin::ConstantOp::create(b_, table.getLoc(), type, value);
+  FailureOr<std::vector<char>> bytes = whole.getBytes();
+  whole.erase();
+  if (failed(bytes))
+    return failure();
+  const int64_t s = type.getDimSize(0), half = headDim / 2;
+  const size_t e = type.getElementTypeBitWidth() / 8;
+  std::vector<char> first;
+  first.reserve(s * half * e);
+  for (int64_t row = 0; row < s; ++row) {
+    const char *lo = bytes->data() + row * headDim * e;
+    if (std::memcmp(lo, lo + half * e, half * e) != 0) {
+      InFlightDiagnostic diag =
+          op.emitError()
+          << name << " table differs between its two halves at position " << row
+          << ": shardlin.rope takes rotate-half tables [S, head_dim / 2] "
+             "whose halves are equal (cat(freqs, freqs), as Llama builds "
+             "them)";
+      diag.attachNote(table.getLoc()) << "the table";
+      return diag;
+    }
+    first.insert(first.end(), lo, lo + half * e);
+  }
+  auto halfType = RankedTensorType::get({s, half}, type.getElementType());
+  auto dense = DenseElementsAttr::getFromRawBuffer(halfType, first);
+  Value built =
+      shardlin::ConstantOp::create(b_, table.getLoc(), halfType, dense);
+  ropeTables_[table] = built;
+  return built;
 }

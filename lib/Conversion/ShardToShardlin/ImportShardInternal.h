@@ -159,6 +159,9 @@ struct AttentionMatch {
   int64_t headDim = 0, group = 1;
   /// The [B, S, H*D] value the result's reshapes define.
   Value result;
+  /// A rotate-half RoPE on q's or k's heads: the [S, D] cos and sin
+  /// constants it multiplies by (null when there is none).
+  arith::ConstantOp qCos, qSin, kCos, kSin;
   /// The ops of the form, absorbed.
   SmallVector<Operation *> absorbed;
 };
@@ -242,14 +245,21 @@ public:
   LogicalResult matchAttention(tmtensor::AttentionOp op);
   /// The [B, S, H*D] projection that `v` (operand `name` of `op`) holds in
   /// [B*H, S, D], through GQA's repeat (its group in `group`).
-  FailureOr<Value> traceHeads(tmtensor::AttentionOp op, Value v,
-                              StringRef name,
+  FailureOr<Value> traceHeads(tmtensor::AttentionOp op, Value v, StringRef name,
                               SmallVectorImpl<Operation *> &absorbed,
-                              int64_t &group);
+                              int64_t &group, arith::ConstantOp &cos,
+                              arith::ConstantOp &sin);
+  /// The rope's [S, D/2] table: the first half of constant `table` ([S, D],
+  /// both halves equal, checked on its values), a whole shardlin.constant.
+  FailureOr<Value> halfRopeTable(tmtensor::AttentionOp op,
+                                 arith::ConstantOp table, StringRef name,
+                                 int64_t headDim);
   /// The walk reaching a matched op: one global-form shardlin.attention on
   /// the rank's whole sequences (or all of them).
   LogicalResult importAttention(tmtensor::AttentionOp op);
   llvm::DenseMap<Operation *, AttentionMatch> attentions_;
+  /// Rope table constant -> its [S, D/2] half (halfRopeTable).
+  llvm::DenseMap<Operation *, Value> ropeTables_;
 
   //===--------------------------------------------------------------------===//
   // Norms (ImportShardReductions.cpp)

@@ -8,10 +8,21 @@
 // RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT: <stdin>:90:11: error: q's weight is split at feature 10, inside head 2 (head_dim 4): attention needs whole heads per rank; give sharded_dims_offsets that are multiples of the head dim
 
-// Llama: the rotary embedding between the projections and the attention is
-// not recognized yet.
-// RUN: not shardlin-opt %S/../../../integration_test/frontends/attention/llama_gqa.mlir --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROPE
-// ROPE: llama_gqa.mlir:183:11: error: q of tm_tensor.attention: is not the transpose [0, 2, 1, 3] of [B, S, H, D] (a rotary embedding or another op on the heads is not recognized yet)
+// Llama's rotate-half RoPE with a cos table whose halves differ: llama_gqa's
+// q table cos with its row 0 [1, 1, 1, 1] turned into [1, 1, 1, 0.5]
+// (shardlin.rope takes [S, D/2]: it needs cat(freqs, freqs)).
+// RUN: sed 's/cos: "0x040000000000803F0000803F0000803F0000803F/cos: "0x040000000000803F0000803F0000803F0000003F/' \
+// RUN:   %S/../../../integration_test/frontends/attention/llama_gqa.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=HALVES
+// HALVES: <stdin>:183:11: error: q's rotary cos table differs between its two halves at position 0: shardlin.rope takes rotate-half tables [S, head_dim / 2] whose halves are equal
+// HALVES: <stdin>:26:14: note: the table
+
+// An op on the heads other than the rotate-half RoPE: llama_gqa's q RoPE with
+// the concat's halves swapped (concat(x1, -x2), not rotate_half).
+// RUN: sed 's/tensor.concat dim(3) %27, %extracted_slice :/tensor.concat dim(3) %extracted_slice, %27 :/' \
+// RUN:   %S/../../../integration_test/frontends/attention/llama_gqa.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROPE
+// ROPE: <stdin>:183:11: error: q of tm_tensor.attention: is not the transpose [0, 2, 1, 3] of [B, S, H, D], or a rotate-half RoPE of it (x * cos + concat(-x2, x1) * sin with [S, D] constants); another op on the heads is not recognized
 
 // An attention written out (scores, mask, softmax, weighted sum).
 // RUN: not shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_explicit.mlir --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLICIT

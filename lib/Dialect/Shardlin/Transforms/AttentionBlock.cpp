@@ -53,8 +53,8 @@ namespace {
 struct Projection {
   Operation *op = nullptr;
   RopeOp rope;
-  /// A gemm on a 3-D x: the collapse of x into rows and the expansion of
-  /// the result back to [B, S, F].
+  /// A 2-D projection on a 3-D x: the collapse of x into rows and the
+  /// expansion of the result back to [B, S, F].
   Operation *collapse = nullptr, *expand = nullptr;
   Value x;
   /// W pairs [begin, end) of global heads, by rank.
@@ -76,6 +76,10 @@ bool hasMode(LinearOp op, Mode mode) {
 struct AttentionBlock {
   Mode mode = Mode::Rows;
   LinearOp o;
+  /// A replicated O on a 3-D attention: the collapse of its input into rows
+  /// and the expansion of its result back to [B, S, N].
+  tensor::CollapseShapeOp oCollapse;
+  tensor::ExpandShapeOp oExpand;
   AttentionOp att;
   Projection q, k, v;
   int64_t w = 0, d = 0, hq = 0, hkv = 0, g = 0;
@@ -98,15 +102,25 @@ std::string pairs(ArrayRef<int64_t> t) {
   return s;
 }
 
-/// Whether `v` is the same on every rank: a `shardlin.replicated` argument
-/// or a constant.
+/// Whether `v` is the same on every rank: a `shardlin.replicated` argument,
+/// an arith.constant or a whole (not split) shardlin.constant.
 bool isReplicated(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
     return fn && arg.getOwner()->isEntryBlock() &&
            fn.getArgAttr(arg.getArgNumber(), kReplicatedArgAttrName);
   }
+  if (auto cst = v.getDefiningOp<ConstantOp>())
+    return !cst.getSharding();
   return v.getDefiningOp<arith::ConstantOp>() != nullptr;
+}
+
+/// Whether a reshape between `shaped` (3-D, [B, S, F]) and its rows
+/// ([B*S, F]) has the groups [[0, 1], [2]].
+bool isRowsReshape(RankedTensorType shaped,
+                   ArrayRef<ReassociationIndices> groups) {
+  SmallVector<ReassociationIndices> rows{{0, 1}, {2}};
+  return shaped.getRank() == 3 && groups == ArrayRef(rows);
 }
 
 /// The projection computing `v` (through a rope), or why there is none.
@@ -120,24 +134,25 @@ std::string traceProjection(Value v, StringRef name, bool allowReplicated,
   }
   if (!v.hasOneUse())
     return name.str() + "'s projection is also used outside the block";
-  if (auto lin = v.getDefiningOp<LinearOp>()) {
-    if (lin.splitsK() || !hasMode(lin, mode))
-      return name.str() + " is not a col-wise linear with O's layouts (" +
-             (mode == Mode::Rows ? "the default rows" : "replicated") + ")";
-    p.op = lin;
-    p.x = lin.getInput();
-    return {};
-  }
-  // A gemm on a 3-D x reads its rows (tensor.collapse_shape [B, S, K] ->
-  // [B*S, K]) and its result is expanded back to [B, S, F].
+  // A 2-D projection on a 3-D x reads its rows (tensor.collapse_shape
+  // [B, S, K] -> [B*S, K]) and its result is expanded back to [B, S, F]:
+  // a gemm with a replicated weight, or a replicated -> replicated linear
+  // (the import's form of an N-D linear on a replicated x).
   auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
   if (expand) {
     v = expand.getSrc();
     if (!v.hasOneUse())
       return name.str() + "'s projection is also used outside the block";
   }
+  auto lin = v.getDefiningOp<LinearOp>();
   auto gemm = v.getDefiningOp<GemmOp>();
-  if (gemm && allowReplicated) {
+  if (lin) {
+    if (lin.splitsK() || !hasMode(lin, mode))
+      return name.str() + " is not a col-wise linear with O's layouts (" +
+             (mode == Mode::Rows ? "the default rows" : "replicated") + ")";
+    p.op = lin;
+    p.x = lin.getInput();
+  } else if (gemm && allowReplicated) {
     if (gemm.getTransposeLhs() || !gemm.getTransposeRhs())
       return name.str() + " is a shardlin.gemm that is not x * W^T";
     if (!isReplicated(gemm.getRhs()) ||
@@ -147,23 +162,28 @@ std::string traceProjection(Value v, StringRef name, bool allowReplicated,
                           "constant)";
     p.op = gemm;
     p.x = gemm.getLhs();
-    if (!expand)
-      return {};
-    auto collapse = gemm.getLhs().getDefiningOp<tensor::CollapseShapeOp>();
-    SmallVector<ReassociationIndices> rows{{0, 1}, {2}};
-    if (!collapse || collapse.getSrcType().getRank() != 3 ||
-        collapse.getReassociationIndices() != rows ||
-        expand.getReassociationIndices() != rows)
-      return name.str() + "'s gemm on a 3-D x is not collapse_shape [[0, 1], "
-                          "[2]] of x, the gemm and expand_shape back";
-    p.collapse = collapse;
-    p.expand = expand;
-    p.x = collapse.getSrc();
-    return {};
+  } else {
+    return name.str() + " is not computed by a col-wise shardlin.linear" +
+           (allowReplicated ? " or a shardlin.gemm with a replicated weight"
+                            : "");
   }
-  return name.str() + " is not computed by a col-wise shardlin.linear" +
-         (allowReplicated ? " or a shardlin.gemm with a replicated weight"
-                          : "");
+  if (!expand)
+    return {};
+  auto collapse = p.x.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse ||
+      !isRowsReshape(collapse.getSrcType(),
+                     collapse.getReassociationIndices()) ||
+      !isRowsReshape(expand.getResultType(),
+                     expand.getReassociationIndices())) {
+    const std::string what = gemm ? "gemm" : "linear";
+    return name.str() + "'s " + what +
+           " on a 3-D x is not collapse_shape [[0, 1], [2]] of x, the " + what +
+           " and expand_shape back";
+  }
+  p.collapse = collapse;
+  p.expand = expand;
+  p.x = collapse.getSrc();
+  return {};
 }
 
 /// Rank r's heads [b, e) under a col-wise linear's weight chunks, or why
@@ -243,7 +263,25 @@ std::string kvTable(AttentionBlock &b) {
 /// Why the O linear `o` does not end an attention block, or empty.
 std::string blockProblem(AttentionBlock &b) {
   LinearOp o = b.o;
-  b.att = o.getInput().getDefiningOp<AttentionOp>();
+  Value in = o.getInput();
+  if (auto collapse = in.getDefiningOp<tensor::CollapseShapeOp>()) {
+    // The import's replicated O on [B, S, Hq*D]: a 2-D linear between a
+    // collapse and an expand.
+    auto expand = o->hasOneUse()
+                      ? dyn_cast<tensor::ExpandShapeOp>(*o->getUsers().begin())
+                      : tensor::ExpandShapeOp();
+    if (!in.hasOneUse() || !expand ||
+        !isRowsReshape(collapse.getSrcType(),
+                       collapse.getReassociationIndices()) ||
+        !isRowsReshape(expand.getResultType(),
+                       expand.getReassociationIndices()))
+      return "its input is a collapse of the attention, but not collapse_shape "
+             "[[0, 1], [2]], O and expand_shape back";
+    b.oCollapse = collapse;
+    b.oExpand = expand;
+    in = collapse.getSrc();
+  }
+  b.att = in.getDefiningOp<AttentionOp>();
   if (!b.att)
     return "its input is not a shardlin.attention";
   AttentionOp att = b.att;
@@ -432,9 +470,15 @@ void lowerAttentionBlock(AttentionBlock &blk) {
   Value y = gather ? reduceRowBlocks(rw, o.getLoc(), p, rowBlocks, batch, n,
                                      elt, o.getBias())
                    : allReduceRows(rw, o.getLoc(), p, blk.w, elt, o.getBias());
+  // The block's result: O's, or the expansion of a replicated O's.
+  Operation *last = blk.oExpand ? blk.oExpand.getOperation() : o.getOperation();
   y = restoreFromRows(rw, o.getLoc(), y,
-                      cast<RankedTensorType>(o.getResult().getType()), x);
-  rw.replaceOp(o, y);
+                      cast<RankedTensorType>(last->getResult(0).getType()), x);
+  rw.replaceOp(last, y);
+  if (blk.oExpand)
+    rw.eraseOp(o);
+  if (blk.oCollapse)
+    rw.eraseOp(blk.oCollapse);
   // Users first: the attention, the ropes, the projections.
   llvm::SetVector<Operation *> dead;
   dead.insert(att);
@@ -442,8 +486,8 @@ void lowerAttentionBlock(AttentionBlock &blk) {
     for (Operation *op : {pr->rope.getOperation(), pr->expand, pr->op})
       if (op)
         dead.insert(op);
-  // Last, the collapses of x (k's and v's gemms may share one).
-  for (Projection *pr : {&blk.k, &blk.v})
+  // Last, the collapses of x (the projections may share one).
+  for (Projection *pr : {&blk.q, &blk.k, &blk.v})
     if (pr->collapse)
       dead.insert(pr->collapse);
   for (Operation *op : dead)
@@ -499,7 +543,10 @@ void mlir::shardlin::detail::fuseAttentionBlocks(Operation *root, bool explain,
                                                  uint64_t &numFused) {
   SmallVector<LinearOp> outs;
   root->walk([&](LinearOp op) {
-    if (op.splitsK() && op.getInput().getDefiningOp<AttentionOp>())
+    Value in = op.getInput();
+    if (auto collapse = in.getDefiningOp<tensor::CollapseShapeOp>())
+      in = collapse.getSrc();
+    if (op.splitsK() && in.getDefiningOp<AttentionOp>())
       outs.push_back(op);
   });
   for (LinearOp o : outs) {
