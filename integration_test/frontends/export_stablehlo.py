@@ -27,13 +27,10 @@ directory and compares (the float64 arrays to rounding, everything else byte
 for byte).
 """
 import argparse
-import filecmp
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +43,7 @@ jax.config.update("jax_platforms", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "stablehlo")
 sys.path.insert(0, HERE)
-from export import Annotator, chunk_offsets  # noqa: E402
+from export import Annotator, chunk_offsets, compare_corpus  # noqa: E402
 from torch_mlir import ir  # noqa: E402
 
 W = 4
@@ -212,34 +209,6 @@ def export_all(out_dir, only=None):
         f.write("\n")
 
 
-def check(tmp):
-    export_all(tmp)
-    differ = []
-    ours, theirs = set(os.listdir(CORPUS)), set(os.listdir(tmp))
-    for f in sorted((ours | theirs) - {"CMakeLists.txt"}):
-        a, b = os.path.join(CORPUS, f), os.path.join(tmp, f)
-        if not (os.path.exists(a) and os.path.exists(b)):
-            differ.append(f + (" (not committed)" if os.path.exists(b)
-                               else " (no longer exported)"))
-        elif f.endswith(".ref.npy") or f.endswith(".own.npy"):
-            # JAX's results on this CPU: equal to rounding.
-            ra, rb = np.load(a), np.load(b)
-            if ra.shape != rb.shape or not np.allclose(ra, rb, rtol=1e-6,
-                                                       atol=1e-9):
-                differ.append(f)
-        elif not filecmp.cmp(a, b, shallow=False):
-            differ.append(f)
-    if differ:
-        print("the committed StableHLO corpus differs from what the pinned "
-              "toolchain writes:\n  " + "\n  ".join(differ) + "\nre-export "
-              "it: \"$(bash scripts/frontend-venv.sh)/bin/python\" "
-              "integration_test/frontends/export_stablehlo.py", file=sys.stderr)
-        return 1
-    print(f"the committed StableHLO corpus ({len(ours)} files) is what the "
-          "pinned toolchain writes")
-    return 0
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true")
@@ -247,11 +216,9 @@ def main():
     p.add_argument("--only", nargs="*")
     args = p.parse_args()
     if args.check:
-        tmp = tempfile.mkdtemp()
-        try:
-            return check(tmp)
-        finally:
-            shutil.rmtree(tmp)
+        return compare_corpus(CORPUS, export_all, "StableHLO corpus",
+                              "export_stablehlo.py",
+                              results=(".ref.npy", ".own.npy"))
     export_all(args.out, args.only)
     return 0
 
