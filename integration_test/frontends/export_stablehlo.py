@@ -43,7 +43,8 @@ jax.config.update("jax_platforms", "cpu")
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "stablehlo")
 sys.path.insert(0, HERE)
-from export import Annotator, chunk_offsets, compare_corpus  # noqa: E402
+from export import (Annotator, chunk_offsets, compare_corpus,  # noqa: E402
+                    write_corpus)
 from torch_mlir import ir  # noqa: E402
 
 W = 4
@@ -194,19 +195,10 @@ def export_case(c, out_dir):
 
 
 def export_all(out_dir, only=None):
-    os.makedirs(out_dir, exist_ok=True)
-    manifest = {}
-    for c in cases():
-        if only and c["name"] not in only:
-            continue
-        manifest[c["name"]] = export_case(c, out_dir)
-        print(f"exported {c['name']}")
     from importlib.metadata import version
-    with open(os.path.join(out_dir, "cases.json"), "w") as f:
-        json.dump({"exporter": {"jax": jax.__version__,
-                                "iree-base-compiler": version("iree-base-compiler")},
-                   "cases": manifest}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_corpus(out_dir, cases(), export_case,
+                 {"jax": jax.__version__,
+                  "iree-base-compiler": version("iree-base-compiler")}, only)
 
 
 def main():
