@@ -140,6 +140,8 @@ Operation *BackwardGen::withShapeOperand(linalg::GenericOp generic,
     return generic;
   Value v = def->getResult(0);
   auto type = cast<RankedTensorType>(v.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return generic;
   Value source;
   for (Operation *user : v.getUsers()) {
     auto reader = dyn_cast<linalg::LinalgOp>(user);

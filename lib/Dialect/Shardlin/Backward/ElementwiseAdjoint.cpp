@@ -63,8 +63,8 @@ std::optional<double> sd::constantOf(Value v) {
 FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
   ElementwiseForm form;
   form.op = op;
-  const unsigned rank =
-      cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  const unsigned rank = resultType ? resultType.getRank() : 0;
   auto addInput = [&](Value v, AffineMap map) {
     if (llvm::is_contained(form.inputs, v))
       return;
