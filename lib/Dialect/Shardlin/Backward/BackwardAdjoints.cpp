@@ -128,8 +128,8 @@ LogicalResult BackwardGen::visitRowReduction(Operation *op,
     for (auto [i, d] : llvm::enumerate(type.getShape()))
       sizes.push_back(
           ShapedType::isDynamic(d)
-              ? OpFoldResult(tensor::DimOp::create(adjoint, loc(), g, i)
-                                 .getResult())
+              ? OpFoldResult(
+                    tensor::DimOp::create(adjoint, loc(), g, i).getResult())
               : OpFoldResult(adjoint.getIndexAttr(d)));
     sizes.push_back(adjoint.getIndexAttr(1));
     rows = tensor::ExpandShapeOp::create(adjoint, loc(), type.clone(shape), g,

@@ -182,9 +182,8 @@ Operation *BackwardGen::withShapeOperand(linalg::GenericOp generic,
         for (Operation &op : oldBody->without_terminator())
           b.clone(op, body);
         Value y = body.lookupOrDefault(oldBody->getTerminator()->getOperand(0));
-        Value t = arith::CmpFOp::create(
-            b, l, arith::CmpFPredicate::AlwaysTrue, args[numIns],
-            args[numIns]);
+        Value t = arith::CmpFOp::create(b, l, arith::CmpFPredicate::AlwaysTrue,
+                                        args[numIns], args[numIns]);
         Value zero = arith::ConstantOp::create(
             b, l, b.getFloatAttr(type.getElementType(), 0.0));
         linalg::YieldOp::create(
@@ -321,8 +320,7 @@ Value BackwardGen::sumEachRow(Value t) {
              ValueRange{init}, maps, iterators,
              [&](OpBuilder &b, Location l, ValueRange args) {
                linalg::YieldOp::create(
-                   b, l,
-                   Value(arith::AddFOp::create(b, l, args[0], args[1])));
+                   b, l, Value(arith::AddFOp::create(b, l, args[0], args[1])));
              })
       .getResult(0);
 }
@@ -357,7 +355,8 @@ Value BackwardGen::broadcastRows(Value r, Value like) {
                Value zero = arith::ConstantOp::create(
                    b, l, b.getFloatAttr(rowType.getElementType(), 0.0));
                linalg::YieldOp::create(
-                   b, l, Value(arith::SelectOp::create(b, l, t, args[0], zero)));
+                   b, l,
+                   Value(arith::SelectOp::create(b, l, t, args[0], zero)));
              })
       .getResult(0);
 }

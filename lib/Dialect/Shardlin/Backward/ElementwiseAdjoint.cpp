@@ -70,9 +70,9 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
       return;
     form.inputs.push_back(v);
     form.maps.push_back(map);
-    const bool row = !map.isIdentity() && isRowBroadcastMap(map, v.getType(),
-                                                             map.getNumDims(),
-                                                             /*keepDimOnly=*/true);
+    const bool row = !map.isIdentity() &&
+                     isRowBroadcastMap(map, v.getType(), map.getNumDims(),
+                                       /*keepDimOnly=*/true);
     form.row.push_back(row);
     form.vector.push_back(!map.isIdentity() && !row);
   };

@@ -57,9 +57,9 @@ FailureOr<ElementwiseForm> getElementwiseForm(Operation *op);
 /// called only for the inputs the derivative reads (a sum's reads none). The
 /// op's scalar computation is rebuilt in T from them. The result has
 /// inputs[j]'s shape, or, for a vector or row input, the op's result shape
-/// (the caller sums the rows, or each row). Returns a null Value, and emits nothing, when the
-/// contribution is zero by construction (the input only reaches the result
-/// through a select's condition).
+/// (the caller sums the rows, or each row). Returns a null Value, and emits
+/// nothing, when the contribution is zero by construction (the input only
+/// reaches the result through a select's condition).
 Value emitInputAdjoint(OpBuilder &b, Location loc, const ElementwiseForm &form,
                        unsigned j, Value grad,
                        function_ref<Value(unsigned)> primal);
