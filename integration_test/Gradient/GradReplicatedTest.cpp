@@ -7,6 +7,12 @@
 // So every rank's gradient of x and of a bias is the whole one, and each
 // rank's gradient of a weight its chunk of the whole one.
 //
+// The norms (RMSNorm, LayerNorm: sums over the last dim, their R x 1
+// statistics broadcast along the rows, a weight broadcast along the last
+// dim) before an MLP are checked the same way, with x replicated and with x
+// split by rows (sequence-split: rank r holds rows [bounds[r], bounds[r+1])
+// of x and of y, and L = sum over ranks of <dy_r, y_r>).
+//
 // Each case is f64, run by the runtime on threads (the plan executor) and
 // compiled to native code (shardlin-run --jit's path); the reference is
 // the central difference of L, every element of every argument moved by
@@ -46,12 +52,161 @@ struct RepCase {
   int world = 3;
   std::vector<RepArg> args;
   std::vector<int64_t> resultShape;
+  /// Where the result is split by rows (x too): rank r's rows; empty where
+  /// it is replicated.
+  std::vector<int64_t> resultBounds;
 };
 
 const char *kW1 = "!w1 = !shardlin.sharded<tensor<5x4xf64>, #shardlin.chunk<"
                   "dim = 0, placements = [0, 1, 2], bounds = [0, 2, 2, 5]>>\n";
 const char *kW2 = "!w2 = !shardlin.sharded<tensor<4x5xf64>, #shardlin.chunk<"
                   "dim = 1, placements = [0, 1, 2], bounds = [0, 2, 2, 5]>>\n";
+
+/// An RMSNorm (`layer` false) or LayerNorm of x (rows x 4, `rows` the type's
+/// first dim: "3" or "?") then an MLP (tanh) and a residual, in the forms
+/// torch-mlir exports norms: sums over the last dim (a linalg.generic into
+/// R x 1; LayerNorm's mean a linalg.reduce into R, expanded to R x 1), the
+/// statistics broadcast along the rows ((d0, d1) -> (d0, 0)) and the norm's
+/// weight (and LayerNorm's bias) along the last dim.
+std::string normMlp(bool layer, const std::string &rows,
+                    const std::string &layouts1, const std::string &layouts2) {
+  const std::string tx = "tensor<" + rows + "x4xf64>";
+  const std::string tr = "tensor<" + rows + "x1xf64>";
+  const std::string th = rows == "?" ? "tensor<?x5xf64>" : "tensor<3x?xf64>";
+  const std::string dyn = rows == "?" ? "(%n)" : "()";
+  const std::string attr = rows == "?" ? "" : " {shardlin.replicated}";
+  std::string s =
+      std::string(kW1) + kW2 +
+      "#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+      "#row = affine_map<(d0, d1) -> (d0, 0)>\n"
+      "#col = affine_map<(d0, d1) -> (d1)>\n"
+      "func.func @main(%x: " +
+      tx + attr +
+      ", %g: tensor<4xf64> {shardlin.replicated}, %beta: tensor<4xf64> "
+      "{shardlin.replicated}, %w1: !w1, %b1: tensor<5xf64> "
+      "{shardlin.replicated}, %w2: !w2, %b2: tensor<4xf64> "
+      "{shardlin.replicated}) -> " +
+      tx +
+      " {\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %n = tensor.dim %x, %c0 : " +
+      tx +
+      "\n"
+      "  %zero = arith.constant 0.0 : f64\n"
+      "  %four = arith.constant 4.0 : f64\n"
+      "  %eps = arith.constant 1.0e-5 : f64\n"
+      "  %e = tensor.empty" +
+      dyn + " : " + tx +
+      "\n"
+      "  %e1 = tensor.empty" +
+      dyn + " : " + tr +
+      "\n"
+      "  %i = linalg.fill ins(%zero : f64) outs(%e1 : " +
+      tr + ") -> " + tr + "\n";
+  std::string centred = "%x";
+  if (layer) {
+    const std::string tv = "tensor<" + rows + "xf64>";
+    s += "  %ev = tensor.empty" + dyn + " : " + tv +
+         "\n"
+         "  %iv = linalg.fill ins(%zero : f64) outs(%ev : " +
+         tv + ") -> " + tv +
+         "\n"
+         "  %sum = linalg.reduce ins(%x : " +
+         tx + ") outs(%iv : " + tv +
+         ") dimensions = [1]\n"
+         "    (%a: f64, %acc: f64) {\n"
+         "      %t = arith.addf %a, %acc : f64\n"
+         "      linalg.yield %t : f64\n"
+         "    }\n"
+         "  %sum1 = tensor.expand_shape %sum [[0, 1]] output_shape [" +
+         (rows == "?" ? std::string("%n") : rows) + ", 1] : " + tv + " into " +
+         tr +
+         "\n"
+         "  %mean = linalg.generic {indexing_maps = [#id, #id], "
+         "iterator_types = [\"parallel\", \"parallel\"]} ins(%sum1 : " +
+         tr + ") outs(%e1 : " + tr +
+         ") {\n"
+         "  ^bb0(%a: f64, %o: f64):\n"
+         "    %t = arith.divf %a, %four : f64\n"
+         "    linalg.yield %t : f64\n"
+         "  } -> " +
+         tr +
+         "\n"
+         "  %xc = linalg.generic {indexing_maps = [#id, #row, #id], "
+         "iterator_types = [\"parallel\", \"parallel\"]} ins(%x, %mean : " +
+         tx + ", " + tr + ") outs(%e : " + tx +
+         ") {\n"
+         "  ^bb0(%a: f64, %m: f64, %o: f64):\n"
+         "    %t = arith.subf %a, %m : f64\n"
+         "    linalg.yield %t : f64\n"
+         "  } -> " +
+         tx + "\n";
+    centred = "%xc";
+  }
+  s += "  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = "
+       "[\"parallel\", \"parallel\"]} ins(" +
+       centred + " : " + tx + ") outs(%e : " + tx +
+       ") {\n"
+       "  ^bb0(%a: f64, %o: f64):\n"
+       "    %t = arith.mulf %a, %a : f64\n"
+       "    linalg.yield %t : f64\n"
+       "  } -> " +
+       tx +
+       "\n"
+       "  %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = "
+       "[\"parallel\", \"reduction\"]} ins(%sq : " +
+       tx + ") outs(%i : " + tr +
+       ") {\n"
+       "  ^bb0(%a: f64, %acc: f64):\n"
+       "    %t = arith.addf %a, %acc : f64\n"
+       "    linalg.yield %t : f64\n"
+       "  } -> " +
+       tr +
+       "\n"
+       "  %rs = linalg.generic {indexing_maps = [#id, #id], iterator_types = "
+       "[\"parallel\", \"parallel\"]} ins(%ss : " +
+       tr + ") outs(%e1 : " + tr +
+       ") {\n"
+       "  ^bb0(%a: f64, %o: f64):\n"
+       "    %m = arith.divf %a, %four : f64\n"
+       "    %p = arith.addf %m, %eps : f64\n"
+       "    %r = math.rsqrt %p : f64\n"
+       "    linalg.yield %r : f64\n"
+       "  } -> " +
+       tr +
+       "\n"
+       "  %nx = linalg.generic {indexing_maps = [#id, #row, #col, #col, #id], "
+       "iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+       centred + ", %rs, %g, %beta : " + tx + ", " + tr +
+       ", tensor<4xf64>, tensor<4xf64>) outs(%e : " + tx +
+       ") {\n"
+       "  ^bb0(%a: f64, %r: f64, %w: f64, %b: f64, %o: f64):\n"
+       "    %t = arith.mulf %a, %r : f64\n"
+       "    %u = arith.mulf %t, %w : f64\n" +
+       (layer ? "    %v = arith.addf %u, %b : f64\n"
+                "    linalg.yield %v : f64\n"
+              : "    %v = arith.mulf %u, %b : f64\n"
+                "    linalg.yield %v : f64\n") +
+       "  } -> " + tx +
+       "\n"
+       "  %h = shardlin.linear %nx, %w1, %b1" +
+       layouts1 + " : (" + tx + ", !w1, tensor<5xf64>) -> " + th +
+       "\n"
+       "  %a = math.tanh %h : " +
+       th +
+       "\n"
+       "  %y = shardlin.linear %a, %w2, %b2" +
+       layouts2 + " : (" + th + ", !w2, tensor<4xf64>) -> " + tx +
+       "\n"
+       "  %r = arith.addf %y, %x : " +
+       tx +
+       "\n"
+       "  return %r : " +
+       tx +
+       "\n"
+       "}\n";
+  return s;
+}
 
 std::vector<RepCase> replicatedCases() {
   const RepArg x{{3, 4}}, b1{{5}}, b2{{4}};
@@ -100,6 +255,32 @@ std::vector<RepCase> replicatedCases() {
   return %y : tensor<3x4xf64>
 })",
                  3, {{{3, 5}}, w2, b2}, {3, 4}});
+  // The norms before an MLP: x replicated, and x split by rows (rank 1
+  // holds none). RMSNorm's "bias" is a second weight (x * r * g * beta).
+  const RepArg g{{4}}, beta{{4}};
+  for (bool layer : {false, true}) {
+    const std::string norm = layer ? "layernorm" : "rmsnorm";
+    all.push_back({norm + "_mlp_replicated",
+                   "activations",
+                   "always",
+                   normMlp(layer, "3", " layouts replicated -> features",
+                           " layouts features -> replicated"),
+                   3,
+                   {x, g, beta, w1, b1, w2, b2},
+                   {3, 4}});
+    // Saved: the native path does not split the run-time rows of a plain
+    // rank-local x by the chunk rule, which recomputing the gathered rows
+    // asks of it (the corpus's imported modules run recomputed natively).
+    const RepArg rows{{5, 4}, 0, {0, 2, 2, 5}};
+    all.push_back({norm + "_mlp_rows",
+                   "activations",
+                   "never",
+                   normMlp(layer, "?", "", ""),
+                   3,
+                   {rows, g, beta, w1, b1, w2, b2},
+                   {5, 4},
+                   {0, 2, 2, 5}});
+  }
   return all;
 }
 
@@ -172,8 +353,22 @@ struct Runner {
     EXPECT_TRUE(s) << s.message();
     if (!s)
       return 0;
-    const double *y0 = reinterpret_cast<const double *>(y[0].at(0).bytes.data());
     double l = 0;
+    if (!c.resultBounds.empty()) {
+      // Rank r's rows of y against its rows of dy.
+      const RepArg split{c.resultShape, 0, c.resultBounds};
+      for (int r = 0; r < c.world; ++r) {
+        const RankTensor dyr = chunkOf(split, dy, r);
+        const double *yr =
+            reinterpret_cast<const double *>(y[r].at(0).bytes.data());
+        const double *d = reinterpret_cast<const double *>(dyr.bytes.data());
+        for (size_t e = 0; e < dyr.bytes.size() / sizeof(double); ++e)
+          l += d[e] * yr[e];
+      }
+      return l;
+    }
+    const double *y0 =
+        reinterpret_cast<const double *>(y[0].at(0).bytes.data());
     for (size_t e = 0; e < dy.size(); ++e)
       l += dy[e] * y0[e];
     for (int r = 1; r < c.world; ++r)
@@ -201,7 +396,10 @@ rt::Status runReplicatedBackward(const RepCase &c, const Runner &data,
       *run.backward, options,
       [&](int r) {
         std::vector<RankTensor> a = data.rankArgs(r);
-        a.push_back(tensorOf(data.dy, c.resultShape));
+        a.push_back(
+            c.resultBounds.empty()
+                ? tensorOf(data.dy, c.resultShape)
+                : chunkOf({c.resultShape, 0, c.resultBounds}, data.dy, r));
         if (run.numSaved > 0)
           a.insert(a.end(), saved[r].begin() + 1, saved[r].end());
         return a;

@@ -153,3 +153,45 @@ func.func @cube(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
   } -> tensor<4x5xf32>
   return %y : tensor<4x5xf32>
 }
+
+// A norm's pieces (docs/training.md, "Norms"): y = x * s, s the sum of each
+// row of x (R x 1) broadcast along the rows. s's gradient is the sum of each
+// row of dy * x (a reduction into R x 1, the runtime's reduce_last); x's is
+// dy * s plus ds broadcast along the rows, which reads x by an always-true
+// comparison alone (the runtime's elementwise ops take their shape from an
+// operand of the result's shape).
+// CHECK-LABEL: func.func @row_scale_backward
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x5xf32>, %[[DY:[^:]*]]: tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK: %[[S:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<4x1xf32>)
+// CHECK: %[[DXS:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[S]] : tensor<4x5xf32>, tensor<4x1xf32>) outs(%[[DY]] : tensor<4x5xf32>)
+// CHECK: arith.mulf
+// CHECK: %[[DYX:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[X]] : tensor<4x5xf32>, tensor<4x5xf32>) outs(%[[DY]] : tensor<4x5xf32>)
+// CHECK: %[[DS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[DYX]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<4x1xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[A]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[T]] : f32
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[ROW:map[0-9]*]], #{{map[0-9]*}}, #{{map[0-9]*}}], iterator_types = ["parallel", "parallel"]} ins(%[[DS]], %[[X]] : tensor<4x1xf32>, tensor<4x5xf32>)
+// CHECK-NEXT: ^bb0(%[[R:.*]]: f32, %[[XV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[TRUE:.*]] = arith.cmpf true, %[[XV]], %[[XV]] : f32
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[TRUE]], %[[R]], %[[Z]] : f32
+// CHECK-NEXT: linalg.yield %[[SEL]] : f32
+// CHECK: %[[DX:.*]] = arith.addf %[[DXS]], %[[B]] : tensor<4x5xf32>
+// CHECK: return %[[DX]]
+func.func @row_scale(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %s = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x5xf32>) outs(%i : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<4x1xf32>
+  %e = tensor.empty() : tensor<4x5xf32>
+  %y = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0, 0)>, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %s : tensor<4x5xf32>, tensor<4x1xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %r: f32, %o: f32):
+    %t = arith.mulf %a, %r : f32
+    linalg.yield %t : f32
+  } -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}

@@ -5,7 +5,7 @@
 // naming the op (or the function) and why.
 
 func.func @sin(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{cannot differentiate 'math.sin': shardlin-generate-backward differentiates shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, convert, and from_local of a returned value), tensor.collapse_shape and expand_shape, and the elementwise ops the shardlin runtime executes (arith.addf, subf, mulf}}
+  // expected-error@+1 {{cannot differentiate 'math.sin': shardlin-generate-backward differentiates shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, convert, and from_local of a returned value), tensor.collapse_shape and expand_shape, a norm's sum over the last dim (a linalg.generic into R x 1 or a linalg.reduce, combining by arith.addf), and the elementwise ops the shardlin runtime executes (arith.addf, subf, mulf}}
   %y = math.sin %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -17,6 +17,38 @@ func.func @call(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{cannot differentiate 'func.call'}}
   %y = func.call @callee(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+// A maximum over the last dim (softmax's) has no adjoint; a norm's sum has.
+func.func @row_max(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %c = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %i = linalg.fill ins(%c : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  // expected-error@+1 {{cannot differentiate a maximum over the last dim (softmax's): shardlin-generate-backward differentiates the sums over the last dim that norms compute, not a maximum}}
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%i : tensor<4x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.maximumf %in, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x1xf32>
+  return %m : tensor<4x1xf32>
+}
+
+// -----
+
+// The sum of a whole vector is not a sum per row.
+func.func @vector_sum(%x: tensor<8xf32>) -> tensor<f32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %i = linalg.fill ins(%c : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error@+1 {{cannot differentiate the sum of a rank-1 tensor: shardlin-generate-backward differentiates sums over the last dim of a tensor of rank 2 or more (one per row)}}
+  %s = linalg.reduce ins(%x : tensor<8xf32>) outs(%i : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return %s : tensor<f32>
 }
 
 // -----

@@ -86,9 +86,56 @@ LogicalResult BackwardGen::visitElementwise(Operation *op) {
       continue;
     if (form->vector[j])
       contributeRowSums(in, asRows(c));
+    else if (form->row[j])
+      contribute(in, sumEachRow(c));
     else
       contribute(in, c);
   }
+  return success();
+}
+
+/// r = init + (the sum of each row of x): dx = dr broadcast along the rows,
+/// dinit = dr. A maximum (softmax's) is refused: its gradient goes to the
+/// arg max, which the runtime has no op for.
+LogicalResult BackwardGen::visitRowReduction(Operation *op,
+                                             const RowReduction &red) {
+  if (red.combine != RowCombine::Add)
+    return op->emitOpError()
+           << "cannot be differentiated by shardlin-generate-backward: a "
+              "maximum over the last dim (softmax's) has no adjoint here; "
+              "only sums over the last dim (a norm's) do";
+  auto inType = cast<RankedTensorType>(red.input.getType());
+  if (inType.getRank() < 2)
+    return op->emitOpError()
+           << "cannot be differentiated by shardlin-generate-backward: the "
+              "sum of a rank-1 tensor (a whole-tensor sum) has no adjoint "
+              "here; only sums over the last dim of each row do";
+  Value g = gradient(op->getResult(0));
+  contribute(red.init, g);
+  if (!active.contains(red.input))
+    return success();
+  Value rows = g;
+  if (!red.keepDim) {
+    // R -> R x 1: the keep-dim form the broadcast reads.
+    auto type = cast<RankedTensorType>(g.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(1);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups.push_back({d});
+    groups.push_back({type.getRank() - 1, type.getRank()});
+    SmallVector<OpFoldResult> sizes;
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      sizes.push_back(
+          ShapedType::isDynamic(d)
+              ? OpFoldResult(
+                    tensor::DimOp::create(adjoint, loc(), g, i).getResult())
+              : OpFoldResult(adjoint.getIndexAttr(d)));
+    sizes.push_back(adjoint.getIndexAttr(1));
+    rows = tensor::ExpandShapeOp::create(adjoint, loc(), type.clone(shape), g,
+                                         groups, sizes);
+  }
+  contribute(red.input, broadcastRows(rows, red.input));
   return success();
 }
 
@@ -132,6 +179,8 @@ LogicalResult BackwardGen::visit(Operation *op) {
     return success();
   if (isChainOp(op))
     return visitElementwise(op);
+  if (std::optional<RowReduction> red = matchRowReduction(op))
+    return visitRowReduction(op, *red);
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](tensor::CollapseShapeOp c) {
         Value src = c.getSrc();

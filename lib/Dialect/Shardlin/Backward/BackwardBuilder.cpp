@@ -19,7 +19,12 @@
 //   from_local l (returned)  the rank's chunk of the result's gradient
 //   local_chunk b along S    b's gradient is the all_gather along S of
 //                            every rank's chunk gradient
-//   elementwise ops          ElementwiseAdjoint.cpp
+//   elementwise ops          ElementwiseAdjoint.cpp; an input read as one
+//                            value per row (a norm's R x 1 statistics) gets
+//                            the sum of each row of its contribution
+//   r = init + sum of each row of x (a norm's reduction over the last dim)
+//                            dx = dr broadcast along the rows, dinit = dr
+//                            (a maximum, softmax's, is refused)
 // Every collective's adjoint uses the forward's chunk specs, so uneven,
 // empty and permuted chunks, and rows of run-time sizes stacked in blocks,
 // are exact as they are in the forward.
@@ -100,6 +105,8 @@ Value BackwardGen::primal(Value v) {
   for (Value c : captured)
     map.map(c, primal(c));
   Operation *copy = recompute.clone(*def, map);
+  if (auto generic = dyn_cast<linalg::GenericOp>(copy))
+    copy = withShapeOperand(generic, def);
   // A recomputed GEMM says so rather than repeat the forward's figures.
   if (auto lowering =
           copy->getAttrOfType<DictionaryAttr>("shardlin.lowering")) {
@@ -113,6 +120,78 @@ Value BackwardGen::primal(Value v) {
   for (auto [r, c] : llvm::zip(def->getResults(), copy->getResults()))
     primals[r] = c;
   return primals.lookup(v);
+}
+
+/// A recomputed elementwise generic that reads no operand of its result's
+/// shape (a norm's R x 1 statistics broadcast along the rows, which the
+/// forward fuses into its one reader): the runtime takes an elementwise
+/// op's shape from such an operand, and the backward reads the broadcast
+/// from more than one op. So it reads, as zeroLike does, a value of that
+/// shape by an always-true comparison: one that a reader of the forward's
+/// `def` reads beside it, computed before it. `generic` as it is if it reads
+/// one already or none is found.
+Operation *BackwardGen::withShapeOperand(linalg::GenericOp generic,
+                                         Operation *def) {
+  auto linalgOp = cast<linalg::LinalgOp>(generic.getOperation());
+  if (generic->getNumResults() != 1 || !isChainOp(def) ||
+      llvm::any_of(linalgOp.getDpsInputOperands(), [&](OpOperand *in) {
+        return linalgOp.getMatchingIndexingMap(in).isIdentity();
+      }))
+    return generic;
+  Value v = def->getResult(0);
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return generic;
+  Value source;
+  for (Operation *user : v.getUsers()) {
+    auto reader = dyn_cast<linalg::LinalgOp>(user);
+    if (!reader || source)
+      continue;
+    for (OpOperand *in : reader.getDpsInputOperands()) {
+      Value o = in->get();
+      auto t = dyn_cast<RankedTensorType>(o.getType());
+      Operation *odef = o.getDefiningOp();
+      if (o != v && t && t.getShape() == type.getShape() &&
+          reader.getMatchingIndexingMap(in).isIdentity() &&
+          (!odef || odef->isBeforeInBlock(def))) {
+        source = o;
+        break;
+      }
+    }
+  }
+  if (!source)
+    return generic;
+  Value full = shapeOf(source);
+  MLIRContext *ctx = generic.getContext();
+  SmallVector<Value> ins(generic.getInputs());
+  ins.push_back(full);
+  SmallVector<AffineMap> maps(generic.getIndexingMapsArray());
+  maps.insert(maps.begin() + generic.getNumDpsInputs(),
+              AffineMap::getMultiDimIdentityMap(type.getRank(), ctx));
+  Block *oldBody = generic.getBody();
+  const unsigned numIns = generic.getNumDpsInputs();
+  OpBuilder::InsertionGuard guard(recompute);
+  recompute.setInsertionPoint(generic);
+  auto rebuilt = linalg::GenericOp::create(
+      recompute, generic.getLoc(), generic->getResultTypes(), ins,
+      generic.getOutputs(), maps, generic.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        IRMapping body;
+        for (auto [i, a] : llvm::enumerate(oldBody->getArguments()))
+          body.map(a, args[i < numIns ? i : i + 1]);
+        for (Operation &op : oldBody->without_terminator())
+          b.clone(op, body);
+        Value y = body.lookupOrDefault(oldBody->getTerminator()->getOperand(0));
+        Value t = arith::CmpFOp::create(b, l, arith::CmpFPredicate::AlwaysTrue,
+                                        args[numIns], args[numIns]);
+        Value zero = arith::ConstantOp::create(
+            b, l, b.getFloatAttr(type.getElementType(), 0.0));
+        linalg::YieldOp::create(
+            b, l, Value(arith::SelectOp::create(b, l, t, y, zero)));
+      });
+  rebuilt->setAttrs(generic->getDiscardableAttrDictionary());
+  generic->erase();
+  return rebuilt;
 }
 
 Value BackwardGen::findShape(Value v, unsigned depth) {
@@ -198,6 +277,88 @@ Value BackwardGen::sumRows(Value t, Type elt) {
   auto type = cast<RankedTensorType>(t.getType());
   return SumRowsOp::create(adjoint, loc(),
                            RankedTensorType::get({type.getShape()[1]}, elt), t);
+}
+
+namespace {
+
+/// The sizes of `shape` as tensor.empty takes them: those of `of` for the
+/// dynamic dims.
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc,
+                                ArrayRef<int64_t> shape, Value of) {
+  SmallVector<Value> sizes;
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (ShapedType::isDynamic(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, of, i));
+  return sizes;
+}
+
+} // namespace
+
+Value BackwardGen::sumEachRow(Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  MLIRContext *ctx = type.getContext();
+  const unsigned rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = 1;
+  auto rowType = type.clone(shape);
+  Value empty = tensor::EmptyOp::create(adjoint, loc(), rowType,
+                                        dynamicSizes(adjoint, loc(), shape, t));
+  Value zero = arith::ConstantOp::create(
+      adjoint, loc(), adjoint.getFloatAttr(type.getElementType(), 0.0));
+  Value init = linalg::FillOp::create(adjoint, loc(), zero, empty).result();
+  SmallVector<AffineExpr> leading;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    leading.push_back(getAffineDimExpr(d, ctx));
+  leading.push_back(getAffineConstantExpr(0, ctx));
+  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                              AffineMap::get(rank, 0, leading, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             adjoint, loc(), TypeRange{rowType}, ValueRange{t},
+             ValueRange{init}, maps, iterators,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, l, Value(arith::AddFOp::create(b, l, args[0], args[1])));
+             })
+      .getResult(0);
+}
+
+Value BackwardGen::broadcastRows(Value r, Value like) {
+  auto rowType = cast<RankedTensorType>(r.getType());
+  auto shape = cast<RankedTensorType>(like.getType()).getShape();
+  MLIRContext *ctx = rowType.getContext();
+  const unsigned rank = shape.size();
+  auto type = RankedTensorType::get(shape, rowType.getElementType());
+  // The runtime's elementwise ops take their shape from an operand of the
+  // result's shape: a backward value of `like`'s, read by an always-true
+  // comparison alone (as zeroLike does), so that the result is r exactly.
+  Value full = shapeOf(like);
+  Value empty = tensor::EmptyOp::create(
+      adjoint, loc(), type, dynamicSizes(adjoint, loc(), shape, full));
+  SmallVector<AffineExpr> leading;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    leading.push_back(getAffineDimExpr(d, ctx));
+  leading.push_back(getAffineConstantExpr(0, ctx));
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, leading, ctx), identity,
+                              identity};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             adjoint, loc(), TypeRange{type}, ValueRange{r, full},
+             ValueRange{empty}, maps, iterators,
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               Value t = arith::CmpFOp::create(
+                   b, l, arith::CmpFPredicate::AlwaysTrue, args[1], args[1]);
+               Value zero = arith::ConstantOp::create(
+                   b, l, b.getFloatAttr(rowType.getElementType(), 0.0));
+               linalg::YieldOp::create(
+                   b, l,
+                   Value(arith::SelectOp::create(b, l, t, args[0], zero)));
+             })
+      .getResult(0);
 }
 
 /// Zeros of `x`'s type: x's elements selected away by an always-true
@@ -319,6 +480,10 @@ bool computesReplicated(Operation *op, function_ref<bool(Value)> isReplicated,
     return isReplicated(op->getOperand(0));
   if (linearOps && isa<GemmOp, BiasAddOp>(op))
     return llvm::all_of(op->getOperands(), isReplicated);
+  // A norm's sum over the last dim (its init a constant fill).
+  if (std::optional<RowReduction> red = matchRowReduction(op))
+    return isReplicated(red->input) &&
+           (isReplicated(red->init) || constantOf(red->init).has_value());
   if (!isChainOp(op))
     return false;
   FailureOr<ElementwiseForm> form = getElementwiseForm(op);

@@ -10,10 +10,12 @@
 
 #include "BackwardBuilder.h"
 
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -73,6 +75,7 @@ private:
   /// keep shapes, lead to one; else `v` itself.
   Value shapeOf(Value v);
   Value findShape(Value v, unsigned depth);
+  Operation *withShapeOperand(linalg::GenericOp generic, Operation *def);
 
   //===--- Gradients ------------------------------------------------------===//
 
@@ -90,6 +93,13 @@ private:
   void contribute(Value v, Value c);
   /// The sum over all rows of `rows` (rank 2) contributed to vector `v`.
   void contributeRowSums(Value v, Value rows);
+  /// The sum of each row of `t` (over its last dim), keep-dim (... x 1), as
+  /// the forward's norms write it (a linalg.generic the runtime runs as
+  /// reduce_last).
+  Value sumEachRow(Value t);
+  /// `r` (... x 1, one value per row) broadcast along the rows to the shape
+  /// of forward value `like`.
+  Value broadcastRows(Value r, Value like);
   Value gradient(Value v);
   Value finalizeReplicated(Value v);
 
@@ -97,6 +107,7 @@ private:
   LogicalResult visitGemm(GemmOp op);
   LogicalResult visitElementwise(Operation *op);
   LogicalResult visitCollected(Operation *op);
+  LogicalResult visitRowReduction(Operation *op, const RowReduction &red);
   bool isSame(Value v) const {
     return replicated.contains(v) || collected.contains(v);
   }

@@ -33,6 +33,7 @@
 
 #include "ElementwiseAdjoint.h"
 
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,11 +63,18 @@ std::optional<double> sd::constantOf(Value v) {
 FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
   ElementwiseForm form;
   form.op = op;
-  auto addInput = [&](Value v, bool vector) {
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  const unsigned rank = resultType ? resultType.getRank() : 0;
+  auto addInput = [&](Value v, AffineMap map) {
     if (llvm::is_contained(form.inputs, v))
       return;
     form.inputs.push_back(v);
-    form.vector.push_back(vector);
+    form.maps.push_back(map);
+    const bool row = !map.isIdentity() &&
+                     isRowBroadcastMap(map, v.getType(), map.getNumDims(),
+                                       /*keepDimOnly=*/true);
+    form.row.push_back(row);
+    form.vector.push_back(!map.isIdentity() && !row);
   };
   // An fpowi's exponent (a scalar or splat integer constant) is part of
   // the op, not an input.
@@ -95,7 +103,7 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
         continue;
       if (!isa<ShapedType>(v.getType()))
         return reject(v);
-      addInput(v, !linalgOp.getMatchingIndexingMap(&operand).isIdentity());
+      addInput(v, linalgOp.getMatchingIndexingMap(&operand));
     }
     // Values the body captures from outside: constants only (a chain rule).
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
@@ -110,7 +118,7 @@ FailureOr<ElementwiseForm> sd::getElementwiseForm(Operation *op) {
       continue;
     if (!isa<ShapedType>(v.getType()))
       return reject(v);
-    addInput(v, /*vector=*/false);
+    addInput(v, AffineMap::getMultiDimIdentityMap(rank, op->getContext()));
   }
   return form;
 }
@@ -328,14 +336,12 @@ linalg::GenericOp buildAdjointGeneric(OpBuilder &b, Location loc,
   const unsigned rank = resultType.getRank();
   MLIRContext *ctx = b.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  AffineMap lastDim =
-      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, ctx), ctx);
   SmallVector<AffineMap> maps{identity};
   SmallVector<int> argOf(form.inputs.size(), -1);
   for (auto [i, isPresent] : llvm::enumerate(present))
     if (isPresent) {
       argOf[i] = static_cast<int>(maps.size());
-      maps.push_back(form.vector[i] ? lastDim : identity);
+      maps.push_back(form.maps[i]);
     }
   maps.push_back(identity);
   SmallVector<utils::IteratorType> iterators(rank,
@@ -429,7 +435,8 @@ Value sd::emitInputAdjoint(OpBuilder &b, Location loc,
   // The init is read by nothing: the gradient's own tensor when it has the
   // input's type (no forward value needed), else the input's value (a
   // vector's contribution has the result's shape, the gradient's).
-  const bool initIsGrad = form.vector[j] || typeOf(j) == gradType;
+  const bool initIsGrad =
+      form.vector[j] || form.row[j] || typeOf(j) == gradType;
 
   // Which forward values the derivative reads: built once on placeholders
   // in a scratch block, so that only those are recomputed or saved (a sum's

@@ -10,6 +10,7 @@
 #ifndef SHARDLIN_LIB_TRANSFORMS_ELEMENTWISEADJOINT_H
 #define SHARDLIN_LIB_TRANSFORMS_ELEMENTWISEADJOINT_H
 
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
@@ -26,8 +27,15 @@ struct ElementwiseForm {
   /// first use (boolean tensors included: a select's condition).
   SmallVector<Value> inputs;
   /// Whether inputs[i] is read as a rank-1 vector broadcast along the last
-  /// dim (otherwise it has the result's shape).
+  /// dim (a norm's weight, a bias: its gradient is the sum of the rows).
   SmallVector<bool> vector;
+  /// Whether inputs[i] is one value per row, R x 1, broadcast along the row
+  /// ((d0, ..., 0): a norm's statistics; its gradient is the sum over the
+  /// last dim of each row). Otherwise (neither) it has the result's shape.
+  SmallVector<bool> row;
+  /// The map the op reads inputs[i] through (the identity for an op that
+  /// is not a linalg op).
+  SmallVector<AffineMap> maps;
 };
 
 /// The value of a constant tensor or scalar the backward may fold into a
@@ -48,10 +56,10 @@ FailureOr<ElementwiseForm> getElementwiseForm(Operation *op);
 /// converted to T if it is a float tensor (booleans as they are); it is
 /// called only for the inputs the derivative reads (a sum's reads none). The
 /// op's scalar computation is rebuilt in T from them. The result has
-/// inputs[j]'s shape, or, for a vector input, the op's result shape (the
-/// caller sums the rows). Returns a null Value, and emits nothing, when the
-/// contribution is zero by construction (the input only reaches the result
-/// through a select's condition).
+/// inputs[j]'s shape, or, for a vector or row input, the op's result shape
+/// (the caller sums the rows, or each row). Returns a null Value, and emits
+/// nothing, when the contribution is zero by construction (the input only
+/// reaches the result through a select's condition).
 Value emitInputAdjoint(OpBuilder &b, Location loc, const ElementwiseForm &form,
                        unsigned j, Value grad,
                        function_ref<Value(unsigned)> primal);

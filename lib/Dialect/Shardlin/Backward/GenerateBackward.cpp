@@ -12,6 +12,7 @@
 
 #include "shardlin/Dialect/Shardlin/Backward/Passes.h"
 #include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
+#include "shardlin/Dialect/Shardlin/IR/RowReductions.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,7 +49,9 @@ constexpr const char *kDifferentiable =
     "shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, "
     "all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, "
     "convert, and from_local of a returned value), tensor.collapse_shape and "
-    "expand_shape, and the elementwise ops the shardlin runtime executes";
+    "expand_shape, a norm's sum over the last dim (a linalg.generic into "
+    "R x 1 or a linalg.reduce, combining by arith.addf), and the elementwise "
+    "ops the shardlin runtime executes";
 
 /// Fails, with a located error, on what the backward cannot differentiate.
 LogicalResult checkDifferentiable(func::FuncOp f) {
@@ -89,6 +92,20 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
             tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op) ||
         isSizeComputation(op))
       continue;
+    if (std::optional<RowReduction> red = matchRowReduction(&op)) {
+      if (red->combine != RowCombine::Add)
+        return op.emitError()
+               << "cannot differentiate a maximum over the last dim "
+                  "(softmax's): shardlin-generate-backward differentiates "
+                  "the sums over the last dim that norms compute, not a "
+                  "maximum";
+      if (cast<RankedTensorType>(red->input.getType()).getRank() < 2)
+        return op.emitError()
+               << "cannot differentiate the sum of a rank-1 tensor: "
+                  "shardlin-generate-backward differentiates sums over the "
+                  "last dim of a tensor of rank 2 or more (one per row)";
+      continue;
+    }
     bool member = false;
     if (succeeded(isChainMember(op, member, /*emitErrors=*/false)) && member)
       continue;
