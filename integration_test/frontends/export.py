@@ -210,11 +210,13 @@ def cases():
               "mlp1.fc1": "colwise", "mlp1.fc2": "rowwise"},
              act="sequence", trainable=True, mpi=True),
         case("rmsnorm_mlp", lambda: NormMLP(H, FF, "rms"), [6, H],
-             {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}),
+             {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}, trainable=True),
         case("layernorm_mlp_seq", lambda: NormMLP(H, FF, "layer"), [6, H],
-             {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}, act="sequence"),
+             {"mlp.fc1": "colwise", "mlp.fc2": "rowwise"}, act="sequence",
+             trainable=True),
         case("pow_mlp_seq", lambda: PowMLP(H, FF), [6, H], MLP_PLAN,
-             act="sequence", offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38}),
+             act="sequence", offsets={"fc1": UNEVEN_38, "fc2": UNEVEN_38},
+             trainable=True),
     ]
     # The same sequence-split MLP with its hidden activation's sharding stated
     # at each place a plan may state it.
