@@ -18,7 +18,8 @@
 #               data) and "args" for a case that lists its --arg files in
 #               its own "args" file: the transformer blocks
 #               (shardlin-write-block-suite, with a "bound" file), the
-#               f16/bf16 partial-sums and the attention cases (a "check.sh"); and
+#               f16/bf16 partial-sums, the attention cases and the frontend
+#               corpora (torch-mlir, StableHLO, attention; a "check.sh"); and
 #               "grad" for the gradient suite (shardlin-write-grad-suite:
 #               backward programs, inputs and float64 gradients)
 #   OUT/bench-blocks/, OUT/bench-blocks-tiny/
@@ -303,6 +304,36 @@ print(c["world_size"], c["dtype"])' "$FRONTENDS/corpus/cases.json" "$case_name")
   echo x.npy >"$dir/args"
   printf '#!/bin/sh\n# $1: the outputs (with {rank})\nd=$(dirname "$0")\nexec python3 "$d/../frontends/run_case.py" --corpus "$d/../frontends/corpus" --case %s --check-outputs "$1"\n' "$case_name" >"$dir/check.sh"
   echo "$name $w $dt args" >>"$CASES"
+done
+
+# The corpora beside it (run_case.py --corpus): StableHLO legalized to linalg
+# (its parameters are arguments, passed whole: each rank takes its chunk) and
+# attention as torch-mlir exports it (the modules that run: cases.json's
+# "runs").
+for corpus in stablehlo attention; do
+  mkdir -p "$SUITE/frontends/$corpus"
+  cp "$FRONTENDS/$corpus/cases.json" "$FRONTENDS/$corpus"/*.npy \
+     "$SUITE/frontends/$corpus/"
+  for module in "$FRONTENDS/$corpus"/*.mlir; do
+    case_name="$(basename "$module" .mlir)"
+    read -r runs w dt params < <(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["cases"][sys.argv[2]]
+print(int(c.get("runs", True)), c["world_size"], c["dtype"], " ".join(c.get("args", [])))' \
+      "$FRONTENDS/$corpus/cases.json" "$case_name")
+    [ "$runs" = 1 ] || continue
+    name="${corpus}_$case_name"
+    dir="$SUITE/$name"
+    mkdir -p "$dir"
+    "$RUN" "$module" --emit-program="$dir/program.prog" || die "compiling $name failed"
+    cp "$FRONTENDS/$corpus/$case_name.x.npy" "$dir/x.npy"
+    echo x.npy >"$dir/args"
+    for p in $params; do
+      cp "$FRONTENDS/$corpus/$p" "$dir/$p"
+      echo "$p" >>"$dir/args"
+    done
+    printf '#!/bin/sh\n# $1: the outputs (with {rank})\nd=$(dirname "$0")\nexec python3 "$d/../frontends/run_case.py" --corpus "$d/../frontends/%s" --case %s --check-outputs "$1"\n' "$corpus" "$case_name" >"$dir/check.sh"
+    echo "$name $w $dt args" >>"$CASES"
+  done
 done
 
 # The transformer blocks (MLP, SwiGLU, residuals, chains; every dtype, W =
