@@ -295,7 +295,8 @@ RankTensor tensorOf(const std::vector<double> &v, std::vector<int64_t> shape) {
   RankTensor t;
   t.shape = std::move(shape);
   t.bytes.resize(v.size() * sizeof(double));
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  if (!v.empty()) // An empty chunk: no bytes (memcpy takes no null pointer).
+    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
   return t;
 }
 

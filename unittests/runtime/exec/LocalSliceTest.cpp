@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -143,9 +144,10 @@ TEST(LocalSlice, EveryRankGetsItsRangeOnThreeThreads) {
                 program.instrs[2].ranges[2 * r + 1])};
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_EQ(results[r][i].size(), want[i].size() + 1) << "result " << i;
-      EXPECT_EQ(std::memcmp(results[r][i].data(), want[i].data(),
-                            want[i].size() * sizeof(float)),
-                0)
+      // std::equal: an empty range compares no pointer (memcmp takes no
+      // null one).
+      EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(),
+                             results[r][i].begin()))
           << "result " << i;
       EXPECT_EQ(results[r][i].back(), -7.0f) << "result " << i
                                              << " wrote past its end";
