@@ -48,6 +48,8 @@ constexpr AbiFunction kGemm = {"shardlin_gemm", "ipipppipii"};
 constexpr AbiFunction kBiasAdd = {"shardlin_bias_add", "ipippp"};
 constexpr AbiFunction kConvert = {"shardlin_convert", "ippipi"};
 constexpr AbiFunction kSumRows = {"shardlin_sum_rows", "ipipip"};
+constexpr AbiFunction kAttention = {"shardlin_attention", "ipipppppllppdi"};
+constexpr AbiFunction kRope = {"shardlin_rope", "ipipipppli"};
 
 /// The ABI's shardlin_dtype of an element type (the op verifiers admit only
 /// these four).
@@ -79,7 +81,18 @@ public:
                                     b.getI64IntegerAttr(v));
   }
 
+  Value f64(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF64Type(),
+                                    b.getF64FloatAttr(v));
+  }
+
   Value null() { return LLVM::ZeroOp::create(b, loc, ptrType); }
+
+  /// The constant global of an attention head table, or a null pointer for
+  /// none.
+  Value headTable(std::optional<ArrayRef<int64_t>> table) {
+    return table ? global(state.headTableGlobals, *table) : null();
+  }
 
   /// The shardlin_dtype of `memref`'s element type.
   Value dtype(Value memref) {
@@ -281,6 +294,40 @@ void typedViewArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
     args.append({in, inDt, out, outDt});
 }
 
+/// attention: (dtype, q, k, v, mask or NULL, out, head_dim, group, q_heads,
+/// kv_heads (NULL, NULL for the global form), scale, causal).
+void attentionArgs(BufferAttentionOp op, BufferAttentionOp::Adaptor a,
+                   CallArgs &c, SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getQ());
+  Value headDim = c.i64(op.getHeadDim());
+  Value group = c.i64(op.getGroup());
+  Value qHeads = c.headTable(op.getQHeads());
+  Value kvHeads = c.headTable(op.getKvHeads());
+  Value scale = c.f64(op.getScale().convertToDouble());
+  Value causal = c.i32(op.getCausal() ? 1 : 0);
+  Value q = c.view(op.getQ(), a.getQ());
+  Value k = c.view(op.getK(), a.getK());
+  Value v = c.view(op.getV(), a.getV());
+  Value mask = op.getMask() ? c.view(op.getMask(), a.getMask()) : c.null();
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append(
+      {dt, q, k, v, mask, out, headDim, group, qHeads, kvHeads, scale, causal});
+}
+
+/// rope: (dtype, x, table dtype, cos, sin, out, head_dim, inverse).
+void ropeArgs(BufferRopeOp op, BufferRopeOp::Adaptor a, CallArgs &c,
+              SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getX());
+  Value tableDt = c.dtype(op.getCos());
+  Value headDim = c.i64(op.getHeadDim());
+  Value inverse = c.i32(op.getInverse() ? 1 : 0);
+  Value x = c.view(op.getX(), a.getX());
+  Value cos = c.view(op.getCos(), a.getCos());
+  Value sin = c.view(op.getSin(), a.getSin());
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append({dt, x, tableDt, cos, sin, out, headDim, inverse});
+}
+
 /// shardlin.rank: the rank the prologue read.
 struct RankLowering : public ConvertOpToLLVMPattern<RankOp> {
   RankLowering(const LLVMTypeConverter &converter,
@@ -299,10 +346,10 @@ struct RankLowering : public ConvertOpToLLVMPattern<RankOp> {
 } // namespace
 
 bool mlir::shardlin::isRuntimeCallOp(Operation *op) {
-  return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp,
-             BufferReduceScatterOp, BufferGatherBoundsOp, BufferAllReduceOp,
-             BufferGemmOp, BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp>(
-      op);
+  return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
+             BufferGatherBoundsOp, BufferAllReduceOp, BufferGemmOp,
+             BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp,
+             BufferAttentionOp, BufferRopeOp>(op);
 }
 
 bool mlir::shardlin::hasBounds(Operation *op) {
@@ -341,6 +388,9 @@ SmallVector<int64_t, 2> mlir::shardlin::worldSizesOf(Operation *op) {
     sizes.push_back(sum.getWorldSize());
   for (ChunkAttr chunk : chunksOf(op))
     sizes.push_back(chunk.getNumChunks());
+  // The rank-local attention reads the calling rank's pair of its tables.
+  if (auto att = dyn_cast<BufferAttentionOp>(op); att && att.getQHeads())
+    sizes.push_back(static_cast<int64_t>(att.getQHeads()->size() / 2));
   return sizes;
 }
 
@@ -362,6 +412,8 @@ const AbiFunction &mlir::shardlin::abiFunctionOf(Operation *op) {
               .Case([](BufferGemmOp) { return &kGemm; })
               .Case([](BufferBiasAddOp) { return &kBiasAdd; })
               .Case([](BufferSumRowsOp) { return &kSumRows; })
+              .Case([](BufferAttentionOp) { return &kAttention; })
+              .Case([](BufferRopeOp) { return &kRope; })
               .Default([](Operation *) { return &kConvert; });
 }
 
@@ -385,4 +437,7 @@ void mlir::shardlin::populateRuntimeCallPatterns(
       converter, state, typedViewArgs<BufferConvertOp, false>);
   patterns.add<CallLowering<BufferSumRowsOp>>(
       converter, state, typedViewArgs<BufferSumRowsOp, true>);
+  patterns.add<CallLowering<BufferAttentionOp>>(converter, state,
+                                                attentionArgs);
+  patterns.add<CallLowering<BufferRopeOp>>(converter, state, ropeArgs);
 }

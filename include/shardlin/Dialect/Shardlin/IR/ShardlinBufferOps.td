@@ -252,4 +252,66 @@ def Shardlin_BufferSumRowsOp : Shardlin_BufferOp<"sum_rows"> {
   let hasVerifier = 1;
 }
 
+def Shardlin_BufferAttentionOp : Shardlin_BufferOp<"attention",
+    [AllElementTypesMatch<["q", "k", "v", "output"]>]> {
+  let summary = "`shardlin.attention` into a buffer";
+  let description = [{
+    Writes into `output` (q's shape) the attention of `q`, `k`, `v` (and
+    the additive `mask`) with the attributes of `shardlin.attention`: the
+    rank-local form's head tables (`q_heads`, `kv_heads`, `group`), or the
+    global form's every head of the buffers. Calls `shardlin_attention`
+    with the tables (NULL for the global form), `group` (Hq / Hkv in the
+    global form), the scale (1 / sqrt(head_dim) by default) and `causal`;
+    the runtime runs the plan executor's kernel (docs/attention.md).
+
+    ```mlir
+    shardlin.buffer.attention %q, %k, %v into %o {causal, head_dim = 4 : i64}
+        : memref<2x8x48xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>
+          into memref<2x8x48xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$q,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$k,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$v,
+                       Arg<Optional<Shardlin_MemRef>, "", [MemRead]>:$mask,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
+                       F64Attr:$scale, UnitAttr:$causal,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group,
+                       OptionalAttr<DenseI64ArrayAttr>:$q_heads,
+                       OptionalAttr<DenseI64ArrayAttr>:$kv_heads);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? `into` $output attr-dict `:` type($q)
+    `,` type($k) `,` type($v) (`,` type($mask)^)? `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Shardlin_BufferRopeOp : Shardlin_BufferOp<"rope",
+    [AllShapesMatch<["cos", "sin"]>, AllElementTypesMatch<["cos", "sin"]>]> {
+  let summary = "`shardlin.rope` into a buffer";
+  let description = [{
+    Writes into `output` (x's shape and element type) `x` rotated per head
+    as `shardlin.rope` does (`inverse`: by the opposite angle). Calls
+    `shardlin_rope`.
+
+    ```mlir
+    shardlin.buffer.rope %x, %cos, %sin into %y {head_dim = 4 : i64}
+        : memref<2x8x48xf32>, memref<8x2xf32>, memref<8x2xf32>
+          into memref<2x8x48xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$x,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$cos,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$sin,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
+                       UnitAttr:$inverse);
+  let assemblyFormat = [{
+    $x `,` $cos `,` $sin `into` $output attr-dict `:` type($x) `,` type($cos)
+    `,` type($sin) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SHARDLIN_BUFFER_OPS_TD
