@@ -49,6 +49,8 @@ constexpr AbiFunction kBiasAdd = {"shardlin_bias_add", "ipippp"};
 constexpr AbiFunction kConvert = {"shardlin_convert", "ippipi"};
 constexpr AbiFunction kSumRows = {"shardlin_sum_rows", "ipipip"};
 constexpr AbiFunction kAttention = {"shardlin_attention", "ipipppppllppdi"};
+constexpr AbiFunction kAttentionGrad = {"shardlin_attention_grad",
+                                        "ipippppppillppdi"};
 constexpr AbiFunction kRope = {"shardlin_rope", "ipipipppli"};
 
 /// The ABI's shardlin_dtype of an element type (the op verifiers admit only
@@ -294,24 +296,46 @@ void typedViewArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
     args.append({in, inDt, out, outDt});
 }
 
-/// attention: (dtype, q, k, v, mask or NULL, out, head_dim, group, q_heads,
-/// kv_heads (NULL, NULL for the global form), scale, causal).
+/// The trailing arguments of attention and attention_grad: (head_dim,
+/// group, q_heads, kv_heads (NULL, NULL for the global form), scale,
+/// causal).
+template <typename OpTy>
+SmallVector<Value, 6> attentionAttrArgs(OpTy op, CallArgs &c) {
+  return {c.i64(op.getHeadDim()),        c.i64(op.getGroupOrDefault()),
+          c.headTable(op.getQHeads()),   c.headTable(op.getKvHeads()),
+          c.f64(op.getScaleOrDefault()), c.i32(op.getCausal() ? 1 : 0)};
+}
+
+/// attention: (dtype, q, k, v, mask or NULL, out, the attributes).
 void attentionArgs(BufferAttentionOp op, BufferAttentionOp::Adaptor a,
                    CallArgs &c, SmallVectorImpl<Value> &args) {
   Value dt = c.dtype(op.getQ());
-  Value headDim = c.i64(op.getHeadDim());
-  Value group = c.i64(op.getGroup());
-  Value qHeads = c.headTable(op.getQHeads());
-  Value kvHeads = c.headTable(op.getKvHeads());
-  Value scale = c.f64(op.getScale().convertToDouble());
-  Value causal = c.i32(op.getCausal() ? 1 : 0);
+  SmallVector<Value, 6> attrs = attentionAttrArgs(op, c);
   Value q = c.view(op.getQ(), a.getQ());
   Value k = c.view(op.getK(), a.getK());
   Value v = c.view(op.getV(), a.getV());
   Value mask = op.getMask() ? c.view(op.getMask(), a.getMask()) : c.null();
   Value out = c.view(op.getOutput(), a.getOutput());
-  args.append(
-      {dt, q, k, v, mask, out, headDim, group, qHeads, kvHeads, scale, causal});
+  args.append({dt, q, k, v, mask, out});
+  args.append(attrs);
+}
+
+/// attention_grad: (dtype, q, k, v, dout, mask or NULL, out, wrt, the
+/// attributes).
+void attentionGradArgs(BufferAttentionGradOp op,
+                       BufferAttentionGradOp::Adaptor a, CallArgs &c,
+                       SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getQ());
+  Value wrt = c.i32(op.getWrtIndex());
+  SmallVector<Value, 6> attrs = attentionAttrArgs(op, c);
+  Value q = c.view(op.getQ(), a.getQ());
+  Value k = c.view(op.getK(), a.getK());
+  Value v = c.view(op.getV(), a.getV());
+  Value dout = c.view(op.getDout(), a.getDout());
+  Value mask = op.getMask() ? c.view(op.getMask(), a.getMask()) : c.null();
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append({dt, q, k, v, dout, mask, out, wrt});
+  args.append(attrs);
 }
 
 /// rope: (dtype, x, table dtype, cos, sin, out, head_dim, inverse).
@@ -349,7 +373,23 @@ bool mlir::shardlin::isRuntimeCallOp(Operation *op) {
   return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
              BufferGatherBoundsOp, BufferAllReduceOp, BufferGemmOp,
              BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp,
-             BufferAttentionOp, BufferRopeOp>(op);
+             BufferAttentionOp, BufferAttentionGradOp, BufferRopeOp>(op);
+}
+
+std::optional<ArrayRef<int64_t>> mlir::shardlin::qHeadsOf(Operation *op) {
+  if (auto att = dyn_cast<BufferAttentionOp>(op))
+    return att.getQHeads();
+  if (auto grad = dyn_cast<BufferAttentionGradOp>(op))
+    return grad.getQHeads();
+  return std::nullopt;
+}
+
+std::optional<ArrayRef<int64_t>> mlir::shardlin::kvHeadsOf(Operation *op) {
+  if (auto att = dyn_cast<BufferAttentionOp>(op))
+    return att.getKvHeads();
+  if (auto grad = dyn_cast<BufferAttentionGradOp>(op))
+    return grad.getKvHeads();
+  return std::nullopt;
 }
 
 bool mlir::shardlin::hasBounds(Operation *op) {
@@ -389,8 +429,8 @@ SmallVector<int64_t, 2> mlir::shardlin::worldSizesOf(Operation *op) {
   for (ChunkAttr chunk : chunksOf(op))
     sizes.push_back(chunk.getNumChunks());
   // The rank-local attention reads the calling rank's pair of its tables.
-  if (auto att = dyn_cast<BufferAttentionOp>(op); att && att.getQHeads())
-    sizes.push_back(static_cast<int64_t>(att.getQHeads()->size() / 2));
+  if (std::optional<ArrayRef<int64_t>> table = qHeadsOf(op))
+    sizes.push_back(static_cast<int64_t>(table->size() / 2));
   return sizes;
 }
 
@@ -413,6 +453,7 @@ const AbiFunction &mlir::shardlin::abiFunctionOf(Operation *op) {
               .Case([](BufferBiasAddOp) { return &kBiasAdd; })
               .Case([](BufferSumRowsOp) { return &kSumRows; })
               .Case([](BufferAttentionOp) { return &kAttention; })
+              .Case([](BufferAttentionGradOp) { return &kAttentionGrad; })
               .Case([](BufferRopeOp) { return &kRope; })
               .Default([](Operation *) { return &kConvert; });
 }
@@ -439,5 +480,7 @@ void mlir::shardlin::populateRuntimeCallPatterns(
       converter, state, typedViewArgs<BufferSumRowsOp, true>);
   patterns.add<CallLowering<BufferAttentionOp>>(converter, state,
                                                 attentionArgs);
+  patterns.add<CallLowering<BufferAttentionGradOp>>(converter, state,
+                                                    attentionGradArgs);
   patterns.add<CallLowering<BufferRopeOp>>(converter, state, ropeArgs);
 }

@@ -38,6 +38,11 @@ bool isRuntimeCallOp(Operation *op);
 /// form, shardlin.rank reads the rank.
 const AbiFunction &abiFunctionOf(Operation *op);
 
+/// The head tables of a rank-local buffer.attention or attention_grad (none
+/// for other ops and the global form).
+std::optional<ArrayRef<int64_t>> qHeadsOf(Operation *op);
+std::optional<ArrayRef<int64_t>> kvHeadsOf(Operation *op);
+
 /// The chunk specs among `op`'s attributes.
 SmallVector<ChunkAttr> chunksOf(Operation *op);
 

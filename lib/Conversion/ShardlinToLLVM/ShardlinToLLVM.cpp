@@ -243,9 +243,9 @@ struct ConvertShardlinToLLVMPass
       u.rank |= isa<RankOp>(op);
       u.worldSizes.insert_range(worldSizesOf(op));
       llvm::append_range(chunks, chunksOf(op));
-      if (auto att = dyn_cast<BufferAttentionOp>(op); att && att.getQHeads()) {
-        tables.push_back(*att.getQHeads());
-        tables.push_back(*att.getKvHeads());
+      if (std::optional<ArrayRef<int64_t>> qh = qHeadsOf(op)) {
+        tables.push_back(*qh);
+        tables.push_back(*kvHeadsOf(op));
       }
       needed.insert(&abiFunctionOf(op));
       return WalkResult::advance();

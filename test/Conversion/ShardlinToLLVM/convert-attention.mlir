@@ -49,3 +49,25 @@ func.func @global_mask_rope(%q: memref<3x16xbf16>, %k: memref<3x8xbf16>, %m: mem
   shardlin.buffer.attention %r, %k, %k mask %m into %o {group = 2 : i64, head_dim = 4 : i64, scale = 0.25 : f64} : memref<3x16xbf16>, memref<3x8xbf16>, memref<3x8xbf16>, memref<3x3xbf16> into memref<3x16xbf16>
   return
 }
+
+// -----
+
+// attention_grad: dout after v, wrt (1: dk) after out; the default scale
+// 1 / sqrt(4) and the global form's group Hq / Hkv = 2.
+// CHECK-DAG: llvm.func @shardlin_attention_grad(!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i64, i64, !llvm.ptr, !llvm.ptr, f64, i32) -> i32
+// CHECK-LABEL: func.func @grad
+// CHECK: llvm.intr.stacksave
+// CHECK-NEXT: llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT: %[[WRT:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: %[[D:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-NEXT: %[[G:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: %[[NQ:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[NKV:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[S:.*]] = llvm.mlir.constant(5.000000e-01 : f64) : f64
+// CHECK-NEXT: %[[C:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: %[[NOMASK:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: llvm.call @shardlin_attention_grad(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NOMASK]], %{{.*}}, %[[WRT]], %[[D]], %[[G]], %[[NQ]], %[[NKV]], %[[S]], %[[C]])
+func.func @grad(%q: memref<3x16xf32>, %k: memref<3x8xf32>, %do: memref<3x16xf32>, %dk: memref<3x8xf32>) {
+  shardlin.buffer.attention_grad %q, %k, %k, %do into %dk {causal, head_dim = 4 : i64, wrt = "k"} : memref<3x16xf32>, memref<3x8xf32>, memref<3x8xf32>, memref<3x16xf32> into memref<3x8xf32>
+  return
+}

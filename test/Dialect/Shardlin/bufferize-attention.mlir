@@ -1,10 +1,10 @@
 // RUN: shardlin-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s
 // RUN: shardlin-opt %s -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --canonicalize --cse | FileCheck %s --check-prefix=NOCOPY
 
-// Issue 41's ops through One-Shot Bufferize (docs/native.md): attention
-// and rope write a new buffer through their buffer forms (the scale and
-// the group explicit), local_slice is a subview at the rank's range of its
-// table; no copies.
+// Issue 41's ops through One-Shot Bufferize (docs/native.md): attention,
+// attention_grad and rope write a new buffer through their buffer forms
+// (the attributes as they are), local_slice is a subview at the rank's
+// range of its table; no copies.
 
 // NOCOPY-NOT: memref.copy
 
@@ -23,14 +23,14 @@ func.func @rank_local(%q: tensor<2x4x?xf32>, %k: tensor<2x4x?xf32>, %v: tensor<2
 
 // -----
 
-// The global form: group = Hq / Hkv = 2 and scale = 1 / sqrt(4) written
-// out; rope's result is the attention's q.
+// The global form (its group and scale the defaults, written out by the
+// conversion); rope's result is the attention's q.
 // CHECK-LABEL: func.func @global_mask_rope
 // CHECK-SAME: (%[[Q:.*]]: memref<3x16xbf16>, %[[K:.*]]: memref<3x8xbf16>, %[[M:.*]]: memref<3x3xbf16>, %[[C:.*]]: memref<3x2xbf16>)
 // CHECK-NEXT: %[[R:.*]] = memref.alloc() {{.*}} : memref<3x16xbf16>
 // CHECK-NEXT: shardlin.buffer.rope %[[Q]], %[[C]], %[[C]] into %[[R]] {head_dim = 4 : i64} : memref<3x16xbf16>, memref<3x2xbf16>, memref<3x2xbf16> into memref<3x16xbf16>
 // CHECK-NEXT: %[[O:.*]] = memref.alloc() {{.*}} : memref<3x16xbf16>
-// CHECK-NEXT: shardlin.buffer.attention %[[R]], %[[K]], %[[K]] mask %[[M]] into %[[O]] {group = 2 : i64, head_dim = 4 : i64, scale = 5.000000e-01 : f64}
+// CHECK-NEXT: shardlin.buffer.attention %[[R]], %[[K]], %[[K]] mask %[[M]] into %[[O]] {head_dim = 4 : i64}
 // CHECK-NEXT: return %[[O]]
 func.func @global_mask_rope(%q: tensor<3x16xbf16>, %k: tensor<3x8xbf16>, %m: tensor<3x3xbf16>, %c: tensor<3x2xbf16>) -> tensor<3x16xbf16> {
   %qr = shardlin.rope %q, %c, %c {head_dim = 4 : i64} : tensor<3x16xbf16>, tensor<3x2xbf16>, tensor<3x2xbf16> -> tensor<3x16xbf16>
@@ -66,4 +66,17 @@ func.func @local_slice(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %w2: tensor<16
   %s2 = shardlin.local_slice %w2 dim = 0 ranges = [0, 4, 8, 12, 4, 8] : tensor<16x8xf32> -> tensor<4x8xf32>
   %y2 = shardlin.gemm %x, %s2 transpose_rhs : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
   return %y, %y2 : tensor<4x?xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// attention_grad: dk has k's shape, sized from k's buffer.
+// CHECK-LABEL: func.func @grad
+// CHECK-SAME: (%[[Q:.*]]: memref<2x4x?xf32>, %[[K:.*]]: memref<2x4x?xf32>, %[[D:.*]]: memref<2x4x?xf32>)
+// CHECK: %[[F:.*]] = memref.dim %[[K]], %c2
+// CHECK-NEXT: %[[DK:.*]] = memref.alloc(%[[F]]) {{.*}} : memref<2x4x?xf32>
+// CHECK-NEXT: shardlin.buffer.attention_grad %[[Q]], %[[K]], %[[K]], %[[D]] into %[[DK]] {causal, group = 2 : i64, head_dim = 4 : i64, kv_heads = array<i64: 0, 1, 0, 0>, q_heads = array<i64: 0, 2, 2, 2>, wrt = "k"}
+func.func @grad(%q: tensor<2x4x?xf32>, %k: tensor<2x4x?xf32>, %do: tensor<2x4x?xf32>) -> tensor<2x4x?xf32> {
+  %dk = shardlin.attention_grad %q, %k, %k, %do {wrt = "k", causal, group = 2 : i64, head_dim = 4 : i64, q_heads = array<i64: 0, 2, 2, 2>, kv_heads = array<i64: 0, 1, 0, 0>} : tensor<2x4x?xf32>, tensor<2x4x?xf32>, tensor<2x4x?xf32>, tensor<2x4x?xf32> -> tensor<2x4x?xf32>
+  return %dk : tensor<2x4x?xf32>
 }

@@ -13,8 +13,9 @@
 //   in place), so a lowered linear adds its bias into the reduce_scatter's
 //   buffer; the analysis copies first only where the input is read later or
 //   not writable.
-// - attention and rope write a new buffer through their buffer forms
-//   (shardlin_attention, shardlin_rope: the plan executor's kernels).
+// - attention, attention_grad and rope write a new buffer through their
+//   buffer forms (shardlin_attention(_grad), shardlin_rope: the plan
+//   executor's kernels).
 // - local_chunk and local_slice are memref.subviews of their source: no
 //   data moves.
 // - local_shard and linear cannot be bufferized: shardlin-localize-sharded and
@@ -390,8 +391,8 @@ struct SumRowsModel : WritesNewBufferModel<SumRowsModel, SumRowsOp> {
   }
 };
 
-/// attention: its buffer form, with the scale and (for the global form)
-/// the group made explicit.
+/// attention and attention_grad: their buffer forms, the attributes as
+/// they are.
 struct AttentionModel : WritesNewBufferModel<AttentionModel, AttentionOp> {
   static SmallVector<Value> dynamicSizes(AttentionOp op, OpBuilder &b,
                                          ArrayRef<Value> buffers) {
@@ -399,19 +400,29 @@ struct AttentionModel : WritesNewBufferModel<AttentionModel, AttentionOp> {
   }
   static void build(AttentionOp op, OpBuilder &b, ArrayRef<Value> buffers,
                     Value output) {
-    // The verifier requires group with the tables, and static whole heads
-    // (Hq a multiple of Hkv) without them.
-    int64_t group = 0;
-    if (std::optional<uint64_t> g = op.getGroup())
-      group = static_cast<int64_t>(*g);
-    else
-      group = op.getQ().getType().getShape().back() /
-              op.getK().getType().getShape().back();
-    BufferAttentionOp::create(
-        b, op.getLoc(), buffers[0], buffers[1], buffers[2],
-        bufferOf(op, buffers, op.getMask()), output, op.getHeadDimAttr(),
-        b.getF64FloatAttr(op.getScaleOrDefault()), op.getCausalAttr(),
-        b.getI64IntegerAttr(group), op.getQHeadsAttr(), op.getKvHeadsAttr());
+    BufferAttentionOp::create(b, op.getLoc(), buffers[0], buffers[1],
+                              buffers[2], bufferOf(op, buffers, op.getMask()),
+                              output, op.getHeadDimAttr(), op.getScaleAttr(),
+                              op.getCausalAttr(), op.getGroupAttr(),
+                              op.getQHeadsAttr(), op.getKvHeadsAttr());
+  }
+};
+
+struct AttentionGradModel
+    : WritesNewBufferModel<AttentionGradModel, AttentionGradOp> {
+  static SmallVector<Value> dynamicSizes(AttentionGradOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    // dq has q's shape, dk and dv k's.
+    return inputShapeSizes(b, op.getLoc(), op.getType(),
+                           buffers[op.getWrt() == "q" ? 0 : 1]);
+  }
+  static void build(AttentionGradOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAttentionGradOp::create(
+        b, op.getLoc(), buffers[0], buffers[1], buffers[2], buffers[3],
+        bufferOf(op, buffers, op.getMask()), output, op.getWrtAttr(),
+        op.getHeadDimAttr(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getGroupAttr(), op.getQHeadsAttr(), op.getKvHeadsAttr());
   }
 };
 
@@ -701,6 +712,7 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     LocalChunkOp::attachInterface<LocalChunkModel>(*ctx);
     AttentionOp::attachInterface<AttentionModel>(*ctx);
+    AttentionGradOp::attachInterface<AttentionGradModel>(*ctx);
     RopeOp::attachInterface<RopeModel>(*ctx);
     LocalSliceOp::attachInterface<LocalSliceModel>(*ctx);
     LocalShardOp::attachInterface<NotBufferizableModel<LocalShardOp>>(*ctx);
