@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Inputs, float64 references and checks for issue 41's attention programs
+run on a DP x TP grid (shardlin-run --grid=DPxTP, docs/attention.md, "Grids"):
+DP replicas of a TP program, the same weights in every replica, each rank of
+each replica its own x. Built on testing/tools/attention_ref.py's float64
+model (its rope, attention, rms_norm and .npy helpers).
+
+  attention_grid.py gen-block --replicas R --hq HQ --hkv HKV --world-size W
+      [--head-dim 4] [--seq 4] [--features 8] [--dtype f32|bf16|f16]
+      [--mask] [--dynamic] [--seed S] --out-dir DIR
+      attention_ref.py gen-block's DIR/block.mlir (W = one replica's TP
+      ranks) and global weights; DIR/x.{replica}.{rank}.npy and the float64
+      result on it, DIR/ref.{replica}.{rank}.npy.
+  attention_grid.py gen-layer --replicas R [--world-size 3] [--dtype D]
+      [--dynamic] [--seed S] --out-dir DIR
+      the transformer layer of examples/attention/layer.mlir (H = 24, D = 4,
+      Hq = 6, Hkv = 2 replicated, SwiGLU width 40, S = 8 tokens a rank) in
+      its argument order x, n1, wq, wk, wv, wo, cos, sin, n2, wg, wu, wd and
+      the float64 reference of the whole layer per replica and rank; also
+      DIR/layer.mlir, the same layer for W ranks (W > Hkv), dtype D and a
+      static or dynamic (`?`) sequence length. For W = 3, f32, static, it
+      computes what examples/attention/layer.mlir computes.
+  attention_grid.py check --dir DIR --out PATTERN --replicas R
+      --world-size W [--dtype D] [--bound B]
+      every rank of every replica (PATTERN with {replica} and {rank}) against
+      DIR/ref.{replica}.{rank}.npy: max |out - ref| / max |ref| (over the
+      grid) under B (attention_ref.py's bounds by default); prints
+      "ok: R replicas x W ranks, relative error E (bound B)" or
+      "MISMATCH: ..." and exits 1.
+"""
+import argparse
+import math
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "testing", "tools"))
+import attention_ref as ar  # noqa: E402
+
+LAYER = {"s": 8, "h": 24, "d": 4, "hq": 6, "hkv": 2, "f": 40}
+
+
+def path(d, name, rep, rank):
+    return os.path.join(d, "%s.%d.%d.npy" % (name, rep, rank))
+
+
+def gen_block(a):
+    if a.hq % a.hkv != 0:
+        sys.exit("--hq must be a multiple of --hkv")
+    os.makedirs(a.out_dir, exist_ok=True)
+    rng = random.Random(a.seed)
+    t, d, k, s = a.dtype, a.head_dim, a.features, a.seq
+    fq, fkv = a.hq * d, a.hkv * d
+    w = {"wq": ar.rounded(ar.random_matrix(rng, fq, k, k ** -0.5), t),
+         "wk": ar.rounded(ar.random_matrix(rng, fkv, k, k ** -0.5), t),
+         "wv": ar.rounded(ar.random_matrix(rng, fkv, k, k ** -0.5), t),
+         "wo": ar.rounded(ar.random_matrix(rng, k, fq, fq ** -0.5), t)}
+    w["cos"], w["sin"] = (ar.rounded(x, t) for x in ar.rope_tables(s, d))
+    if a.mask:
+        w["mask"] = ar.rounded(ar.random_matrix(rng, s, s), t)
+    for name, v in w.items():
+        ar.save(os.path.join(a.out_dir, name + ".npy"), v, t)
+    for rep in range(a.replicas):
+        for r in range(a.world_size):
+            x = ar.rounded(ar.random_matrix(rng, s, k), t)
+            ar.save(path(a.out_dir, "x", rep, r), x, t)
+            q = ar.rope(ar.matmul_t(x, w["wq"]), w["cos"], w["sin"], d)
+            kk = ar.rope(ar.matmul_t(x, w["wk"]), w["cos"], w["sin"], d)
+            o = ar.attention(q, kk, ar.matmul_t(x, w["wv"]), d, a.hq, a.hkv,
+                             w.get("mask"))
+            ar.save_ref(path(a.out_dir, "ref", rep, r), ar.matmul_t(o, w["wo"]))
+    with open(os.path.join(a.out_dir, "block.mlir"), "w") as f:
+        f.write(ar.block_mlir(a, ar.MLIR_TYPE[t]))
+
+
+def rms_norm_mlir(t, s):
+    """@rms_norm of examples/attention/layer.mlir for type t, rows s."""
+    x, r = "tensor<%sx24x%s>" % (s, t), "tensor<%sx1x%s>" % (s, t)
+    dyn = s == "?"
+    empty = "tensor.empty(%rows)" if dyn else "tensor.empty()"
+    rows = ["    %c0 = arith.constant 0 : index",
+            "    %rows = tensor.dim %x, %c0 : " + x] if dyn else []
+    gen = "linalg.generic {indexing_maps = [%s], iterator_types = [\"parallel\", \"%s\"]}"
+    return "\n".join([
+        "  func.func private @rms_norm(%%x: %s, %%w: tensor<24x%s>) -> %s {" % (x, t, x),
+        "    %%zero = arith.constant 0.0 : %s" % t,
+        "    %%n = arith.constant 24.0 : %s" % t,
+        "    %%eps = arith.constant 1.0e-5 : %s" % t] + rows + [
+        "    %%e = %s : %s" % (empty, x),
+        "    %%e1 = %s : %s" % (empty, r),
+        "    %%sq = %s ins(%%x : %s) outs(%%e : %s) {" % (gen % ("#id, #id", "parallel"), x, x),
+        "    ^bb0(%%a: %s, %%o: %s):" % (t, t),
+        "      %%m = arith.mulf %%a, %%a : %s" % t,
+        "      linalg.yield %%m : %s" % t,
+        "    } -> " + x,
+        "    %%z = linalg.fill ins(%%zero : %s) outs(%%e1 : %s) -> %s" % (t, r, r),
+        "    %%ss = %s ins(%%sq : %s) outs(%%z : %s) {" % (gen % ("#id, #row", "reduction"), x, r),
+        "    ^bb0(%%a: %s, %%o: %s):" % (t, t),
+        "      %%s = arith.addf %%a, %%o : %s" % t,
+        "      linalg.yield %%s : %s" % t,
+        "    } -> " + r,
+        "    %%r = %s ins(%%ss : %s) outs(%%e1 : %s) {" % (gen % ("#id, #id", "parallel"), r, r),
+        "    ^bb0(%%a: %s, %%o: %s):" % (t, t),
+        "      %%mean = arith.divf %%a, %%n : %s" % t,
+        "      %%v = arith.addf %%mean, %%eps : %s" % t,
+        "      %%q = math.rsqrt %%v : %s" % t,
+        "      linalg.yield %%q : %s" % t,
+        "    } -> " + r,
+        "    %%y = %s ins(%%x, %%r, %%w : %s, %s, tensor<24x%s>) outs(%%e : %s) {"
+        % (gen % ("#id, #row, #col, #id", "parallel"), x, r, t, x),
+        "    ^bb0(%%a: %s, %%b: %s, %%c: %s, %%o: %s):" % (t, t, t, t),
+        "      %%t = arith.mulf %%a, %%b : %s" % t,
+        "      %%u = arith.mulf %%t, %%c : %s" % t,
+        "      linalg.yield %%u : %s" % t,
+        "    } -> " + x,
+        "    return %%y : %s" % x,
+        "  }"])
+
+
+def layer_mlir(w, t, s):
+    """examples/attention/layer.mlir for W ranks, type t, rows s (8 or ?)."""
+    places = ", ".join(str(i) for i in range(w))
+    sh = "!shardlin.sharded<tensor<%s>, #shardlin.chunk<dim = %d, placements = [%s]%s>>"
+    x, q, kv = ("tensor<%sx%dx%s>" % (s, n, t) for n in (24, 24, 8))
+    f, rep = "tensor<%sx40x%s>" % (s, t), "tensor<%sx2x%s>" % (s, t)
+    wkv = "tensor<8x24x%s>" % t
+    dyn = s == "?"
+    silu = ([
+        "    %c0 = arith.constant 0 : index",
+        "    %rows = tensor.dim %x, %c0 : " + x,
+        "    %one = arith.constant 1.0 : " + t,
+        "    %ef = tensor.empty(%rows) : " + f,
+        "    %ones = linalg.fill ins(%one : " + t + ") outs(%ef : " + f + ") -> " + f]
+        if dyn else
+        ["    %%one = arith.constant dense<1.0> : %s" % f])
+    return "\n".join([
+        "// Generated by test/shardlin-run/Inputs/attention_grid.py gen-layer:",
+        "// examples/attention/layer.mlir on %d ranks, %s, S = %s." % (w, t, s),
+        "!wq = " + sh % ("24x24x" + t, 0, places, ", block = 4"),
+        "!wo = " + sh % ("24x24x" + t, 1, places, ", block = 4"),
+        "!wg = " + sh % ("40x24x" + t, 0, places, ""),
+        "!wd = " + sh % ("24x40x" + t, 1, places, ""),
+        "#id = affine_map<(d0, d1) -> (d0, d1)>",
+        "#row = affine_map<(d0, d1) -> (d0, 0)>",
+        "#col = affine_map<(d0, d1) -> (d1)>",
+        "module {",
+        rms_norm_mlir(t, s),
+        "  func.func @layer(%%x: %s, %%n1: tensor<24x%s> {shardlin.replicated}, %%wq: !wq,"
+        % (x, t),
+        "      %%wk: %s {shardlin.replicated}, %%wv: %s {shardlin.replicated}, %%wo: !wo,"
+        % (wkv, wkv),
+        "      %%cos: %s {shardlin.replicated}, %%sin: %s {shardlin.replicated},"
+        % (rep, rep),
+        "      %%n2: tensor<24x%s> {shardlin.replicated}, %%wg: !wg, %%wu: !wg, %%wd: !wd)"
+        " -> %s {" % (t, x),
+        "    %%h1 = func.call @rms_norm(%%x, %%n1) : (%s, tensor<24x%s>) -> %s" % (x, t, x),
+        "    %%q = shardlin.linear %%h1, %%wq : (%s, !wq) -> %s" % (x, q),
+        "    %%k = shardlin.gemm %%h1, %%wk transpose_rhs : (%s, %s) -> %s" % (x, wkv, kv),
+        "    %%v = shardlin.gemm %%h1, %%wv transpose_rhs : (%s, %s) -> %s" % (x, wkv, kv),
+        "    %%qr = shardlin.rope %%q, %%cos, %%sin {head_dim = 4 : i64} : %s, %s, %s -> %s"
+        % (q, rep, rep, q),
+        "    %%kr = shardlin.rope %%k, %%cos, %%sin {head_dim = 4 : i64} : %s, %s, %s -> %s"
+        % (kv, rep, rep, kv),
+        "    %%att = shardlin.attention %%qr, %%kr, %%v {head_dim = 4 : i64, causal} : "
+        "%s, %s, %s -> %s" % (q, kv, kv, q),
+        "    %%o = shardlin.linear %%att, %%wo : (%s, !wo) -> %s" % (q, x),
+        "    %h = arith.addf %x, %o : " + x,
+        "    %%h2 = func.call @rms_norm(%%h, %%n2) : (%s, tensor<24x%s>) -> %s" % (x, t, x),
+        "    %%g = shardlin.linear %%h2, %%wg : (%s, !wg) -> %s" % (x, f),
+        "    %%u = shardlin.linear %%h2, %%wu : (%s, !wg) -> %s" % (x, f)] + silu + [
+        "    %ng = arith.negf %g : " + f,
+        "    %ex = math.exp %ng : " + f,
+        "    %%den = arith.addf %s, %%ex : %s" % ("%ones" if dyn else "%one", f),
+        "    %silu = arith.divf %g, %den : " + f,
+        "    %a = arith.mulf %silu, %u : " + f,
+        "    %%d = shardlin.linear %%a, %%wd : (%s, !wd) -> %s" % (f, x),
+        "    %y = arith.addf %h, %d : " + x,
+        "    return %y : " + x,
+        "  }",
+        "}", ""])
+
+
+def layer_ref(x, p):
+    """The float64 layer of attention_ref.py gen-layer on one rank's x."""
+    d, hq, hkv = LAYER["d"], LAYER["hq"], LAYER["hkv"]
+    h1 = ar.rms_norm(x, p["n1"])
+    q = ar.rope(ar.matmul_t(h1, p["wq"]), p["cos"], p["sin"], d)
+    k = ar.rope(ar.matmul_t(h1, p["wk"]), p["cos"], p["sin"], d)
+    o = ar.attention(q, k, ar.matmul_t(h1, p["wv"]), d, hq, hkv)
+    hh = ar.add(x, ar.matmul_t(o, p["wo"]))
+    h2 = ar.rms_norm(hh, p["n2"])
+    g, u = ar.matmul_t(h2, p["wg"]), ar.matmul_t(h2, p["wu"])
+    act = [[gv / (1.0 + math.exp(-gv)) * uv for gv, uv in zip(gr, ur)]
+           for gr, ur in zip(g, u)]
+    return ar.add(hh, ar.matmul_t(act, p["wd"]))
+
+
+def gen_layer(a):
+    if a.world_size <= LAYER["hkv"]:
+        sys.exit("--world-size must exceed the layer's 2 kv heads (K and V replicated)")
+    os.makedirs(a.out_dir, exist_ok=True)
+    rng = random.Random(a.seed)
+    s, h, d, f, t = LAYER["s"], LAYER["h"], LAYER["d"], LAYER["f"], a.dtype
+    fq, fkv = LAYER["hq"] * d, LAYER["hkv"] * d
+    p = {"n1": ar.random_matrix(rng, 1, h)[0],
+         "wq": ar.random_matrix(rng, fq, h, h ** -0.5),
+         "wk": ar.random_matrix(rng, fkv, h, h ** -0.5),
+         "wv": ar.random_matrix(rng, fkv, h, h ** -0.5),
+         "wo": ar.random_matrix(rng, h, fq, fq ** -0.5),
+         "n2": ar.random_matrix(rng, 1, h)[0],
+         "wg": ar.random_matrix(rng, f, h, h ** -0.5),
+         "wu": ar.random_matrix(rng, f, h, h ** -0.5),
+         "wd": ar.random_matrix(rng, h, f, f ** -0.5)}
+    p["cos"], p["sin"] = ar.rope_tables(s, d)
+    p = {n: ar.rounded(v, t) for n, v in p.items()}
+    for n, v in p.items():
+        ar.save(os.path.join(a.out_dir, n + ".npy"), v, t)
+    for rep in range(a.replicas):
+        for r in range(a.world_size):
+            x = ar.rounded(ar.random_matrix(rng, s, h), t)
+            ar.save(path(a.out_dir, "x", rep, r), x, t)
+            ar.save_ref(path(a.out_dir, "ref", rep, r), layer_ref(x, p))
+    with open(os.path.join(a.out_dir, "layer.mlir"), "w") as out:
+        out.write(layer_mlir(a.world_size, ar.MLIR_TYPE[t], "?" if a.dynamic else str(s)))
+
+
+def check(a):
+    bound = a.bound if a.bound is not None else ar.BOUNDS[a.dtype]
+    refs, outs = {}, {}
+    for rep in range(a.replicas):
+        for r in range(a.world_size):
+            ref = ar.load(path(a.dir, "ref", rep, r), "f64")
+            out = ar.load(a.out.replace("{replica}", str(rep)).replace("{rank}", str(r)),
+                          a.dtype)
+            if out[0] != ref[0]:
+                print("MISMATCH: replica %d rank %d's output has shape %s, the reference %s"
+                      % (rep, r, out[0], ref[0]))
+                return 1
+            if not all(math.isfinite(v) for v in out[1]):
+                print("MISMATCH: replica %d rank %d's output is not finite" % (rep, r))
+                return 1
+            refs[rep, r], outs[rep, r] = ref[1], out[1]
+    mag = max(abs(v) for ref in refs.values() for v in ref)
+    worst, where = 0.0, (0, 0)
+    for key, ref in refs.items():
+        e = max((abs(x - y) for x, y in zip(outs[key], ref)), default=0.0) / mag
+        if e > worst:
+            worst, where = e, key
+    if not worst <= bound:
+        print("MISMATCH: replica %d rank %d relative error %.3g exceeds %.3g"
+              % (where[0], where[1], worst, bound))
+        return 1
+    print("ok: %d replicas x %d ranks, relative error %.3g (bound %.3g)"
+          % (a.replicas, a.world_size, worst, bound))
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("gen-block")
+    b.add_argument("--replicas", type=int, required=True)
+    b.add_argument("--hq", type=int, required=True)
+    b.add_argument("--hkv", type=int, required=True)
+    b.add_argument("--world-size", type=int, required=True)
+    b.add_argument("--head-dim", type=int, default=4)
+    b.add_argument("--seq", type=int, default=4)
+    b.add_argument("--features", type=int, default=8)
+    b.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
+    b.add_argument("--mask", action="store_true")
+    b.add_argument("--dynamic", action="store_true")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out-dir", required=True)
+    lay = sub.add_parser("gen-layer")
+    lay.add_argument("--replicas", type=int, required=True)
+    lay.add_argument("--world-size", type=int, default=3)
+    lay.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
+    lay.add_argument("--dynamic", action="store_true")
+    lay.add_argument("--seed", type=int, default=0)
+    lay.add_argument("--out-dir", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("--dir", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--replicas", type=int, required=True)
+    c.add_argument("--world-size", type=int, required=True)
+    c.add_argument("--dtype", choices=sorted(ar.BOUNDS), default="f32")
+    c.add_argument("--bound", type=float)
+    a = p.parse_args()
+    if a.cmd == "gen-block":
+        gen_block(a)
+    elif a.cmd == "gen-layer":
+        gen_layer(a)
+    else:
+        return check(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
