@@ -20,6 +20,22 @@ model (its rope, attention, rms_norm and .npy helpers).
       DIR/layer.mlir, the same layer for W ranks (W > Hkv), dtype D and a
       static or dynamic (`?`) sequence length. For W = 3, f32, static, it
       computes what examples/attention/layer.mlir computes.
+  attention_grid.py gen-params --replicas R --world-size W [--seed S]
+      --out-dir DIR
+      inputs of attention-grid-params.mlir's @f (x [4, 8] per rank, the
+      RMSNorm weight n [8] and K's weight wk [7, 8] replicated, Q's weight
+      wq [7, 8] split over W ranks; y = rms(x) wq^T + rms(x) wk^T) and of
+      its backward: DIR/x.{replica}.{rank}.npy, dy.{replica}.{rank}.npy,
+      n.npy, wq.npy, wk.npy; the float64 gradients DIR/ref-dx.{replica}.
+      {rank}.npy (each replica's own) and ref-dn.npy, ref-dwq.npy,
+      ref-dwk.npy (the mean over the replicas of each replica's sum over
+      its ranks).
+  attention_grid.py check-params --dir DIR --out PREFIX --replicas R
+      --world-size W [--bound B]
+      PREFIX dx.{replica}.{rank}.npy, dn.{replica}.npy, dwq.{replica}.npy
+      and dwk.{replica}.npy against the references, each relative to its
+      largest magnitude (f32: bound 1e-5); prints "ok: dx dn dwq dwk, R
+      replicas x W ranks, relative error E (bound B)" or "MISMATCH: ...".
   attention_grid.py check --dir DIR --out PATTERN --replicas R
       --world-size W [--dtype D] [--bound B]
       every rank of every replica (PATTERN with {replica} and {rank}) against
@@ -225,6 +241,85 @@ def gen_layer(a):
         out.write(layer_mlir(a.world_size, ar.MLIR_TYPE[t], "?" if a.dynamic else str(s)))
 
 
+def rms_grads(x, n, dh, eps=1e-5):
+    """dx and the rows' contributions to dn of h = rms_norm(x, n), given dh."""
+    k = len(n)
+    dx, dn = [], [0.0] * k
+    for row, drow in zip(x, dh):
+        r = 1.0 / math.sqrt(math.fsum(v * v for v in row) / k + eps)
+        dot = math.fsum(d * c * v for d, c, v in zip(drow, n, row))
+        dx.append([r * d * c - v * r ** 3 * dot / k for d, c, v in zip(drow, n, row)])
+        for j in range(k):
+            dn[j] += drow[j] * row[j] * r
+    return dx, dn
+
+
+def gen_params(a):
+    os.makedirs(a.out_dir, exist_ok=True)
+    rng = random.Random(a.seed)
+    rows, k, nq = 4, 8, 7
+    p = {"n": ar.random_matrix(rng, 1, k)[0],
+         "wq": ar.random_matrix(rng, nq, k, k ** -0.5),
+         "wk": ar.random_matrix(rng, nq, k, k ** -0.5)}
+    p = {name: ar.rounded(v, "f32") for name, v in p.items()}
+    for name, v in p.items():
+        ar.save(os.path.join(a.out_dir, name + ".npy"), v, "f32")
+    mean = {"dn": [[0.0] * k], "dwq": [[0.0] * k for _ in range(nq)],
+            "dwk": [[0.0] * k for _ in range(nq)]}
+    for rep in range(a.replicas):
+        for r in range(a.world_size):
+            x = ar.rounded(ar.random_matrix(rng, rows, k), "f32")
+            dy = ar.rounded(ar.random_matrix(rng, rows, nq), "f32")
+            ar.save(path(a.out_dir, "x", rep, r), x, "f32")
+            ar.save(path(a.out_dir, "dy", rep, r), dy, "f32")
+            h = ar.rms_norm(x, p["n"])
+            dyt = [list(c) for c in zip(*dy)]
+            dw = ar.matmul_t(dyt, [list(c) for c in zip(*h)])  # dy^T h
+            wq_t = [list(c) for c in zip(*p["wq"])]
+            wk_t = [list(c) for c in zip(*p["wk"])]
+            dh = ar.add(ar.matmul_t(dy, wq_t), ar.matmul_t(dy, wk_t))
+            dx, dn = rms_grads(x, p["n"], dh)
+            ar.save_ref(path(a.out_dir, "ref-dx", rep, r), dx)
+            for name, g in (("dn", [dn]), ("dwq", dw), ("dwk", dw)):
+                mean[name] = ar.add(mean[name], [[v / a.replicas for v in row] for row in g])
+    for name, g in mean.items():
+        ar.save_ref(os.path.join(a.out_dir, "ref-%s.npy" % name), g[0] if name == "dn" else g)
+
+
+def check_params(a):
+    bound = a.bound if a.bound is not None else ar.BOUNDS["f32"]
+    pairs = []  # (what, reference file, output file)
+    for rep in range(a.replicas):
+        for r in range(a.world_size):
+            pairs.append(("dx", path(a.dir, "ref-dx", rep, r),
+                          "%sdx.%d.%d.npy" % (a.out, rep, r)))
+        for name in ("dn", "dwq", "dwk"):
+            pairs.append((name, os.path.join(a.dir, "ref-%s.npy" % name),
+                          "%s%s.%d.npy" % (a.out, name, rep)))
+    values = []
+    for what, ref_path, out_path in pairs:
+        ref, out = ar.load(ref_path, "f64"), ar.load(out_path, "f32")
+        if out[0] != ref[0]:
+            print("MISMATCH: %s has shape %s, the reference %s" % (out_path, out[0], ref[0]))
+            return 1
+        values.append((what, out_path, ref[1], out[1]))
+    worst, where = 0.0, ""
+    for what in ("dx", "dn", "dwq", "dwk"):
+        mag = max(abs(v) for w, _, ref, _ in values if w == what for v in ref)
+        for w, out_path, ref, out in values:
+            if w != what:
+                continue
+            e = max(abs(x - y) for x, y in zip(out, ref)) / mag
+            if not e <= worst:
+                worst, where = e, out_path
+    if not worst <= bound:
+        print("MISMATCH: %s relative error %.3g exceeds %.3g" % (where, worst, bound))
+        return 1
+    print("ok: dx dn dwq dwk, %d replicas x %d ranks, relative error %.3g (bound %.3g)"
+          % (a.replicas, a.world_size, worst, bound))
+    return 0
+
+
 def check(a):
     bound = a.bound if a.bound is not None else ar.BOUNDS[a.dtype]
     refs, outs = {}, {}
@@ -280,6 +375,17 @@ def main():
     lay.add_argument("--dynamic", action="store_true")
     lay.add_argument("--seed", type=int, default=0)
     lay.add_argument("--out-dir", required=True)
+    gp = sub.add_parser("gen-params")
+    gp.add_argument("--replicas", type=int, required=True)
+    gp.add_argument("--world-size", type=int, required=True)
+    gp.add_argument("--seed", type=int, default=0)
+    gp.add_argument("--out-dir", required=True)
+    cp = sub.add_parser("check-params")
+    cp.add_argument("--dir", required=True)
+    cp.add_argument("--out", required=True)
+    cp.add_argument("--replicas", type=int, required=True)
+    cp.add_argument("--world-size", type=int, required=True)
+    cp.add_argument("--bound", type=float)
     c = sub.add_parser("check")
     c.add_argument("--dir", required=True)
     c.add_argument("--out", required=True)
@@ -292,6 +398,10 @@ def main():
         gen_block(a)
     elif a.cmd == "gen-layer":
         gen_layer(a)
+    elif a.cmd == "gen-params":
+        gen_params(a)
+    elif a.cmd == "check-params":
+        return check_params(a)
     else:
         return check(a)
     return 0
