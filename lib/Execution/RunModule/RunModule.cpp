@@ -14,6 +14,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -87,22 +88,15 @@ bool readsAsLastDimVector(linalg::LinalgOp op, OpOperand &use) {
              getAffineDimExpr(map.getNumDims() - 1, map.getContext());
 }
 
-} // namespace
-
-std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry) {
-  std::vector<size_t> out;
-  FailureOr<func::FuncOp> f = selectEntry(module, entry);
-  if (failed(f))
-    return out;
-  auto of = (*f)->getAttrOfType<FlatSymbolRefAttr>("shardlin.backward_of");
-  auto forward =
-      of ? module.lookupSymbol<func::FuncOp>(of.getValue()) : nullptr;
-  if (!forward || forward.isExternal())
-    return out;
-  // Biases and linears' weights; and `shared`, what is a parameter when
-  // every rank of the replica holds it or its chunk.
-  llvm::DenseSet<Value> parameters, shared;
-  forward.walk([&](Operation *op) {
+/// What `fn` uses as a parameter: `parameters`, linears' weights and the
+/// biases; `shared`, a gemm's rhs and a broadcast vector, parameters when
+/// every rank of the replica holds them or their chunk. A func.call's
+/// operands count as its callee uses its arguments (a layer's norm helper);
+/// `active` holds the functions being walked (a recursive call is skipped).
+void collectParameters(func::FuncOp fn, llvm::DenseSet<Value> &parameters,
+                       llvm::DenseSet<Value> &shared,
+                       llvm::SmallPtrSetImpl<Operation *> &active) {
+  fn.walk([&](Operation *op) {
     if (auto linear = dyn_cast<LinearOp>(op)) {
       parameters.insert(linear.getWeight());
       parameters.insert(linear.getBias());
@@ -118,8 +112,43 @@ std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry) {
       for (OpOperand &use : op->getOpOperands())
         if (readsAsLastDimVector(linalgOp, use))
           shared.insert(use.get());
+    } else if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!callee || callee.isExternal() ||
+          callee.getNumArguments() != call.getNumOperands() ||
+          !active.insert(callee).second)
+        return;
+      llvm::DenseSet<Value> inner, innerShared;
+      collectParameters(callee, inner, innerShared, active);
+      active.erase(callee);
+      for (auto [arg, operand] :
+           llvm::zip(callee.getArguments(), call.getOperands())) {
+        if (inner.contains(arg))
+          parameters.insert(operand);
+        if (innerShared.contains(arg))
+          shared.insert(operand);
+      }
     }
   });
+}
+
+} // namespace
+
+std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry) {
+  std::vector<size_t> out;
+  FailureOr<func::FuncOp> f = selectEntry(module, entry);
+  if (failed(f))
+    return out;
+  auto of = (*f)->getAttrOfType<FlatSymbolRefAttr>("shardlin.backward_of");
+  auto forward =
+      of ? module.lookupSymbol<func::FuncOp>(of.getValue()) : nullptr;
+  if (!forward || forward.isExternal())
+    return out;
+  llvm::DenseSet<Value> parameters, shared;
+  llvm::SmallPtrSet<Operation *, 4> active;
+  active.insert(forward);
+  collectParameters(forward, parameters, shared, active);
   for (auto [i, arg] : llvm::enumerate(forward.getArguments())) {
     // A rank-local tensor (each rank its own, not marked replicated) is an
     // activation even where a gemm or a broadcast reads it.
