@@ -36,6 +36,19 @@ model (its rope, attention, rms_norm and .npy helpers).
       and dwk.{replica}.npy against the references, each relative to its
       largest magnitude (f32: bound 1e-5); prints "ok: dx dn dwq dwk, R
       replicas x W ranks, relative error E (bound B)" or "MISMATCH: ...".
+  attention_grid.py gen-block ... --grad / gen-layer ... --grad
+      also each replica's results' gradients DIR/dy.{replica}.{rank}.npy and
+      the float64 gradients of the loss sum_r <dy_r, y_r> of every replica
+      (attention_ref.py's block_grads / layer_grads): ref-dx.{replica}.
+      {rank}.npy (each replica's own) and ref-dNAME.npy for each weight, the
+      mean over the replicas of each replica's gradient (what --grid's
+      averaging gives every replica).
+  attention_grid.py check-grads --dir DIR --replicas R --world-size W
+      [--dtype D] [--bound B] --grad NAME=PATTERN ...
+      each gradient's files (PATTERN with {replica}, and {rank} for one file
+      a rank) against the references: max |out - ref| / max |ref| per
+      gradient under B (f32 1e-5); prints "ok: NAME, N files, relative
+      error E (bound B)" for each and "ok: K gradients", or "MISMATCH: ...".
   attention_grid.py check --dir DIR --out PATTERN --replicas R
       --world-size W [--dtype D] [--bound B]
       every rank of every replica (PATTERN with {replica} and {rank}) against
@@ -77,15 +90,20 @@ def gen_block(a):
         w["mask"] = ar.rounded(ar.random_matrix(rng, s, s), t)
     for name, v in w.items():
         ar.save(os.path.join(a.out_dir, name + ".npy"), v, t)
+    xs = [[] for _ in range(a.replicas)]
     for rep in range(a.replicas):
         for r in range(a.world_size):
             x = ar.rounded(ar.random_matrix(rng, s, k), t)
+            xs[rep].append(x)
             ar.save(path(a.out_dir, "x", rep, r), x, t)
             q = ar.rope(ar.matmul_t(x, w["wq"]), w["cos"], w["sin"], d)
             kk = ar.rope(ar.matmul_t(x, w["wk"]), w["cos"], w["sin"], d)
             o = ar.attention(q, kk, ar.matmul_t(x, w["wv"]), d, a.hq, a.hkv,
                              w.get("mask"))
             ar.save_ref(path(a.out_dir, "ref", rep, r), ar.matmul_t(o, w["wo"]))
+    if a.grad:
+        need_grads()
+        grid_grads(a, xs, w, lambda rows, dys: ar.block_grads(rows, dys, w, d, a.hq, a.hkv))
     with open(os.path.join(a.out_dir, "block.mlir"), "w") as f:
         f.write(ar.block_mlir(a, ar.MLIR_TYPE[t]))
 
@@ -232,11 +250,16 @@ def gen_layer(a):
     p = {n: ar.rounded(v, t) for n, v in p.items()}
     for n, v in p.items():
         ar.save(os.path.join(a.out_dir, n + ".npy"), v, t)
+    xs = [[] for _ in range(a.replicas)]
     for rep in range(a.replicas):
         for r in range(a.world_size):
             x = ar.rounded(ar.random_matrix(rng, s, h), t)
+            xs[rep].append(x)
             ar.save(path(a.out_dir, "x", rep, r), x, t)
             ar.save_ref(path(a.out_dir, "ref", rep, r), layer_ref(x, p))
+    if a.grad:
+        need_grads()
+        grid_grads(a, xs, p, lambda rows, dys: ar.layer_grads(rows, dys, p))
     with open(os.path.join(a.out_dir, "layer.mlir"), "w") as out:
         out.write(layer_mlir(a.world_size, ar.MLIR_TYPE[t], "?" if a.dynamic else str(s)))
 
@@ -320,6 +343,74 @@ def check_params(a):
     return 0
 
 
+def grid_grads(a, xs, p, grads_of):
+    """dy of every rank of every replica, each replica's dx and the weights'
+    gradients averaged over the replicas (grads_of: attention_ref.py's
+    block_grads or layer_grads on one replica's rows)."""
+    rng = random.Random(a.seed + 1000)
+    mean = {}
+    for rep, rows in enumerate(xs):
+        dys = [ar.rounded(ar.random_matrix(rng, len(x), len(x[0])), a.dtype) for x in rows]
+        for r, dy in enumerate(dys):
+            ar.save(path(a.out_dir, "dy", rep, r), dy, a.dtype)
+        dxs, grads = grads_of(rows, dys)
+        for r, dx in enumerate(dxs):
+            ar.save_ref(path(a.out_dir, "ref-dx", rep, r), dx)
+        for name, g in grads.items():
+            part = ([[v / len(xs) for v in row] for row in g] if g and isinstance(g[0], list)
+                    else [v / len(xs) for v in g])
+            mean[name] = part if name not in mean else (
+                ar.add(mean[name], part) if part and isinstance(part[0], list)
+                else [x + y for x, y in zip(mean[name], part)])
+    for name, g in mean.items():
+        ar.save_ref(os.path.join(a.out_dir, "ref-d%s.npy" % name), g)
+
+
+def need_grads():
+    if not hasattr(ar, "layer_grads") or not hasattr(ar, "block_grads"):
+        sys.exit("--grad: testing/tools/attention_ref.py has no float64 gradients "
+                 "(block_grads, layer_grads)")
+
+
+def check_grads(a):
+    bound = a.bound if a.bound is not None else ar.BOUNDS[a.dtype]
+    for spec in a.grad:
+        name, _, pattern = spec.partition("=")
+        ranks = range(a.world_size) if "{rank}" in pattern else [None]
+        worst, where, files = 0.0, "", 0
+        for rep in range(a.replicas):
+            for r in ranks:
+                out_path = pattern.replace("{replica}", str(rep))
+                if r is not None:
+                    out_path = out_path.replace("{rank}", str(r))
+                ref_path = (path(a.dir, "ref-dx", rep, r) if name == "x"
+                            else os.path.join(a.dir, "ref-d%s.npy" % name))
+                if not os.path.exists(out_path):
+                    print("MISMATCH: %s: no such file" % out_path)
+                    return 1
+                ref, out = ar.load(ref_path, "f64"), ar.load(out_path, a.dtype)
+                if out[0] != ref[0]:
+                    print("MISMATCH: %s has shape %s, the reference %s"
+                          % (out_path, out[0], ref[0]))
+                    return 1
+                mag = max((abs(v) for v in ref[1]), default=0.0)
+                if not mag > 0.0 or not all(math.isfinite(v) for v in out[1]):
+                    print("MISMATCH: %s: a zero reference or a non-finite output" % out_path)
+                    return 1
+                e = max(abs(x - y) for x, y in zip(out[1], ref[1])) / mag
+                files += 1
+                if not e <= worst:
+                    worst, where = e, out_path
+        if not worst <= bound:
+            print("MISMATCH: %s relative error %.3g exceeds %.3g (%s)"
+                  % (name, worst, bound, where))
+            return 1
+        print("ok: %s, %d files, relative error %.3g (bound %.3g)"
+              % (name, files, worst, bound))
+    print("ok: %d gradients" % len(a.grad))
+    return 0
+
+
 def check(a):
     bound = a.bound if a.bound is not None else ar.BOUNDS[a.dtype]
     refs, outs = {}, {}
@@ -366,6 +457,7 @@ def main():
     b.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
     b.add_argument("--mask", action="store_true")
     b.add_argument("--dynamic", action="store_true")
+    b.add_argument("--grad", action="store_true")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out-dir", required=True)
     lay = sub.add_parser("gen-layer")
@@ -373,6 +465,7 @@ def main():
     lay.add_argument("--world-size", type=int, default=3)
     lay.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32")
     lay.add_argument("--dynamic", action="store_true")
+    lay.add_argument("--grad", action="store_true")
     lay.add_argument("--seed", type=int, default=0)
     lay.add_argument("--out-dir", required=True)
     gp = sub.add_parser("gen-params")
@@ -386,6 +479,13 @@ def main():
     cp.add_argument("--replicas", type=int, required=True)
     cp.add_argument("--world-size", type=int, required=True)
     cp.add_argument("--bound", type=float)
+    cg = sub.add_parser("check-grads")
+    cg.add_argument("--dir", required=True)
+    cg.add_argument("--replicas", type=int, required=True)
+    cg.add_argument("--world-size", type=int, required=True)
+    cg.add_argument("--dtype", choices=sorted(ar.BOUNDS), default="f32")
+    cg.add_argument("--bound", type=float)
+    cg.add_argument("--grad", action="append", required=True)
     c = sub.add_parser("check")
     c.add_argument("--dir", required=True)
     c.add_argument("--out", required=True)
@@ -402,6 +502,8 @@ def main():
         gen_params(a)
     elif a.cmd == "check-params":
         return check_params(a)
+    elif a.cmd == "check-grads":
+        return check_grads(a)
     else:
         return check(a)
     return 0
