@@ -458,6 +458,7 @@ def main():
     b.add_argument("--mask", action="store_true")
     b.add_argument("--dynamic", action="store_true")
     b.add_argument("--grad", action="store_true")
+    b.set_defaults(replicated=False)  # block_mlir's x: each rank its own rows
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out-dir", required=True)
     lay = sub.add_parser("gen-layer")
