@@ -7,10 +7,12 @@ model (its rope, attention, rms_norm and .npy helpers).
 
   attention_grid.py gen-block --replicas R --hq HQ --hkv HKV --world-size W
       [--head-dim 4] [--seq 4] [--features 8] [--dtype f32|bf16|f16]
-      [--mask] [--dynamic] [--seed S] --out-dir DIR
+      [--mask] [--dynamic] [--replicated] [--seed S] --out-dir DIR
       attention_ref.py gen-block's DIR/block.mlir (W = one replica's TP
       ranks) and global weights; DIR/x.{replica}.{rank}.npy and the float64
-      result on it, DIR/ref.{replica}.{rank}.npy.
+      result on it, DIR/ref.{replica}.{rank}.npy. --replicated: x replicated
+      (every linear replicated -> replicated), one sequence a replica, the
+      same file content on each of its ranks.
   attention_grid.py gen-layer --replicas R [--world-size 3] [--dtype D]
       [--dynamic] [--seed S] --out-dir DIR
       the transformer layer of examples/attention/layer.mlir (H = 24, D = 4,
@@ -91,17 +93,20 @@ def gen_block(a):
         w["mask"] = ar.rounded(ar.random_matrix(rng, s, s), t)
     for name, v in w.items():
         ar.save(os.path.join(a.out_dir, name + ".npy"), v, t)
+    # --replicated: one sequence a replica, the same on each of its ranks.
+    seqs = 1 if a.replicated else a.world_size
     xs = [[] for _ in range(a.replicas)]
     for rep in range(a.replicas):
-        for r in range(a.world_size):
+        for r in range(seqs):
             x = ar.rounded(ar.random_matrix(rng, s, k), t)
             xs[rep].append(x)
-            ar.save(path(a.out_dir, "x", rep, r), x, t)
             q = ar.rope(ar.matmul_t(x, w["wq"]), w["cos"], w["sin"], d)
             kk = ar.rope(ar.matmul_t(x, w["wk"]), w["cos"], w["sin"], d)
             o = ar.attention(q, kk, ar.matmul_t(x, w["wv"]), d, a.hq, a.hkv,
                              w.get("mask"))
-            ar.save_ref(path(a.out_dir, "ref", rep, r), ar.matmul_t(o, w["wo"]))
+            for rank in range(a.world_size) if a.replicated else [r]:
+                ar.save(path(a.out_dir, "x", rep, rank), x, t)
+                ar.save_ref(path(a.out_dir, "ref", rep, rank), ar.matmul_t(o, w["wo"]))
     if a.grad:
         need_grads()
         grid_grads(a, xs, w, lambda rows, dys: ar.block_grads(rows, dys, w, d, a.hq, a.hkv))
@@ -352,11 +357,14 @@ def grid_grads(a, xs, p, grads_of):
     mean = {}
     for rep, rows in enumerate(xs):
         dys = [ar.rounded(ar.random_matrix(rng, len(x), len(x[0])), a.dtype) for x in rows]
-        for r, dy in enumerate(dys):
-            ar.save(path(a.out_dir, "dy", rep, r), dy, a.dtype)
         dxs, grads = grads_of(rows, dys)
-        for r, dx in enumerate(dxs):
-            ar.save_ref(path(a.out_dir, "ref-dx", rep, r), dx)
+        # One sequence on every rank (--replicated): its dy and dx on each.
+        ranks = [[r] for r in range(len(rows))] if len(rows) == a.world_size \
+            else [list(range(a.world_size))]
+        for dy, dx, mine in zip(dys, dxs, ranks):
+            for r in mine:
+                ar.save(path(a.out_dir, "dy", rep, r), dy, a.dtype)
+                ar.save_ref(path(a.out_dir, "ref-dx", rep, r), dx)
         for name, g in grads.items():
             part = ([[v / len(xs) for v in row] for row in g] if g and isinstance(g[0], list)
                     else [v / len(xs) for v in g])
@@ -460,7 +468,7 @@ def main():
     b.add_argument("--mask", action="store_true")
     b.add_argument("--dynamic", action="store_true")
     b.add_argument("--grad", action="store_true")
-    b.set_defaults(replicated=False)  # block_mlir's x: each rank its own rows
+    b.add_argument("--replicated", action="store_true")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out-dir", required=True)
     lay = sub.add_parser("gen-layer")
