@@ -88,6 +88,18 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
              << "cannot differentiate 'shardlin.from_local' whose result is "
                 "used by other ops than the return";
     }
+    // A plain shardlin.constant (the import's rotary tables) is a constant
+    // of the function: no gradient. A sharded one is a weight kept in the
+    // module, whose gradient no result could return.
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      if (!c.getSharding())
+        continue;
+      return op.emitError()
+             << "cannot differentiate a weight kept in the module (a sharded "
+                "shardlin.constant): its gradient has no argument to be "
+                "returned for; make it an argument "
+                "(--shardlin-externalize-parameters)";
+    }
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
             ConvertOp, AttentionOp, RopeOp, LocalSliceOp,
