@@ -38,3 +38,16 @@ func.func @constant_weight(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = shardlin.linear %x, %w : (tensor<4x8xf32>, !w) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A bias kept in the module (a plain shardlin.constant) is the same on every
+// rank: no gradient, and the input's and weight's gradients as usual.
+!wc = !shardlin.sharded<tensor<8x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>
+// CHECK-LABEL: func.func @constant_bias_backward
+// CHECK: return
+func.func @constant_bias(%x: tensor<4x8xf32>, %w: !wc) -> tensor<4x8xf32> {
+  %b = shardlin.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32> -> tensor<8xf32>
+  %y = shardlin.linear %x, %w, %b : (tensor<4x8xf32>, !wc, tensor<8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

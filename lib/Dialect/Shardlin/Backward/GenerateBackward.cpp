@@ -197,6 +197,10 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
             continue;
           if (isa<AllReduceOp, AllGatherOp>(def))
             continue;
+          // A constant of the module (plain: checkDifferentiable refuses a
+          // sharded one) is the same on every rank and has no gradient.
+          if (isa<ConstantOp>(def))
+            continue;
           bool member = false;
           if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
               member && !isa<tensor::EmptyOp>(def)) {
