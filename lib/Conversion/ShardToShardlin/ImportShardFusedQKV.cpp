@@ -235,10 +235,18 @@ LogicalResult FusedSplitter::checkParts() {
                << "slices the fused q/k/v weight at feature " << at
                << ", inside head " << at / headDim_ << " (head_dim " << headDim_
                << " of q): each of q, k and v must be whole heads";
-    if (int64_t d = headDimOf(s); d != headDim_)
-      return s.emitError() << "part " << i
-                           << " of the fused q/k/v projection is reshaped into "
-                              "heads of "
+    const char *name = i == 0 ? "q" : i == 1 ? "k" : "v";
+    const int64_t d = headDimOf(s);
+    if (d == 0)
+      return s.emitError() << "the " << name
+                           << " part of a fused q/k/v projection is not "
+                              "reshaped into heads (a tensor.expand_shape to "
+                              "[..., heads, head_dim]): the import splits the "
+                              "fused weight in whole heads";
+    if (d != headDim_)
+      return s.emitError() << "the " << name
+                           << " part of the fused q/k/v projection is "
+                              "reshaped into heads of "
                            << d << " features, q into heads of " << headDim_;
   }
   if (parts_[1].second != parts_[2].second)

@@ -138,3 +138,25 @@ func.func @f(%x: tensor<4x8xf32>, %w: tensor<24x8xf32>) -> (tensor<4x2x4xf32>, t
   %h2 = tensor.expand_shape %p2 [[0], [1, 2]] output_shape [4, 2, 4] : tensor<4x8xf32> into tensor<4x2x4xf32>
   return %h0, %h1, %h2 : tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>
 }
+
+// -----
+
+// The k part is used as it is, not reshaped into heads.
+shard.grid @tp(shape = 2)
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<24x8xf32> {shardlin.parameter = "c_attn.weight"}) -> (tensor<4x2x4xf32>, tensor<4x8xf32>, tensor<4x2x4xf32>) {
+  %s = shard.sharding @tp split_axes = [[0]] : !shard.sharding
+  %wa = shard.shard %w to %s : tensor<24x8xf32>
+  %e0 = tensor.empty() : tensor<8x24xf32>
+  %t = linalg.transpose ins(%wa : tensor<24x8xf32>) outs(%e0 : tensor<8x24xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x24xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e1 : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %p = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x24xf32>) outs(%f : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %p0 = tensor.extract_slice %p[0, 0] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  // expected-error@+1 {{the k part of a fused q/k/v projection is not reshaped into heads (a tensor.expand_shape to [..., heads, head_dim]): the import splits the fused weight in whole heads}}
+  %p1 = tensor.extract_slice %p[0, 8] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  %p2 = tensor.extract_slice %p[0, 16] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+  %h0 = tensor.expand_shape %p0 [[0], [1, 2]] output_shape [4, 2, 4] : tensor<4x8xf32> into tensor<4x2x4xf32>
+  %h2 = tensor.expand_shape %p2 [[0], [1, 2]] output_shape [4, 2, 4] : tensor<4x8xf32> into tensor<4x2x4xf32>
+  return %h0, %p1, %h2 : tensor<4x2x4xf32>, tensor<4x8xf32>, tensor<4x2x4xf32>
+}

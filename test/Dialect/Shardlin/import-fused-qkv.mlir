@@ -57,3 +57,17 @@
 // RUN: sed 's/split_axes = \[\[0\]\] : !shard.sharding/split_axes = [[0]] sharded_dims_offsets = [0, 28, 56, 84] : !shard.sharding/' \
 // RUN:   %S/../../../integration_test/frontends/attention/gpt2_fused_qkv.mlir | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=DTENSOR
 // DTENSOR: <stdin>:19:29: error: a fused q/k/v weight is split in whole heads of each of q, k and v (three row ranges per rank), which sharded_dims_offsets (one range per rank) cannot state
+
+// The 2-D form (Inputs/fused-qkv-2d.mlir: a [24, 8] weight whose row i is
+// all i, bias 100 + i; q, k, v 2 heads of 4 each, W = 2): each part's
+// constant holds exactly its rows, [0, 8), [8, 16), [16, 24), and its bias.
+// RUN: shardlin-opt %S/Inputs/fused-qkv-2d.mlir --shardlin-import-shard | FileCheck %s --check-prefix=TWOD --implicit-check-not='tensor<24x8xf32>'
+// TWOD: %[[WQ:.*]] = shardlin.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [7.000000e+00, 7.000000e+00, 7.000000e+00, 7.000000e+00, 7.000000e+00, 7.000000e+00, 7.000000e+00, 7.000000e+00]]> : tensor<8x8xf32> -> !shardlin.sharded<tensor<8x8xf32>, #shardlin.chunk<dim = 0, placements = [0, 1]>>
+// TWOD: shardlin.constant dense<[1.000000e+02, {{.*}}, 1.070000e+02]> : tensor<8xf32>
+// TWOD: shardlin.linear %arg0, %[[WQ]], %{{.*}} layouts replicated -> features
+// TWOD: %[[WK:.*]] = shardlin.constant dense<{{\[\[}}8.000000e+00, {{.*}}], [1.500000e+01, 1.500000e+01, 1.500000e+01, 1.500000e+01, 1.500000e+01, 1.500000e+01, 1.500000e+01, 1.500000e+01]]> : tensor<8x8xf32>
+// TWOD: shardlin.constant dense<[1.080000e+02, {{.*}}, 1.150000e+02]> : tensor<8xf32>
+// TWOD: shardlin.linear %arg0, %[[WK]], %{{.*}} layouts replicated -> features
+// TWOD: %[[WV:.*]] = shardlin.constant dense<{{\[\[}}1.600000e+01, {{.*}}], [2.300000e+01, 2.300000e+01, 2.300000e+01, 2.300000e+01, 2.300000e+01, 2.300000e+01, 2.300000e+01, 2.300000e+01]]> : tensor<8x8xf32>
+// TWOD: shardlin.constant dense<[1.160000e+02, {{.*}}, 1.230000e+02]> : tensor<8xf32>
+// TWOD: shardlin.linear %arg0, %[[WV]], %{{.*}} layouts replicated -> features
