@@ -17,6 +17,10 @@ dim D; of g * D for a GQA query weight, so that each rank holds whole groups
 with their kv heads). The exporter writes `F.scaled_dot_product_attention`
 as `tm_tensor.attention` on (B*H) x S x D tensors; the explicit softmax
 case writes the same attention as batch_matmuls and generic reductions.
+The fused cases hold q, k and v in one GPT-2 `c_attn` weight whose output is
+split; their `c_attn` sharding is written without offsets (heads_split):
+split in whole heads of each part, which the import computes
+(docs/attention.md, "Fused QKV").
 Next to each `NAME.mlir`: `NAME.x.npy`, `NAME.ref.npy` (the float64 output
 of the same module in float64) and `NAME.torch.npy` (PyTorch's float32
 output); `cases.json` records the plans and boundaries.

@@ -197,15 +197,8 @@ private:
 };
 
 LogicalResult FusedSplitter::checkParts() {
-  Location loc = p_.weight.getLoc();
   const int64_t n =
       cast<RankedTensorType>(p_.result.getType()).getShape().back();
-  if (p_.slices.size() != 3)
-    return mlir::emitError(loc)
-           << "a weight split by rows whose projection is sliced into "
-           << p_.slices.size()
-           << " parts: a fused q/k/v weight has three (q, k, v), split in "
-              "whole heads of each";
   int64_t next = 0;
   for (tensor::ExtractSliceOp s : p_.slices) {
     auto [offset, size] = *lastDimRange(s);
@@ -221,12 +214,8 @@ LogicalResult FusedSplitter::checkParts() {
     return p_.slices.back().emitError()
            << "the fused q/k/v projection's slices end at " << next
            << " of its " << n << " features";
+  // splitFusedProjections checked that q is reshaped into heads.
   headDim_ = headDimOf(p_.slices[0]);
-  if (headDim_ <= 0)
-    return p_.slices[0].emitError()
-           << "the q part of a fused q/k/v projection is not reshaped into "
-              "heads (a tensor.expand_shape to [..., heads, head_dim]): the "
-              "import splits the fused weight in whole heads";
   for (auto [i, s] : llvm::enumerate(p_.slices)) {
     auto [offset, size] = parts_[i];
     for (int64_t at : {offset, offset + size})
@@ -488,20 +477,29 @@ LogicalResult mlir::shardlin::import::splitFusedProjections(func::FuncOp func,
     std::optional<FusedProjection> p = traceProjection(v);
     if (!p || !splitsRows(p->weight))
       continue;
+    Operation *whole = nullptr;
     for (Operation *user : v.getUsers()) {
       auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-      if (!slice || !lastDimRange(slice))
-        return user->emitError()
-               << "uses the whole projection of a weight split by rows whose "
-                  "other users slice it into q, k and v: the import splits a "
-                  "fused q/k/v weight into three linears, which leaves no "
-                  "whole projection";
-      p->slices.push_back(slice);
+      if (slice && lastDimRange(slice))
+        p->slices.push_back(slice);
+      else
+        whole = user;
     }
     llvm::sort(p->slices,
                [](tensor::ExtractSliceOp a, tensor::ExtractSliceOp b) {
                  return lastDimRange(a)->first < lastDimRange(b)->first;
                });
+    // q, k and v: three slices, the first reshaped into heads. Anything
+    // else (a fused gate/up pair, a slice for another use) is left to the
+    // walk, as any linear's result.
+    if (p->slices.size() != 3 || headDimOf(p->slices[0]) <= 0)
+      continue;
+    if (whole)
+      return whole->emitError()
+             << "uses the whole projection of a weight split by rows whose "
+                "other users slice it into q, k and v: the import splits a "
+                "fused q/k/v weight into three linears, which leaves no "
+                "whole projection";
     if (failed(FusedSplitter(func, grid, *p).run()))
       return failure();
   }
