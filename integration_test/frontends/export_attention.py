@@ -176,8 +176,11 @@ def fused_case(name, heads, world, kv_heads=None):
     q, k, v in whole heads, or GQA groups); c_proj `rowwise` on the query
     heads' bounds, which the import computes the same way."""
     g = heads // (kv_heads or heads)
-    units = chunk_offsets((kv_heads or heads), world)
-    o = [b * g * D for b in units]
+    if world > (kv_heads or heads):
+        # More ranks than kv heads: q in whole heads, k and v replicated.
+        o = [b * D for b in chunk_offsets(heads, world)]
+    else:
+        o = [b * g * D for b in chunk_offsets(kv_heads or heads, world)]
     return dict(name=name, model=lambda: FusedQKVAttention(heads, D, kv_heads),
                 shape=[2, S, heads * D], act="replicated", world=world,
                 plan=({"c_attn": "colwise", "c_proj": "rowwise"},
@@ -231,6 +234,7 @@ def cases():
         fused_case("gpt2_fused_qkv", 7, 3),
         fused_case("gpt2_fused_qkv_w5", 12, 5),
         fused_case("gqa_fused_qkv", 8, 3, kv_heads=4),
+        fused_case("gqa_fused_qkv_w4", 6, 4, kv_heads=2),
     ]
 
 

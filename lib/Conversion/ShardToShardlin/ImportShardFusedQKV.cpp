@@ -273,21 +273,19 @@ LogicalResult FusedSplitter::computeBounds() {
            << "a fused q/k/v weight of " << hq << " query and " << hkv
            << " kv heads: the query heads must be a multiple of the kv heads";
   const int64_t g = hq / hkv;
-  if (g > 1 && w > hkv)
-    return p_.weight.emitError()
-           << "a fused q/k/v weight of " << hkv << " kv heads over " << w
-           << " ranks: grouped-query attention with more ranks than kv heads "
-              "replicates k and v, which the fused import does not do yet; "
-              "split q, k and v into separate weights";
-  // Multi-head: every part in whole heads. GQA: whole groups of g query
-  // heads with their kv heads (docs/attention.md, "GQA").
+  // Multi-head: every part in whole heads. GQA with W <= Hkv: whole groups
+  // of g query heads with their kv heads. GQA with W > Hkv: q in whole
+  // heads, k and v replicated (no bounds: not annotated), each rank's kv
+  // heads sliced by the block lowering (docs/attention.md, "GQA").
+  const bool replicateKv = g > 1 && w > hkv;
   const std::vector<int64_t> units =
-      ::shardlin::rt::ceilBounds(g == 1 ? hq : hkv, w);
+      ::shardlin::rt::ceilBounds(g == 1 || replicateKv ? hq : hkv, w);
   for (int64_t part = 0; part < 3; ++part) {
-    const int64_t scale = headDim_ * (part == 0 ? g : 1);
+    const int64_t scale = headDim_ * (part == 0 && !replicateKv ? g : 1);
     std::vector<int64_t> b;
-    for (int64_t u : units)
-      b.push_back(u * scale);
+    if (part == 0 || !replicateKv)
+      for (int64_t u : units)
+        b.push_back(u * scale);
     bounds_.push_back(std::move(b));
   }
   return success();
@@ -354,6 +352,8 @@ FailureOr<Value> FusedSplitter::sliceSource(Value source, int64_t part,
 }
 
 Value FusedSplitter::annotate(Value v, shard::ShardOp like, int64_t part) {
+  if (bounds_[part].empty())
+    return v; // replicated: every rank holds the whole part
   auto sharding = like.getSharding().getDefiningOp<shard::ShardingOp>();
   Location loc = like.getLoc();
   MLIRContext *ctx = b_.getContext();

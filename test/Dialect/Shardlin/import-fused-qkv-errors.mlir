@@ -51,29 +51,6 @@ func.func @f(%x: tensor<4x8xf32>, %w: tensor<24x8xf32> {shardlin.parameter = "c_
 
 // -----
 
-// GQA with more ranks than kv heads: 4 query heads, 1 kv head, W = 4.
-shard.grid @tp(shape = 4)
-func.func @f(%x: tensor<4x8xf32>, %w: tensor<24x8xf32> {shardlin.parameter = "c_attn.weight"}) -> (tensor<4x4x4xf32>, tensor<4x1x4xf32>, tensor<4x1x4xf32>) {
-  %s = shard.sharding @tp split_axes = [[0]] : !shard.sharding
-  // expected-error@+1 {{a fused q/k/v weight of 1 kv heads over 4 ranks: grouped-query attention with more ranks than kv heads replicates k and v, which the fused import does not do yet; split q, k and v into separate weights}}
-  %wa = shard.shard %w to %s : tensor<24x8xf32>
-  %e0 = tensor.empty() : tensor<8x24xf32>
-  %t = linalg.transpose ins(%wa : tensor<24x8xf32>) outs(%e0 : tensor<8x24xf32>) permutation = [1, 0]
-  %z = arith.constant 0.0 : f32
-  %e1 = tensor.empty() : tensor<4x24xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e1 : tensor<4x24xf32>) -> tensor<4x24xf32>
-  %p = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x24xf32>) outs(%f : tensor<4x24xf32>) -> tensor<4x24xf32>
-  %p0 = tensor.extract_slice %p[0, 0] [4, 16] [1, 1] : tensor<4x24xf32> to tensor<4x16xf32>
-  %p1 = tensor.extract_slice %p[0, 16] [4, 4] [1, 1] : tensor<4x24xf32> to tensor<4x4xf32>
-  %p2 = tensor.extract_slice %p[0, 20] [4, 4] [1, 1] : tensor<4x24xf32> to tensor<4x4xf32>
-  %h0 = tensor.expand_shape %p0 [[0], [1, 2]] output_shape [4, 4, 4] : tensor<4x16xf32> into tensor<4x4x4xf32>
-  %h1 = tensor.expand_shape %p1 [[0], [1, 2]] output_shape [4, 1, 4] : tensor<4x4xf32> into tensor<4x1x4xf32>
-  %h2 = tensor.expand_shape %p2 [[0], [1, 2]] output_shape [4, 1, 4] : tensor<4x4xf32> into tensor<4x1x4xf32>
-  return %h0, %h1, %h2 : tensor<4x4x4xf32>, tensor<4x1x4xf32>, tensor<4x1x4xf32>
-}
-
-// -----
-
 // The whole projection used besides its slices.
 shard.grid @tp(shape = 2)
 func.func @f(%x: tensor<4x8xf32>, %w: tensor<24x8xf32> {shardlin.parameter = "c_attn.weight"}) -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x24xf32>) {

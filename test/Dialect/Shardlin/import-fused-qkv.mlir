@@ -48,6 +48,14 @@
 // GQA: shardlin.linear {{.*}} : (tensor<12x32xf32>, !shardlin.sharded<tensor<16x32xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2], bounds = [0, 8, 16, 16]>>, tensor<16xf32>) -> tensor<12x16xf32>
 // GQA: shardlin.attention {{.*}} : tensor<2x6x32xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32> -> tensor<2x6x32xf32>
 
+// GQA (Hq, Hkv) = (6, 2) over W = 4 > Hkv: q in whole heads (2, 2, 2, 0),
+// k and v replicated: whole [8, 24] constants on every rank.
+// RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gqa_fused_qkv_w4.mlir --shardlin-import-shard | FileCheck %s --check-prefix=GQA4
+// GQA4: shardlin.linear {{.*}} : (tensor<12x24xf32>, !shardlin.sharded<tensor<24x24xf32>, #shardlin.chunk<dim = 0, placements = [0, 1, 2, 3], bounds = [0, 8, 16, 24, 24]>>, tensor<24xf32>) -> tensor<12x24xf32>
+// GQA4: shardlin.constant dense<{{.*}}> : tensor<8x24xf32> -> tensor<8x24xf32>
+// GQA4: shardlin.constant dense<{{.*}}> : tensor<8x24xf32> -> tensor<8x24xf32>
+// GQA4: shardlin.attention {{.*}} : tensor<2x6x24xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32> -> tensor<2x6x24xf32>
+
 // 12 heads over W = 5: 3, 3, 3, 3, 0 heads.
 // RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_fused_qkv_w5.mlir --shardlin-import-shard '--lower-sharded-linear=explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=W5
 // W5: remark: attention block fused: 12 query heads, 12 kv heads (group 1), head_dim 4, 5 ranks; query heads by rank [0, 3) [3, 6) [6, 9) [9, 12) [12, 12)
