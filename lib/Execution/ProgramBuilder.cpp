@@ -203,7 +203,7 @@ protected:
       a.sharded = true;
       a.globalShape.assign(sharded.getShape().begin(),
                            sharded.getShape().end());
-      a.sharding = toChunkSpec(sharded.getSharding());
+      a.sharding = toChunkSpec(sharded);
     } else {
       FailureOr<rt::ValueType> vt = valueType(loc, type);
       if (failed(vt))
@@ -226,7 +226,7 @@ protected:
       layout.sharded = true;
       layout.globalShape.assign(sharded.getShape().begin(),
                                 sharded.getShape().end());
-      layout.sharding = toChunkSpec(sharded.getSharding());
+      layout.sharding = toChunkSpec(sharded);
     }
     program_.resultLayouts.push_back(std::move(layout));
     return success();
