@@ -84,10 +84,17 @@ class Program:
         self._bf16_args = [a["dtype"] == "bf16" for a in handle.arguments]
         self._any_bf16_arg = any(self._bf16_args)
         self._any_bf16_result = _BF16 in self._result_dtypes
-        #: What the last run bound (the zero-copy rules, docs/python.md):
-        #: .ranks (this process's), .arg_addresses[r][i] (the host address
-        #: rank r read argument i from), .arg_copied[r][i] (whether a copy).
-        self.last_run_info: Optional[Any] = None
+        # What a call passes besides the arguments, looked up once.
+        self._run = _shardlin.run
+        self._default_world = world_size or 0
+
+    @property
+    def last_run_info(self) -> Optional[Any]:
+        """What the last successful run bound (the zero-copy rules,
+        docs/python.md): .ranks (this process's), .arg_addresses[r][i] (the
+        host address rank r read argument i from), .arg_copied[r][i]
+        (whether a copy); None before the first."""
+        return self._handle.last_run_info
 
     name = property(lambda self: self._handle.name)
     text = property(lambda self: self._handle.text,
@@ -144,22 +151,22 @@ class Program:
                          for a, bf16 in zip(args, self._bf16_args))
         # The arguments as the extension takes them, converted only where
         # they are not already (the call path's cost): nanobind converts
-        # other integer and bool types itself.
-        results, self.last_run_info = _shardlin.run(
-            self._handle, args, backend,
-            world_size or self._world_size or 0, device,
-            timeout if type(timeout) is float else float(timeout),
+        # other integer and bool types itself. The extension returns the
+        # results as run does (one array, a tuple, or per rank a list of
+        # lists) and keeps what the run bound (last_run_info).
+        results = self._run(
+            self._handle, args, backend, world_size or self._default_world,
+            device, timeout if type(timeout) is float else float(timeout),
             blas_threads, check_replicated, per_rank)
-        if self._any_bf16_result:
-            if per_rank:
-                results = [self._typed(rank) for rank in results]
-            else:
-                results = self._typed(results)
-        if per_rank:
+        if not self._any_bf16_result:
             return results
-        return results[0] if len(results) == 1 else tuple(results)
+        if per_rank:
+            return [self._typed(rank) for rank in results]
+        if len(self._result_dtypes) == 1:
+            return self._typed([results])[0]
+        return tuple(self._typed(results))
 
-    def _typed(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
+    def _typed(self, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
         return [a.view(_BF16) if dt is _BF16 else a
                 for a, dt in zip(arrays, self._result_dtypes)]
 
