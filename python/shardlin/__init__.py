@@ -171,31 +171,6 @@ class Program:
                 for a, dt in zip(arrays, self._result_dtypes)]
 
 
-_exported = False
-
-
-def _export_runtime_symbols() -> None:
-    """Code compiled by the JIT calls the runtime's C ABI (shardlin_*), which
-    it looks up in the process's global scope, where Python's RTLD_LOCAL
-    load of the extension does not put it: reopen the loaded extension with
-    RTLD_GLOBAL (RTLD_NOLOAD: no second copy). Done once, and only for jit,
-    so that a plain import adds nothing to the global scope."""
-    global _exported
-    if not _exported:
-        import sys
-        if "torch_mlir" in sys.modules:
-            # Its own LLVM's symbols would then bind to the extension's.
-            raise builtins.RuntimeError(
-                "jit=True: this process has loaded torch_mlir (shardlin.torch), "
-                "whose own LLVM would clash with the JIT's symbols, which "
-                "jit=True makes global; compile with jit=True in a process "
-                "without torch_mlir (docs/python.md, \"Limits\")")
-        import ctypes
-        ctypes.CDLL(_shardlin.__file__,
-                    mode=os.RTLD_GLOBAL | getattr(os, "RTLD_NOLOAD", 4))
-        _exported = True
-
-
 def _convert(a: Any) -> Any:
     """ml_dtypes.bfloat16 arrays go to the extension as their uint16 view
     (no copy): NumPy's buffer and DLPack exports do not carry bf16."""
@@ -225,8 +200,6 @@ def compile(module: "str | os.PathLike[str]", *, world_size: Optional[int] = Non
     else:
         raise TypeError(f"module: expected MLIR text or a path, got "
                         f"{type(module).__name__}")
-    if jit:
-        _export_runtime_symbols()
     if strategy is not None:
         lowering["strategy"] = strategy
     known = set(_shardlin.lowering_options())
