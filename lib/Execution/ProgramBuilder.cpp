@@ -644,6 +644,8 @@ private:
       return translation::translateFromLocal(fromLocal, *this);
     if (auto attention = dyn_cast<AttentionOp>(op))
       return translation::translateAttention(attention, *this);
+    if (auto grad = dyn_cast<AttentionGradOp>(op))
+      return translation::translateAttentionGrad(grad, *this);
     if (auto rope = dyn_cast<RopeOp>(op))
       return translation::translateRope(rope, *this);
     if (auto slice = dyn_cast<LocalSliceOp>(op))

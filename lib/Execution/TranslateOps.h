@@ -93,6 +93,10 @@ LogicalResult translateRowReduction(Operation &op, const RowReduction &red,
 /// or, for the global form, every rank all heads (TranslateAttention.cpp).
 LogicalResult translateAttention(AttentionOp op, InstrSink &sink);
 
+/// shardlin.attention_grad: `attention_grad` (wrt 0, 1, 2 for q, k, v),
+/// with the tables of translateAttention.
+LogicalResult translateAttentionGrad(AttentionGradOp op, InstrSink &sink);
+
 /// shardlin.rope: `rope`.
 LogicalResult translateRope(RopeOp op, InstrSink &sink);
 

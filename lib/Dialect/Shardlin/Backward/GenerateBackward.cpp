@@ -25,6 +25,7 @@
 #include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+#include "shardlin/Dialect/Shardlin/Transforms/InlineCalls.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -48,9 +49,10 @@ namespace {
 constexpr const char *kDifferentiable =
     "shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, "
     "all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, "
-    "convert, and from_local of a returned value), tensor.collapse_shape and "
-    "expand_shape, a norm's sum over the last dim (a linalg.generic into "
-    "R x 1 or a linalg.reduce, combining by arith.addf), and the elementwise "
+    "convert, and from_local of a returned value), shardlin.attention, rope "
+    "and local_slice, tensor.collapse_shape and expand_shape, a norm's sum "
+    "over the last dim (a linalg.generic into R x 1 or a linalg.reduce, "
+    "combining by arith.addf), and the elementwise "
     "ops the shardlin runtime executes";
 
 /// Fails, with a located error, on what the backward cannot differentiate.
@@ -88,8 +90,9 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
     }
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
-            ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-            tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op) ||
+            ConvertOp, AttentionOp, RopeOp, LocalSliceOp,
+            tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
+            tensor::DimOp, arith::ConstantOp>(op) ||
         isSizeComputation(op))
       continue;
     if (std::optional<RowReduction> red = matchRowReduction(&op)) {
@@ -544,19 +547,22 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
       return f.emitError() << "cannot add the backward of @" << f.getSymName()
                            << ": a symbol named '" << name
                            << "' already exists";
-  if (failed(checkDifferentiable(f)))
-    return failure();
-  FailureOr<llvm::SmallBitVector> replicated = replicatedArguments(f);
-  if (failed(replicated))
-    return failure();
-
-  // The lowered copy the backward is the dual of.
+  // The lowered copy the backward is the dual of, its calls (a layer's
+  // norm helper) inlined: reverse mode runs over one block.
   OpBuilder b(ctx);
   b.setInsertionPointAfter(f);
   auto lowered = cast<func::FuncOp>(b.clone(*f));
   lowered.setSymName(("__shardlin_lowered_" + f.getSymName()).str());
   lowered.setPrivate();
   symbols.insert(lowered);
+  FailureOr<llvm::SmallBitVector> replicated = failure();
+  if (succeeded(inlineCalls(lowered, "shardlin-generate-backward")) &&
+      succeeded(checkDifferentiable(lowered)))
+    replicated = replicatedArguments(lowered);
+  if (failed(replicated)) {
+    lowered.erase();
+    return failure();
+  }
   LowerShardedLinearOptions o = optionValues(*this);
   o.explain = false; // The lowering of @f explains itself when it is run.
   OpPassManager pm(func::FuncOp::getOperationName());

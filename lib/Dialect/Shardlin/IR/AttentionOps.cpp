@@ -47,7 +47,8 @@ LogicalResult checkPairs(Operation *op, StringRef name, ArrayRef<int64_t> t) {
 
 /// The rank-local form's tables: q_heads partition [0, Hq) in rank order,
 /// and each rank's kv range holds the kv heads its query heads need.
-LogicalResult verifyHeadTables(AttentionOp op) {
+/// (OpT: AttentionOp or AttentionGradOp, which share the attributes.)
+template <typename OpT> LogicalResult verifyHeadTables(OpT op) {
   ArrayRef<int64_t> qh = *op.getQHeads();
   std::optional<ArrayRef<int64_t>> kvh = op.getKvHeads();
   if (!kvh || !op.getGroup())
@@ -89,13 +90,13 @@ LogicalResult verifyHeadTables(AttentionOp op) {
 
 /// The feature dim `f` of a rank-local operand holds `heads` heads of every
 /// rank: static only if they are all the same.
-LogicalResult checkLocalFeatures(AttentionOp op, StringRef name, int64_t f,
+LogicalResult checkLocalFeatures(Operation *op, StringRef name, int64_t f,
                                  ArrayRef<int64_t> table, int64_t d) {
   if (ShapedType::isDynamic(f))
     return success();
   for (size_t r = 0; r < table.size() / 2; ++r)
     if ((table[2 * r + 1] - table[2 * r]) * d != f)
-      return op.emitOpError()
+      return op->emitOpError()
              << name << " has " << f << " features, but rank " << r << " holds "
              << table[2 * r + 1] - table[2 * r] << " heads of " << d
              << " (make the dim ?)";
@@ -103,8 +104,8 @@ LogicalResult checkLocalFeatures(AttentionOp op, StringRef name, int64_t f,
 }
 
 /// The global form: whole heads, Hq a multiple of Hkv.
-LogicalResult verifyGlobalHeads(AttentionOp op, int64_t fq, int64_t fkv,
-                                int64_t d) {
+template <typename OpT>
+LogicalResult verifyGlobalHeads(OpT op, int64_t fq, int64_t fkv, int64_t d) {
   if (ShapedType::isDynamic(fq) || ShapedType::isDynamic(fkv))
     return op.emitOpError() << "needs static feature dims (Hq * head_dim and "
                                "Hkv * head_dim), got "
@@ -128,52 +129,81 @@ LogicalResult verifyGlobalHeads(AttentionOp op, int64_t fq, int64_t fkv,
   return success();
 }
 
-} // namespace
-
-double AttentionOp::getScaleOrDefault() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
-}
-
-LogicalResult AttentionOp::verify() {
-  auto q = cast<RankedTensorType>(getQ().getType());
-  auto k = cast<RankedTensorType>(getK().getType());
-  auto v = cast<RankedTensorType>(getV().getType());
+/// What attention and attention_grad share: q, k, v, the forms' head
+/// tables, the mask and the scale.
+template <typename OpT> LogicalResult verifyAttentionOperands(OpT op) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  auto k = cast<RankedTensorType>(op.getK().getType());
+  auto v = cast<RankedTensorType>(op.getV().getType());
   if (q.getRank() != 2 && q.getRank() != 3)
-    return emitOpError() << "expects q of rank 2 ([S, F]) or 3 ([B, S, F]), "
-                            "got "
-                         << q;
+    return op.emitOpError() << "expects q of rank 2 ([S, F]) or 3 ([B, S, F]), "
+                               "got "
+                            << q;
   if (k != v)
-    return emitOpError() << "expects k and v of one type, got " << k << " and "
-                         << v;
+    return op.emitOpError()
+           << "expects k and v of one type, got " << k << " and " << v;
   if (k.getElementType() != q.getElementType() || !sameLeadingDims(q, k))
-    return emitOpError() << "k " << k << " must have q's element type and "
-                         << "leading dims (" << q << ")";
-  const int64_t d = getHeadDim();
+    return op.emitOpError() << "k " << k << " must have q's element type and "
+                            << "leading dims (" << q << ")";
+  const int64_t d = op.getHeadDim();
   const int64_t fq = q.getShape().back(), fkv = k.getShape().back();
-  if (std::optional<ArrayRef<int64_t>> qh = getQHeads()) {
-    if (failed(verifyHeadTables(*this)) ||
-        failed(checkLocalFeatures(*this, "q", fq, *qh, d)) ||
-        failed(checkLocalFeatures(*this, "k", fkv, *getKvHeads(), d)))
+  if (std::optional<ArrayRef<int64_t>> qh = op.getQHeads()) {
+    if (failed(verifyHeadTables(op)) ||
+        failed(checkLocalFeatures(op, "q", fq, *qh, d)) ||
+        failed(checkLocalFeatures(op, "k", fkv, *op.getKvHeads(), d)))
       return failure();
-  } else if (failed(verifyGlobalHeads(*this, fq, fkv, d))) {
+  } else if (failed(verifyGlobalHeads(op, fq, fkv, d))) {
     return failure();
   }
-  if (Value m = getMask()) {
+  if (Value m = op.getMask()) {
     auto mt = cast<RankedTensorType>(m.getType());
     const int64_t s = q.getDimSize(q.getRank() - 2);
     if (mt.getRank() != 2 || mt.getElementType() != q.getElementType())
-      return emitOpError() << "expects an [S, S] mask of q's element type, got "
-                           << mt;
+      return op.emitOpError()
+             << "expects an [S, S] mask of q's element type, got " << mt;
     for (int64_t i = 0; i < 2; ++i)
       if (!ShapedType::isDynamic(s) && !mt.isDynamicDim(i) &&
           mt.getDimSize(i) != s)
-        return emitOpError() << "mask " << mt << " is not [" << s << ", " << s
-                             << "] (the sequence length)";
+        return op.emitOpError() << "mask " << mt << " is not [" << s << ", "
+                                << s << "] (the sequence length)";
   }
-  if (getScale() && !(getScaleOrDefault() > 0.0))
-    return emitOpError() << "scale must be positive";
+  if (op.getScale() && !(op.getScaleOrDefault() > 0.0))
+    return op.emitOpError() << "scale must be positive";
+  return success();
+}
+
+double scaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
+  if (scale)
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+} // namespace
+
+double AttentionOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttentionOperands(*this); }
+
+double AttentionGradOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (getWrt() != "q" && getWrt() != "k" && getWrt() != "v")
+    return emitOpError() << "wrt must be \"q\", \"k\" or \"v\", got \""
+                         << getWrt() << "\"";
+  if (failed(verifyAttentionOperands(*this)))
+    return failure();
+  if (getDout().getType() != getQ().getType())
+    return emitOpError() << "expects dout of q's type " << getQ().getType()
+                         << " (the gradient of the attention's result), got "
+                         << getDout().getType();
+  Type want = getWrt() == "q" ? getQ().getType() : getK().getType();
+  if (getResult().getType() != want)
+    return emitOpError() << "the gradient wrt " << getWrt() << " has type "
+                         << want << ", not " << getResult().getType();
   return success();
 }
 
