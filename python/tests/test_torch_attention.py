@@ -6,8 +6,8 @@ Forward against the unsharded module on random x (B = 2, S = 5) and random
 parameters, max |got - ref| / max |ref|: float64 within 1e-10 (seen about
 3e-16), float32 within 1e-5 (seen about 2e-7; the reference is PyTorch's
 own float32 run; the softmax and sums over at most H = 32 features). The
-backward of an attention is not generated yet: the first backward is
-refused with a CompileError that says so."""
+backward (shardlin-generate-backward's adjoint of shardlin.attention) is
+checked the same way: dx and every parameter's gradient."""
 import copy
 
 import pytest
@@ -17,7 +17,6 @@ pytest.importorskip("torch_mlir")
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import shardlin  # noqa: E402
 import shardlin.torch as st  # noqa: E402
 
 BOUND = {torch.float64: 1e-10, torch.float32: 1e-5}
@@ -116,22 +115,45 @@ def test_grouped_query_attention():
     assert tp.offsets["k"] == tp.offsets["v"] == [0, 8, 16, 16]
 
 
-def test_backward_refused_clearly():
-    """The attention's backward is not generated: the first backward raises
-    a CompileError that names the module and the attention, with the
-    generator's located diagnostic; the forward keeps working."""
-    torch.manual_seed(3)
-    model = Attention(7, 4).double()
-    x = torch.randn(2, 5, 28, dtype=torch.float64)
+@pytest.mark.parametrize("kv_heads,dtype", [(None, torch.float64),
+                                             (4, torch.float64),
+                                             (None, torch.float32)])
+def test_attention_backward(kv_heads, dtype):
+    """loss.backward() through the generated backward (its x replicated:
+    the generator's form for attention): dx and every parameter's gradient
+    against the unsharded module's, GPT-2's 7 heads and the grouped-query
+    8 / 4 heads on 3 ranks. k's bias gets no gradient, analytically: it adds
+    q . b_k to every score of a query's row, which the softmax cancels; its
+    reference is rounding noise (about 1e-16), so it is checked absolutely,
+    against the scale of q's bias gradient, within the same bound."""
+    heads = 7 if kv_heads is None else 8
+    torch.manual_seed(5 + heads)
+    model = Attention(heads, 4, kv_heads=kv_heads).to(dtype)
+    ref = copy.deepcopy(model)
+    x = torch.randn(2, 5, heads * 4, dtype=dtype)
     tp = st.parallelize(model, PLAN, 3, (x,))
-    y = tp(x.requires_grad_(True))
-    with pytest.raises(shardlin.CompileError,
-                       match="cannot generate the backward of Attention: "
-                             "its attention") as e:
-        y.sum().backward()
-    assert any("shardlin.attention" in m for _, _, m in e.value.diagnostics)
-    with torch.no_grad():
-        assert rel_err(tp(x), model(x)) <= 1e-10
+    xs = x.clone().requires_grad_(True)
+    y = tp(xs)
+    xr = x.clone().requires_grad_(True)
+    y_ref = ref(xr)
+    bound = BOUND[dtype]
+    assert rel_err(y, y_ref) <= bound
+    dy = torch.randn_like(y_ref)
+    (y * dy).sum().backward()
+    (y_ref * dy).sum().backward()
+    err = rel_err(xs.grad, xr.grad)
+    assert err <= bound, f"dx: {err:.3e} > {bound}"
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        assert p.grad is not None, f"{name} got no gradient"
+        want = ref_params[name].grad
+        if name == "k.bias":
+            scale = ref_params["q.bias"].grad.abs().max()
+            err = ((p.grad - want).abs().max() / scale).item()
+        else:
+            err = rel_err(p.grad, want)
+        assert err <= bound, f"d{name}: {err:.3e} > {bound}"
+    assert tp.backward_program(x).collectives
 
 
 def test_head_plan_errors():

@@ -143,11 +143,20 @@ class _Signature:
             # The backward of a replicated input or result is refused by the
             # generator (docs/training.md): the gradients are the same
             # whatever the layout, so they come from the sequence-split form.
-            try:
-                backward = self._compile(self._example, "sequence",
-                                         backward=True)
-            except CompileError as e:
-                raise _backward_refused(self._owner(), e) from None
+            # The sequence split first (what the generator takes for any
+            # plan); where that fails (an attention's B x S x H input split
+            # on its batch), the replicated form, which the generator takes
+            # for attention (replicated -> replicated linears).
+            errors = []
+            for act in ("sequence", "replicated"):
+                try:
+                    backward = self._compile(self._example, act,
+                                             backward=True)
+                    break
+                except CompileError as e:
+                    errors.append(e)
+            else:
+                raise _backward_refused(self._owner(), errors) from None
             # (x, the parameters, dy): the forward's arguments, then dy.
             names = self._parameter_names(backward)
             if names != self.names + [""]:
@@ -157,24 +166,26 @@ class _Signature:
         return self._backward
 
 
-def _backward_refused(owner: "ParallelModule", e: CompileError
-                      ) -> CompileError:
-    """The generator's refusal, said as what it means to the caller: the
-    forward runs, its backward is not generated (the first error's op named;
-    every diagnostic kept)."""
-    first = next((m for _, sev, m in e.diagnostics if sev == "error"), "")
+def _backward_refused(owner: "ParallelModule",
+                      errors: Sequence[CompileError]) -> CompileError:
+    """The refusals of the backward (x split on rows, then replicated), said
+    as what they mean to the caller: the forward runs, its backward is not
+    made; every diagnostic kept, the first error's op named."""
+    diagnostics = [d for e in errors for d in e.diagnostics]
+    first = next((m for _, sev, m in diagnostics if sev == "error"), "")
     what = type(owner.module).__name__
-    if "'shardlin.attention'" in first:
+    if "cannot differentiate 'shardlin.attention'" in first:
         why = ("its attention (shardlin.attention, docs/attention.md) has no "
-               "generated backward yet")
+               "generated backward in this build")
     else:
-        why = "shardlin-generate-backward refused an op of it"
-    said = "" if e.diagnostics else " " + str(e)
+        why = ("generating or compiling the backward failed, with x split "
+               "on its rows and with x replicated")
+    said = "".join(" " + str(e) for e in errors if not e.diagnostics)
     return CompileError(
         f"shardlin.torch: cannot generate the backward of {what}: {why}. "
         f"The forward runs (under torch.no_grad(), or with inputs and "
-        f"parameters that need no gradient); the generator said:{said}",
-        e.diagnostics)
+        f"parameters that need no gradient); the compiler said:{said}",
+        diagnostics)
 
 
 class _ParallelFunction(torch.autograd.Function):
