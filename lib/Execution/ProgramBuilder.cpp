@@ -178,6 +178,16 @@ protected:
                << " must be a non-empty string (the parameter's name), got "
                << parameter;
       a.parameter = name.str();
+      if (Attribute rows = func.getArgAttr(i, kParameterRowsArgAttrName)) {
+        auto range = dyn_cast<DenseI64ArrayAttr>(rows);
+        if (!range || range.size() != 2 || range[0] < 0 || range[0] > range[1])
+          return emitError(argLoc)
+                 << kParameterRowsArgAttrName
+                 << " must be array<i64: begin, end> with 0 <= begin <= end "
+                    "(rows of the parameter), got "
+                 << rows;
+        a.parameterRows = rt::Range{range[0], range[1] - range[0]};
+      }
     }
     if (a.replicated && isa<ShardedType>(type))
       return emitError(argLoc) << kReplicatedArgAttrName

@@ -37,7 +37,7 @@ shardlin-run (docs/attention.md), and the check of every rank's output.
       every rank's gradient NAME (x: DIR/dx.ref.{rank}.npy; else
       DIR/dNAME.ref.npy, which every rank's file, PATTERN with {rank}, or the
       one assembled file, PATTERN without it, must match): max |out - ref| /
-      max |ref| under B (f32 1e-5, bf16 8 * 2^-8); prints "ok: NAME ..." per
+      max |ref| under B (f32 1e-5, f16 2^-8, bf16 8 * 2^-8); prints "ok: NAME ..." per
       gradient and "ok: N gradients", or "MISMATCH: ..." and exits 1.
   attention_ref.py fd-check
       the float64 backward above against central finite differences of the

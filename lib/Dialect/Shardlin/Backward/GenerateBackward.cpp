@@ -88,6 +88,18 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
              << "cannot differentiate 'shardlin.from_local' whose result is "
                 "used by other ops than the return";
     }
+    // A plain shardlin.constant (the import's rotary tables) is a constant
+    // of the function: no gradient. A sharded one is a weight kept in the
+    // module, whose gradient no result could return.
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      if (!c.getSharding())
+        continue;
+      return op.emitError()
+             << "cannot differentiate a weight kept in the module (a sharded "
+                "shardlin.constant): its gradient has no argument to be "
+                "returned for; make it an argument "
+                "(--shardlin-externalize-parameters)";
+    }
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
             ConvertOp, AttentionOp, RopeOp, LocalSliceOp,
@@ -184,6 +196,10 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
               linear && linear.getResultLayout() == Layout::Replicated)
             continue;
           if (isa<AllReduceOp, AllGatherOp>(def))
+            continue;
+          // A constant of the module (plain: checkDifferentiable refuses a
+          // sharded one) is the same on every rank and has no gradient.
+          if (isa<ConstantOp>(def))
             continue;
           bool member = false;
           if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
@@ -311,8 +327,28 @@ private:
         return static_cast<int64_t>(i) == split ? ceilDiv(in[i], w) : in[i] * w;
       });
     } else if (auto s = dyn_cast<LocalShardOp>(def)) {
-      ArrayRef<int64_t> full = s.getSource().getType().getShape();
-      fill([&](size_t i) { return ceilDiv(full[i], w); });
+      // The largest chunk of the spec's bounds (explicit ones, head-aligned
+      // blocks, may exceed the ceil rule's).
+      ShardedType st = s.getSource().getType();
+      ChunkAttr spec = st.getSharding();
+      ArrayRef<int64_t> full = st.getShape();
+      fill([&](size_t i) {
+        if (static_cast<int64_t>(i) != spec.getDim())
+          return full[i];
+        SmallVector<int64_t> b = spec.getBoundsFor(full[i]);
+        int64_t most = 0;
+        for (size_t c = 0; c + 1 < b.size(); ++c)
+          most = std::max(most, b[c + 1] - b[c]);
+        return most;
+      });
+    } else if (auto sl = dyn_cast<LocalSliceOp>(def)) {
+      ArrayRef<int64_t> r = sl.getRanges();
+      int64_t most = 0;
+      for (size_t c = 0; c + 1 < r.size(); c += 2)
+        most = std::max(most, r[c + 1] - r[c]);
+      fill([&](size_t i) {
+        return static_cast<int64_t>(i) == sl.getDim() ? most : in[i];
+      });
     } else if (isa<LocalChunkOp>(def)) {
       fill([&](size_t i) { return ceilDiv(in[i], w); });
     } else if (auto g = dyn_cast<GemmOp>(def)) {
