@@ -18,6 +18,35 @@ Status resolveLocalShard(OpResolveContext &ctx) {
   return Status::ok();
 }
 
+namespace {
+
+/// The row blocks of a reshape's result: blocks of the operand's dim 0
+/// stay blocks of the result's dim 0 when every block holds whole rows of
+/// the result (splitting rows into sequences, [W*B*S, F] -> [W*B, S, F], or
+/// merging them back), each block of the same elements; none otherwise.
+RowBlocks reshapedBlocks(const RowBlocks &in, const std::vector<int64_t> &from,
+                         const std::vector<int64_t> &to) {
+  if (in.dim != 0 || to.empty())
+    return {};
+  int64_t inner = 1, outer = 1;
+  for (size_t d = 1; d < from.size(); ++d)
+    inner *= from[d];
+  for (size_t d = 1; d < to.size(); ++d)
+    outer *= to[d];
+  if (outer == 0)
+    return {};
+  RowBlocks out{0, {}};
+  for (int64_t rows : in.sizes) {
+    // The reshape checked the element count: rows * inner fits in int64.
+    if ((rows * inner) % outer != 0)
+      return {};
+    out.sizes.push_back(rows * inner / outer);
+  }
+  return out;
+}
+
+} // namespace
+
 Status resolveReshape(OpResolveContext &ctx) {
   ctx.result = ctx.resultType();
   // Dynamic dims come from the second operand's same dims, if there is one
@@ -66,6 +95,8 @@ Status resolveReshape(OpResolveContext &ctx) {
     return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
                      " to " + formatShape(ctx.result) +
                      " changes the element count");
+  ctx.resultBlocks = reshapedBlocks(ctx.operandBlocks(0),
+                                    ctx.operandShape(0), ctx.result);
   ctx.viewOperand(0, 0);
   return Status::ok();
 }
