@@ -41,7 +41,7 @@ OUT = os.path.join(HERE, "attention")
 HIDDEN, D, S = 32, 4, 6
 # The modules that shardlin-run executes (the others import, or are refused
 # with a located error: docs/attention.md, "From torch-mlir").
-RUNNING = ("gpt2_sdpa", "gpt2_sdpa_seq", "llama_gqa")
+RUNNING = ("gpt2_sdpa", "gpt2_sdpa_seq", "gpt2_explicit", "llama_gqa")
 
 
 class GPT2Attention(nn.Module):

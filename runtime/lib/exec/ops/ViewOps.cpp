@@ -95,8 +95,8 @@ Status resolveReshape(OpResolveContext &ctx) {
     return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
                      " to " + formatShape(ctx.result) +
                      " changes the element count");
-  ctx.resultBlocks = reshapedBlocks(ctx.operandBlocks(0),
-                                    ctx.operandShape(0), ctx.result);
+  ctx.resultBlocks =
+      reshapedBlocks(ctx.operandBlocks(0), ctx.operandShape(0), ctx.result);
   ctx.viewOperand(0, 0);
   return Status::ok();
 }
