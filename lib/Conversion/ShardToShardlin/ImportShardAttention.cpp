@@ -21,6 +21,7 @@
 #include "TMTensor.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -751,6 +752,36 @@ int argIndex(Value v, Block &body) {
   return a && a.getOwner() == &body ? int(a.getArgNumber()) : -1;
 }
 
+/// The elements of a float arith.constant, dense or dense_resource (a
+/// parameter's blob), in row-major order, or nullopt.
+std::optional<SmallVector<APFloat>> floatConstant(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto type =
+      cst ? dyn_cast<RankedTensorType>(cst.getType()) : RankedTensorType();
+  auto elt = type ? dyn_cast<FloatType>(type.getElementType()) : FloatType();
+  if (!elt || !type.hasStaticShape())
+    return std::nullopt;
+  SmallVector<APFloat> out;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(cst.getValue())) {
+    llvm::append_range(out, dense.getValues<APFloat>());
+    return out;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(cst.getValue());
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  const unsigned bits = elt.getWidth();
+  if (!blob || bits % 8 != 0 ||
+      blob->getData().size() != size_t(type.getNumElements()) * bits / 8)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  for (int64_t n = 0; n < type.getNumElements(); ++n) {
+    uint64_t word = 0;
+    std::memcpy(&word, data.data() + n * bits / 8, bits / 8); // little-endian
+    out.emplace_back(elt.getFloatSemantics(), APInt(bits, word));
+  }
+  return out;
+}
+
 /// Why `g`, which reads the scores `s` ([B, H, S, S]), is not a causal mask,
 /// or empty: select(m, -inf, s) (or select(m, s, -inf)) with m an [S, S]
 /// integer tensor of indices and constants; or s + an [S, S] (map (d2, d3))
@@ -828,14 +859,14 @@ std::string causalMaskProblem(linalg::GenericOp g, Value s, int64_t len,
       absorbed.push_back(mg);
     return {};
   }
-  DenseFPElementsAttr d;
-  if (!square || !matchPattern(mask, m_Constant(&d)))
-    return "the additive mask is not an [S, S] constant or the causal "
-           "generic over linalg.index";
-  auto values = d.getValues<APFloat>();
+  std::optional<SmallVector<APFloat>> values =
+      square ? floatConstant(mask) : std::nullopt;
+  if (!values || int64_t(values->size()) != len * len)
+    return "the additive mask is not an [S, S] constant (dense or "
+           "dense_resource) or the causal generic over linalg.index";
   for (int64_t i = 0; i < len; ++i)
     for (int64_t j = 0; j < len; ++j) {
-      APFloat x = values[{uint64_t(i), uint64_t(j)}];
+      const APFloat &x = (*values)[i * len + j];
       const bool kept = x.isZero();
       if ((!kept && !isDropValue(x)) || kept != causal(i, j))
         return "the additive mask is not causal (0 where key <= query, -inf "

@@ -74,3 +74,24 @@
 // RUN: sed 's/\(%collapsed_32 = tensor.collapse_shape %\)[a-z]*_26 /\1transposed_21 /' \
 // RUN:   %S/../../../integration_test/frontends/attention/gpt2_explicit.mlir | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=VHEADS
 // VHEADS: <stdin>:90:11: error: q of an attention written out (this batch_matmul): is not the transpose [0, 2, 1, 3] of [B, S, H, D]
+
+// An additive mask (gpt2_explicit_addmask: scores + a frozen [S, S]
+// parameter, 0 on and below the diagonal, -inf above; x split along the
+// batch): read from its dense_resource blob, taken as causal; the block
+// fuses (one all_gather, one reduce_scatter).
+// RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_explicit_addmask.mlir --shardlin-import-shard | FileCheck %s --check-prefix=ADD \
+// RUN:   --implicit-check-not=linalg.generic --implicit-check-not=linalg.batch_matmul --implicit-check-not=additive
+// ADD: shardlin.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, head_dim = 4 : i64} : tensor<?x6x32xf32>
+// RUN: shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_explicit_addmask.mlir --shardlin-import-shard '--lower-sharded-linear=explain=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=ADD-FUSED
+// ADD-FUSED: remark: attention block fused: 8 query heads, 8 kv heads (group 1), head_dim 4, 4 ranks; {{.*}}; one all_gather of x and one reduce_scatter
+
+// The additive mask with its (0, 0) entry 1.0 instead of 0.
+// RUN: sed 's/additive: "0x0400000000000000/additive: "0x040000000000803F/' %S/../../../integration_test/frontends/attention/gpt2_explicit_addmask.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ADD-BAD
+// ADD-BAD: <stdin>:{{[0-9]+}}:11: error: attention written out: the additive mask is not causal (0 where key <= query, -inf elsewhere) at (query 0, key 0)
+
+// The additive mask with its (0, 1) entry 0 instead of -inf (the future
+// seen).
+// RUN: sed 's/additive: "0x0400000000000000000080FF/additive: "0x040000000000000000000000/' %S/../../../integration_test/frontends/attention/gpt2_explicit_addmask.mlir \
+// RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ADD-FUTURE
+// ADD-FUTURE: <stdin>:{{[0-9]+}}:11: error: attention written out: the additive mask is not causal (0 where key <= query, -inf elsewhere) at (query 0, key 1)
