@@ -44,16 +44,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "attention")
 
 HIDDEN, D, S = 32, 4, 6
+# The modules that shardlin-run executes (threads and mpirun -np 4); a
+# module left out imports and lowers only (docs/attention.md, "From
+# torch-mlir", says what stops it).
+RUNNING = ("gpt2_sdpa", "gpt2_sdpa_seq", "gpt2_explicit",
+           "gpt2_explicit_addmask", "gqa_sdpa_seq", "llama_gqa")
 
 
 class GPT2Attention(nn.Module):
     """GPT-2's attention: q, k, v and o Linear with bias, causal SDPA (or the
     same attention written out: scores, mask, softmax, weighted sum)."""
 
-    def __init__(self, h=HIDDEN, d=D, explicit=False):
+    def __init__(self, h=HIDDEN, d=D, explicit=False, additive=False, s=S):
         super().__init__()
         self.heads, self.d, self.explicit = h // d, d, explicit
         self.q, self.k, self.v, self.o = (nn.Linear(h, h) for _ in range(4))
+        # The written-out form with an additive causal mask (0 on and below
+        # the diagonal, -inf above), a frozen parameter: a constant of the
+        # exported function.
+        self.additive = None
+        if additive:
+            mask = torch.full((s, s), float("-inf")).triu(1)
+            self.additive = nn.Parameter(mask, requires_grad=False)
 
     def split(self, t):
         b, s, _ = t.shape
@@ -64,8 +76,11 @@ class GPT2Attention(nn.Module):
         q, k, v = (self.split(f(x)) for f in (self.q, self.k, self.v))
         if self.explicit:
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
-            mask = torch.ones(s, s, dtype=torch.bool).tril()
-            scores = scores.masked_fill(~mask, float("-inf"))
+            if self.additive is not None:
+                scores = scores + self.additive
+            else:
+                mask = torch.ones(s, s, dtype=torch.bool).tril()
+                scores = scores.masked_fill(~mask, float("-inf"))
             y = torch.softmax(scores, dim=-1) @ v
         else:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -226,6 +241,9 @@ def cases():
              plan=head_plan(even), act="sequence"),
         dict(name="gpt2_explicit", model=lambda: GPT2Attention(explicit=True),
              shape=[2, S, HIDDEN], plan=head_plan(uneven), act="replicated"),
+        dict(name="gpt2_explicit_addmask",
+             model=lambda: GPT2Attention(explicit=True, additive=True),
+             shape=[2, S, HIDDEN], plan=head_plan(even), act="sequence"),
         dict(name="gqa_sdpa_seq", model=lambda: GQAAttention(), shape=[2, S, HIDDEN],
              plan=head_plan(llama_q, llama_kv), act="sequence"),
         dict(name="llama_gqa", model=lambda: LlamaAttention(), shape=[1, S, HIDDEN],
@@ -260,13 +278,13 @@ def export_case(c, out_dir):
     np.save(os.path.join(out_dir, name + ".x.npy"), to_numpy(x))
     np.save(os.path.join(out_dir, name + ".torch.npy"), y_torch)
     np.save(os.path.join(out_dir, name + ".ref.npy"), reference(model, x))
-    # run_case.py's fields: f32 modules, the forward only; those that import
-    # run (threads, and mpirun for `mpi`).
+    # run_case.py's fields: f32 modules, the forward only; those that run
+    # (threads and mpirun).
+    runs = name in RUNNING
     return dict(act=c["act"], plan=plan, offsets=offsets, shape=c["shape"],
                 world_size=world, head_dim=D, dtype="f32", trainable=False,
-                mpi=c.get("mpi", name in ("gpt2_sdpa", "llama_gqa")),
-                hidden=None,
-                runs=c.get("runs", name in ("gpt2_sdpa", "llama_gqa")))
+                mpi=c.get("mpi", runs), hidden=None,
+                runs=c.get("runs", runs))
 
 
 def export_all(out_dir, only=None):

@@ -590,25 +590,65 @@ private:
     return success();
   }
 
-  /// tensor.expand_shape: a reshape whose dynamic output sizes come from
-  /// the tensor whose dims they are (`tensor.dim %t, i` for result dim i of
-  /// the same rank: the lowering restores a linear's batch dims from its
-  /// input that way), or, for one dynamic dim, from the element count.
-  LogicalResult emitExpandShape(tensor::ExpandShapeOp op,
-                                const rt::OpInfo &info) {
-    auto type = cast<RankedTensorType>(op.getResult().getType());
-    FailureOr<Value> like =
-        translation::dimsSource(op.getMixedOutputShape(), type);
-    if (succeeded(like) && *like)
-      return emit(*op, info, ValueRange{op.getSrc(), *like});
+  /// A reshape's reassociation as rt::Instr::reshapeGroups: for each dim
+  /// of the side of higher rank (an expand_shape's result, a
+  /// collapse_shape's operand), the dim of the other side whose group it is.
+  static std::vector<int64_t> reshapeGroups(Operation &op) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+    SmallVector<ReassociationIndices> groups =
+        expand ? expand.getReassociationIndices()
+               : cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
+    std::vector<int64_t> out;
+    for (auto [g, group] : llvm::enumerate(groups))
+      for (size_t i = 0; i < group.size(); ++i)
+        out.push_back(static_cast<int64_t>(g));
+    return out;
+  }
+
+  /// tensor.expand_shape and tensor.collapse_shape: a reshape whose dynamic
+  /// output sizes come from the tensor whose dims they are (`tensor.dim %t,
+  /// i` for result dim i of the same rank: the lowering restores a linear's
+  /// batch dims from its input that way), or from its reassociation groups
+  /// (an operand dim over the group's static dims: [W*B*S, f] split into
+  /// sequences [W*B, S, f] is W*B*S / S and f) with one left inferred from
+  /// the element count.
+  LogicalResult emitReshape(Operation &op, const rt::OpInfo &info) {
+    auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    Value src = op.getOperand(0);
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      FailureOr<Value> like =
+          translation::dimsSource(expand.getMixedOutputShape(), type);
+      if (succeeded(like) && *like)
+        return emit(op, info, ValueRange{src, *like});
+    }
     if (type.getNumDynamicDims() <= 1)
-      return emit(*op, info, ValueRange{op.getSrc()});
-    return op.emitError()
-           << "the shardlin runtime executes a tensor.expand_shape to "
-           << type
-           << " only when its dynamic sizes are the dims of one tensor of "
-              "the same rank at the same positions (tensor.dim %t, i for "
-              "dim i), or when it has one dynamic dim";
+      return emit(op, info, ValueRange{src});
+    // The dynamic dims that their group does not size (an expand_shape's
+    // group with another dynamic dim): one at most, sized by the element
+    // count. A collapse_shape's groups size every result dim.
+    std::vector<int64_t> keep = reshapeGroups(op);
+    int64_t unknown = 0;
+    if (isa<tensor::ExpandShapeOp>(op))
+      for (auto [d, size] : llvm::enumerate(type.getShape())) {
+        bool sized = true;
+        for (auto [e, other] : llvm::enumerate(type.getShape()))
+          if (e != d && keep[e] == keep[d] && ShapedType::isDynamic(other))
+            sized = false;
+        if (ShapedType::isDynamic(size) && !sized)
+          ++unknown;
+      }
+    if (unknown > 1)
+      return op.emitError()
+             << "the shardlin runtime executes a " << op.getName() << " to "
+             << type
+             << " only when its dynamic sizes are the dims of one tensor of "
+                "the same rank at the same positions (tensor.dim %t, i for "
+                "dim i), or sizes its reassociation groups give (an operand "
+                "dim over the group's static dims) but one";
+    if (failed(emit(op, info, ValueRange{src})))
+      return failure();
+    program_.instrs.back().reshapeGroups = std::move(keep);
+    return success();
   }
 
   LogicalResult translate(Operation &op) {
@@ -685,8 +725,8 @@ private:
     if (it == opsByIrName().end())
       return op.emitError() << "the shardlin runtime cannot execute '"
                             << op.getName() << "'";
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
-      return emitExpandShape(expand, *it->second);
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+      return emitReshape(op, *it->second);
     // The init of a transpose is not read.
     if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
       return emit(op, *it->second, ValueRange{transpose.getInput()});

@@ -31,7 +31,9 @@ const char *const mlir::shardlin::import::kSupportedImportOps =
     "their broadcast along the rows; linalg.transpose; "
     "tensor.empty, tensor.collapse_shape, tensor.expand_shape, tensor.dim; "
     "arith.constant; func.return; tm_tensor.attention (torch-mlir's causal "
-    "scaled_dot_product_attention, with its reshapes)";
+    "scaled_dot_product_attention, with its reshapes) and causal attention "
+    "written out (q @ k^T, scale, mask, softmax, @ v as batch_matmuls and "
+    "generics)";
 
 /// The map of a rank-1 operand broadcast along the last of `loops` dims.
 static bool isVectorMap(AffineMap map, unsigned loops) {
@@ -176,12 +178,14 @@ LogicalResult FunctionImporter::importOp(Operation &op) {
   }
   if (auto matmul = dyn_cast<linalg::MatmulOp>(op))
     return importMatmul(matmul);
+  // A matched attention (tm_tensor.attention, or the last batch_matmul of
+  // one written out).
+  if (attentions_.count(&op))
+    return importAttention(&op);
   if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op))
     return importBatchMatmul(batch);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return importReturn(ret);
-  if (auto att = dyn_cast<tmtensor::AttentionOp>(op))
-    return importAttention(att);
   // Scalars: built where used.
   if (isa<arith::ConstantOp, tensor::DimOp>(op) ||
       (isa<arith::ArithDialect>(op.getDialect()) &&

@@ -156,10 +156,16 @@ bool foldsIntoNdLinear(tensor::CollapseShapeOp collapse,
 /// needs it after all.
 bool feedsLinearsOnly(Operation *op);
 
-/// torch-mlir's attention (ImportShardAttention.cpp): a tm_tensor.attention
+/// torch-mlir's attention (ImportShardAttention.cpp): a tm_tensor.attention,
+/// or an attention written out (q @ k^T, scale, causal mask, softmax, @ v),
 /// and the reshapes around it, read as shardlin.attention's operands.
 struct AttentionMatch {
+  /// The op the walk imports it at: the tm_tensor.attention, or the
+  /// written-out form's last batch_matmul (softmax @ v).
   Operation *op = nullptr;
+  /// The scores' scale of a written-out attention; 0: the default
+  /// 1 / sqrt(head_dim) (tm_tensor.attention's).
+  double scale = 0;
   /// The projections [B, S, H*D] (q) and [B, S, Hkv*D] (k, v).
   Value q, k, v;
   int64_t headDim = 0, group = 1;
@@ -249,20 +255,30 @@ public:
   /// a diagnostic naming what is not taken.
   LogicalResult prepareAttentions();
   LogicalResult matchAttention(tmtensor::AttentionOp op);
+  /// An attention written out, from its scores' batch_matmul `scores`
+  /// (ImportShardAttention.cpp, "Attention written out").
+  LogicalResult matchExplicitAttention(linalg::BatchMatmulOp scores);
   /// The [B, S, H*D] projection that `v` (operand `name` of `op`) holds in
-  /// [B*H, S, D], through GQA's repeat (its group in `group`).
-  FailureOr<Value> traceHeads(tmtensor::AttentionOp op, Value v, StringRef name,
+  /// [B*H, S, D] (or, for k^T, [B*H, D, S]: `perm` is the transpose of
+  /// [B, S, H, D] it collapses), through GQA's repeat (its group in `group`).
+  FailureOr<Value> traceHeads(Operation *op, Value v, StringRef name,
                               SmallVectorImpl<Operation *> &absorbed,
                               int64_t &group, arith::ConstantOp &cos,
-                              arith::ConstantOp &sin);
+                              arith::ConstantOp &sin,
+                              ArrayRef<int64_t> perm = {0, 2, 1, 3});
+  /// The [B*H, S, D] result `r` of `op` reshaped back to [B, S, H*D]
+  /// (expand, transpose [0, 2, 1, 3], collapse): sets m.result.
+  LogicalResult matchResultReshapes(Operation *op, Value r, AttentionMatch &m);
+  /// Records a matched attention: absorbs its ops and prefers whole
+  /// projections where they are free.
+  void recordAttention(AttentionMatch &m);
   /// The rope's [S, D/2] table: the first half of constant `table` ([S, D],
   /// both halves equal, checked on its values), a whole shardlin.constant.
-  FailureOr<Value> halfRopeTable(tmtensor::AttentionOp op,
-                                 arith::ConstantOp table, StringRef name,
-                                 int64_t headDim);
+  FailureOr<Value> halfRopeTable(Operation *op, arith::ConstantOp table,
+                                 StringRef name, int64_t headDim);
   /// The walk reaching a matched op: one global-form shardlin.attention on
   /// the rank's whole sequences (or all of them).
-  LogicalResult importAttention(tmtensor::AttentionOp op);
+  LogicalResult importAttention(Operation *op);
   llvm::DenseMap<Operation *, AttentionMatch> attentions_;
   /// Rope table constant -> its [S, D/2] half (halfRopeTable).
   llvm::DenseMap<Operation *, Value> ropeTables_;

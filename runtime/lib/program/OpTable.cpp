@@ -95,6 +95,22 @@ Status verifyReshape(const Program &p, const Instr &in,
         what + " takes its dynamic dims from a value of rank " +
         std::to_string(rankOf(p, in.operands[1])) + ", not the result's " +
         std::to_string(rankOf(p, in.result)));
+  if (in.reshapeGroups.empty())
+    return Status::ok();
+  // One entry per dim of the side of higher rank: a dim of the other side.
+  const size_t to = rankOf(p, in.result), from = rankOf(p, in.operands[0]);
+  const size_t big = std::max(to, from), small = std::min(to, from);
+  if (to == from || in.reshapeGroups.size() != big)
+    return Status::invalidArgument(
+        what + " has " + std::to_string(in.reshapeGroups.size()) +
+        " groups for an operand of rank " + std::to_string(from) +
+        " and a result of rank " + std::to_string(to) +
+        " (one per dim of the higher rank)");
+  for (int64_t d : in.reshapeGroups)
+    if (d < 0 || d >= static_cast<int64_t>(small))
+      return Status::invalidArgument(what + " groups by dim " +
+                                     std::to_string(d) + " of rank " +
+                                     std::to_string(small));
   return Status::ok();
 }
 

@@ -390,6 +390,11 @@ std::string serializeProgram(const Program &p) {
       os << " strategy " << in.strategy;
     if (in.overlapChunks != 0)
       os << " overlap " << in.overlapChunks;
+    if (!in.reshapeGroups.empty()) {
+      os << " groups " << in.reshapeGroups.size();
+      for (int64_t d : in.reshapeGroups)
+        os << ' ' << d;
+    }
     os << " loc " << in.location << "\n";
   }
   os << "results " << p.results.size();
@@ -570,6 +575,15 @@ Status parseProgram(const std::string &text, Program &out) {
           int64_t chunks = 0;
           SHARDLIN_RETURN_IF_ERROR(t.integer(chunks, 1, kMaxOverlapChunks));
           in.overlapChunks = static_cast<int>(chunks);
+        } else if (w == "groups" && in.op == OpCode::Reshape) {
+          // Per dim of the higher rank, a dim of the other side:
+          // verifyReshape checks them against the ranks.
+          int64_t count = 0, d = 0;
+          SHARDLIN_RETURN_IF_ERROR(t.integer(count, 1, 64));
+          for (int64_t i = 0; i < count; ++i) {
+            SHARDLIN_RETURN_IF_ERROR(t.integer(d, 0, 63));
+            in.reshapeGroups.push_back(d);
+          }
         } else if (w == "loc") {
           in.location = t.rest();
           break;

@@ -24,9 +24,7 @@
 // RUN:   | not shardlin-opt --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROPE
 // ROPE: <stdin>:183:11: error: q of tm_tensor.attention: is not the transpose [0, 2, 1, 3] of [B, S, H, D], or a rotate-half RoPE of it (x * cos + concat(-x2, x1) * sin with [S, D] constants); another op on the heads is not recognized
 
-// An attention written out (scores, mask, softmax, weighted sum).
-// RUN: not shardlin-opt %S/../../../integration_test/frontends/attention/gpt2_explicit.mlir --shardlin-import-shard -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLICIT
-// EXPLICIT: gpt2_explicit.mlir:90:11: error: a batch_matmul of two activations over the heads ([B*H, ...] collapsed from [B, H, ...]): an explicitly written attention (q @ k^T, softmax, @ v) is not supported by the import; write it as F.scaled_dot_product_attention
+// An attention written out: import-attention-explicit.mlir.
 
 // A mask other than is_causal's: gpt2_sdpa_seq's select(i >= j, 0, -inf)
 // turned into select(i <= j, ...).

@@ -264,6 +264,48 @@ end
   EXPECT_EQ(plan->resultShape(0), (std::vector<int64_t>{2, 3, 4}));
 }
 
+TEST_F(DynamicPlan, ReshapeSizedByItsGroups) {
+  // x (? x ?) split into sequences of 2 (? x 2 x ?) and merged back: two
+  // dynamic dims each, sized by the reassociation (`groups`, for each dim
+  // of the higher rank the dim of the other side), also where the feature
+  // dim is 0 and the element count says nothing.
+  const char *text = R"(shardlin-program v1
+name main
+world_size 0
+values 3
+value 0 f32 2 ? ?
+value 1 f32 3 ? 2 ?
+value 2 f32 2 ? ?
+arg 0 plain
+instr reshape result 1 operands 1 0 groups 3 0 0 1 loc t.mlir:2:3
+instr reshape result 2 operands 1 1 groups 3 0 0 1 loc t.mlir:3:3
+results 2 1 2
+end
+)";
+  rt::Program p;
+  ASSERT_TRUE(rt::parseProgram(text, p));
+  EXPECT_EQ(rt::serializeProgram(p), text);
+  for (std::vector<int64_t> x : {std::vector<int64_t>{6, 5}, {6, 0}, {0, 3}}) {
+    std::unique_ptr<rt::Plan> plan;
+    rt::Status s = rt::Plan::build(p, 0, 1, rt::hostAllocator(), plan, {x});
+    ASSERT_TRUE(s) << s.message();
+    EXPECT_EQ(plan->resultShape(0), (std::vector<int64_t>{x[0] / 2, 2, x[1]}));
+    EXPECT_EQ(plan->resultShape(1), x);
+  }
+  // Rows that do not split into sequences of 2.
+  std::unique_ptr<rt::Plan> plan;
+  rt::Status s = rt::Plan::build(p, 0, 1, rt::hostAllocator(), plan, {{5, 1}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "t.mlir:2:3: shardlin.reshape: reshape from [5, 1] "
+                         "to [?, 2, ?]: operand dim 0 (5) is not a multiple "
+                         "of 2");
+  // One group per dim of the higher rank, each a dim of the other side.
+  p.instrs[0].reshapeGroups = {0, 0};
+  EXPECT_FALSE(p.validate());
+  p.instrs[0].reshapeGroups = {0, 0, 2};
+  EXPECT_FALSE(p.validate());
+}
+
 TEST_F(DynamicPlan, TooLargeToPlan) {
   // Every rank would resolve 2^18 ranks' sizes: refused up front.
   constexpr int w = 1 << 18;

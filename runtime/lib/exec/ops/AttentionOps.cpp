@@ -68,6 +68,8 @@ Status resolveAttention(OpResolveContext &ctx) {
   const bool kvOut =
       p.part == AttentionPart::GradK || p.part == AttentionPart::GradV;
   ctx.result = ctx.operandShape(kvOut ? 1 : 0);
+  // The rows are whole sequences, the result's those of q (or k, v).
+  ctx.resultBlocks = ctx.operandBlocks(kvOut ? 1 : 0);
   SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
   ctx.step.scratchBytes = attentionScratchBytes(p);
   if (ctx.step.scratchBytes < 0)

@@ -18,6 +18,89 @@ Status resolveLocalShard(OpResolveContext &ctx) {
   return Status::ok();
 }
 
+namespace {
+
+/// The row blocks of a reshape's result: blocks of the operand's dim 0
+/// stay blocks of the result's dim 0 when every block holds whole rows of
+/// the result (splitting rows into sequences, [W*B*S, F] -> [W*B, S, F], or
+/// merging them back), each block of the same elements; none otherwise.
+/// With the reshape's groups (Instr::reshapeGroups) they are rescaled by
+/// the other dims of dim 0's group, which holds even where a dim outside
+/// it is 0 (a rank without heads); else by the rows' element counts.
+RowBlocks reshapedBlocks(const RowBlocks &in,
+                         const std::vector<int64_t> &groups,
+                         const std::vector<int64_t> &from,
+                         const std::vector<int64_t> &to) {
+  if (in.dim != 0 || to.empty())
+    return {};
+  // Each block's rows times `inner` over `outer`.
+  int64_t inner = 1, outer = 1;
+  if (!groups.empty()) {
+    const bool collapse = from.size() > to.size();
+    const std::vector<int64_t> &big = collapse ? from : to;
+    int64_t &scale = collapse ? inner : outer;
+    for (size_t d = 1; d < groups.size(); ++d)
+      if (groups[d] == 0)
+        scale *= big[d];
+  } else {
+    for (size_t d = 1; d < from.size(); ++d)
+      inner *= from[d];
+    for (size_t d = 1; d < to.size(); ++d)
+      outer *= to[d];
+  }
+  if (outer == 0)
+    return {};
+  RowBlocks out{0, {}};
+  for (int64_t rows : in.sizes) {
+    // The reshape checked the element count: rows * inner fits in int64.
+    if ((rows * inner) % outer != 0)
+      return {};
+    out.sizes.push_back(rows * inner / outer);
+  }
+  return out;
+}
+
+/// Dynamic result dim `d` of a reshape with groups (Instr::reshapeGroups).
+/// Expanding: operand dim g (its group's) over the product of the group's
+/// other result dims, when those are static; left dynamic (inferred from
+/// the element count) otherwise, or when they hold no elements. Collapsing:
+/// the product of its group's operand dims.
+Status sizeFromGroup(OpResolveContext &ctx, size_t d) {
+  const std::vector<int64_t> &groups = ctx.in.reshapeGroups;
+  const std::vector<int64_t> &src = ctx.operandShape(0);
+  const std::vector<int64_t> &type = ctx.resultType();
+  if (src.size() > type.size()) {
+    int64_t n = 1;
+    for (size_t i = 0; i < groups.size(); ++i)
+      if (groups[i] == static_cast<int64_t>(d) &&
+          __builtin_mul_overflow(n, src[i], &n))
+        return ctx.error("a reshape of " + formatShape(src) +
+                         " overflows a 64-bit size");
+    ctx.result[d] = n;
+    return Status::ok();
+  }
+  const int64_t g = groups[d];
+  int64_t others = 1;
+  for (size_t e = 0; e < groups.size(); ++e) {
+    if (e == d || groups[e] != g)
+      continue;
+    if (type[e] == kDynamic || __builtin_mul_overflow(others, type[e], &others))
+      return Status::ok();
+  }
+  const int64_t n = src[size_t(g)];
+  if (others == 0)
+    return Status::ok();
+  if (n % others != 0)
+    return ctx.error("reshape from " + formatShape(src) + " to " +
+                     formatShape(type) + ": operand dim " + std::to_string(g) +
+                     " (" + std::to_string(n) + ") is not a multiple of " +
+                     std::to_string(others));
+  ctx.result[d] = n / others;
+  return Status::ok();
+}
+
+} // namespace
+
 Status resolveReshape(OpResolveContext &ctx) {
   ctx.result = ctx.resultType();
   // Dynamic dims come from the second operand's same dims, if there is one
@@ -26,6 +109,8 @@ Status resolveReshape(OpResolveContext &ctx) {
   for (size_t d = 0; d < ctx.result.size(); ++d) {
     if (ctx.result[d] == kDynamic && ctx.in.operands.size() == 2)
       ctx.result[d] = ctx.operandShape(1)[d];
+    if (ctx.result[d] == kDynamic && !ctx.in.reshapeGroups.empty())
+      SHARDLIN_RETURN_IF_ERROR(sizeFromGroup(ctx, d));
     if (ctx.result[d] != kDynamic)
       continue;
     if (inferred >= 0)
@@ -66,6 +151,8 @@ Status resolveReshape(OpResolveContext &ctx) {
     return ctx.error("reshape from " + formatShape(ctx.operandShape(0)) +
                      " to " + formatShape(ctx.result) +
                      " changes the element count");
+  ctx.resultBlocks = reshapedBlocks(ctx.operandBlocks(0), ctx.in.reshapeGroups,
+                                    ctx.operandShape(0), ctx.result);
   ctx.viewOperand(0, 0);
   return Status::ok();
 }

@@ -100,6 +100,14 @@ struct Instr {
   /// with the GEMMs"). 0: none (the compiler's `overlap_chunks` in
   /// `shardlin.lowering`; text `overlap N`, 1 <= N <= kMaxOverlapChunks).
   int overlapChunks = 0;
+  /// reshape: its reassociation, for each dim of the side of higher rank
+  /// the dim of the other side whose group it is in (an expand_shape's
+  /// result dims, a collapse_shape's operand dims). Expanding, a dynamic
+  /// result dim whose group's other dims are static is its operand dim over
+  /// their product; collapsing, a result dim is the product of its group's
+  /// operand dims. Empty: none (text `groups N g0 ... gN-1`, written only
+  /// when not empty).
+  std::vector<int64_t> reshapeGroups;
   /// attention, attention_grad, rope: the head size D, one element (text
   /// `head_dim 1 D`). attention, attention_grad: the query heads per kv
   /// head g (`group 1 g`); each rank's global query heads [b, e) and kv
