@@ -412,22 +412,31 @@ def time_steps(make, case, args, rank, mesh):
             tp(x)
 
     def timed(fn):
-        times = []
+        """Per step: the slowest rank's wall time, and the CPU time of the
+        W processes summed (time.process_time: every thread of the
+        process, gloo's included)."""
+        times, cpu = [], []
         for i in range(args.warmup + args.steps):
             dist.barrier()
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), time.process_time()
             fn()
             t = torch.tensor([time.monotonic() - t0], dtype=torch.float64)
+            c = torch.tensor([time.process_time() - c0], dtype=torch.float64)
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            dist.all_reduce(c, op=dist.ReduceOp.SUM)
             if i >= args.warmup:
                 times.append(t.item())
-        return times
+                cpu.append(c.item())
+        return times, cpu
 
-    times = timed(step)
-    forward_times = timed(forward)
+    times, step_cpu = timed(step)
+    forward_times, forward_cpu = timed(forward)
     return {"step_s_median": median(times), "step_s": times,
+            "step_cpu_s_median": median(step_cpu),
             "forward_s_median": median(forward_times),
             "forward_s": forward_times,
+            "forward_cpu_s_median": median(forward_cpu),
+            "forward_cpu_s": forward_cpu,
             "batch": args.batch, "seq": s, "head_dim": args.d,
             "hidden": hq * args.d}
 
@@ -560,8 +569,8 @@ def machine_info(torch):
 
 def markdown(report):
     lines = ["| layer | Hq | Hkv | W | DTensor | detail | step ms (B, S, H) "
-             "| DTensor fwd ms | shardlin | shardlin fwd ms (B, S, H) "
-             "| fwd shardlin/DTensor |",
+             "| DTensor fwd ms (cpu) | shardlin | shardlin fwd ms (cpu) "
+             "(B, S, H) | fwd shardlin/DTensor (cpu) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, case in report["cases"].items():
         e = case["dtensor"]
@@ -569,7 +578,8 @@ def markdown(report):
         step = ("%.2f (%d, %d, %d)" % (1e3 * t["step_s_median"], t["batch"],
                                         t["seq"], t["hidden"])
                 if t else "")
-        fwd = "%.2f" % (1e3 * t["forward_s_median"]) if t else ""
+        fwd = ("%.2f (%.2f)" % (1e3 * t["forward_s_median"],
+                                1e3 * t["forward_cpu_s_median"]) if t else "")
         detail = e["detail"] + ("; ran anyway: " + e["attempt"]
                                 if "attempt" in e else "")
         mine = case.get("shardlin")
@@ -578,12 +588,15 @@ def markdown(report):
             ours = mine["outcome"] if mine["outcome"] == "ok" else (
                 "%s: %s" % (mine["outcome"], mine["detail"]))
             if "forward_s_median" in mine:
-                our_fwd = "%.2f (%d, %d, %d)" % (
-                    1e3 * mine["forward_s_median"], mine["batch"],
+                our_fwd = "%.2f (%.2f) (%d, %d, %d)" % (
+                    1e3 * mine["forward_s_median"],
+                    1e3 * mine["forward_cpu_s_median"], mine["batch"],
                     mine["seq"], mine["hidden"])
                 if t:
-                    ratio = "%.2fx" % (mine["forward_s_median"] /
-                                       t["forward_s_median"])
+                    ratio = "%.2fx (%.2fx)" % (
+                        mine["forward_s_median"] / t["forward_s_median"],
+                        mine["forward_cpu_s_median"] /
+                        t["forward_cpu_s_median"])
         lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |"
                      % (case["model"], case["hq"], case["hkv"], case["w"],
                         e["outcome"], detail.replace("|", "\\|"), step, fwd,
@@ -591,10 +604,37 @@ def markdown(report):
     return "\n".join(lines)
 
 
+def blas_kernels_for_cpu():
+    """OpenBLAS's kernels for this CPU, as shardlin's tools choose them
+    (reexecForBlasKernels, docs/performance.md "OpenBLAS's kernels"):
+    Debian's DYNAMIC_ARCH OpenBLAS falls back to its Prescott (SSE3) kernels
+    on a CPU model it does not know, 2 to 4 times slower, and reads
+    OPENBLAS_CORETYPE only when it is loaded, i.e. when `import shardlin`
+    loads the extension. A user's own OPENBLAS_CORETYPE and
+    SHARDLIN_BLAS_CORETYPE=keep are kept."""
+    if "OPENBLAS_CORETYPE" in os.environ or \
+            os.environ.get("SHARDLIN_BLAS_CORETYPE") == "keep":
+        return
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        return
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
 def import_shardlin(args):
     """bench/shardlin_attention.py with `import shardlin` working, or None
     (said why on stderr): the DTensor side runs without it."""
     sys.path.insert(0, args.shardlin_pythonpath)
+    blas_kernels_for_cpu()
     try:
         import shardlin  # noqa: F401
         import shardlin_attention
@@ -608,30 +648,37 @@ def import_shardlin(args):
 def compare(report):
     """shardlin's forward over DTensor's where both ran; the cases only
     shardlin ran."""
-    ratios, only = [], []
+    ratios, cpu, only = [], [], []
     for key, case in report["cases"].items():
         mine = case.get("shardlin", {})
         if "forward_s_median" not in mine:
             continue
-        theirs = case["dtensor"].get("timing", {}).get("forward_s_median")
+        theirs = case["dtensor"].get("timing", {})
         if theirs:
-            ratios.append((key, mine["forward_s_median"] / theirs))
+            ratios.append((key, mine["forward_s_median"] /
+                           theirs["forward_s_median"]))
+            cpu.append((key, mine["forward_cpu_s_median"] /
+                        theirs["forward_cpu_s_median"]))
         else:
             only.append((key, case["dtensor"]["outcome"]))
-    geo = (math.exp(sum(math.log(r) for _, r in ratios) / len(ratios))
-           if ratios else None)
-    return {"forward_ratios": dict(ratios), "forward_geomean": geo,
-            "only_shardlin": dict(only)}
+
+    def geo(pairs):
+        return (math.exp(sum(math.log(r) for _, r in pairs) / len(pairs))
+                if pairs else None)
+    return {"forward_ratios": dict(ratios), "forward_geomean": geo(ratios),
+            "forward_cpu_ratios": dict(cpu),
+            "forward_cpu_geomean": geo(cpu), "only_shardlin": dict(only)}
 
 
 def summary(cmp):
     lines = []
     if cmp["forward_ratios"]:
-        lines.append("forward, shardlin / DTensor where both run: %s; "
-                     "geometric mean %.2fx" % (", ".join(
-                         "%s %.2fx" % kv
-                         for kv in cmp["forward_ratios"].items()),
-                         cmp["forward_geomean"]))
+        for what, key in (("wall", "forward"), ("CPU", "forward_cpu")):
+            lines.append("forward %s time, shardlin / DTensor where both "
+                         "run: %s; geometric mean %.2fx" % (what, ", ".join(
+                             "%s %.2fx" % kv
+                             for kv in cmp[key + "_ratios"].items()),
+                             cmp[key + "_geomean"]))
     if cmp["only_shardlin"]:
         lines.append("run and timed by shardlin only: %s" % ", ".join(
             "%s (DTensor: %s)" % kv for kv in cmp["only_shardlin"].items()))
@@ -674,6 +721,7 @@ def main():
                     if "forward_s_median" in mine else ""),
                     file=sys.stderr, flush=True)
     report["shardlin_vs_dtensor"] = compare(report)
+    report["shardlin_openblas_coretype"] = os.environ.get("OPENBLAS_CORETYPE")
     print("torch %s, %s, %d CPUs, load average at start %.1f" %
           (torch.__version__, report["machine"]["cpu"],
            report["machine"]["cpus"], report["machine"]["loadavg_at_start"][0]))

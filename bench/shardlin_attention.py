@@ -206,7 +206,8 @@ def time_forward(case, args, make, dense_layer):
     weights and x (bound args.shardlin_bound of max |y|), then the forward
     timed: args.warmup runs, then args.steps runs (program.run on W threads,
     one BLAS thread each; each run's wall time, which is the slowest
-    rank's), the median."""
+    rank's, and the process's CPU time, the W rank threads'), the
+    medians."""
     import time
 
     import numpy as np
@@ -246,12 +247,16 @@ def time_forward(case, args, make, dense_layer):
         return entry
     entry.update(outcome="ok", detail="output max rel err %.2g (f32 "
                  "against float64)" % err)
-    times = []
+    times, cpu = [], []
     for i in range(args.warmup + args.steps):
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), time.process_time()
         program.run(*run_args, **options)
         if i >= args.warmup:
             times.append(time.monotonic() - t0)
+            # Every thread of this process: the W rank threads.
+            cpu.append(time.process_time() - c0)
     entry["forward_s"] = times
     entry["forward_s_median"] = median(times)
+    entry["forward_cpu_s"] = cpu
+    entry["forward_cpu_s_median"] = median(cpu)
     return entry
