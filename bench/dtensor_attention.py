@@ -106,6 +106,9 @@ def parse_args(argv=None):
     p.add_argument("--shardlin-pythonpath", default=os.path.join(
         REPO, "build", "python"), help="where `import shardlin` is found "
         "(the build's python/ folder; default %(default)s)")
+    p.add_argument("--shardlin-opt", default=os.path.join(
+        REPO, "build", "bin", "shardlin-opt"), help="the shardlin-opt that "
+        "differentiates the layer for shardlin's step (default %(default)s)")
     p.add_argument("--shardlin-bound", type=float, default=1e-4,
                    help="shardlin's f32 output against the float64 layer, "
                         "max |diff| / max |y|")
@@ -570,8 +573,9 @@ def machine_info(torch):
 def markdown(report):
     lines = ["| layer | Hq | Hkv | W | DTensor | detail | step ms (B, S, H) "
              "| DTensor fwd ms (cpu) | shardlin | shardlin fwd ms (cpu) "
-             "(B, S, H) | fwd shardlin/DTensor (cpu) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "(B, S, H) | fwd shardlin/DTensor (cpu) | shardlin step ms "
+             "(cpu) | step shardlin/DTensor (cpu) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, case in report["cases"].items():
         e = case["dtensor"]
         t = e.get("timing")
@@ -597,10 +601,23 @@ def markdown(report):
                         mine["forward_s_median"] / t["forward_s_median"],
                         mine["forward_cpu_s_median"] /
                         t["forward_cpu_s_median"])
-        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |"
+        our_step, step_ratio = "", ""
+        st = (mine or {}).get("step", {})
+        if "step_s_median" in st:
+            our_step = "%.2f (%.2f)" % (1e3 * st["step_s_median"],
+                                        1e3 * st["step_cpu_s_median"])
+            if t:
+                step_ratio = "%.2fx (%.2fx)" % (
+                    st["step_s_median"] / t["step_s_median"],
+                    st["step_cpu_s_median"] / t["step_cpu_s_median"])
+        elif st:
+            our_step = "%s: %s" % (st["outcome"], st["detail"])
+        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s "
+                     "| %s | %s |"
                      % (case["model"], case["hq"], case["hkv"], case["w"],
                         e["outcome"], detail.replace("|", "\\|"), step, fwd,
-                        ours.replace("|", "\\|"), our_fwd, ratio))
+                        ours.replace("|", "\\|"), our_fwd, ratio,
+                        our_step.replace("|", "\\|"), step_ratio))
     return "\n".join(lines)
 
 
@@ -648,7 +665,7 @@ def import_shardlin(args):
 def compare(report):
     """shardlin's forward over DTensor's where both ran; the cases only
     shardlin ran."""
-    ratios, cpu, only = [], [], []
+    ratios, cpu, step, step_cpu, only = [], [], [], [], []
     for key, case in report["cases"].items():
         mine = case.get("shardlin", {})
         if "forward_s_median" not in mine:
@@ -659,6 +676,12 @@ def compare(report):
                            theirs["forward_s_median"]))
             cpu.append((key, mine["forward_cpu_s_median"] /
                         theirs["forward_cpu_s_median"]))
+            ours = mine.get("step", {})
+            if "step_s_median" in ours:
+                step.append((key, ours["step_s_median"] /
+                             theirs["step_s_median"]))
+                step_cpu.append((key, ours["step_cpu_s_median"] /
+                                 theirs["step_cpu_s_median"]))
         else:
             only.append((key, case["dtensor"]["outcome"]))
 
@@ -667,14 +690,20 @@ def compare(report):
                 if pairs else None)
     return {"forward_ratios": dict(ratios), "forward_geomean": geo(ratios),
             "forward_cpu_ratios": dict(cpu),
-            "forward_cpu_geomean": geo(cpu), "only_shardlin": dict(only)}
+            "forward_cpu_geomean": geo(cpu), "step_ratios": dict(step),
+            "step_geomean": geo(step), "step_cpu_ratios": dict(step_cpu),
+            "step_cpu_geomean": geo(step_cpu), "only_shardlin": dict(only)}
 
 
 def summary(cmp):
     lines = []
     if cmp["forward_ratios"]:
-        for what, key in (("wall", "forward"), ("CPU", "forward_cpu")):
-            lines.append("forward %s time, shardlin / DTensor where both "
+        for what, key in (("forward wall", "forward"),
+                          ("forward CPU", "forward_cpu"),
+                          ("step wall", "step"), ("step CPU", "step_cpu")):
+            if not cmp[key + "_ratios"]:
+                continue
+            lines.append("%s time, shardlin / DTensor where both "
                          "run: %s; geometric mean %.2fx" % (what, ", ".join(
                              "%s %.2fx" % kv
                              for kv in cmp[key + "_ratios"].items()),
@@ -714,6 +743,10 @@ def main():
                 # In this process, after the DTensor ranks have exited.
                 mine = shardlin_side.time_forward(
                     (model, hq, hkv, w), args, layer_classes(), dense_layer)
+                if mine["outcome"] == "ok":
+                    mine["step"] = shardlin_side.time_step(
+                        (model, hq, hkv, w), args, layer_classes(),
+                        dense_layer)
                 report["cases"][key]["shardlin"] = mine
                 print("%s: shardlin %s (%s)%s" % (
                     key, mine["outcome"], mine["detail"],

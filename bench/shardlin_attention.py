@@ -260,3 +260,76 @@ def time_forward(case, args, make, dense_layer):
     entry["forward_cpu_s"] = cpu
     entry["forward_cpu_s_median"] = median(cpu)
     return entry
+
+
+def time_step(case, args, make, dense_layer):
+    """shardlin's training step of one llama case (no optimizer): the layer
+    differentiated by `shardlin-opt --shardlin-generate-backward`
+    (recompute=never), @layer_forward_saving then @layer_backward on the
+    saved values, each through program.run (the saved values come back to
+    Python per rank and go in again: copies the step in one runtime run
+    would not make). dx checked once against the float64 layer's x.grad
+    (bound args.shardlin_bound of max |dx|), then args.warmup steps and
+    args.steps timed steps: wall and CPU time medians."""
+    import subprocess
+    import time
+
+    import numpy as np
+    import torch
+
+    import shardlin
+    from torch_timing import median
+
+    model, hq, hkv, w = case
+    d, s, h = args.d, -(-args.seq // w) * w, hq * args.d
+    f = -(-8 * h // 3 // 64) * 64
+    out = subprocess.run([args.shardlin_opt, "-",
+                          "--shardlin-generate-backward=recompute=never"],
+                         input=llama_layer_mlir(hq, hkv, w, d, s, f),
+                         capture_output=True, text=True)
+    if out.returncode:
+        return {"outcome": "REFUSED",
+                "detail": (out.stderr.strip().splitlines() or ["?"])[0]}
+    try:
+        fw = shardlin.compile(out.stdout, entry="layer_forward_saving",
+                              world_size=w)
+        bw = shardlin.compile(out.stdout, entry="layer_backward",
+                              world_size=w)
+    except Exception as e:
+        return {"outcome": "REFUSED", "detail": str(e).splitlines()[0]}
+    dense = dense_layer(make, case, d, torch.float64)
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(1, s, h, dtype=torch.float64, generator=g) * 2 - 1
+    dy = torch.rand(1, s, h, dtype=torch.float64, generator=g) * 2 - 1
+    xr = x.clone().requires_grad_(True)
+    (dense(xr) * dy).sum().backward()
+    want = xr.grad[0].numpy()
+    fw_args = layer_arguments(np, dense, x, s, d, w, fw)
+    dy32 = np.ascontiguousarray(dy[0].numpy(), dtype=np.float32)
+    options = dict(world_size=w, blas_threads=1, check_replicated=False)
+
+    def step():
+        saved = fw.run(*fw_args, per_rank=True, **options)
+        rest = [[saved[r][i] for r in range(w)]
+                for i in range(1, len(saved[0]))]
+        return bw.run(*(fw_args + [dy32] + rest), per_rank=True, **options)
+
+    grads = step()
+    err = max(float(np.abs(r[0].astype(np.float64) - want).max())
+              for r in grads) / float(np.abs(want).max())
+    entry = {"dx_rel_err": err, "saved_values": len(
+        fw.results) - 1}
+    if not err <= args.shardlin_bound:
+        entry.update(outcome="WRONG", detail="dx max rel err %.3g" % err)
+        return entry
+    times, cpu = [], []
+    for i in range(args.warmup + args.steps):
+        t0, c0 = time.monotonic(), time.process_time()
+        step()
+        if i >= args.warmup:
+            times.append(time.monotonic() - t0)
+            cpu.append(time.process_time() - c0)
+    entry.update(outcome="ok", detail="dx max rel err %.2g" % err,
+                 step_s=times, step_s_median=median(times),
+                 step_cpu_s=cpu, step_cpu_s_median=median(cpu))
+    return entry
