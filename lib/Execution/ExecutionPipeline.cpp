@@ -9,7 +9,7 @@
 
 #include "shardlin/Execution/ProgramBuilder.h"
 
-#include "InlineCalls.h"
+#include "shardlin/Dialect/Shardlin/Transforms/InlineCalls.h"
 
 #include "shardlin/Dialect/Shardlin/IR/ShardlinDialect.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
@@ -120,7 +120,7 @@ mlir::shardlin::buildProgram(ModuleOp module, StringRef entry,
   if (failed(devices) || failed(lowerForExecution(module, options)))
     return failure();
   FailureOr<func::FuncOp> f = selectEntry(module, entry);
-  if (failed(f) || failed(inlineCalls(*f)))
+  if (failed(f) || failed(inlineCalls(*f, "the shardlin runtime")))
     return failure();
   FailureOr<rt::Program> program = translateToProgram(*f);
   // An upstream module's grid says W even where nothing is split.

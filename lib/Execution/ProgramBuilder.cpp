@@ -178,6 +178,16 @@ protected:
                << " must be a non-empty string (the parameter's name), got "
                << parameter;
       a.parameter = name.str();
+      if (Attribute rows = func.getArgAttr(i, kParameterRowsArgAttrName)) {
+        auto range = dyn_cast<DenseI64ArrayAttr>(rows);
+        if (!range || range.size() != 2 || range[0] < 0 || range[0] > range[1])
+          return emitError(argLoc)
+                 << kParameterRowsArgAttrName
+                 << " must be array<i64: begin, end> with 0 <= begin <= end "
+                    "(rows of the parameter), got "
+                 << rows;
+        a.parameterRows = rt::Range{range[0], range[1] - range[0]};
+      }
     }
     if (a.replicated && isa<ShardedType>(type))
       return emitError(argLoc) << kReplicatedArgAttrName
@@ -193,7 +203,7 @@ protected:
       a.sharded = true;
       a.globalShape.assign(sharded.getShape().begin(),
                            sharded.getShape().end());
-      a.sharding = toChunkSpec(sharded.getSharding());
+      a.sharding = toChunkSpec(sharded);
     } else {
       FailureOr<rt::ValueType> vt = valueType(loc, type);
       if (failed(vt))
@@ -216,7 +226,7 @@ protected:
       layout.sharded = true;
       layout.globalShape.assign(sharded.getShape().begin(),
                                 sharded.getShape().end());
-      layout.sharding = toChunkSpec(sharded.getSharding());
+      layout.sharding = toChunkSpec(sharded);
     }
     program_.resultLayouts.push_back(std::move(layout));
     return success();
@@ -644,6 +654,8 @@ private:
       return translation::translateFromLocal(fromLocal, *this);
     if (auto attention = dyn_cast<AttentionOp>(op))
       return translation::translateAttention(attention, *this);
+    if (auto grad = dyn_cast<AttentionGradOp>(op))
+      return translation::translateAttentionGrad(grad, *this);
     if (auto rope = dyn_cast<RopeOp>(op))
       return translation::translateRope(rope, *this);
     if (auto slice = dyn_cast<LocalSliceOp>(op))

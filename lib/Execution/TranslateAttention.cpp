@@ -12,6 +12,8 @@
 //    global form (every rank all heads on its own rows: what the op-by-op
 //    lowering leaves) -> `attention` whose every rank holds [0, Hq) and
 //    [0, Hkv), on the program's W.
+//  - shardlin.attention_grad (a backward function's, docs/training.md) ->
+//    `attention_grad` with the same tables and `wrt` 0, 1, 2 for q, k, v.
 //  - shardlin.rope -> `rope`.
 //  - shardlin.local_slice -> `local_slice` (per-rank [b, e) of a dim).
 //
@@ -56,7 +58,8 @@ LogicalResult checkElementType(Operation &op, Value v) {
 
 /// The global form's tables: every one of the program's W ranks holds all
 /// heads (its own rows' attention, as on one device).
-LogicalResult globalTables(AttentionOp op, rt::Instr &in, InstrSink &sink) {
+template <typename OpT>
+LogicalResult globalTables(OpT op, rt::Instr &in, InstrSink &sink) {
   const int64_t d = op.getHeadDim();
   const int64_t fq = cast<RankedTensorType>(op.getQ().getType()).getShape().back();
   const int64_t fkv = cast<RankedTensorType>(op.getK().getType()).getShape().back();
@@ -78,16 +81,14 @@ LogicalResult globalTables(AttentionOp op, rt::Instr &in, InstrSink &sink) {
   return success();
 }
 
-} // namespace
-
-LogicalResult translation::translateAttention(AttentionOp op,
-                                              InstrSink &sink) {
+/// attention and attention_grad: the instruction's attributes and tables,
+/// from the op's.
+template <typename OpT>
+LogicalResult translateAttentionLike(OpT op, rt::Instr in, InstrSink &sink) {
   Operation &o = *op.getOperation();
   for (Value v : op->getOperands())
     if (failed(checkElementType(o, v)))
       return failure();
-  rt::Instr in;
-  in.op = rt::OpCode::Attention;
   in.headDim = {static_cast<int64_t>(op.getHeadDim())};
   in.scale = op.getScaleOrDefault();
   in.causal = op.getCausal();
@@ -104,6 +105,23 @@ LogicalResult translation::translateAttention(AttentionOp op,
     return failure();
   }
   return finish(o, op->getOperands(), std::move(in), sink);
+}
+
+} // namespace
+
+LogicalResult translation::translateAttention(AttentionOp op, InstrSink &sink) {
+  rt::Instr in;
+  in.op = rt::OpCode::Attention;
+  return translateAttentionLike(op, std::move(in), sink);
+}
+
+LogicalResult translation::translateAttentionGrad(AttentionGradOp op,
+                                                  InstrSink &sink) {
+  // Operands in the instruction's order: q, k, v, dO[, mask].
+  rt::Instr in;
+  in.op = rt::OpCode::AttentionGrad;
+  in.wrt = {op.getWrtIndex()};
+  return translateAttentionLike(op, std::move(in), sink);
 }
 
 LogicalResult translation::translateRope(RopeOp op, InstrSink &sink) {

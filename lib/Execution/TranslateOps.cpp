@@ -25,6 +25,18 @@ rt::ChunkSpec translation::toChunkSpec(ChunkAttr chunk) {
   return spec;
 }
 
+rt::ChunkSpec translation::toChunkSpec(ShardedType type) {
+  ChunkAttr chunk = type.getSharding();
+  rt::ChunkSpec spec = toChunkSpec(chunk);
+  const int64_t n = type.getShape()[chunk.getDim()];
+  if (chunk.hasBlock() && !chunk.hasExplicitBounds() &&
+      !ShapedType::isDynamic(n)) {
+    SmallVector<int64_t> bounds = chunk.getBoundsFor(n);
+    spec.bounds.assign(bounds.begin(), bounds.end());
+  }
+  return spec;
+}
+
 FailureOr<Value> translation::dimsSource(ArrayRef<OpFoldResult> sizes,
                                     RankedTensorType type, bool leading) {
   Value like;

@@ -47,6 +47,12 @@ public:
 /// types; both sides compute chunks with ChunkLayout.h).
 rt::ChunkSpec toChunkSpec(ChunkAttr chunk);
 
+/// The chunk spec of a sharded type, a chunk of whole blocks (`block = D`
+/// without bounds) as its explicit bounds on the type's dim: what
+/// --lower-sharded-linear's materializeBlockChunks makes of it, for the
+/// signature of an entry translated before lowering (shardlin-run --jit).
+rt::ChunkSpec toChunkSpec(ShardedType type);
+
 /// The value whose dims give the dynamic sizes `sizes` of a tensor of type
 /// `type`: each dynamic size is `tensor.dim %t, i` of one tensor %t of the
 /// same rank (with `leading`, of a rank at least `type`'s: its leading dims,
@@ -92,6 +98,10 @@ LogicalResult translateRowReduction(Operation &op, const RowReduction &red,
 /// shardlin.attention: `attention` with the rank-local form's head tables,
 /// or, for the global form, every rank all heads (TranslateAttention.cpp).
 LogicalResult translateAttention(AttentionOp op, InstrSink &sink);
+
+/// shardlin.attention_grad: `attention_grad` (wrt 0, 1, 2 for q, k, v),
+/// with the tables of translateAttention.
+LogicalResult translateAttentionGrad(AttentionGradOp op, InstrSink &sink);
 
 /// shardlin.rope: `rope`.
 LogicalResult translateRope(RopeOp op, InstrSink &sink);

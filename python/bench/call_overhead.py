@@ -5,9 +5,10 @@ in-memory run, what an embedder of the C++ API pays). The difference is what
 Python adds: the wrapper, argument conversion (nanobind's ndarray import),
 the GIL release, wrapping the results as NumPy arrays.
 
-Each call is timed alone, the two interleaved in rounds; the minimum and the
-10th percentile are reported (the median too, which on a loaded machine
-is mostly the scheduler's: the W rank threads start on every call).
+Each call is timed alone, the two interleaved in rounds; the minimum, the
+10th percentile and the median are reported (the median on a loaded machine
+is partly the scheduler's: the W rank threads, kept between runs, are woken
+on every call).
 
     PYTHONPATH=build/python python python/bench/call_overhead.py [--calls N]
         [--torch]

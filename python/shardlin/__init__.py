@@ -84,10 +84,17 @@ class Program:
         self._bf16_args = [a["dtype"] == "bf16" for a in handle.arguments]
         self._any_bf16_arg = any(self._bf16_args)
         self._any_bf16_result = _BF16 in self._result_dtypes
-        #: What the last run bound (the zero-copy rules, docs/python.md):
-        #: .ranks (this process's), .arg_addresses[r][i] (the host address
-        #: rank r read argument i from), .arg_copied[r][i] (whether a copy).
-        self.last_run_info: Optional[Any] = None
+        # What a call passes besides the arguments, looked up once.
+        self._run = _shardlin.run
+        self._default_world = world_size or 0
+
+    @property
+    def last_run_info(self) -> Optional[Any]:
+        """What the last successful run bound (the zero-copy rules,
+        docs/python.md): .ranks (this process's), .arg_addresses[r][i] (the
+        host address rank r read argument i from), .arg_copied[r][i]
+        (whether a copy); None before the first."""
+        return self._handle.last_run_info
 
     name = property(lambda self: self._handle.name)
     text = property(lambda self: self._handle.text,
@@ -144,49 +151,24 @@ class Program:
                          for a, bf16 in zip(args, self._bf16_args))
         # The arguments as the extension takes them, converted only where
         # they are not already (the call path's cost): nanobind converts
-        # other integer and bool types itself.
-        results, self.last_run_info = _shardlin.run(
-            self._handle, args, backend,
-            world_size or self._world_size or 0, device,
-            timeout if type(timeout) is float else float(timeout),
+        # other integer and bool types itself. The extension returns the
+        # results as run does (one array, a tuple, or per rank a list of
+        # lists) and keeps what the run bound (last_run_info).
+        results = self._run(
+            self._handle, args, backend, world_size or self._default_world,
+            device, timeout if type(timeout) is float else float(timeout),
             blas_threads, check_replicated, per_rank)
-        if self._any_bf16_result:
-            if per_rank:
-                results = [self._typed(rank) for rank in results]
-            else:
-                results = self._typed(results)
-        if per_rank:
+        if not self._any_bf16_result:
             return results
-        return results[0] if len(results) == 1 else tuple(results)
+        if per_rank:
+            return [self._typed(rank) for rank in results]
+        if len(self._result_dtypes) == 1:
+            return self._typed([results])[0]
+        return tuple(self._typed(results))
 
-    def _typed(self, arrays: List[np.ndarray]) -> List[np.ndarray]:
+    def _typed(self, arrays: Sequence[np.ndarray]) -> List[np.ndarray]:
         return [a.view(_BF16) if dt is _BF16 else a
                 for a, dt in zip(arrays, self._result_dtypes)]
-
-
-_exported = False
-
-
-def _export_runtime_symbols() -> None:
-    """Code compiled by the JIT calls the runtime's C ABI (shardlin_*), which
-    it looks up in the process's global scope, where Python's RTLD_LOCAL
-    load of the extension does not put it: reopen the loaded extension with
-    RTLD_GLOBAL (RTLD_NOLOAD: no second copy). Done once, and only for jit,
-    so that a plain import adds nothing to the global scope."""
-    global _exported
-    if not _exported:
-        import sys
-        if "torch_mlir" in sys.modules:
-            # Its own LLVM's symbols would then bind to the extension's.
-            raise builtins.RuntimeError(
-                "jit=True: this process has loaded torch_mlir (shardlin.torch), "
-                "whose own LLVM would clash with the JIT's symbols, which "
-                "jit=True makes global; compile with jit=True in a process "
-                "without torch_mlir (docs/python.md, \"Limits\")")
-        import ctypes
-        ctypes.CDLL(_shardlin.__file__,
-                    mode=os.RTLD_GLOBAL | getattr(os, "RTLD_NOLOAD", 4))
-        _exported = True
 
 
 def _convert(a: Any) -> Any:
@@ -218,8 +200,6 @@ def compile(module: "str | os.PathLike[str]", *, world_size: Optional[int] = Non
     else:
         raise TypeError(f"module: expected MLIR text or a path, got "
                         f"{type(module).__name__}")
-    if jit:
-        _export_runtime_symbols()
     if strategy is not None:
         lowering["strategy"] = strategy
     known = set(_shardlin.lowering_options())

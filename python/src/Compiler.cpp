@@ -98,6 +98,8 @@ std::shared_ptr<const Compiled> compile(const CompileRequest &request,
   if (mlir::failed(run))
     return nullptr;
   compiled->program = std::move(run->program);
+  compiled->shared =
+      std::make_shared<const rt::SharedProgram>(compiled->program);
   compiled->executors = std::move(run->executors);
   compiled->gridDevices = run->gridDevices;
   compiled->gridName = run->grid.name;

@@ -46,6 +46,9 @@ struct CompileRequest {
 /// that hold its native code (and the MLIR context it was compiled in).
 struct Compiled {
   rt::Program program;
+  /// The same program copied and digested once (its text and fingerprint,
+  /// the plan cache's key) for every run, instead of once per run.
+  std::shared_ptr<const rt::SharedProgram> shared;
   rt::RankCallbacks::MakeExecutor executors;
   /// The module's shard.grid size (0: none).
   int64_t gridDevices = 0;

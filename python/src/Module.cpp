@@ -20,6 +20,15 @@
 
 #include <Python.h>
 
+// NumPy's C API (this file's own copy of its function table, set by
+// import_array at the module's init): reading a numpy.ndarray's data,
+// shape and strides, and making the result arrays, without a buffer view,
+// a DLPack capsule or a Python-level call per array (the call path's cost,
+// python/bench/call_overhead.py).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL shardlin_numpy_api
+#include <numpy/arrayobject.h>
+
 #include <chrono>
 #include <csignal>
 
@@ -65,36 +74,24 @@ nb::dict chunkDict(const rt::ChunkSpec &spec) {
   return d;
 }
 
-/// numpy.ndarray's type, looked up once (a leaked reference, as
-/// runtimeErrorClass).
-PyTypeObject *numpyArrayType() {
-  static PyTypeObject *type = [] {
-    nb::object t = nb::module_::import_("numpy").attr("ndarray");
-    return reinterpret_cast<PyTypeObject *>(t.release().ptr());
-  }();
-  return type;
-}
-
-/// The element type of a buffer's struct format ("f", "<d", ...): false
-/// for any other (those take nanobind's path, which says what is wrong).
-bool bufferDType(const char *format, rt::DType &dtype) {
-  if (!format)
+/// The element type of a NumPy array's descriptor (native byte order):
+/// false for any other (those take nanobind's path, which says what is
+/// wrong). uint16 is bf16's bits (the package passes ml_dtypes.bfloat16
+/// arrays as their uint16 view).
+bool numpyDType(PyArrayObject *a, rt::DType &dtype) {
+  if (!PyArray_ISNOTSWAPPED(a))
     return false;
-  if (*format == '@' || *format == '=' || *format == '<')
-    ++format;
-  if (format[0] == 0 || format[1] != 0)
-    return false;
-  switch (format[0]) {
-  case 'f':
+  switch (PyArray_TYPE(a)) {
+  case NPY_FLOAT:
     dtype = rt::DType::F32;
     return true;
-  case 'd':
+  case NPY_DOUBLE:
     dtype = rt::DType::F64;
     return true;
-  case 'e':
+  case NPY_HALF:
     dtype = rt::DType::F16;
     return true;
-  case 'H':
+  case NPY_USHORT:
     dtype = rt::DType::BF16;
     return true;
   default:
@@ -102,33 +99,31 @@ bool bufferDType(const char *format, rt::DType &dtype) {
   }
 }
 
-/// A NumPy array (exactly numpy.ndarray) through the buffer protocol: the
-/// same view as nanobind's DLPack import, without making a capsule (the
-/// call path's cost, python/bench/call_overhead.py). False where the
-/// buffer is not one of the four element types.
+/// A NumPy array (exactly numpy.ndarray) read through NumPy's C API: the
+/// same view as nanobind's DLPack import, at the cost of a few field reads.
+/// False where it is not one of the four element types or a stride is not
+/// a whole number of elements.
 bool numpyHostArray(nb::handle h, py::HostArray &out) {
-  if (Py_TYPE(h.ptr()) != numpyArrayType())
+  if (!PyArray_CheckExact(h.ptr()))
     return false;
-  Py_buffer view;
-  if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
-    PyErr_Clear();
+  auto *a = reinterpret_cast<PyArrayObject *>(h.ptr());
+  if (!numpyDType(a, out.dtype))
     return false;
+  const int ndim = PyArray_NDIM(a);
+  const npy_intp *shape = PyArray_DIMS(a);
+  const npy_intp *strides = PyArray_STRIDES(a);
+  const npy_intp itemsize = PyArray_ITEMSIZE(a);
+  out.shape.assign(shape, shape + ndim);
+  out.strides.resize(size_t(ndim));
+  for (int d = 0; d < ndim; ++d) {
+    if (strides[d] % itemsize != 0)
+      return false;
+    out.strides[size_t(d)] = strides[d] / itemsize;
   }
-  bool ok = bufferDType(view.format, out.dtype) &&
-                  view.itemsize == int64_t(rt::dtypeSize(out.dtype));
-  if (ok) {
-    out.data = view.buf;
-    out.shape.assign(view.shape, view.shape + view.ndim);
-    out.strides.resize(size_t(view.ndim));
-    for (int d = 0; d < view.ndim; ++d)
-      out.strides[size_t(d)] = view.strides[d] / view.itemsize;
-  }
-  for (int d = 0; ok && d < view.ndim; ++d)
-    ok = view.strides[d] % view.itemsize == 0;
   // The array (held by the caller's arguments for the whole call) keeps
-  // the memory; the view itself is not needed after this.
-  PyBuffer_Release(&view);
-  return ok;
+  // the memory.
+  out.data = PyArray_DATA(a);
+  return true;
 }
 
 /// The arrays of one argument from Python: an ndarray-like or a list of
@@ -183,32 +178,49 @@ py::ArgInput argInput(nb::handle h, size_t arg) {
   return in;
 }
 
-/// A result as a NumPy array that owns its buffer (bf16 as uint16: the
-/// package views it as ml_dtypes.bfloat16).
+/// A result as a NumPy array that owns its buffer (through a capsule, its
+/// base object; bf16 as uint16: the package views it as
+/// ml_dtypes.bfloat16).
 nb::object resultArray(const py::ResultArray &r) {
-  auto *holder = new std::shared_ptr<py::OwnedBuffer>(r.buffer);
-  nb::capsule owner(holder, [](void *p) noexcept {
-    delete static_cast<std::shared_ptr<py::OwnedBuffer> *>(p);
-  });
-  std::vector<size_t> shape(r.shape.begin(), r.shape.end());
-  nb::dlpack::dtype t;
+  int type = NPY_FLOAT;
   switch (r.dtype) {
   case rt::DType::F32:
-    t = nb::dtype<float>();
+    type = NPY_FLOAT;
     break;
   case rt::DType::F64:
-    t = nb::dtype<double>();
+    type = NPY_DOUBLE;
     break;
   case rt::DType::F16:
-    t = {uint8_t(nb::dlpack::dtype_code::Float), 16, 1};
+    type = NPY_HALF;
     break;
   case rt::DType::BF16:
-    t = nb::dtype<uint16_t>();
+    type = NPY_USHORT;
     break;
   }
-  nb::ndarray<nb::numpy> array(r.buffer->data, shape.size(), shape.data(),
-                               owner, nullptr, t);
-  return nb::cast(array, nb::rv_policy::reference);
+  auto *holder = new std::shared_ptr<py::OwnedBuffer>(r.buffer);
+  PyObject *owner = PyCapsule_New(holder, nullptr, [](PyObject *c) {
+    delete static_cast<std::shared_ptr<py::OwnedBuffer> *>(
+        PyCapsule_GetPointer(c, nullptr));
+  });
+  if (!owner) {
+    delete holder;
+    throw nb::python_error();
+  }
+  std::vector<npy_intp> shape(r.shape.begin(), r.shape.end());
+  PyObject *array =
+      PyArray_New(&PyArray_Type, int(shape.size()), shape.data(), type, nullptr,
+                  r.buffer->data, 0, NPY_ARRAY_CARRAY, nullptr);
+  if (!array) {
+    Py_DECREF(owner);
+    throw nb::python_error();
+  }
+  // Steals the reference to owner, also on failure.
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject *>(array), owner) !=
+      0) {
+    Py_DECREF(array);
+    throw nb::python_error();
+  }
+  return nb::steal(array);
 }
 
 /// What a run bound (Program.last_run_info), converted to Python lists only
@@ -218,9 +230,12 @@ struct RunInfo {
   py::BindInfo bind;
 };
 
-/// A compiled program, shared by its Python wrapper and its runs.
+/// A compiled program, shared by its Python wrapper and its runs; and what
+/// its last successful run bound (Program.last_run_info), kept in C++ until
+/// read.
 struct ProgramHandle {
   std::shared_ptr<const py::Compiled> compiled;
+  std::shared_ptr<const RunInfo> lastRun;
 };
 
 nb::list argumentsInfo(const rt::Program &program) {
@@ -313,7 +328,12 @@ nb::tuple transformModule(const std::string &text, const std::string &path,
                         diagnosticsList(diagnostics), error);
 }
 
-nb::object runProgram(const ProgramHandle &handle, nb::sequence args,
+/// Program.run's work: the results as the package returns them (one
+/// array, a tuple for several; per rank, a list over ranks of lists), no
+/// other Python object made per call but the arrays (the call path's
+/// cost, docs/performance.md: fewer objects also means fewer of the
+/// garbage collector's passes).
+nb::object runProgram(ProgramHandle &handle, nb::sequence args,
                       const std::string &backend, int worldSize, int device,
                       double timeout, int blasThreads, bool checkReplicated,
                       bool perRank) {
@@ -342,20 +362,29 @@ nb::object runProgram(const ProgramHandle &handle, nb::sequence args,
   }
   if (!outcome.status.isOk())
     raiseStatus(outcome.status);
-  nb::list results;
+  nb::object results;
   if (perRank) {
+    nb::list ranks;
     for (const std::vector<py::ResultArray> &rank : outcome.results) {
       nb::list own;
       for (const py::ResultArray &r : rank)
         own.append(resultArray(r));
-      results.append(own);
+      ranks.append(own);
     }
+    results = std::move(ranks);
+  } else if (outcome.assembled.size() == 1) {
+    results = resultArray(outcome.assembled.front());
   } else {
-    for (const py::ResultArray &r : outcome.assembled)
-      results.append(resultArray(r));
+    nb::tuple all =
+        nb::steal<nb::tuple>(PyTuple_New(Py_ssize_t(outcome.assembled.size())));
+    for (size_t i = 0; i < outcome.assembled.size(); ++i)
+      PyTuple_SET_ITEM(all.ptr(), Py_ssize_t(i),
+                       resultArray(outcome.assembled[i]).release().ptr());
+    results = std::move(all);
   }
-  RunInfo info{std::move(outcome.ranks), std::move(outcome.bind)};
-  return nb::make_tuple(results, std::move(info));
+  handle.lastRun = std::make_shared<const RunInfo>(
+      RunInfo{std::move(outcome.ranks), std::move(outcome.bind)});
+  return results;
 }
 
 /// The same run as runProgram from C++ alone, `iterations` times on
@@ -387,26 +416,27 @@ std::vector<double> benchNative(const ProgramHandle &handle, nb::sequence args,
 
 NB_MODULE(_shardlin, m) {
   m.doc() = "shardlin's compiler and runtime (docs/python.md)";
+  if (_import_array() < 0)
+    throw nb::python_error();
   // A program that is still referenced when the interpreter exits (a
   // global tensor whose autograd graph holds shardlin.torch's function,
   // which torch frees after this module's teardown) is not a leak: the
   // process ends. nanobind would list each such object on stderr.
   nb::set_leak_warnings(false);
   nb::class_<ProgramHandle>(m, "ProgramHandle")
-      .def_prop_ro("name",
-                   [](const ProgramHandle &h) { return h.compiled->program.name; })
-      .def_prop_ro("world_size",
-                   [](const ProgramHandle &h) {
-                     return h.compiled->program.worldSize;
-                   })
+      .def_prop_ro(
+          "name",
+          [](const ProgramHandle &h) { return h.compiled->program.name; })
+      .def_prop_ro(
+          "world_size",
+          [](const ProgramHandle &h) { return h.compiled->program.worldSize; })
       .def_prop_ro("text",
                    [](const ProgramHandle &h) {
                      return rt::serializeProgram(h.compiled->program);
                    })
-      .def_prop_ro("jit",
-                   [](const ProgramHandle &h) {
-                     return bool(h.compiled->executors);
-                   })
+      .def_prop_ro(
+          "jit",
+          [](const ProgramHandle &h) { return bool(h.compiled->executors); })
       .def_prop_ro("grid",
                    [](const ProgramHandle &h) { return h.compiled->gridName; })
       .def_prop_ro("arguments",
@@ -425,8 +455,14 @@ NB_MODULE(_shardlin, m) {
                    [](const ProgramHandle &h) {
                      return diagnosticsList(h.compiled->explanation);
                    })
-      .def_prop_ro("warnings", [](const ProgramHandle &h) {
-        return diagnosticsList(h.compiled->warnings);
+      .def_prop_ro("warnings",
+                   [](const ProgramHandle &h) {
+                     return diagnosticsList(h.compiled->warnings);
+                   })
+      .def_prop_ro("last_run_info", [](const ProgramHandle &h) -> nb::object {
+        if (!h.lastRun)
+          return nb::none();
+        return nb::cast(RunInfo(*h.lastRun));
       });
   nb::class_<RunInfo>(m, "RunInfo")
       .def_prop_ro("ranks", [](const RunInfo &i) { return i.ranks; })

@@ -551,7 +551,10 @@ void runCompiled(const Compiled &compiled, const RunRequest &request,
   std::vector<rt::RankResult> ranks;
   {
     InterruptScope scope;
-    outcome.status = rt::runProgram(program, options, callbacks, &ranks);
+    outcome.status =
+        compiled.shared
+            ? rt::runProgram(*compiled.shared, options, callbacks, &ranks)
+            : rt::runProgram(program, options, callbacks, &ranks);
     outcome.interrupted = interruptRequested.load();
   }
   if (!outcome.status.isOk())

@@ -59,8 +59,9 @@ cl::opt<std::string> emitProgram(
 cl::opt<std::string> grid(
     "grid",
     cl::desc("DPxTP: DP replicas of the entry, each on its own TP ranks, on "
-             "DP*TP ranks of any backend; a backward function's weight and "
-             "bias gradients are averaged over the replicas; {replica} in a "
+             "DP*TP ranks of any backend; a backward function's parameter "
+             "gradients (weights, biases, norm weights) are averaged over the "
+             "replicas; {replica} in a "
              "path is the replica, {rank} the rank in it (docs/training.md, "
              "\"Grids\")"),
     cl::init(""), cl::cat(category));

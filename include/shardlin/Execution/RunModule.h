@@ -149,10 +149,16 @@ runCompiled(const CompiledRun &run, ::shardlin::rt::RunConfig &config,
 /// a grid's replicas: for a backward function (shardlin.backward_of = @f),
 /// result i is the gradient of @f's argument i, a parameter's when that
 /// argument is a weight (a sharded argument that a linear of @f takes as its
-/// weight, or whose chunk, gathered or not, a gemm takes as its rhs) or the
-/// bias of a linear, gemm or bias_add of @f (a replicated bias). A sharded
+/// weight, or whose chunk, gathered or not, a gemm takes as its rhs; a
+/// `shardlin.replicated` one a gemm takes as its rhs, whole or through a
+/// local_slice: attention's K and V weights with more ranks than kv heads),
+/// the bias of a linear, gemm or bias_add of @f (a replicated bias), a
+/// sharded or replicated argument that a linalg op of @f reads as a vector
+/// broadcast along its last dim (a norm's weight, LayerNorm's bias), or an
+/// argument bound to a named parameter (`shardlin.parameter`). A sharded
 /// argument that is an activation (an imported module's x split on its
-/// rows) keeps each replica's own gradient, as do other entries' results.
+/// rows) or a replicated x keeps each replica's own gradient, as do other
+/// entries' results.
 std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry);
 
 /// The lowering's flags: --lower-sharded-linear's own options (their names,

@@ -159,6 +159,10 @@ LogicalResult mlir::shardlin::importShard(ModuleOp module) {
   FailureOr<Grid> grid = findGrid(module);
   if (failed(grid))
     return failure();
+  // Fused q/k/v weights into three linears, before any function's walk.
+  for (auto func : module.getOps<func::FuncOp>())
+    if (failed(splitFusedProjections(func, *grid)))
+      return failure();
   bool ok = true;
   // Only functions: anything else that refers to the grid keeps it alive,
   // and is reported below.

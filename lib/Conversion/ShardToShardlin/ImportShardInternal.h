@@ -63,6 +63,12 @@ struct ValueLayout {
 /// `replicated` or `split along dim D by <chunks>`, for diagnostics.
 std::string describe(const ValueLayout &layout);
 
+/// Rewrites each linear on a fused q/k/v weight whose result is sliced
+/// into q, k and v heads into three linears on the weight's row ranges,
+/// each split in whole heads over the grid (ImportShardFusedQKV.cpp;
+/// docs/attention.md, "Fused QKV"). Runs before the function's walk.
+LogicalResult splitFusedProjections(func::FuncOp func, const Grid &grid);
+
 /// The rank's type of a value of `global` type in `layout`.
 RankedTensorType localType(RankedTensorType global, const ValueLayout &layout);
 

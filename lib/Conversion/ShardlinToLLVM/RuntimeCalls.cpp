@@ -48,6 +48,10 @@ constexpr AbiFunction kGemm = {"shardlin_gemm", "ipipppipii"};
 constexpr AbiFunction kBiasAdd = {"shardlin_bias_add", "ipippp"};
 constexpr AbiFunction kConvert = {"shardlin_convert", "ippipi"};
 constexpr AbiFunction kSumRows = {"shardlin_sum_rows", "ipipip"};
+constexpr AbiFunction kAttention = {"shardlin_attention", "ipipppppllppdi"};
+constexpr AbiFunction kAttentionGrad = {"shardlin_attention_grad",
+                                        "ipippppppillppdi"};
+constexpr AbiFunction kRope = {"shardlin_rope", "ipipipppli"};
 
 /// The ABI's shardlin_dtype of an element type (the op verifiers admit only
 /// these four).
@@ -79,7 +83,18 @@ public:
                                     b.getI64IntegerAttr(v));
   }
 
+  Value f64(double v) {
+    return LLVM::ConstantOp::create(b, loc, b.getF64Type(),
+                                    b.getF64FloatAttr(v));
+  }
+
   Value null() { return LLVM::ZeroOp::create(b, loc, ptrType); }
+
+  /// The constant global of an attention head table, or a null pointer for
+  /// none.
+  Value headTable(std::optional<ArrayRef<int64_t>> table) {
+    return table ? global(state.headTableGlobals, *table) : null();
+  }
 
   /// The shardlin_dtype of `memref`'s element type.
   Value dtype(Value memref) {
@@ -281,6 +296,62 @@ void typedViewArgs(OpTy op, typename OpTy::Adaptor a, CallArgs &c,
     args.append({in, inDt, out, outDt});
 }
 
+/// The trailing arguments of attention and attention_grad: (head_dim,
+/// group, q_heads, kv_heads (NULL, NULL for the global form), scale,
+/// causal).
+template <typename OpTy>
+SmallVector<Value, 6> attentionAttrArgs(OpTy op, CallArgs &c) {
+  return {c.i64(op.getHeadDim()),        c.i64(op.getGroupOrDefault()),
+          c.headTable(op.getQHeads()),   c.headTable(op.getKvHeads()),
+          c.f64(op.getScaleOrDefault()), c.i32(op.getCausal() ? 1 : 0)};
+}
+
+/// attention: (dtype, q, k, v, mask or NULL, out, the attributes).
+void attentionArgs(BufferAttentionOp op, BufferAttentionOp::Adaptor a,
+                   CallArgs &c, SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getQ());
+  SmallVector<Value, 6> attrs = attentionAttrArgs(op, c);
+  Value q = c.view(op.getQ(), a.getQ());
+  Value k = c.view(op.getK(), a.getK());
+  Value v = c.view(op.getV(), a.getV());
+  Value mask = op.getMask() ? c.view(op.getMask(), a.getMask()) : c.null();
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append({dt, q, k, v, mask, out});
+  args.append(attrs);
+}
+
+/// attention_grad: (dtype, q, k, v, dout, mask or NULL, out, wrt, the
+/// attributes).
+void attentionGradArgs(BufferAttentionGradOp op,
+                       BufferAttentionGradOp::Adaptor a, CallArgs &c,
+                       SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getQ());
+  Value wrt = c.i32(op.getWrtIndex());
+  SmallVector<Value, 6> attrs = attentionAttrArgs(op, c);
+  Value q = c.view(op.getQ(), a.getQ());
+  Value k = c.view(op.getK(), a.getK());
+  Value v = c.view(op.getV(), a.getV());
+  Value dout = c.view(op.getDout(), a.getDout());
+  Value mask = op.getMask() ? c.view(op.getMask(), a.getMask()) : c.null();
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append({dt, q, k, v, dout, mask, out, wrt});
+  args.append(attrs);
+}
+
+/// rope: (dtype, x, table dtype, cos, sin, out, head_dim, inverse).
+void ropeArgs(BufferRopeOp op, BufferRopeOp::Adaptor a, CallArgs &c,
+              SmallVectorImpl<Value> &args) {
+  Value dt = c.dtype(op.getX());
+  Value tableDt = c.dtype(op.getCos());
+  Value headDim = c.i64(op.getHeadDim());
+  Value inverse = c.i32(op.getInverse() ? 1 : 0);
+  Value x = c.view(op.getX(), a.getX());
+  Value cos = c.view(op.getCos(), a.getCos());
+  Value sin = c.view(op.getSin(), a.getSin());
+  Value out = c.view(op.getOutput(), a.getOutput());
+  args.append({dt, x, tableDt, cos, sin, out, headDim, inverse});
+}
+
 /// shardlin.rank: the rank the prologue read.
 struct RankLowering : public ConvertOpToLLVMPattern<RankOp> {
   RankLowering(const LLVMTypeConverter &converter,
@@ -299,10 +370,26 @@ struct RankLowering : public ConvertOpToLLVMPattern<RankOp> {
 } // namespace
 
 bool mlir::shardlin::isRuntimeCallOp(Operation *op) {
-  return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp,
-             BufferReduceScatterOp, BufferGatherBoundsOp, BufferAllReduceOp,
-             BufferGemmOp, BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp>(
-      op);
+  return isa<RankOp, BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
+             BufferGatherBoundsOp, BufferAllReduceOp, BufferGemmOp,
+             BufferBiasAddOp, BufferConvertOp, BufferSumRowsOp,
+             BufferAttentionOp, BufferAttentionGradOp, BufferRopeOp>(op);
+}
+
+std::optional<ArrayRef<int64_t>> mlir::shardlin::qHeadsOf(Operation *op) {
+  if (auto att = dyn_cast<BufferAttentionOp>(op))
+    return att.getQHeads();
+  if (auto grad = dyn_cast<BufferAttentionGradOp>(op))
+    return grad.getQHeads();
+  return std::nullopt;
+}
+
+std::optional<ArrayRef<int64_t>> mlir::shardlin::kvHeadsOf(Operation *op) {
+  if (auto att = dyn_cast<BufferAttentionOp>(op))
+    return att.getKvHeads();
+  if (auto grad = dyn_cast<BufferAttentionGradOp>(op))
+    return grad.getKvHeads();
+  return std::nullopt;
 }
 
 bool mlir::shardlin::hasBounds(Operation *op) {
@@ -341,6 +428,9 @@ SmallVector<int64_t, 2> mlir::shardlin::worldSizesOf(Operation *op) {
     sizes.push_back(sum.getWorldSize());
   for (ChunkAttr chunk : chunksOf(op))
     sizes.push_back(chunk.getNumChunks());
+  // The rank-local attention reads the calling rank's pair of its tables.
+  if (std::optional<ArrayRef<int64_t>> table = qHeadsOf(op))
+    sizes.push_back(static_cast<int64_t>(table->size() / 2));
   return sizes;
 }
 
@@ -362,6 +452,9 @@ const AbiFunction &mlir::shardlin::abiFunctionOf(Operation *op) {
               .Case([](BufferGemmOp) { return &kGemm; })
               .Case([](BufferBiasAddOp) { return &kBiasAdd; })
               .Case([](BufferSumRowsOp) { return &kSumRows; })
+              .Case([](BufferAttentionOp) { return &kAttention; })
+              .Case([](BufferAttentionGradOp) { return &kAttentionGrad; })
+              .Case([](BufferRopeOp) { return &kRope; })
               .Default([](Operation *) { return &kConvert; });
 }
 
@@ -385,4 +478,9 @@ void mlir::shardlin::populateRuntimeCallPatterns(
       converter, state, typedViewArgs<BufferConvertOp, false>);
   patterns.add<CallLowering<BufferSumRowsOp>>(
       converter, state, typedViewArgs<BufferSumRowsOp, true>);
+  patterns.add<CallLowering<BufferAttentionOp>>(converter, state,
+                                                attentionArgs);
+  patterns.add<CallLowering<BufferAttentionGradOp>>(converter, state,
+                                                    attentionGradArgs);
+  patterns.add<CallLowering<BufferRopeOp>>(converter, state, ropeArgs);
 }

@@ -21,8 +21,8 @@ namespace mlir::shardlin {
 /// A function of shardlin-c/Runtime.h.
 struct AbiFunction {
   const char *name;
-  /// 'p' ptr, 'i' i32 (int and the enums), 'l' i64; the result is the
-  /// first letter.
+  /// 'p' ptr, 'i' i32 (int and the enums), 'l' i64, 'd' double; the result
+  /// is the first letter.
   const char *signature;
 };
 
@@ -38,6 +38,11 @@ bool isRuntimeCallOp(Operation *op);
 /// form, shardlin.rank reads the rank.
 const AbiFunction &abiFunctionOf(Operation *op);
 
+/// The head tables of a rank-local buffer.attention or attention_grad (none
+/// for other ops and the global form).
+std::optional<ArrayRef<int64_t>> qHeadsOf(Operation *op);
+std::optional<ArrayRef<int64_t>> kvHeadsOf(Operation *op);
+
 /// The chunk specs among `op`'s attributes.
 SmallVector<ChunkAttr> chunksOf(Operation *op);
 
@@ -50,8 +55,9 @@ bool needsBounds(ChunkAttr chunk);
 bool hasBounds(Operation *op);
 
 /// The world size `op` is compiled for, if it names one (its chunk specs'
-/// chunk count, or the world_size of shardlin.rank and all_reduce); more
-/// than one for an op whose specs differ.
+/// chunk count, the world_size of shardlin.rank and all_reduce, the pairs
+/// of a rank-local attention's head tables); more than one for an op whose
+/// specs differ.
 SmallVector<int64_t, 2> worldSizesOf(Operation *op);
 
 /// Per function: the thread's context and (if used) rank, read at its entry.
@@ -66,6 +72,8 @@ struct ConversionState {
   llvm::DenseMap<Attribute, StringAttr> placementGlobals;
   /// Explicit bounds (needsBounds) -> the name of their constant global.
   llvm::DenseMap<Attribute, StringAttr> boundsGlobals;
+  /// An attention's head table (q_heads, kv_heads) -> its constant global.
+  llvm::DenseMap<Attribute, StringAttr> headTableGlobals;
 };
 
 /// One pattern per buffer op and shardlin.rank, reading `state`.

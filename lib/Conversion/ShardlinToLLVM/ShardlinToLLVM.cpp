@@ -50,6 +50,8 @@ Type abiType(MLIRContext *ctx, char c) {
     return LLVM::LLVMPointerType::get(ctx);
   case 'i':
     return IntegerType::get(ctx, 32);
+  case 'd':
+    return Float64Type::get(ctx);
   default:
     return IntegerType::get(ctx, 64);
   }
@@ -227,6 +229,7 @@ struct ConvertShardlinToLLVMPass
     llvm::MapVector<Operation *, Uses> uses;
     llvm::SetVector<const AbiFunction *> needed;
     SmallVector<ChunkAttr> chunks;
+    SmallVector<ArrayRef<int64_t>> tables;
     WalkResult walk = module.walk([&](Operation *op) {
       if (!isRuntimeCallOp(op))
         return WalkResult::advance();
@@ -240,6 +243,10 @@ struct ConvertShardlinToLLVMPass
       u.rank |= isa<RankOp>(op);
       u.worldSizes.insert_range(worldSizesOf(op));
       llvm::append_range(chunks, chunksOf(op));
+      if (std::optional<ArrayRef<int64_t>> qh = qHeadsOf(op)) {
+        tables.push_back(*qh);
+        tables.push_back(*kvHeadsOf(op));
+      }
       needed.insert(&abiFunctionOf(op));
       return WalkResult::advance();
     });
@@ -262,6 +269,9 @@ struct ConvertShardlinToLLVMPass
     ConversionState state;
     for (ChunkAttr chunk : chunks)
       chunkGlobals(b, module, chunk, state, symbols);
+    for (ArrayRef<int64_t> table : tables)
+      int64Global(b, module, table, "__shardlin_heads_", state.headTableGlobals,
+                  symbols);
     for (auto &[op, u] : uses) {
       auto func = cast<FunctionOpInterface>(op);
       if (u.worldSizes.size() > 1) {

@@ -187,6 +187,39 @@ FailureOr<void *> loadMemrefCopy(ModuleOp module, const std::string &path) {
   return fn;
 }
 
+/// The runtime's C ABI functions that the code calls (shardlin_*), taken
+/// from the object file that holds this runtime, for an engine whose
+/// process-wide lookup (RTLD_DEFAULT) does not see them: a library loaded
+/// with RTLD_LOCAL, such as the Python package's extension, holds the
+/// runtime without putting its symbols in the global scope, and making them
+/// global would make its LLVM and MLIR symbols global too (docs/python.md,
+/// "Limits"). (dlsym(RTLD_DEFAULT) called from here would find them, as it
+/// searches the caller's own scope too, but the engine's lookup of the
+/// process's symbols searches the global scope only.) Empty where the
+/// runtime is in the executable (the tools, whose symbols the engine finds).
+llvm::orc::SymbolMap runtimeSymbols(ModuleOp module,
+                                    llvm::orc::MangleAndInterner &interner) {
+  llvm::orc::SymbolMap symbols;
+  Dl_info info{};
+  if (!::dladdr(reinterpret_cast<void *>(&shardlin_set_thread_context),
+                &info) ||
+      !info.dli_fname)
+    return symbols;
+  void *self = ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!self)
+    return symbols;
+  for (LLVM::LLVMFuncOp fn : module.getOps<LLVM::LLVMFuncOp>()) {
+    const std::string name = fn.getName().str();
+    if (!fn.isExternal() || !StringRef(name).starts_with("shardlin_"))
+      continue;
+    if (void *address = ::dlsym(self, name.c_str()))
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+  }
+  ::dlclose(self); // (RTLD_NOLOAD: only the reference just taken)
+  return symbols;
+}
+
 /// The machine the code is compiled for (JitOptions::targetCpu, which
 /// checkTargetCpu took): the host's CPU and features, or a named CPU with
 /// that CPU's features alone.
@@ -627,21 +660,24 @@ JitEntry::compile(ModuleOp module, StringRef name, const JitOptions &options) {
   if (!engine)
     return module.emitError() << "cannot compile the module to native code: "
                               << errorText(engine.takeError());
-  if (memrefCopy)
-    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap symbols;
+  std::vector<std::string> registered;
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols = runtimeSymbols(module, interner);
+    for (const auto &entry : symbols)
+      registered.push_back((*entry.first).str());
+    if (memrefCopy)
       symbols[interner("memrefCopy")] = {
           llvm::orc::ExecutorAddr::fromPtr(memrefCopy),
           llvm::JITSymbolFlags::Exported};
-      return symbols;
-    });
+    return symbols;
+  });
   // The lookup links the code (every symbol it calls resolved) before the
   // engine runs its initializers.
   llvm::Expected<void (*)(void **)> entry =
       (*engine)->lookupPacked("_mlir_ciface_" + entryName);
   if (!entry) {
     const std::string text = errorText(entry.takeError());
-    SmallVector<StringRef> given;
+    SmallVector<StringRef> given(registered.begin(), registered.end());
     if (memrefCopy)
       given.push_back("memrefCopy");
     return module.emitError() << linkFailure(

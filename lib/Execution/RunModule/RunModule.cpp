@@ -1,6 +1,7 @@
 //===- RunModule.cpp - Compile a module file and run it on ranks ----------===//
 
 #include "shardlin/Execution/RunModule.h"
+#include "shardlin/Dialect/Shardlin/IR/ArgAttrs.h"
 #include "shardlin/Dialect/Shardlin/IR/ShardlinOps.h"
 #include "shardlin/Conversion/ShardToShardlin/ShardToShardlin.h"
 #include "shardlin/Execution/Jit.h"
@@ -9,9 +10,11 @@
 #include "shardlin/runtime/program/ProgramText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -61,6 +64,77 @@ DiagnosticLinePrinter::DiagnosticLinePrinter(MLIRContext &context,
 // Grids
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The value a gemm's rhs reads: its source through the gathers, converts
+/// and rank-local views (local_shard, local_slice) of a lowered weight.
+Value weightSource(Value rhs) {
+  while (Operation *def = rhs.getDefiningOp()) {
+    if (!isa<AllGatherOp, ConvertOp, LocalShardOp, LocalSliceOp>(def))
+      break;
+    rhs = def->getOperand(0);
+  }
+  return rhs;
+}
+
+/// Whether `op` reads its operand `use` as a vector broadcast along its
+/// last loop (a norm's weight, LayerNorm's bias: `(d0, ..., dn) -> (dn)`).
+bool readsAsLastDimVector(linalg::LinalgOp op, OpOperand &use) {
+  if (!op.isDpsInput(&use))
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&use);
+  return map.getNumDims() > 1 && map.getNumResults() == 1 &&
+         map.getResult(0) ==
+             getAffineDimExpr(map.getNumDims() - 1, map.getContext());
+}
+
+/// What `fn` uses as a parameter: `parameters`, linears' weights and the
+/// biases; `shared`, a gemm's rhs and a broadcast vector, parameters when
+/// every rank of the replica holds them or their chunk. A func.call's
+/// operands count as its callee uses its arguments (a layer's norm helper);
+/// `active` holds the functions being walked (a recursive call is skipped).
+void collectParameters(func::FuncOp fn, llvm::DenseSet<Value> &parameters,
+                       llvm::DenseSet<Value> &shared,
+                       llvm::SmallPtrSetImpl<Operation *> &active) {
+  fn.walk([&](Operation *op) {
+    if (auto linear = dyn_cast<LinearOp>(op)) {
+      parameters.insert(linear.getWeight());
+      parameters.insert(linear.getBias());
+    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
+      parameters.insert(gemm.getBias());
+      // The rhs: a lowered linear's weight chunk (perhaps gathered or
+      // converted), or a replicated weight the gemm reads whole or sliced
+      // (attention's K and V with more ranks than kv heads).
+      shared.insert(weightSource(gemm.getRhs()));
+    } else if (auto add = dyn_cast<BiasAddOp>(op)) {
+      parameters.insert(add.getBias());
+    } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      for (OpOperand &use : op->getOpOperands())
+        if (readsAsLastDimVector(linalgOp, use))
+          shared.insert(use.get());
+    } else if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!callee || callee.isExternal() ||
+          callee.getNumArguments() != call.getNumOperands() ||
+          !active.insert(callee).second)
+        return;
+      llvm::DenseSet<Value> inner, innerShared;
+      collectParameters(callee, inner, innerShared, active);
+      active.erase(callee);
+      for (auto [arg, operand] :
+           llvm::zip(callee.getArguments(), call.getOperands())) {
+        if (inner.contains(arg))
+          parameters.insert(operand);
+        if (innerShared.contains(arg))
+          shared.insert(operand);
+      }
+    }
+  });
+}
+
+} // namespace
+
 std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry) {
   std::vector<size_t> out;
   FailureOr<func::FuncOp> f = selectEntry(module, entry);
@@ -71,30 +145,19 @@ std::vector<size_t> parameterGradients(ModuleOp module, StringRef entry) {
       of ? module.lookupSymbol<func::FuncOp>(of.getValue()) : nullptr;
   if (!forward || forward.isExternal())
     return out;
-  llvm::DenseSet<Value> parameters;
-  forward.walk([&](Operation *op) {
-    if (auto linear = dyn_cast<LinearOp>(op)) {
-      parameters.insert(linear.getWeight());
-      parameters.insert(linear.getBias());
-    } else if (auto gemm = dyn_cast<GemmOp>(op)) {
-      parameters.insert(gemm.getBias());
-      // The rhs of a lowered linear: the weight's chunk, perhaps gathered
-      // (gather-weight) or converted.
-      Value rhs = gemm.getRhs();
-      while (Operation *def = rhs.getDefiningOp()) {
-        if (!isa<AllGatherOp, ConvertOp>(def))
-          break;
-        rhs = def->getOperand(0);
-      }
-      if (auto chunk = rhs.getDefiningOp<LocalShardOp>())
-        parameters.insert(chunk.getSource());
-    } else if (auto add = dyn_cast<BiasAddOp>(op)) {
-      parameters.insert(add.getBias());
-    }
-  });
-  for (auto [i, arg] : llvm::enumerate(forward.getArguments()))
-    if (parameters.contains(arg))
+  llvm::DenseSet<Value> parameters, shared;
+  llvm::SmallPtrSet<Operation *, 4> active;
+  active.insert(forward);
+  collectParameters(forward, parameters, shared, active);
+  for (auto [i, arg] : llvm::enumerate(forward.getArguments())) {
+    // A rank-local tensor (each rank its own, not marked replicated) is an
+    // activation even where a gemm or a broadcast reads it.
+    const bool whole = isa<ShardedType>(arg.getType()) ||
+                       forward.getArgAttr(i, kReplicatedArgAttrName);
+    if (forward.getArgAttr(i, kParameterArgAttrName) ||
+        parameters.contains(arg) || (whole && shared.contains(arg)))
       out.push_back(i);
+  }
   return out;
 }
 

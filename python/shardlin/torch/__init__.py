@@ -20,17 +20,8 @@ integration_test/frontends/requirements.txt. `import shardlin` does not
 import them; `import shardlin.torch` does, and says what to install when
 they are missing.
 """
-import shardlin as _shardlin_package
-
-if _shardlin_package._exported:
-    raise ImportError(
-        "shardlin.torch: this process compiled with jit=True, which made the "
-        "extension's LLVM symbols global; torch_mlir's own LLVM would bind to "
-        "them and crash. Import shardlin.torch in a process that does not use "
-        "jit=True (docs/python.md, \"Limits\")")
-
-from ._export import ACTIVATIONS, STYLES, export_annotated  # noqa: E402
-from ._parallel import ParallelModule, parallelize  # noqa: E402
+from ._export import ACTIVATIONS, STYLES, export_annotated
+from ._parallel import ParallelModule, parallelize
 
 __all__ = ["parallelize", "ParallelModule", "export_annotated", "STYLES",
            "ACTIVATIONS"]

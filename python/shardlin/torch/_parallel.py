@@ -24,6 +24,7 @@ them into the original parameters' `.grad`.
 from __future__ import annotations
 
 import copy
+import math
 import os
 import tempfile
 import warnings
@@ -55,15 +56,16 @@ def _transform(text: str, pipeline: str) -> str:
 
 def _to_host(t: torch.Tensor) -> Any:
     """A tensor as the program takes it, without a copy on the CPU: its
-    NumPy view (the extension reads NumPy arrays through the buffer
-    protocol, about 6 us cheaper per tensor than a torch tensor's DLPack
-    export), or for bf16, which NumPy lacks, the tensor itself (DLPack)."""
+    NumPy view (the extension reads NumPy arrays through NumPy's C API,
+    about 6 us cheaper per tensor than a torch tensor's DLPack export); bf16,
+    which NumPy lacks, as the uint16 view of its bits (what the extension
+    takes for a bf16 argument)."""
     if t.requires_grad:
         t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
     if t.dtype == torch.bfloat16:
-        return t
+        return t.view(torch.int16).numpy().view(np.uint16)
     return t.numpy()
 
 
@@ -141,8 +143,20 @@ class _Signature:
             # The backward of a replicated input or result is refused by the
             # generator (docs/training.md): the gradients are the same
             # whatever the layout, so they come from the sequence-split form.
-            backward = self._compile(self._example, "sequence",
-                                     backward=True)
+            # The sequence split first (what the generator takes for any
+            # plan); where that fails (an attention's B x S x H input split
+            # on its batch), the replicated form, which the generator takes
+            # for attention (replicated -> replicated linears).
+            errors = []
+            for act in ("sequence", "replicated"):
+                try:
+                    backward = self._compile(self._example, act,
+                                             backward=True)
+                    break
+                except CompileError as e:
+                    errors.append(e)
+            else:
+                raise _backward_refused(self._owner(), errors) from None
             # (x, the parameters, dy): the forward's arguments, then dy.
             names = self._parameter_names(backward)
             if names != self.names + [""]:
@@ -150,6 +164,28 @@ class _Signature:
                                  f"parameters {names}, the forward {self.names}")
             self._backward = backward
         return self._backward
+
+
+def _backward_refused(owner: "ParallelModule",
+                      errors: Sequence[CompileError]) -> CompileError:
+    """The refusals of the backward (x split on rows, then replicated), said
+    as what they mean to the caller: the forward runs, its backward is not
+    made; every diagnostic kept, the first error's op named."""
+    diagnostics = [d for e in errors for d in e.diagnostics]
+    first = next((m for _, sev, m in diagnostics if sev == "error"), "")
+    what = type(owner.module).__name__
+    if "cannot differentiate 'shardlin.attention'" in first:
+        why = ("its attention (shardlin.attention, docs/attention.md) has no "
+               "generated backward in this build")
+    else:
+        why = ("generating or compiling the backward failed, with x split "
+               "on its rows and with x replicated")
+    said = "".join(" " + str(e) for e in errors if not e.diagnostics)
+    return CompileError(
+        f"shardlin.torch: cannot generate the backward of {what}: {why}. "
+        f"The forward runs (under torch.no_grad(), or with inputs and "
+        f"parameters that need no gradient); the compiler said:{said}",
+        diagnostics)
 
 
 class _ParallelFunction(torch.autograd.Function):
@@ -310,19 +346,97 @@ class ParallelModule(torch.nn.Module):
                 f"backend={self.backend!r}, act={self.act!r}")
 
 
+#: The head-aligned styles (attention's q, k, v and o): colwise / rowwise
+#: with chunk boundaries on whole heads (docs/python.md, "Attention").
+HEAD_STYLES = {"colwise_heads": "colwise", "rowwise_heads": "rowwise"}
+
+
 def _check_plan(model: torch.nn.Module, plan: Mapping[str, str]) -> None:
     if not plan:
         raise ValueError("plan: empty (name at least one nn.Linear)")
     modules = dict(model.named_modules())
+    styles = _export.STYLES + tuple(HEAD_STYLES)
     for name, style in plan.items():
-        if style not in _export.STYLES:
+        if style not in styles:
             raise ValueError(f"plan['{name}']: '{style}' is not a linear's "
-                             f"style ({', '.join(_export.STYLES)})")
+                             f"style ({', '.join(styles)})")
         m = modules.get(name)
         if not isinstance(m, torch.nn.Linear):
             raise ValueError(f"plan['{name}']: "
                              + ("no such submodule" if m is None else
                                 f"a {type(m).__name__}, not an nn.Linear"))
+
+
+def _model_head_dim(model: torch.nn.Module, names: Sequence[str]) -> int:
+    """head_dim as the model states it: a `head_dim` attribute of the
+    module that holds a head-aligned linear, or of one above it (GPT-2's
+    and Llama's attention modules in transformers have one)."""
+    for name in names:
+        parts = name.split(".")[:-1]
+        while True:
+            holder = model.get_submodule(".".join(parts))
+            d = getattr(holder, "head_dim", None)
+            if isinstance(d, int) and d > 0:
+                return d
+            if not parts:
+                break
+            parts.pop()
+    raise ValueError(
+        f"head_dim: the plan's head-aligned styles ({', '.join(names)}) need "
+        f"the head size: pass head_dim= (the module holding them has no "
+        f"integer head_dim attribute)")
+
+
+def _head_aligned(model: torch.nn.Module, plan: Mapping[str, str],
+                  world: int, head_dim: Optional[int],
+                  offsets: Mapping[str, Sequence[int]]
+                  ) -> Tuple[Dict[str, str], Dict[str, List[int]]]:
+    """The plan with its head-aligned styles resolved: colwise_heads splits
+    an nn.Linear's out features, rowwise_heads its in features, each at
+    whole heads of head_dim features. The chunk rule is applied to head
+    groups: with n heads in a linear and G the gcd of every head-aligned
+    linear's head count (the kv heads of a grouped-query attention, else
+    the heads), rank r holds the groups chunk_offsets(G, W)[r:r+2] of n / G
+    heads each, so that q's heads, their k and v heads and o's inputs land
+    on the same rank for any W (ceil(G / W) groups per rank; some ranks
+    none when W > G). Explicit offsets must fall on head boundaries."""
+    heads = [n for n, s in plan.items() if s in HEAD_STYLES]
+    resolved = {n: HEAD_STYLES.get(s, s) for n, s in plan.items()}
+    out = {k: list(v) for k, v in offsets.items()}
+    if not heads:
+        if head_dim is not None:
+            raise ValueError("head_dim: given, but the plan has no "
+                             "head-aligned style (colwise_heads, "
+                             "rowwise_heads)")
+        return resolved, out
+    d = int(head_dim) if head_dim is not None else _model_head_dim(model,
+                                                                   heads)
+    if d < 1:
+        raise ValueError(f"head_dim: {head_dim} (at least 1)")
+    modules = dict(model.named_modules())
+    counts = {}
+    for name in heads:
+        m = modules[name]
+        colwise = resolved[name] == "colwise"
+        size = m.out_features if colwise else m.in_features
+        if size % d:
+            raise ValueError(
+                f"plan['{name}']: {plan[name]} needs whole heads, but its "
+                f"{size} {'out' if colwise else 'in'} features are not a "
+                f"multiple of head_dim {d}")
+        counts[name] = size // d
+    groups = math.gcd(*counts.values())
+    for name in heads:
+        if name in out:
+            bad = [o for o in out[name] if o % d]
+            if bad:
+                raise ValueError(f"offsets['{name}']: {bad} fall inside a "
+                                 f"head (head_dim {d})")
+            continue
+        per_group = counts[name] // groups * d
+        out[name] = [per_group * b
+                     for b in _export.chunk_offsets(groups, world)]
+    return resolved, out
 
 
 def parallelize(model: torch.nn.Module, plan: Mapping[str, str],
@@ -332,6 +446,7 @@ def parallelize(model: torch.nn.Module, plan: Mapping[str, str],
                 hidden: Optional[str] = None,
                 dtype: Optional[torch.dtype] = None,
                 parameters: "Optional[str | os.PathLike[str]]" = None,
+                head_dim: Optional[int] = None,
                 **options: Any) -> ParallelModule:
     """Compiles `model` for `world_size` ranks from a tensor-parallel plan
     and returns a module whose forward (and backward) runs the program.
@@ -340,7 +455,12 @@ def parallelize(model: torch.nn.Module, plan: Mapping[str, str],
       its out features (colwise) or its in features (rowwise), as DTensor's
       ColwiseParallel / RowwiseParallel; offsets: {"fc1": [0, ..., N]} the
       chunk boundaries (default: ceil(size / world_size) per rank; uneven
-      and empty chunks are allowed).
+      and empty chunks are allowed). "colwise_heads" / "rowwise_heads" are
+      the same splits at whole heads (attention's q, k, v colwise_heads and
+      o rowwise_heads): the heads' size is head_dim= or the model's
+      `head_dim` attribute, and the chunk rule applies to heads (to kv-head
+      groups for grouped-query attention), so any W works for any head
+      count.
     act: "replicated" (x and the result whole on every rank) or "sequence"
       (both split on dim 0, as DTensor's SequenceParallel).
     example_inputs: x, or a one-element tuple (x); the module has one input
@@ -370,6 +490,8 @@ def parallelize(model: torch.nn.Module, plan: Mapping[str, str],
         raise TypeError("example_inputs: expected a torch.Tensor (or a "
                         "tuple of one)")
     _check_plan(model, plan)
+    plan, offsets = _head_aligned(model, plan, int(world_size), head_dim,
+                                  offsets or {})
     tp = ParallelModule(model, plan, world_size, backend=backend, act=act,
                         offsets=offsets, hidden=hidden, dtype=dtype,
                         parameters=parameters, options=options)

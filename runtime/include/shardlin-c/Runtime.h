@@ -1,10 +1,11 @@
-/*===- shardlin-c/Runtime.h - The runtime's C ABI -------------------*- C -*-===*\
+/*===- shardlin-c/Runtime.h - The runtime's C ABI -------------------*- C
+-*-===*\
 |*                                                                            *|
 |* The shardlin runtime for C callers and for compiled code: a context per    *|
 |* rank (its communicator, its GEMM and its local ops), the collectives of    *|
-|* the lowered SPMD IR with their chunk specs, the GEMM, bias_add, convert    *|
-|* and sum_rows, over strided views in the layout of MLIR's memref           *|
-|* descriptors.                                                               *|
+|* the lowered SPMD IR with their chunk specs, the GEMM, bias_add, convert,   *|
+|* sum_rows and the attention ops, over strided views in the layout of       *|
+|* MLIR's memref descriptors.                                                 *|
 |*                                                                            *|
 |* It is what `shardlin-convert-to-llvm` lowers shardlin's ops to (one call   *|
 |* per op), and what a C program links to use the runtime directly. Plain C:  *|
@@ -438,6 +439,56 @@ shardlin_status shardlin_sum_rows(shardlin_context *context,
                                   const shardlin_memref *in,
                                   shardlin_dtype out_dtype,
                                   const shardlin_memref *out);
+
+/*===-- Attention (docs/attention.md)
+ * --------------------------------------===*/
+/* The rank-local attention ops on the host, the kernels the plan executor
+ * runs for its `attention`, `attention_grad` and `rope` instructions
+ * (docs/runtime.md, "Attention and RoPE"): the per-head products are the
+ * context's GEMM, the softmax in f32 (f64 for f64), f16/bf16 widened first
+ * and the result rounded once. Not collective. */
+
+/* out = shardlin.attention on this rank's heads. q is [B, S, nq * head_dim]
+ * (or [S, nq * head_dim]), k and v [B, S, nkv * head_dim] with q's leading
+ * dims, out q's shape, `mask` NULL or an additive [S, S]; all of `dtype`.
+ * Query head h reads kv head h / group. `q_heads` and `kv_heads` are the
+ * op's head tables, world_size pairs [begin, end) of global head indices
+ * (the context's rank reads its pair; nq and nkv are its sizes), or both
+ * NULL for the op's global form: every head of the views, [0, nq) and
+ * [0, nkv). Every query head's kv head must be among the rank's; `scale`
+ * finite (scores = scale * q.k + mask), `causal` masks keys after the
+ * query. head_dim and group in (0, 2^24]. */
+shardlin_status
+shardlin_attention(shardlin_context *context, shardlin_dtype dtype,
+                   const shardlin_memref *q, const shardlin_memref *k,
+                   const shardlin_memref *v, const shardlin_memref *mask,
+                   const shardlin_memref *out, int64_t head_dim, int64_t group,
+                   const int64_t *q_heads, const int64_t *kv_heads,
+                   double scale, int causal);
+
+/* out = one gradient of shardlin_attention's result, given its gradient
+ * `dout` (q's shape): wrt 0 dq (q's shape), 1 dk, 2 dv (k's shape, the
+ * sums over this rank's query heads only: a kv head that no local query
+ * head reads gets zeros). The probabilities are recomputed. The other
+ * arguments are shardlin_attention's. shardlin.attention_grad. */
+shardlin_status shardlin_attention_grad(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *q,
+    const shardlin_memref *k, const shardlin_memref *v,
+    const shardlin_memref *dout, const shardlin_memref *mask,
+    const shardlin_memref *out, int wrt, int64_t head_dim, int64_t group,
+    const int64_t *q_heads, const int64_t *kv_heads, double scale, int causal);
+
+/* out = shardlin.rope of x: x and out [B, S, heads * head_dim] (or
+ * [S, heads * head_dim]) of `dtype`, cos and sin [S, head_dim / 2] of
+ * table_dtype (f32 or dtype); head_dim even. Within each head the pair
+ * (i, i + head_dim / 2) at position p rotates by the angle of cos[p, i],
+ * sin[p, i] (by its opposite when `inverse`). out may be x (in place: the
+ * same view). */
+shardlin_status
+shardlin_rope(shardlin_context *context, shardlin_dtype dtype,
+              const shardlin_memref *x, shardlin_dtype table_dtype,
+              const shardlin_memref *cos, const shardlin_memref *sin,
+              const shardlin_memref *out, int64_t head_dim, int inverse);
 
 #ifdef __cplusplus
 }

@@ -155,6 +155,13 @@ std::string describeGpus() {
 Status runProgram(const Program &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> *ranks) {
+  // One copy and one digest for the run, shared by its ranks.
+  return runProgram(SharedProgram(program), options, callbacks, ranks);
+}
+
+Status runProgram(const SharedProgram &program, const RunOptions &options,
+                  const RankCallbacks &callbacks,
+                  std::vector<RankResult> *ranks) {
   const BackendInfo *backend = nullptr;
   SHARDLIN_RETURN_IF_ERROR(
       lookupBackend(options.backend, backend).withSubject("backend"));
@@ -173,9 +180,8 @@ Status runProgram(const Program &program, const RunOptions &options,
   std::vector<RankResult> local;
   std::vector<RankResult> &out = ranks ? *ranks : local;
   out.clear();
-  // One copy and one digest for the run, shared by its ranks.
   if (options.checkReplicated)
-    return backend->run(SharedProgram(program), options, callbacks, out);
+    return backend->run(program, options, callbacks, out);
   // The ranks read the option with their callbacks (runRank).
   RankCallbacks unchecked = callbacks;
   unchecked.checkReplicated = false;
@@ -186,7 +192,7 @@ Status runProgram(const Program &program, const RunOptions &options,
       c.checkReplicated = false;
     unchecked.perReplica = std::move(each);
   }
-  return backend->run(SharedProgram(program), options, unchecked, out);
+  return backend->run(program, options, unchecked, out);
 }
 
 } // namespace shardlin::rt

@@ -280,4 +280,67 @@ shardlin_status shardlin_sum_rows(shardlin_context *context,
   });
 }
 
+shardlin_status
+shardlin_attention(shardlin_context *context, shardlin_dtype dtype,
+                   const shardlin_memref *q, const shardlin_memref *k,
+                   const shardlin_memref *v, const shardlin_memref *mask,
+                   const shardlin_memref *out, int64_t head_dim, int64_t group,
+                   const int64_t *q_heads, const int64_t *kv_heads,
+                   double scale, int causal) {
+  AttentionArgs a;
+  a.dtype = dtype;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.mask = mask;
+  a.out = out;
+  a.headDim = head_dim;
+  a.group = group;
+  a.qHeads = q_heads;
+  a.kvHeads = kv_heads;
+  a.scale = scale;
+  a.causal = causal != 0;
+  return runOp(context, "shardlin_attention", std::nullopt, dtype,
+               [&](bool &) { return attention(context, a); });
+}
+
+shardlin_status shardlin_attention_grad(
+    shardlin_context *context, shardlin_dtype dtype, const shardlin_memref *q,
+    const shardlin_memref *k, const shardlin_memref *v,
+    const shardlin_memref *dout, const shardlin_memref *mask,
+    const shardlin_memref *out, int wrt, int64_t head_dim, int64_t group,
+    const int64_t *q_heads, const int64_t *kv_heads, double scale, int causal) {
+  AttentionArgs a;
+  a.part = wrt == 0   ? AttentionPart::GradQ
+           : wrt == 1 ? AttentionPart::GradK
+                      : AttentionPart::GradV;
+  a.wrt = wrt;
+  a.dtype = dtype;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.dO = dout;
+  a.mask = mask;
+  a.out = out;
+  a.headDim = head_dim;
+  a.group = group;
+  a.qHeads = q_heads;
+  a.kvHeads = kv_heads;
+  a.scale = scale;
+  a.causal = causal != 0;
+  return runOp(context, "shardlin_attention_grad", std::nullopt, dtype,
+               [&](bool &) { return attention(context, a); });
+}
+
+shardlin_status
+shardlin_rope(shardlin_context *context, shardlin_dtype dtype,
+              const shardlin_memref *x, shardlin_dtype table_dtype,
+              const shardlin_memref *cos, const shardlin_memref *sin,
+              const shardlin_memref *out, int64_t head_dim, int inverse) {
+  return runOp(context, "shardlin_rope", std::nullopt, dtype, [&](bool &) {
+    return rope(context, dtype, x, table_dtype, cos, sin, out, head_dim,
+                inverse != 0);
+  });
+}
+
 } // extern "C"

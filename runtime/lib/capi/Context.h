@@ -34,6 +34,10 @@ enum class Slot {
   Lhs,
   Rhs,
   Bias,
+  /// attention_grad's dout.
+  Cotangent,
+  /// attention's scores and widened copies (attentionScratchBytes).
+  Work,
   Count
 };
 

@@ -9,6 +9,7 @@
 #ifndef SHARDLIN_RUNTIME_LIB_CAPI_ENTRIES_H
 #define SHARDLIN_RUNTIME_LIB_CAPI_ENTRIES_H
 
+#include "exec/Attention.h"
 #include "shardlin-c/Runtime.h"
 #include "shardlin/runtime/base/Status.h"
 
@@ -84,6 +85,28 @@ Status convert(shardlin_context *ctx, const shardlin_memref *inRef,
 Status sumRows(shardlin_context *ctx, int dtypeValue,
                const shardlin_memref *inRef, int outDtypeValue,
                const shardlin_memref *outRef);
+
+//===-- Attention.cpp -----------------------------------------------------===//
+
+/// The arguments of shardlin_attention and shardlin_attention_grad (dO
+/// null and wrt unused for the forward; qHeads and kvHeads both null for
+/// every head of the views).
+struct AttentionArgs {
+  AttentionPart part = AttentionPart::Forward;
+  int dtype = 0;
+  const shardlin_memref *q = nullptr, *k = nullptr, *v = nullptr, *dO = nullptr,
+                        *mask = nullptr, *out = nullptr;
+  int64_t wrt = 0, headDim = 0, group = 0;
+  const int64_t *qHeads = nullptr, *kvHeads = nullptr;
+  double scale = 1.0;
+  bool causal = false;
+};
+
+Status attention(shardlin_context *ctx, const AttentionArgs &args);
+Status rope(shardlin_context *ctx, int dtypeValue, const shardlin_memref *xRef,
+            int tableDtypeValue, const shardlin_memref *cosRef,
+            const shardlin_memref *sinRef, const shardlin_memref *outRef,
+            int64_t headDim, bool inverse);
 
 //===-- Parameters.cpp ----------------------------------------------------===//
 

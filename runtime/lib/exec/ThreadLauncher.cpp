@@ -15,11 +15,83 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 namespace shardlin::rt {
 
 namespace {
+
+/// Threads kept between runs (ThreadRanks::reuseThreads): a run hands each
+/// rank's job to an idle one, or starts one where none is idle. A thread
+/// whose rank was given up on (abandonLateRanks) stays busy until its job
+/// returns, and the next runs start others. The pool is never destroyed
+/// (its idle threads wait until the process ends); a child of fork(), which
+/// has none of the parent's threads, starts with an empty one.
+class ThreadPool {
+public:
+  static ThreadPool &get() {
+    static ThreadPool *pool = [] {
+      auto *p = new ThreadPool;
+      pthread_atfork([] { get().mutex_.lock(); }, [] { get().mutex_.unlock(); },
+                     [] {
+                       ThreadPool &c = get();
+                       c.idle_.clear(); // their threads are the parent's
+                       c.mutex_.unlock();
+                     });
+      return p;
+    }();
+    return *pool;
+  }
+
+  void run(std::function<void()> job) {
+    Worker *w = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        w = idle_.back();
+        idle_.pop_back();
+      }
+    }
+    if (!w) {
+      w = new Worker;
+      w->job = std::move(job);
+      std::thread([this, w] { loop(w); }).detach();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(w->mutex);
+      w->job = std::move(job);
+    }
+    w->wake.notify_one();
+  }
+
+private:
+  struct Worker {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::function<void()> job;
+  };
+
+  void loop(Worker *w) {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(w->mutex);
+        w->wake.wait(lock, [w] { return bool(w->job); });
+        job = std::move(w->job);
+        w->job = nullptr;
+      }
+      job();
+      job = nullptr; // its captures go before the thread is idle again
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.push_back(w);
+    }
+  }
+
+  std::mutex mutex_;
+  std::vector<Worker *> idle_;
+};
 
 /// What the rank threads of one run share with the thread that waits for
 /// them. Owned jointly, so that a rank given up on (RunOptions::
@@ -106,14 +178,12 @@ Status runRanksOnThreads(const SharedProgram &program,
   const int replicas = options.replicas > 1 ? options.replicas : 1;
   const size_t perReplica = std::max<size_t>(1, w / size_t(replicas));
   std::vector<std::thread> threads;
-  for (size_t r = 0; r < w; ++r)
-    threads.emplace_back([run, replicas,
-                          tracked = trackedCallbacks(
-                              run,
-                              callbacksOfReplica(run->callbacks,
-                                                 int(r / perReplica)),
-                              r),
-                          r] {
+  for (size_t r = 0; r < w; ++r) {
+    auto job = [run, replicas,
+                tracked = trackedCallbacks(
+                    run,
+                    callbacksOfReplica(run->callbacks, int(r / perReplica)), r),
+                r] {
       std::unique_ptr<RankDevice> device = run->makeDevice();
       RankResult result = runWorldRank(
           run->program, replicas, *run->comms[r], *device, tracked,
@@ -124,7 +194,12 @@ Status runRanksOnThreads(const SharedProgram &program,
       run->done[r] = 1;
       run->outside[r] = nullptr;
       run->changed.notify_all();
-    });
+    };
+    if (group.reuseThreads)
+      ThreadPool::get().run(std::move(job));
+    else
+      threads.emplace_back(std::move(job));
+  }
 
   // Wait for every rank; but once one has failed, the ranks still out of
   // the runtime's reach (in a callback, e.g. reading an input that never
@@ -172,14 +247,19 @@ Status runRanksOnThreads(const SharedProgram &program,
           "running and ends with the process)");
     }
   }
+  // (A pooled rank's job has reported, under the mutex, and only drops
+  // its captures after: nothing of this run is touched past this point.)
   std::vector<RankResult> onTime;
   for (size_t r = 0; r < w; ++r) {
-    if (std::find(late.begin(), late.end(), r) != late.end()) {
-      threads[r].detach();
-    } else {
-      threads[r].join();
+    const bool isLate = std::find(late.begin(), late.end(), r) != late.end();
+    if (!isLate)
       onTime.push_back(ranks[r]);
-    }
+    if (threads.empty())
+      continue;
+    if (isLate)
+      threads[r].detach();
+    else
+      threads[r].join();
   }
   // A rank given up on failed because another one did first: the root cause
   // is among the others (else a 1 ns timeout could name a bind that was

@@ -23,6 +23,12 @@ struct ThreadRanks {
   std::vector<std::unique_ptr<Communicator>> agree;
   /// Creates a rank's device, on its thread.
   std::function<std::unique_ptr<RankDevice>()> makeDevice;
+  /// Run the ranks on threads kept from earlier runs (started on first
+  /// need, idle in between) instead of starting and joining W threads per
+  /// run: a run's cost for a small program is mostly that (the Python call
+  /// path, docs/performance.md). Only for host devices, whose rank threads
+  /// hold no per-thread state between runs.
+  bool reuseThreads = false;
 };
 
 /// Runs rank r of `group` on thread r (runWorldRank: on a grid, rank

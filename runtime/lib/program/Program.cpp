@@ -32,6 +32,25 @@ std::string describeArgument(const Program &program, size_t i) {
   return s;
 }
 
+/// An argument's parameter rows: only on a parameter, a range of dim 0
+/// whose size is the argument's dim 0 (its global one if sharded).
+Status checkParameterRows(const Program &program, size_t i) {
+  const Argument &a = program.args[i];
+  if (!a.hasParameterRows())
+    return Status::ok();
+  const std::vector<int64_t> &shape = a.sharded ? a.globalShape : a.type.shape;
+  const Range r = a.parameterRows;
+  if (a.parameter.empty() || shape.empty() || r.offset < 0 ||
+      (shape[0] != kDynamic && r.size != shape[0]))
+    return Status::invalidArgument(
+        describeArgument(program, i) + " holds rows [" +
+        std::to_string(r.offset) + ", " + std::to_string(r.offset + r.size) +
+        ") of " + (a.parameter.empty() ? "no parameter" : a.parameter) +
+        ", which must be a parameter's rows as many as the argument's dim 0 " +
+        "(" + formatShape(shape) + ")");
+  return Status::ok();
+}
+
 Status checkChunkSpec(const Program &program, const ChunkSpec &spec,
                       size_t rankOf, const std::string &what) {
   std::string problem = checkPlacements(spec.placements);
@@ -212,6 +231,8 @@ Status Program::validate() const {
             describeArgument(*this, i) +
             " holds a space or a control character (a parameter name is "
             "one word)");
+  for (size_t i = 0; i < args.size(); ++i)
+    SHARDLIN_RETURN_IF_ERROR(checkParameterRows(*this, i));
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i].sharded)
       SHARDLIN_RETURN_IF_ERROR(checkChunkSpec(*this, args[i].sharding,

@@ -340,6 +340,9 @@ std::string serializeProgram(const Program &p) {
     }
     if (!a.parameter.empty())
       os << " param " << a.parameter;
+    if (a.hasParameterRows())
+      os << " rows " << a.parameterRows.offset << " "
+         << a.parameterRows.offset + a.parameterRows.size;
     if (!a.location.empty())
       os << " loc " << a.location;
     os << "\n";
@@ -499,6 +502,13 @@ Status parseProgram(const std::string &text, Program &out) {
         } else if (w == "param" && a.parameter.empty()) {
           if (!t.word(a.parameter))
             return t.err("'param' needs the parameter's name");
+        } else if (w == "rows" && !a.parameter.empty() &&
+                   !a.hasParameterRows()) {
+          // The rows of the named tensor it holds (a fused q/k/v part).
+          int64_t begin = 0, end = 0;
+          SHARDLIN_RETURN_IF_ERROR(t.integer(begin, 0, INT64_MAX));
+          SHARDLIN_RETURN_IF_ERROR(t.integer(end, begin, INT64_MAX));
+          a.parameterRows = Range{begin, end - begin};
         } else if (w == "loc") {
           a.location = t.rest();
           break;

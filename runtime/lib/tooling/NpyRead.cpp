@@ -272,15 +272,39 @@ static Status openSafetensorsHeader(const std::string &path, int &fdOut,
 }
 
 /// Opens `path` as a safetensors file and finds `tensor`, whose bytes are
-/// left for NpyFile's reads.
+/// left for NpyFile's reads. A `tensor` NAME[B:E] that no tensor is named
+/// is rows [B, E) of NAME (splitSafetensorsRows): `found` is then those
+/// rows, as if they were a tensor of their own.
 static Status openSafetensorsImpl(const std::string &path,
                                   const std::string &tensor, int &fdOut,
                                   SafetensorsTensor &found) {
   std::vector<SafetensorsTensor> tensors;
   SHARDLIN_RETURN_IF_ERROR(openSafetensorsHeader(path, fdOut, tensors));
   const SafetensorsTensor *t = nullptr;
-  SHARDLIN_RETURN_IF_ERROR(findSafetensor(tensors, tensor, path, t));
+  std::string name;
+  int64_t begin = 0, end = 0;
+  const bool literal =
+      std::any_of(tensors.begin(), tensors.end(),
+                  [&](const SafetensorsTensor &s) { return s.name == tensor; });
+  const bool rows = !literal && splitSafetensorsRows(tensor, name, begin, end);
+  SHARDLIN_RETURN_IF_ERROR(
+      findSafetensor(tensors, rows ? name : tensor, path, t));
   found = *t;
+  if (!rows)
+    return Status::ok();
+  if (found.shape.empty() || end > found.shape[0])
+    return Status::invalidArgument(
+        "rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+        ") of '" + name + "' are outside its " +
+        (found.shape.empty() ? std::string("0-D shape")
+                             : std::to_string(found.shape[0]) + " rows") +
+        " (" + quotedName(tensor) + ")");
+  // The header's checks bound every size: none of these overflows.
+  const uint64_t rowBytes =
+      found.shape[0] ? (found.end - found.begin) / uint64_t(found.shape[0]) : 0;
+  found.begin += uint64_t(begin) * rowBytes;
+  found.end = found.begin + uint64_t(end - begin) * rowBytes;
+  found.shape[0] = end - begin;
   return Status::ok();
 }
 

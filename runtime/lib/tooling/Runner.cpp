@@ -59,9 +59,19 @@ Status parameterArgPaths(const Program &program, const RunConfig &config,
         std::to_string(config.argPaths.size()) + " --arg were given");
   out.clear();
   size_t next = 0;
-  for (const Argument &a : program.args)
-    out.push_back(a.parameter.empty() ? config.argPaths[next++]
-                                      : params + ":" + a.parameter);
+  for (const Argument &a : program.args) {
+    if (a.parameter.empty()) {
+      out.push_back(config.argPaths[next++]);
+      continue;
+    }
+    // A part of a tensor (a fused q/k/v weight's): its rows, by name.
+    const Range r = a.parameterRows;
+    out.push_back(params + ":" + a.parameter +
+                  (a.hasParameterRows()
+                       ? "[" + std::to_string(r.offset) + ":" +
+                             std::to_string(r.offset + r.size) + "]"
+                       : std::string()));
+  }
   return Status::ok();
 }
 

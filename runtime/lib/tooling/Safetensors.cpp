@@ -310,6 +310,29 @@ bool splitSafetensorsSpec(const std::string &spec, std::string &file,
   return true;
 }
 
+bool splitSafetensorsRows(const std::string &tensor, std::string &name,
+                          int64_t &begin, int64_t &end) {
+  const size_t open = tensor.rfind('[');
+  if (open == std::string::npos || open == 0 || tensor.back() != ']')
+    return false;
+  const std::string inside = tensor.substr(open + 1, tensor.size() - open - 2);
+  const size_t colon = inside.find(':');
+  if (colon == std::string::npos)
+    return false;
+  auto number = [](const std::string &s, int64_t &out) {
+    if (s.empty() || s.size() > 18 ||
+        s.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out = std::stoll(s);
+    return true;
+  };
+  if (!number(inside.substr(0, colon), begin) ||
+      !number(inside.substr(colon + 1), end) || begin > end)
+    return false;
+  name = tensor.substr(0, open);
+  return true;
+}
+
 bool isSafetensorsFileName(const std::string &path) {
   const std::string suffix = ".safetensors";
   return path.size() >= suffix.size() &&

@@ -127,3 +127,45 @@ func.func @slice_static(%w: tensor<8x4xf32>) -> tensor<4x4xf32> {
   %s = shardlin.local_slice %w dim = 0 ranges = [0, 4, 4, 6] : tensor<8x4xf32> -> tensor<4x4xf32>
   return %s : tensor<4x4xf32>
 }
+
+// -----
+
+// shardlin.attention_grad: the rules of shardlin.attention, and its own.
+
+func.func @grad_wrt(%q: tensor<8x8xf32>, %k: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{wrt must be "q", "k" or "v", got "o"}}
+  %d = shardlin.attention_grad %q, %k, %k, %q {wrt = "o", head_dim = 4 : i64} : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %d : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @grad_result_type(%q: tensor<8x24xf32>, %k: tensor<8x8xf32>) -> tensor<8x24xf32> {
+  // expected-error@+1 {{the gradient wrt v has type 'tensor<8x8xf32>', not 'tensor<8x24xf32>'}}
+  %d = shardlin.attention_grad %q, %k, %k, %q {wrt = "v", head_dim = 4 : i64} : tensor<8x24xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x24xf32> -> tensor<8x24xf32>
+  return %d : tensor<8x24xf32>
+}
+
+// -----
+
+func.func @grad_dout_type(%q: tensor<8x24xf32>, %k: tensor<8x8xf32>) -> tensor<8x24xf32> {
+  // expected-error@+1 {{expects dout of q's type 'tensor<8x24xf32>' (the gradient of the attention's result), got 'tensor<8x8xf32>'}}
+  %d = shardlin.attention_grad %q, %k, %k, %k {wrt = "q", head_dim = 4 : i64} : tensor<8x24xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x24xf32>
+  return %d : tensor<8x24xf32>
+}
+
+// -----
+
+func.func @grad_tables(%q: tensor<8x?xf32>, %k: tensor<8x?xf32>) -> tensor<8x?xf32> {
+  // expected-error@+1 {{rank 1's query heads [2, 4) need kv heads [0, 2) (group 3), but kv_heads gives it [1, 2)}}
+  %d = shardlin.attention_grad %q, %k, %k, %q {wrt = "q", head_dim = 4 : i64, group = 3 : i64, q_heads = array<i64: 0, 2, 2, 4, 4, 6>, kv_heads = array<i64: 0, 1, 1, 2, 1, 2>} : tensor<8x?xf32>, tensor<8x?xf32>, tensor<8x?xf32>, tensor<8x?xf32> -> tensor<8x?xf32>
+  return %d : tensor<8x?xf32>
+}
+
+// -----
+
+func.func @grad_global_heads(%q: tensor<8x28xf32>, %k: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{the 7 query heads must be a multiple of the 2 kv heads (GQA groups)}}
+  %d = shardlin.attention_grad %q, %k, %k, %q {wrt = "k", head_dim = 4 : i64} : tensor<8x28xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x28xf32> -> tensor<8x8xf32>
+  return %d : tensor<8x8xf32>
+}

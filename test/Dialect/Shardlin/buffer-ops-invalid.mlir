@@ -136,3 +136,51 @@ func.func @bounds_operand_layout(%x: memref<?x4xf32>, %b: memref<3xi64, strided<
   shardlin.buffer.all_gather %x into %g along <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64, strided<[2]>>) : memref<?x4xf32> into memref<?x4xf32>
   return
 }
+
+// -----
+
+func.func @attention_tables(%q: memref<3x8xf32>, %k: memref<3x4xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.attention' op with q_heads needs kv_heads and group (the rank-local form)}}
+  shardlin.buffer.attention %q, %k, %k into %q {group = 2 : i64, head_dim = 4 : i64, q_heads = array<i64: 0, 2>} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32> into memref<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_global_group(%q: memref<3x8xf32>, %k: memref<3x4xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.attention' op group 3 is not 2 / 1 = 2}}
+  shardlin.buffer.attention %q, %k, %k into %q {group = 3 : i64, head_dim = 4 : i64} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32> into memref<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_output(%q: memref<3x8xf32>, %k: memref<3x4xf32>, %o: memref<4x8xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.attention' op expects an output of q's type 'memref<3x8xf32>', got 'memref<4x8xf32>'}}
+  shardlin.buffer.attention %q, %k, %k into %o {head_dim = 4 : i64} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32> into memref<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: memref<3x8xf32>, %k: memref<3x4xf32>, %m: memref<3x2xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.attention' op mask 'memref<3x2xf32>' is not [3, 3] (the sequence length)}}
+  shardlin.buffer.attention %q, %k, %k mask %m into %q {head_dim = 4 : i64} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x2xf32> into memref<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_output(%q: memref<3x8xf32>, %k: memref<3x4xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.attention_grad' op the gradient wrt k has type 'memref<3x4xf32>', not 'memref<3x8xf32>'}}
+  shardlin.buffer.attention_grad %q, %k, %k, %q into %q {head_dim = 4 : i64, wrt = "k"} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32>, memref<3x8xf32> into memref<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table(%x: memref<3x8xf32>, %c: memref<3x4xf32>) {
+  // expected-error@+1 {{'shardlin.buffer.rope' op expects cos and sin of shape [3, 2] ([S, head_dim / 2]), got 'memref<3x4xf32>'}}
+  shardlin.buffer.rope %x, %c, %c into %x {head_dim = 4 : i64} : memref<3x8xf32>, memref<3x4xf32>, memref<3x4xf32> into memref<3x8xf32>
+  return
+}

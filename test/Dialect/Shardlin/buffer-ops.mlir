@@ -77,3 +77,20 @@ func.func @stacked_rows(%x: memref<?x4xf32>, %b: memref<3xi64>, %g: memref<?x4xf
   shardlin.buffer.reduce_scatter %g into %s along <dim = 0, placements = [1, 0]> bounds(%b : memref<3xi64>) : memref<?x4xf32> into memref<?x4xf32>
   return
 }
+
+// The buffer forms of attention (rank-local with head tables, global with
+// a mask), attention_grad and rope (a strided x).
+// CHECK-LABEL: func.func @attention_rope
+// CHECK: shardlin.buffer.attention %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, group = 3 : i64, head_dim = 4 : i64, kv_heads = array<i64: 0, 1, 0, 2>, q_heads = array<i64: 0, 2, 2, 4>, scale = 5.000000e-01 : f64} : memref<2x3x8xf32>, memref<2x3x?xf32>, memref<2x3x?xf32> into memref<2x3x8xf32>
+// CHECK: shardlin.buffer.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} into %{{.*}} {head_dim = 4 : i64} : memref<3x16xbf16>, memref<3x8xbf16>, memref<3x8xbf16>, memref<3x3xbf16> into memref<3x16xbf16>
+// CHECK: shardlin.buffer.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {head_dim = 4 : i64, wrt = "v"} : memref<3x16xbf16>, memref<3x8xbf16>, memref<3x8xbf16>, memref<3x16xbf16> into memref<3x8xbf16>
+// CHECK: shardlin.buffer.rope %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {head_dim = 4 : i64, inverse} : memref<3x16xbf16, strided<[32, 1]>>, memref<3x2xbf16>, memref<3x2xbf16> into memref<3x16xbf16>
+func.func @attention_rope(%q: memref<2x3x8xf32>, %k: memref<2x3x?xf32>, %o: memref<2x3x8xf32>,
+                          %gq: memref<3x16xbf16>, %gk: memref<3x8xbf16>, %m: memref<3x3xbf16>, %go: memref<3x16xbf16>,
+                          %dv: memref<3x8xbf16>, %x: memref<3x16xbf16, strided<[32, 1]>>, %c: memref<3x2xbf16>) {
+  shardlin.buffer.attention %q, %k, %k into %o {causal, group = 3 : i64, head_dim = 4 : i64, q_heads = array<i64: 0, 2, 2, 4>, kv_heads = array<i64: 0, 1, 0, 2>, scale = 0.5 : f64} : memref<2x3x8xf32>, memref<2x3x?xf32>, memref<2x3x?xf32> into memref<2x3x8xf32>
+  shardlin.buffer.attention %gq, %gk, %gk mask %m into %go {head_dim = 4 : i64} : memref<3x16xbf16>, memref<3x8xbf16>, memref<3x8xbf16>, memref<3x3xbf16> into memref<3x16xbf16>
+  shardlin.buffer.attention_grad %gq, %gk, %gk, %gq into %dv {head_dim = 4 : i64, wrt = "v"} : memref<3x16xbf16>, memref<3x8xbf16>, memref<3x8xbf16>, memref<3x16xbf16> into memref<3x8xbf16>
+  shardlin.buffer.rope %x, %c, %c into %go {head_dim = 4 : i64, inverse} : memref<3x16xbf16, strided<[32, 1]>>, memref<3x2xbf16>, memref<3x2xbf16> into memref<3x16xbf16>
+  return
+}

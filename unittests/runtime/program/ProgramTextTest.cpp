@@ -354,4 +354,48 @@ TEST(ProgramText, ParameterNamesRoundTrip) {
             "word)");
 }
 
+// A part of a fused q/k/v weight: `rows B E` after `param NAME` (rows
+// [B, E) of dim 0 of the named tensor); it round-trips, and the rows must
+// be as many as the argument's global dim 0.
+const char *kParamRowsW3 = R"(shardlin-program v1
+name col
+world_size 3
+values 3
+value 0 f32 2 4 16
+value 1 f32 2 ? 16
+value 2 f32 2 4 ?
+arg 0 plain replicated loc in.mlir:12:25
+arg 1 sharded 2 12 16 spec 0 3 0 1 2 param c_attn.weight rows 12 24 loc in.mlir:12:50
+instr gemm result 2 operands 2 0 1 trans 0 1 loc in.mlir:20:9
+results 1 2
+end
+)";
+
+TEST(ProgramText, ParameterRowsRoundTrip) {
+  rt::Program p;
+  rt::Status s = rt::parseProgram(kParamRowsW3, p);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(p.args[1].parameter, "c_attn.weight");
+  ASSERT_TRUE(p.args[1].hasParameterRows());
+  EXPECT_EQ(p.args[1].parameterRows.offset, 12);
+  EXPECT_EQ(p.args[1].parameterRows.size, 12);
+  EXPECT_FALSE(p.args[0].hasParameterRows());
+  EXPECT_EQ(rt::serializeProgram(p), kParamRowsW3);
+
+  expectInvalid(
+      kParamRowsW3,
+      {
+          {"rows 12 24", "rows 12 20",
+           "argument 1 (in.mlir:12:50) holds rows [12, 20) of c_attn.weight, "
+           "which must be a parameter's rows as many as the argument's dim 0 "
+           "([12, 16])"},
+          {"rows 12 24", "rows 24 12",
+           "program line 9: integer 12 out of range"},
+          {"param c_attn.weight rows 12 24", "rows 12 24",
+           "program line 9: unexpected 'rows' after the argument's spec "
+           "(expected 'replicated' for a plain argument, 'param NAME', or "
+           "'loc')"},
+      });
+}
+
 } // namespace

@@ -318,4 +318,69 @@ TEST_F(SafetensorsTest, ARankReadsOnlyItsChunk) {
   }
 }
 
+TEST_F(SafetensorsTest, ARankReadsOnlyItsRangesOfAFusedWeight) {
+  // A fused q/k/v weight [(Hq + 2 Hkv) D, H] with Hq = Hkv = 7, D = 4,
+  // H = 28 over W = 3 ranks (heads 3, 3, 1): each of q, k, v is named
+  // NAME[B:E] and read as a tensor of E - B rows; a rank's chunk of it is
+  // exactly its rows of the fused weight, and only those bytes are read.
+  const int64_t d = 4, heads = 7, h = heads * d, n = 3 * h;
+  std::mt19937 rng(7);
+  std::vector<float> weight(size_t(n * h));
+  for (float &v : weight)
+    v = float(std::uniform_real_distribution<double>(-1, 1)(rng));
+  const std::string p = path("fused.safetensors");
+  std::vector<float> other(5, 1.5f);
+  ASSERT_TRUE(writeSafetensors(
+                  p, {{"c_proj.bias", DType::F32, {5}, other.data()},
+                      {"c_attn.weight", DType::F32, {n, h}, weight.data()}})
+                  .isOk());
+  const std::vector<int64_t> bounds = {0, 3 * d, 6 * d, 7 * d};
+  const ChunkLayout layout(h, ChunkSpec{0, {0, 1, 2}, bounds});
+  for (int64_t part = 0; part < 3; ++part) {
+    const std::string spec = p + ":c_attn.weight[" + std::to_string(part * h) +
+                             ":" + std::to_string((part + 1) * h) + "]";
+    for (int r = 0; r < 3; ++r) {
+      std::unique_ptr<NpyFile> f;
+      Status s = NpyFile::openSpec(spec, f);
+      ASSERT_TRUE(s.isOk()) << s.message();
+      EXPECT_EQ(f->shape(), (std::vector<int64_t>{h, h}));
+      const Range mine = layout.ofRank(r);
+      std::vector<uint8_t> chunk;
+      ASSERT_TRUE(f->readSlice(0, mine, chunk).isOk());
+      const uint64_t bytes = uint64_t(mine.size * h) * sizeof(float);
+      ASSERT_EQ(chunk.size(), bytes);
+      EXPECT_EQ(f->bytesRead(), bytes) << "part " << part << " rank " << r;
+      const float *want = weight.data() + (part * h + mine.offset) * h;
+      EXPECT_EQ(0, std::memcmp(chunk.data(), want, bytes))
+          << "part " << part << " rank " << r;
+    }
+  }
+  // Read whole, the range is its rows.
+  std::unique_ptr<NpyFile> f;
+  ASSERT_TRUE(NpyFile::openSpec(p + ":c_attn.weight[28:56]", f).isOk());
+  std::vector<uint8_t> all;
+  ASSERT_TRUE(f->readAll(all).isOk());
+  ASSERT_EQ(all.size(), size_t(h * h) * sizeof(float));
+  EXPECT_EQ(0, std::memcmp(all.data(), weight.data() + h * h, all.size()));
+  // Rows outside the tensor, and a name that is not there.
+  Status s = NpyFile::openSpec(p + ":c_attn.weight[56:85]", f);
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument) << s.message();
+  EXPECT_NE(s.message().find("rows [56, 85) of 'c_attn.weight' are outside "
+                             "its 84 rows"),
+            std::string::npos)
+      << s.message();
+  s = NpyFile::openSpec(p + ":c_attn.w[0:4]", f);
+  EXPECT_EQ(s.code(), StatusCode::NotFound) << s.message();
+  // Not a range: read as a name.
+  std::string name;
+  int64_t begin = 0, end = 0;
+  EXPECT_TRUE(splitSafetensorsRows("a.b[3:7]", name, begin, end));
+  EXPECT_EQ(name, "a.b");
+  EXPECT_EQ(begin, 3);
+  EXPECT_EQ(end, 7);
+  for (const char *bad : {"a[7:3]", "a[3:]", "a[:3]", "a[-1:3]", "[0:1]",
+                          "a[1:2", "a1:2]", "a[x:2]"})
+    EXPECT_FALSE(splitSafetensorsRows(bad, name, begin, end)) << bad;
+}
+
 } // namespace

@@ -139,6 +139,130 @@ LogicalResult BackwardGen::visitRowReduction(Operation *op,
   return success();
 }
 
+/// o = attention(q, k, v [mask]): dq, dk and dv by shardlin.attention_grad
+/// (the softmax recomputed from q and k), with the forward's tables. The
+/// mask is an additive constant of the scores: not differentiated (a mask
+/// computed from an argument gets no contribution from here). A rank's dk
+/// and dv hold only its own query heads' part of its kv heads' gradients;
+/// where kv heads are replicated to several ranks, the parts are summed
+/// over those ranks through the gradients of what k and v are computed from
+/// (a local_slice of a replicated weight: its all_reduce; the gathered x:
+/// the all_gather's dual reduce_scatter).
+LogicalResult BackwardGen::visitAttention(AttentionOp op) {
+  Value g = gradient(op.getResult());
+  Value gt = convertTo(g, elementOf(op.getQ()));
+  Value mask = op.getMask() ? primal(op.getMask()) : Value();
+  const std::pair<Value, StringRef> wrts[] = {
+      {op.getQ(), "q"}, {op.getK(), "k"}, {op.getV(), "v"}};
+  for (auto [operand, wrt] : wrts) {
+    if (!active.contains(operand))
+      continue;
+    auto d = AttentionGradOp::create(
+        adjoint, loc(), operand.getType(), primal(op.getQ()), primal(op.getK()),
+        primal(op.getV()), gt, mask, adjoint.getStringAttr(wrt),
+        op.getHeadDimAttr(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getGroupAttr(), op.getQHeadsAttr(), op.getKvHeadsAttr());
+    contribute(operand, d.getResult());
+  }
+  return success();
+}
+
+/// y = rope(x): a rotation of each pair by the position's angle, whose
+/// transpose is the rotation by the opposite angle: dx = rope(g) with
+/// `inverse` flipped. The tables cos and sin are not differentiated (the
+/// frozen rotary tables; an argument gets no contribution from here).
+LogicalResult BackwardGen::visitRope(RopeOp op) {
+  if (!active.contains(op.getX()))
+    return success();
+  // In the tables' (and x's) element type, as the op takes them.
+  Value g = convertTo(gradient(op.getResult()), elementOf(op.getCos()));
+  auto rot = RopeOp::create(
+      adjoint, loc(), op.getX().getType(), g, primal(op.getCos()),
+      primal(op.getSin()), op.getHeadDimAttr(),
+      op.getInverse() ? UnitAttr() : adjoint.getUnitAttr());
+  contribute(op.getX(), rot.getResult());
+  return success();
+}
+
+/// s = local_slice(t) (rank r's [b_r, e_r) of dim d of t, every rank's t
+/// alike; the ranges may overlap): rank r's contribution to dt is g placed
+/// at [b_r, e_r) and zeros elsewhere, and t's gradient is its sum over the
+/// ranks (t is replicated: the all_reduce of finalizeReplicated; of an
+/// all_gather's result, the dual reduce_scatter), so that a kv head that
+/// several ranks slice gets every rank's part. The placement is a GEMM
+/// with the rows of the identity the slice takes (the same local_slice of
+/// an n x n identity, n = t's dim d): sel^T g for d = 0, g sel for the
+/// last dim of a matrix, exact (one product of 1 by g and zeros per
+/// element).
+LogicalResult BackwardGen::visitLocalSlice(LocalSliceOp op) {
+  Value src = op.getSource();
+  if (!active.contains(src))
+    return success();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto resType = cast<RankedTensorType>(op.getResult().getType());
+  const int64_t d = op.getDim(), rank = srcType.getRank();
+  if (rank > 2 || (rank == 2 && d > 1))
+    return op.emitOpError()
+           << "cannot be differentiated by shardlin-generate-backward: the "
+              "slice of a tensor of rank "
+           << rank << " along dim " << d
+           << " has no adjoint here (a vector's, or a matrix's along its "
+              "rows or columns: a K/V weight's or bias's kv heads)";
+  if (!replicated.contains(src) && !collected.contains(src))
+    return op.emitOpError()
+           << "cannot differentiate the slice of a value that is not the "
+              "same on every rank (a replicated argument, or what a "
+              "collective gathered)";
+  Type acc = accType(src);
+  const int64_t n = srcType.getDimSize(d);
+  Value g = convertTo(gradient(op.getResult()), acc);
+  // The n x n identity and the rank's rows of it.
+  auto eyeType = RankedTensorType::get({n, n}, acc);
+  SmallVector<Attribute> ones;
+  ones.reserve(n * n);
+  Attribute one = adjoint.getFloatAttr(acc, 1.0),
+            zero = adjoint.getFloatAttr(acc, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      ones.push_back(i == j ? one : zero);
+  // A shardlin.constant: every rank holds it whole (the runtime's
+  // constants table).
+  Value eye = shardlin::ConstantOp::create(
+      adjoint, loc(), eyeType, DenseElementsAttr::get(eyeType, ones));
+  Value sel = LocalSliceOp::create(
+      adjoint, loc(), RankedTensorType::get({resType.getDimSize(d), n}, acc),
+      eye, op.getDimAttr(), op.getRangesAttr());
+  Type full = withElement(srcType, acc);
+  if (rank == 2) {
+    Value placed = d == 0
+                       ? GemmOp::create(adjoint, loc(), full, sel, g, Value(),
+                                        /*transposeLhs=*/true, false)
+                             .getResult()
+                       : GemmOp::create(adjoint, loc(), full, g, sel, Value(),
+                                        false, false)
+                             .getResult();
+    contribute(src, placed);
+    return success();
+  }
+  // A vector: as one column, back to a vector.
+  auto colType = RankedTensorType::get({resType.getDimSize(0), 1}, acc);
+  SmallVector<OpFoldResult> sizes{
+      resType.isDynamicDim(0)
+          ? OpFoldResult(
+                tensor::DimOp::create(adjoint, loc(), g, 0).getResult())
+          : OpFoldResult(adjoint.getIndexAttr(resType.getDimSize(0))),
+      adjoint.getIndexAttr(1)};
+  SmallVector<ReassociationIndices> groups{{0, 1}};
+  Value col =
+      tensor::ExpandShapeOp::create(adjoint, loc(), colType, g, groups, sizes);
+  Value placed =
+      GemmOp::create(adjoint, loc(), RankedTensorType::get({n, 1}, acc), sel,
+                     col, Value(), /*transposeLhs=*/true, false);
+  contribute(src, tensor::CollapseShapeOp::create(adjoint, loc(), full, placed,
+                                                  groups));
+  return success();
+}
+
 /// An all_gather's or all_reduce's result, every rank's alike: the dual
 /// collective of each rank's own gradient (its sum over ranks: a
 /// reduce_scatter, an all_reduce), plus the rank's part of the gradient
@@ -165,6 +289,33 @@ LogicalResult BackwardGen::visitCollected(Operation *op) {
                                           local, reduce.getWorldSize()));
   if (whole)
     contribute(input, whole);
+  return success();
+}
+
+/// c = local_chunk(b) along S: b every rank's alike (a replicated value, or
+/// a collective's result), so its gradient is every rank's chunk gradient,
+/// gathered along S.
+LogicalResult BackwardGen::visitLocalChunk(LocalChunkOp l) {
+  Value src = l.getSource();
+  if (!active.contains(src))
+    return success();
+  if (collected.contains(src)) {
+    // Every rank's chunk gradient, gathered: the whole gradient,
+    // summed over ranks, every rank's alike.
+    Value g = gradient(l.getResult());
+    Value whole = AllGatherOp::create(adjoint, loc(),
+                                      withElement(src.getType(), elementOf(g)),
+                                      g, l.getAlong());
+    collectedSummed[src] =
+        add(collectedSummed.lookup(src), convertTo(whole, accType(src)));
+    return success();
+  }
+  if (!replicated.contains(src))
+    return l.emitOpError()
+           << "cannot differentiate the chunk of a rank-local value "
+              "(only of a value every rank holds alike, such as a bias)";
+  Value &chunk = reps[src].chunks[l.getAlong()];
+  chunk = add(chunk, convertTo(gradient(l.getResult()), accType(src)));
   return success();
 }
 
@@ -248,30 +399,11 @@ LogicalResult BackwardGen::visit(Operation *op) {
         grads[arg] = add(grads.lookup(arg), g);
         return success();
       })
-      .Case([&](LocalChunkOp l) -> LogicalResult {
-        Value src = l.getSource();
-        if (!active.contains(src))
-          return success();
-        if (collected.contains(src)) {
-          // Every rank's chunk gradient, gathered: the whole gradient,
-          // summed over ranks, every rank's alike.
-          Value g = gradient(l.getResult());
-          Value whole = AllGatherOp::create(
-              adjoint, loc(), withElement(src.getType(), elementOf(g)), g,
-              l.getAlong());
-          collectedSummed[src] = add(collectedSummed.lookup(src),
-                                     convertTo(whole, accType(src)));
-          return success();
-        }
-        if (!replicated.contains(src))
-          return l.emitOpError()
-                 << "cannot differentiate the chunk of a rank-local value "
-                    "(only of a value every rank holds alike, such as a bias)";
-        Value &chunk = reps[src].chunks[l.getAlong()];
-        chunk = add(chunk, convertTo(gradient(l.getResult()), accType(src)));
-        return success();
-      })
+      .Case([&](LocalChunkOp l) { return visitLocalChunk(l); })
       .Case([&](GemmOp g) { return visitGemm(g); })
+      .Case([&](AttentionOp a) { return visitAttention(a); })
+      .Case([&](RopeOp r) { return visitRope(r); })
+      .Case([&](LocalSliceOp l) { return visitLocalSlice(l); })
       .Case([&](BiasAddOp b) {
         Value g = gradient(b.getResult());
         contribute(b.getInput(), g);

@@ -106,6 +106,10 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult visitGemm(GemmOp op);
   LogicalResult visitElementwise(Operation *op);
+  LogicalResult visitAttention(AttentionOp op);
+  LogicalResult visitRope(RopeOp op);
+  LogicalResult visitLocalSlice(LocalSliceOp op);
+  LogicalResult visitLocalChunk(LocalChunkOp op);
   LogicalResult visitCollected(Operation *op);
   LogicalResult visitRowReduction(Operation *op, const RowReduction &red);
   bool isSame(Value v) const {

@@ -25,6 +25,7 @@
 #include "shardlin/Dialect/Shardlin/Transforms/PassOptions.h"
 
 #include "shardlin/Dialect/Shardlin/Transforms/ElementwiseChains.h"
+#include "shardlin/Dialect/Shardlin/Transforms/InlineCalls.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -48,9 +49,10 @@ namespace {
 constexpr const char *kDifferentiable =
     "shardlin.linear, the lowered shardlin ops (local_shard, local_chunk, "
     "all_gather, all_to_all, reduce_scatter, all_reduce, gemm, bias_add, "
-    "convert, and from_local of a returned value), tensor.collapse_shape and "
-    "expand_shape, a norm's sum over the last dim (a linalg.generic into "
-    "R x 1 or a linalg.reduce, combining by arith.addf), and the elementwise "
+    "convert, and from_local of a returned value), shardlin.attention, rope "
+    "and local_slice, tensor.collapse_shape and expand_shape, a norm's sum "
+    "over the last dim (a linalg.generic into R x 1 or a linalg.reduce, "
+    "combining by arith.addf), and the elementwise "
     "ops the shardlin runtime executes";
 
 /// Fails, with a located error, on what the backward cannot differentiate.
@@ -86,10 +88,23 @@ LogicalResult checkDifferentiable(func::FuncOp f) {
              << "cannot differentiate 'shardlin.from_local' whose result is "
                 "used by other ops than the return";
     }
+    // A plain shardlin.constant (the import's rotary tables) is a constant
+    // of the function: no gradient. A sharded one is a weight kept in the
+    // module, whose gradient no result could return.
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      if (!c.getSharding())
+        continue;
+      return op.emitError()
+             << "cannot differentiate a weight kept in the module (a sharded "
+                "shardlin.constant): its gradient has no argument to be "
+                "returned for; make it an argument "
+                "(--shardlin-externalize-parameters)";
+    }
     if (isa<func::ReturnOp, LinearOp, LocalShardOp, LocalChunkOp, AllGatherOp,
             AllToAllOp, ReduceScatterOp, AllReduceOp, GemmOp, BiasAddOp,
-            ConvertOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-            tensor::EmptyOp, tensor::DimOp, arith::ConstantOp>(op) ||
+            ConvertOp, AttentionOp, RopeOp, LocalSliceOp,
+            tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::EmptyOp,
+            tensor::DimOp, arith::ConstantOp>(op) ||
         isSizeComputation(op))
       continue;
     if (std::optional<RowReduction> red = matchRowReduction(&op)) {
@@ -181,6 +196,10 @@ FailureOr<llvm::SmallBitVector> replicatedArguments(func::FuncOp f) {
               linear && linear.getResultLayout() == Layout::Replicated)
             continue;
           if (isa<AllReduceOp, AllGatherOp>(def))
+            continue;
+          // A constant of the module (plain: checkDifferentiable refuses a
+          // sharded one) is the same on every rank and has no gradient.
+          if (isa<ConstantOp>(def))
             continue;
           bool member = false;
           if (succeeded(isChainMember(*def, member, /*emitErrors=*/false)) &&
@@ -308,8 +327,28 @@ private:
         return static_cast<int64_t>(i) == split ? ceilDiv(in[i], w) : in[i] * w;
       });
     } else if (auto s = dyn_cast<LocalShardOp>(def)) {
-      ArrayRef<int64_t> full = s.getSource().getType().getShape();
-      fill([&](size_t i) { return ceilDiv(full[i], w); });
+      // The largest chunk of the spec's bounds (explicit ones, head-aligned
+      // blocks, may exceed the ceil rule's).
+      ShardedType st = s.getSource().getType();
+      ChunkAttr spec = st.getSharding();
+      ArrayRef<int64_t> full = st.getShape();
+      fill([&](size_t i) {
+        if (static_cast<int64_t>(i) != spec.getDim())
+          return full[i];
+        SmallVector<int64_t> b = spec.getBoundsFor(full[i]);
+        int64_t most = 0;
+        for (size_t c = 0; c + 1 < b.size(); ++c)
+          most = std::max(most, b[c + 1] - b[c]);
+        return most;
+      });
+    } else if (auto sl = dyn_cast<LocalSliceOp>(def)) {
+      ArrayRef<int64_t> r = sl.getRanges();
+      int64_t most = 0;
+      for (size_t c = 0; c + 1 < r.size(); c += 2)
+        most = std::max(most, r[c + 1] - r[c]);
+      fill([&](size_t i) {
+        return static_cast<int64_t>(i) == sl.getDim() ? most : in[i];
+      });
     } else if (isa<LocalChunkOp>(def)) {
       fill([&](size_t i) { return ceilDiv(in[i], w); });
     } else if (auto g = dyn_cast<GemmOp>(def)) {
@@ -544,19 +583,22 @@ LogicalResult GenerateBackwardPass::generate(func::FuncOp f) {
       return f.emitError() << "cannot add the backward of @" << f.getSymName()
                            << ": a symbol named '" << name
                            << "' already exists";
-  if (failed(checkDifferentiable(f)))
-    return failure();
-  FailureOr<llvm::SmallBitVector> replicated = replicatedArguments(f);
-  if (failed(replicated))
-    return failure();
-
-  // The lowered copy the backward is the dual of.
+  // The lowered copy the backward is the dual of, its calls (a layer's
+  // norm helper) inlined: reverse mode runs over one block.
   OpBuilder b(ctx);
   b.setInsertionPointAfter(f);
   auto lowered = cast<func::FuncOp>(b.clone(*f));
   lowered.setSymName(("__shardlin_lowered_" + f.getSymName()).str());
   lowered.setPrivate();
   symbols.insert(lowered);
+  FailureOr<llvm::SmallBitVector> replicated = failure();
+  if (succeeded(inlineCalls(lowered, "shardlin-generate-backward")) &&
+      succeeded(checkDifferentiable(lowered)))
+    replicated = replicatedArguments(lowered);
+  if (failed(replicated)) {
+    lowered.erase();
+    return failure();
+  }
   LowerShardedLinearOptions o = optionValues(*this);
   o.explain = false; // The lowering of @f explains itself when it is run.
   OpPassManager pm(func::FuncOp::getOperationName());

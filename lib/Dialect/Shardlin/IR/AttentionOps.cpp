@@ -21,7 +21,7 @@ std::string dimText(int64_t d) {
 
 /// Leading dims (all but the last) of `a` and `b` agree where both are
 /// static.
-bool sameLeadingDims(RankedTensorType a, RankedTensorType b) {
+bool sameLeadingDims(ShapedType a, ShapedType b) {
   if (a.getRank() != b.getRank())
     return false;
   for (int64_t i = 0; i + 1 < a.getRank(); ++i) {
@@ -47,7 +47,8 @@ LogicalResult checkPairs(Operation *op, StringRef name, ArrayRef<int64_t> t) {
 
 /// The rank-local form's tables: q_heads partition [0, Hq) in rank order,
 /// and each rank's kv range holds the kv heads its query heads need.
-LogicalResult verifyHeadTables(AttentionOp op) {
+/// (OpT: AttentionOp or AttentionGradOp, which share the attributes.)
+template <typename OpT> LogicalResult verifyHeadTables(OpT op) {
   ArrayRef<int64_t> qh = *op.getQHeads();
   std::optional<ArrayRef<int64_t>> kvh = op.getKvHeads();
   if (!kvh || !op.getGroup())
@@ -89,13 +90,13 @@ LogicalResult verifyHeadTables(AttentionOp op) {
 
 /// The feature dim `f` of a rank-local operand holds `heads` heads of every
 /// rank: static only if they are all the same.
-LogicalResult checkLocalFeatures(AttentionOp op, StringRef name, int64_t f,
+LogicalResult checkLocalFeatures(Operation *op, StringRef name, int64_t f,
                                  ArrayRef<int64_t> table, int64_t d) {
   if (ShapedType::isDynamic(f))
     return success();
   for (size_t r = 0; r < table.size() / 2; ++r)
     if ((table[2 * r + 1] - table[2 * r]) * d != f)
-      return op.emitOpError()
+      return op->emitOpError()
              << name << " has " << f << " features, but rank " << r << " holds "
              << table[2 * r + 1] - table[2 * r] << " heads of " << d
              << " (make the dim ?)";
@@ -103,8 +104,8 @@ LogicalResult checkLocalFeatures(AttentionOp op, StringRef name, int64_t f,
 }
 
 /// The global form: whole heads, Hq a multiple of Hkv.
-LogicalResult verifyGlobalHeads(AttentionOp op, int64_t fq, int64_t fkv,
-                                int64_t d) {
+template <typename OpT>
+LogicalResult verifyGlobalHeads(OpT op, int64_t fq, int64_t fkv, int64_t d) {
   if (ShapedType::isDynamic(fq) || ShapedType::isDynamic(fkv))
     return op.emitOpError() << "needs static feature dims (Hq * head_dim and "
                                "Hkv * head_dim), got "
@@ -128,84 +129,181 @@ LogicalResult verifyGlobalHeads(AttentionOp op, int64_t fq, int64_t fkv,
   return success();
 }
 
-} // namespace
-
-double AttentionOp::getScaleOrDefault() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+/// Whether two shaped values have one shape and element type (buffers may
+/// differ in layout).
+bool sameShapeAndType(ShapedType a, ShapedType b) {
+  return a.getShape() == b.getShape() &&
+         a.getElementType() == b.getElementType();
 }
 
-LogicalResult AttentionOp::verify() {
-  auto q = cast<RankedTensorType>(getQ().getType());
-  auto k = cast<RankedTensorType>(getK().getType());
-  auto v = cast<RankedTensorType>(getV().getType());
+/// What attention and attention_grad share, on tensors and on their buffer
+/// forms: q, k, v, the forms' head tables, the mask and the scale.
+template <typename OpT> LogicalResult verifyAttentionOperands(OpT op) {
+  auto q = cast<ShapedType>(op.getQ().getType());
+  auto k = cast<ShapedType>(op.getK().getType());
+  auto v = cast<ShapedType>(op.getV().getType());
   if (q.getRank() != 2 && q.getRank() != 3)
-    return emitOpError() << "expects q of rank 2 ([S, F]) or 3 ([B, S, F]), "
-                            "got "
-                         << q;
-  if (k != v)
-    return emitOpError() << "expects k and v of one type, got " << k << " and "
-                         << v;
+    return op.emitOpError() << "expects q of rank 2 ([S, F]) or 3 ([B, S, F]), "
+                               "got "
+                            << q;
+  if (!sameShapeAndType(k, v))
+    return op.emitOpError()
+           << "expects k and v of one type, got " << k << " and " << v;
   if (k.getElementType() != q.getElementType() || !sameLeadingDims(q, k))
-    return emitOpError() << "k " << k << " must have q's element type and "
-                         << "leading dims (" << q << ")";
-  const int64_t d = getHeadDim();
+    return op.emitOpError() << "k " << k << " must have q's element type and "
+                            << "leading dims (" << q << ")";
+  const int64_t d = op.getHeadDim();
   const int64_t fq = q.getShape().back(), fkv = k.getShape().back();
-  if (std::optional<ArrayRef<int64_t>> qh = getQHeads()) {
-    if (failed(verifyHeadTables(*this)) ||
-        failed(checkLocalFeatures(*this, "q", fq, *qh, d)) ||
-        failed(checkLocalFeatures(*this, "k", fkv, *getKvHeads(), d)))
+  if (std::optional<ArrayRef<int64_t>> qh = op.getQHeads()) {
+    if (failed(verifyHeadTables(op)) ||
+        failed(checkLocalFeatures(op, "q", fq, *qh, d)) ||
+        failed(checkLocalFeatures(op, "k", fkv, *op.getKvHeads(), d)))
       return failure();
-  } else if (failed(verifyGlobalHeads(*this, fq, fkv, d))) {
+  } else if (failed(verifyGlobalHeads(op, fq, fkv, d))) {
     return failure();
   }
-  if (Value m = getMask()) {
-    auto mt = cast<RankedTensorType>(m.getType());
+  if (Value m = op.getMask()) {
+    auto mt = cast<ShapedType>(m.getType());
     const int64_t s = q.getDimSize(q.getRank() - 2);
     if (mt.getRank() != 2 || mt.getElementType() != q.getElementType())
-      return emitOpError() << "expects an [S, S] mask of q's element type, got "
-                           << mt;
+      return op.emitOpError()
+             << "expects an [S, S] mask of q's element type, got " << mt;
     for (int64_t i = 0; i < 2; ++i)
       if (!ShapedType::isDynamic(s) && !mt.isDynamicDim(i) &&
           mt.getDimSize(i) != s)
-        return emitOpError() << "mask " << mt << " is not [" << s << ", " << s
-                             << "] (the sequence length)";
+        return op.emitOpError() << "mask " << mt << " is not [" << s << ", "
+                                << s << "] (the sequence length)";
   }
-  if (getScale() && !(getScaleOrDefault() > 0.0))
-    return emitOpError() << "scale must be positive";
+  if (op.getScale() && !(op.getScaleOrDefault() > 0.0))
+    return op.emitOpError() << "scale must be positive";
   return success();
 }
 
-LogicalResult RopeOp::verify() {
-  auto x = cast<RankedTensorType>(getX().getType());
-  auto c = cast<RankedTensorType>(getCos().getType());
-  auto s = cast<RankedTensorType>(getSin().getType());
-  const int64_t d = getHeadDim();
+double scaleOrDefault(std::optional<APFloat> scale, int64_t headDim) {
+  if (scale)
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+} // namespace
+
+double AttentionOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttentionOperands(*this); }
+
+double AttentionGradOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+namespace {
+
+/// attention_grad (tensor or buffer form, whose result is `out`): wrt, and
+/// dout and the result of q's or k's shape.
+template <typename OpT> LogicalResult verifyAttentionGrad(OpT op, Value out) {
+  if (op.getWrt() != "q" && op.getWrt() != "k" && op.getWrt() != "v")
+    return op.emitOpError() << "wrt must be \"q\", \"k\" or \"v\", got \""
+                            << op.getWrt() << "\"";
+  if (failed(verifyAttentionOperands(op)))
+    return failure();
+  auto q = cast<ShapedType>(op.getQ().getType());
+  if (!sameShapeAndType(cast<ShapedType>(op.getDout().getType()), q))
+    return op.emitOpError() << "expects dout of q's type " << q
+                            << " (the gradient of the attention's result), got "
+                            << op.getDout().getType();
+  Value want = op.getWrt() == "q" ? op.getQ() : op.getK();
+  if (!sameShapeAndType(cast<ShapedType>(out.getType()),
+                        cast<ShapedType>(want.getType())))
+    return op.emitOpError()
+           << "the gradient wrt " << op.getWrt() << " has type "
+           << want.getType() << ", not " << out.getType();
+  return success();
+}
+
+/// Query heads per kv head: `group`, or Hq / Hkv of the global form (whose
+/// verifier checked static whole heads).
+template <typename OpT> int64_t groupOrDefault(OpT op) {
+  if (std::optional<uint64_t> g = op.getGroup())
+    return static_cast<int64_t>(*g);
+  return cast<ShapedType>(op.getQ().getType()).getShape().back() /
+         cast<ShapedType>(op.getK().getType()).getShape().back();
+}
+
+} // namespace
+
+LogicalResult AttentionGradOp::verify() {
+  return verifyAttentionGrad(*this, getResult());
+}
+
+double BufferAttentionOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+int64_t BufferAttentionOp::getGroupOrDefault() { return groupOrDefault(*this); }
+
+LogicalResult BufferAttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this)))
+    return failure();
+  if (!sameShapeAndType(getOutput().getType(), getQ().getType()))
+    return emitOpError() << "expects an output of q's type " << getQ().getType()
+                         << ", got " << getOutput().getType();
+  return success();
+}
+
+double BufferAttentionGradOp::getScaleOrDefault() {
+  return scaleOrDefault(getScale(), getHeadDim());
+}
+
+int64_t BufferAttentionGradOp::getGroupOrDefault() {
+  return groupOrDefault(*this);
+}
+
+LogicalResult BufferAttentionGradOp::verify() {
+  return verifyAttentionGrad(*this, getOutput());
+}
+
+namespace {
+
+/// rope and its buffer form (whose result is `out`).
+template <typename OpT> LogicalResult verifyRope(OpT op, Value out) {
+  auto x = cast<ShapedType>(op.getX().getType());
+  auto c = cast<ShapedType>(op.getCos().getType());
+  auto s = cast<ShapedType>(op.getSin().getType());
+  const int64_t d = op.getHeadDim();
   if (d % 2 != 0)
-    return emitOpError() << "head_dim " << d
-                         << " must be even (pairs (i, i + head_dim / 2))";
+    return op.emitOpError()
+           << "head_dim " << d << " must be even (pairs (i, i + head_dim / 2))";
   if (x.getRank() != 2 && x.getRank() != 3)
-    return emitOpError() << "expects x of rank 2 ([S, F]) or 3 ([B, S, F]), "
-                            "got "
-                         << x;
+    return op.emitOpError()
+           << "expects x of rank 2 ([S, F]) or 3 ([B, S, F]), got " << x;
+  if (!sameShapeAndType(x, cast<ShapedType>(out.getType())))
+    return op.emitOpError()
+           << "expects a result of x's type " << x << ", got " << out.getType();
   const int64_t f = x.getShape().back();
   if (!ShapedType::isDynamic(f) && f % d != 0)
-    return emitOpError() << "x's " << f
-                         << " features are not whole heads of head_dim " << d;
-  if (c != s)
-    return emitOpError() << "expects cos and sin of one type, got " << c
-                         << " and " << s;
+    return op.emitOpError()
+           << "x's " << f << " features are not whole heads of head_dim " << d;
+  if (!sameShapeAndType(c, s))
+    return op.emitOpError()
+           << "expects cos and sin of one type, got " << c << " and " << s;
   if (c.getElementType() != x.getElementType())
-    return emitOpError() << "cos " << c << " must have x's element type";
+    return op.emitOpError() << "cos " << c << " must have x's element type";
   const int64_t seq = x.getDimSize(x.getRank() - 2);
   if (c.getRank() != 2 || (!c.isDynamicDim(1) && c.getDimSize(1) != d / 2) ||
       (!c.isDynamicDim(0) && !ShapedType::isDynamic(seq) &&
        c.getDimSize(0) != seq))
-    return emitOpError() << "expects cos and sin of shape [" << dimText(seq)
-                         << ", " << d / 2 << "] ([S, head_dim / 2]), got " << c;
+    return op.emitOpError()
+           << "expects cos and sin of shape [" << dimText(seq) << ", " << d / 2
+           << "] ([S, head_dim / 2]), got " << c;
   return success();
 }
+
+} // namespace
+
+LogicalResult RopeOp::verify() { return verifyRope(*this, getResult()); }
+
+LogicalResult BufferRopeOp::verify() { return verifyRope(*this, getOutput()); }
 
 LogicalResult LocalSliceOp::verify() {
   auto src = cast<RankedTensorType>(getSource().getType());

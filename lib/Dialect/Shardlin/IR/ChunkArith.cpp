@@ -94,3 +94,32 @@ ChunkRangeValues mlir::shardlin::buildLocalChunkRange(OpBuilder &b,
       loc, b.getIndexType(), static_cast<uint64_t>(chunk.getNumChunks()));
   return buildChunkRange(b, loc, chunk, n, rank);
 }
+
+ChunkRangeValues mlir::shardlin::buildRankTableRange(OpBuilder &b, Location loc,
+                                                     ArrayRef<int64_t> ranges,
+                                                     Value rank) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  const size_t w = ranges.size() / 2;
+  bool uniform = true;
+  for (size_t r = 0; r < w; ++r)
+    uniform &= ranges[2 * r + 1] - ranges[2 * r] == ranges[1] - ranges[0];
+  Value offset = cst(uniform ? ranges[0] : 0), size = cst(0);
+  for (size_t r = 0; r < w; ++r) {
+    Value match = b.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, rank, cst(static_cast<int64_t>(r)));
+    offset =
+        b.createOrFold<arith::SelectOp>(loc, match, cst(ranges[2 * r]), offset);
+    if (!uniform)
+      size = b.createOrFold<arith::SelectOp>(
+          loc, match, cst(ranges[2 * r + 1] - ranges[2 * r]), size);
+  }
+  ChunkRangeValues range;
+  range.offset = offset;
+  if (uniform)
+    range.size = b.getIndexAttr(ranges[1] - ranges[0]);
+  else
+    range.size = size;
+  return range;
+}

@@ -13,7 +13,11 @@
 //   in place), so a lowered linear adds its bias into the reduce_scatter's
 //   buffer; the analysis copies first only where the input is read later or
 //   not writable.
-// - local_chunk is a memref.subview of its source: no data moves.
+// - attention, attention_grad and rope write a new buffer through their
+//   buffer forms (shardlin_attention(_grad), shardlin_rope: the plan
+//   executor's kernels).
+// - local_chunk and local_slice are memref.subviews of their source: no
+//   data moves.
 // - local_shard and linear cannot be bufferized: shardlin-localize-sharded and
 //   --lower-sharded-linear remove them first, and bufferizing one says so.
 //
@@ -387,6 +391,53 @@ struct SumRowsModel : WritesNewBufferModel<SumRowsModel, SumRowsOp> {
   }
 };
 
+/// attention and attention_grad: their buffer forms, the attributes as
+/// they are.
+struct AttentionModel : WritesNewBufferModel<AttentionModel, AttentionOp> {
+  static SmallVector<Value> dynamicSizes(AttentionOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    return inputShapeSizes(b, op.getLoc(), op.getType(), buffers[0]);
+  }
+  static void build(AttentionOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAttentionOp::create(b, op.getLoc(), buffers[0], buffers[1],
+                              buffers[2], bufferOf(op, buffers, op.getMask()),
+                              output, op.getHeadDimAttr(), op.getScaleAttr(),
+                              op.getCausalAttr(), op.getGroupAttr(),
+                              op.getQHeadsAttr(), op.getKvHeadsAttr());
+  }
+};
+
+struct AttentionGradModel
+    : WritesNewBufferModel<AttentionGradModel, AttentionGradOp> {
+  static SmallVector<Value> dynamicSizes(AttentionGradOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    // dq has q's shape, dk and dv k's.
+    return inputShapeSizes(b, op.getLoc(), op.getType(),
+                           buffers[op.getWrt() == "q" ? 0 : 1]);
+  }
+  static void build(AttentionGradOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferAttentionGradOp::create(
+        b, op.getLoc(), buffers[0], buffers[1], buffers[2], buffers[3],
+        bufferOf(op, buffers, op.getMask()), output, op.getWrtAttr(),
+        op.getHeadDimAttr(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getGroupAttr(), op.getQHeadsAttr(), op.getKvHeadsAttr());
+  }
+};
+
+struct RopeModel : WritesNewBufferModel<RopeModel, RopeOp> {
+  static SmallVector<Value> dynamicSizes(RopeOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    return inputShapeSizes(b, op.getLoc(), op.getType(), buffers[0]);
+  }
+  static void build(RopeOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    BufferRopeOp::create(b, op.getLoc(), buffers[0], buffers[1], buffers[2],
+                         output, op.getHeadDimAttr(), op.getInverseAttr());
+  }
+};
+
 /// bias_add: in place, into its input's buffer.
 struct BiasAddModel
     : public BufferizableOpInterface::ExternalModel<BiasAddModel, BiasAddOp> {
@@ -555,6 +606,79 @@ struct LocalChunkModel
   }
 };
 
+/// local_slice: a subview of its source at the rank's range (the ranges
+/// may overlap: each rank reads its own view of a replicated buffer).
+struct LocalSliceModel
+    : public BufferizableOpInterface::ExternalModel<LocalSliceModel,
+                                                    LocalSliceOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return false;
+  }
+
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Unknown}};
+  }
+
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *op, Value, const BufferizationOptions &options,
+                const BufferizationState &state,
+                SmallVector<Value> &invocationStack) const {
+    auto slice = cast<LocalSliceOp>(op);
+    FailureOr<BufferLikeType> source = bufferization::getBufferType(
+        slice.getSource(), options, state, invocationStack);
+    if (failed(source))
+      return failure();
+    auto sourceType = dyn_cast<MemRefType>(*source);
+    if (!sourceType)
+      return op->emitError("expected a ranked memref source");
+    int64_t rank = sourceType.getRank();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    offsets[slice.getDim()] = ShapedType::kDynamic;
+    return cast<BufferLikeType>(memref::SubViewOp::inferResultType(
+        sourceType, offsets, slice.getType().getShape(), strides));
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto slice = cast<LocalSliceOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> source =
+        getBuffer(rewriter, slice.getSource(), options, state);
+    if (failed(source))
+      return failure();
+    auto sourceType = cast<MemRefType>(source->getType());
+    int64_t rank = sourceType.getRank();
+    int64_t dim = slice.getDim();
+    Value rankValue = rewriter.createOrFold<RankOp>(
+        loc, rewriter.getIndexType(),
+        static_cast<uint64_t>(slice.getNumRanks()));
+    ChunkRangeValues range =
+        buildRankTableRange(rewriter, loc, slice.getRanges(), rankValue);
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(d == dim
+                          ? range.size
+                          : memref::getMixedSize(rewriter, loc, *source, d));
+    offsets[dim] = range.offset;
+    auto type =
+        memref::SubViewOp::inferResultType(sourceType, offsets, sizes, strides);
+    Value view = memref::SubViewOp::create(rewriter, loc, type, *source,
+                                           offsets, sizes, strides);
+    replaceOpWithBufferizedValues(rewriter, op, view);
+    return success();
+  }
+};
+
 /// local_shard and linear: removed before bufferization by the pass named in
 /// the error.
 template <typename OpTy>
@@ -587,6 +711,10 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     SumRowsOp::attachInterface<SumRowsModel>(*ctx);
     BiasAddOp::attachInterface<BiasAddModel>(*ctx);
     LocalChunkOp::attachInterface<LocalChunkModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel>(*ctx);
+    AttentionGradOp::attachInterface<AttentionGradModel>(*ctx);
+    RopeOp::attachInterface<RopeModel>(*ctx);
+    LocalSliceOp::attachInterface<LocalSliceModel>(*ctx);
     LocalShardOp::attachInterface<NotBufferizableModel<LocalShardOp>>(*ctx);
     LinearOp::attachInterface<NotBufferizableModel<LinearOp>>(*ctx);
     // The ops the bufferization creates.

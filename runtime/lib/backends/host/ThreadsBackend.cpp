@@ -44,7 +44,10 @@ Status runThreads(const SharedProgram &program, const RunOptions &options,
     for (std::unique_ptr<Communicator> &c : comms)
       c = options.wrapCommunicator(std::move(c));
   return runRanksOnThreads(program, options, callbacks,
-                           ThreadRanks{std::move(comms), {}, createHostDevice},
+                           ThreadRanks{std::move(comms),
+                                       {},
+                                       createHostDevice,
+                                       /*reuseThreads=*/true},
                            ranks);
 }
 

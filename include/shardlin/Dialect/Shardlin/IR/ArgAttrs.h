@@ -31,6 +31,15 @@ constexpr llvm::StringLiteral kReplicatedArgAttrName = "shardlin.replicated";
 /// (docs/interop.md, "Externalized parameters").
 constexpr llvm::StringLiteral kParameterArgAttrName = "shardlin.parameter";
 
+/// With kParameterArgAttrName: `array<i64: begin, end>`, the rows [begin,
+/// end) of dim 0 of the named tensor that the argument holds (one of the
+/// three parts of a fused q/k/v weight, which the upstream import splits:
+/// docs/attention.md, "Fused QKV"). The runtime Program carries it
+/// (Argument::parameterRows, `param NAME rows B E`) and a rank reads only
+/// its chunk of those rows from the checkpoint.
+constexpr llvm::StringLiteral kParameterRowsArgAttrName =
+    "shardlin.parameter_rows";
+
 } // namespace mlir::shardlin
 
 #endif // SHARDLIN_DIALECT_SHARDLIN_IR_ARGATTRS_H

@@ -45,6 +45,13 @@ ChunkRangeValues buildChunkRange(OpBuilder &b, Location loc, ChunkAttr chunk,
 ChunkRangeValues buildLocalChunkRange(OpBuilder &b, Location loc,
                                       ChunkAttr chunk, int64_t n);
 
+/// The range [b_r, e_r) of `ranges` (W pairs, shardlin.local_slice's) for
+/// `rank` (an index value): one compare and select per rank; the size is
+/// static when every range has one size. A rank outside [0, W) gets the
+/// empty range at 0 (or the first range, when the size is static).
+ChunkRangeValues buildRankTableRange(OpBuilder &b, Location loc,
+                                     ArrayRef<int64_t> ranges, Value rank);
+
 } // namespace mlir::shardlin
 
 #endif

@@ -252,4 +252,116 @@ def Shardlin_BufferSumRowsOp : Shardlin_BufferOp<"sum_rows"> {
   let hasVerifier = 1;
 }
 
+// The attributes of shardlin.attention and attention_grad, which their
+// buffer forms keep as they are (one verifier for both forms).
+defvar Shardlin_AttentionAttrs = (ins
+    ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
+    OptionalAttr<F64Attr>:$scale, UnitAttr:$causal,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group,
+    OptionalAttr<DenseI64ArrayAttr>:$q_heads,
+    OptionalAttr<DenseI64ArrayAttr>:$kv_heads);
+
+def Shardlin_BufferAttentionOp : Shardlin_BufferOp<"attention"> {
+  let summary = "`shardlin.attention` into a buffer";
+  let description = [{
+    Writes into `output` (q's shape) the attention of `q`, `k`, `v` (and
+    the additive `mask`) with the attributes of `shardlin.attention`: the
+    rank-local form's head tables (`q_heads`, `kv_heads`, `group`), or
+    without them the global form's every head of the buffers. Calls
+    `shardlin_attention` with the tables (NULL for the global form), the
+    group (Hq / Hkv in the global form) and the scale (1 / sqrt(head_dim)
+    by default); the runtime runs the plan executor's kernel
+    (docs/attention.md).
+
+    ```mlir
+    shardlin.buffer.attention %q, %k, %v into %o {causal, head_dim = 4 : i64}
+        : memref<2x8x48xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>
+          into memref<2x8x48xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con((ins Arg<Shardlin_MemRef, "", [MemRead]>:$q,
+                            Arg<Shardlin_MemRef, "", [MemRead]>:$k,
+                            Arg<Shardlin_MemRef, "", [MemRead]>:$v,
+                            Arg<Optional<Shardlin_MemRef>, "", [MemRead]>:$mask,
+                            Arg<Shardlin_MemRef, "", [MemWrite]>:$output),
+                       Shardlin_AttentionAttrs);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? `into` $output attr-dict `:` type($q)
+    `,` type($k) `,` type($v) (`,` type($mask)^)? `into` type($output)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale of the scores: `scale`, or 1 / sqrt(head_dim).
+    double getScaleOrDefault();
+    /// Query heads per kv head: `group`, or Hq / Hkv (the global form).
+    int64_t getGroupOrDefault();
+  }];
+}
+
+def Shardlin_BufferAttentionGradOp : Shardlin_BufferOp<"attention_grad"> {
+  let summary = "`shardlin.attention_grad` into a buffer";
+  let description = [{
+    Writes into `output` (q's shape for `wrt = "q"`, k's otherwise) the
+    gradient of `shardlin.attention` with respect to `wrt`, given the
+    gradient `dout` of its result, as `shardlin.attention_grad` returns it.
+    Calls `shardlin_attention_grad` (wrt 0, 1, 2), the plan executor's
+    kernel.
+
+    ```mlir
+    shardlin.buffer.attention_grad %q, %k, %v, %do into %dk
+        {causal, head_dim = 4 : i64, wrt = "k"}
+        : memref<2x8x48xf32>, memref<2x8x16xf32>, memref<2x8x16xf32>,
+          memref<2x8x48xf32> into memref<2x8x16xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = !con((ins Arg<Shardlin_MemRef, "", [MemRead]>:$q,
+                            Arg<Shardlin_MemRef, "", [MemRead]>:$k,
+                            Arg<Shardlin_MemRef, "", [MemRead]>:$v,
+                            Arg<Shardlin_MemRef, "", [MemRead]>:$dout,
+                            Arg<Optional<Shardlin_MemRef>, "", [MemRead]>:$mask,
+                            Arg<Shardlin_MemRef, "", [MemWrite]>:$output,
+                            StrAttr:$wrt),
+                       Shardlin_AttentionAttrs);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $dout (`mask` $mask^)? `into` $output attr-dict `:`
+    type($q) `,` type($k) `,` type($v) `,` type($dout) (`,` type($mask)^)?
+    `into` type($output)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    double getScaleOrDefault();
+    int64_t getGroupOrDefault();
+    /// 0 for dq, 1 for dk, 2 for dv (the C ABI's `wrt`).
+    int64_t getWrtIndex() {
+      return getWrt() == "q" ? 0 : getWrt() == "k" ? 1 : 2;
+    }
+  }];
+}
+
+def Shardlin_BufferRopeOp : Shardlin_BufferOp<"rope"> {
+  let summary = "`shardlin.rope` into a buffer";
+  let description = [{
+    Writes into `output` (x's shape and element type) `x` rotated per head
+    as `shardlin.rope` does (`inverse`: by the opposite angle). Calls
+    `shardlin_rope`.
+
+    ```mlir
+    shardlin.buffer.rope %x, %cos, %sin into %y {head_dim = 4 : i64}
+        : memref<2x8x48xf32>, memref<8x2xf32>, memref<8x2xf32>
+          into memref<2x8x48xf32>
+    ```
+  }] # bufferDescription;
+  let arguments = (ins Arg<Shardlin_MemRef, "", [MemRead]>:$x,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$cos,
+                       Arg<Shardlin_MemRef, "", [MemRead]>:$sin,
+                       Arg<Shardlin_MemRef, "", [MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
+                       UnitAttr:$inverse);
+  let assemblyFormat = [{
+    $x `,` $cos `,` $sin `into` $output attr-dict `:` type($x) `,` type($cos)
+    `,` type($sin) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SHARDLIN_BUFFER_OPS_TD

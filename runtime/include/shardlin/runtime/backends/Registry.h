@@ -103,6 +103,13 @@ Status runProgram(const Program &program, const RunOptions &options,
                   const RankCallbacks &callbacks,
                   std::vector<RankResult> *ranks = nullptr);
 
+/// The same on a program copied and digested once (SharedProgram: its text
+/// and fingerprint, which the plan cache keys on), for a caller that runs
+/// one program many times: the overload above makes both on every call.
+Status runProgram(const SharedProgram &program, const RunOptions &options,
+                  const RankCallbacks &callbacks,
+                  std::vector<RankResult> *ranks = nullptr);
+
 } // namespace shardlin::rt
 
 #endif // SHARDLIN_RUNTIME_BACKENDS_REGISTRY_H

@@ -144,6 +144,15 @@ struct Argument {
   /// parameters file binds it to the tensor of that name
   /// (RunConfig::paramsPath); one word: no spaces or control characters.
   std::string parameter;
+  /// With `parameter`: the argument holds rows [offset, offset + size) of
+  /// dim 0 of that tensor, not all of it (one of the three parts of a
+  /// fused q/k/v weight: `shardlin.parameter_rows`, docs/attention.md,
+  /// "Fused QKV"); size -1 when the argument is the whole tensor. The
+  /// runner reads it as FILE.safetensors:NAME[B:E], so a rank reads only
+  /// its chunk of those rows. In the program text, `rows B E` after `param
+  /// NAME`.
+  Range parameterRows{0, -1};
+  bool hasParameterRows() const { return parameterRows.size >= 0; }
   /// Where the argument was declared (file:line:col, or its name), for
   /// error messages; may be empty.
   std::string location;

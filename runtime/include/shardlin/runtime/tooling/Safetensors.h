@@ -78,6 +78,14 @@ std::string describeSafetensors(const std::vector<SafetensorsTensor> &tensors);
 bool splitSafetensorsSpec(const std::string &spec, std::string &file,
                           std::string &tensor);
 
+/// Whether the tensor part of a spec names a range of rows of a tensor,
+/// NAME[B:E] (rows [B, E) of dim 0, 0 <= B <= E, decimal), and if so its
+/// parts. The readers take FILE.safetensors:NAME[B:E] as an array of
+/// E - B rows (a fused q/k/v weight's part: docs/attention.md, "Fused
+/// QKV"); a tensor whose name is literally NAME[B:E] is read whole.
+bool splitSafetensorsRows(const std::string &tensor, std::string &name,
+                          int64_t &begin, int64_t &end);
+
 /// Whether `path` ends in ".safetensors": a whole checkpoint, where one
 /// array (FILE.safetensors:NAME, or a .npy file) is read or written.
 bool isSafetensorsFileName(const std::string &path);

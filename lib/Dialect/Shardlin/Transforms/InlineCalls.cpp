@@ -1,14 +1,14 @@
-//===- InlineCalls.cpp - The entry's calls, inlined for the plan ----------===//
+//===- InlineCalls.cpp - A function's calls, inlined ----------------------===//
 //
 // A plain clone of each callee's single block at its call, the block's
 // arguments mapped to the call's operands and the call's results to the
-// func.return's operands (the plan executor translates one block; MLIR's
-// inliner needs every dialect's inliner interface, which the runtime's
-// dialects do not all register).
+// func.return's operands (the plan executor translates one block, and the
+// backward differentiates one; MLIR's inliner needs every dialect's inliner
+// interface, which the runtime's dialects do not all register).
 //
 //===----------------------------------------------------------------------===//
 
-#include "InlineCalls.h"
+#include "shardlin/Dialect/Shardlin/Transforms/InlineCalls.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -20,18 +20,20 @@ namespace {
 
 constexpr int kMaxCallDepth = 64;
 
-LogicalResult inlineCall(func::CallOp call, SymbolTable &symbols) {
+LogicalResult inlineCall(func::CallOp call, SymbolTable &symbols,
+                         StringRef who) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
     return call.emitError()
-           << "the shardlin runtime inlines a call only to a function of the "
-              "module with one block; '"
+           << who
+           << " inlines a call only to a function of the module with one "
+              "block; '"
            << call.getCallee() << "' is not one";
   Block &body = callee.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret)
-    return call.emitError() << "'" << call.getCallee()
-                            << "' does not end in func.return";
+    return call.emitError()
+           << "'" << call.getCallee() << "' does not end in func.return";
   IRMapping map;
   map.map(body.getArguments(), call.getOperands());
   OpBuilder builder(call);
@@ -45,7 +47,7 @@ LogicalResult inlineCall(func::CallOp call, SymbolTable &symbols) {
 
 } // namespace
 
-LogicalResult mlir::shardlin::inlineCalls(func::FuncOp entry) {
+LogicalResult mlir::shardlin::inlineCalls(func::FuncOp entry, StringRef who) {
   auto module = entry->getParentOfType<ModuleOp>();
   if (!module)
     return success();
@@ -58,9 +60,9 @@ LogicalResult mlir::shardlin::inlineCalls(func::FuncOp entry) {
     if (depth == kMaxCallDepth)
       return calls.front().emitError()
              << "calls nest deeper than " << kMaxCallDepth
-             << " (a recursion?); the shardlin runtime inlines them";
+             << " (a recursion?); " << who << " inlines them";
     for (func::CallOp call : calls)
-      if (failed(inlineCall(call, symbols)))
+      if (failed(inlineCall(call, symbols, who)))
         return failure();
   }
 }
