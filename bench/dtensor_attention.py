@@ -60,8 +60,12 @@ the median is reported.
 
 Output: a Markdown table on stdout; with --json PATH, a JSON object with the
 machine, torch version, thread settings, shapes and "cases" keyed by
-"MODEL/Hq/Hkv/W", each case holding a "dtensor" entry (a second peer, e.g.
-"shardlin", can be merged under the same keys).
+"MODEL/Hq/Hkv/W", each case holding a "dtensor" entry and, for llama, a
+"shardlin" one: the same layer through shardlin (bench/shardlin_attention.py,
+`import shardlin` from --shardlin-pythonpath, the backward from
+--shardlin-opt), x replicated, checked against float64, its forward and
+training step timed beside DTensor's (wall and CPU time); --no-shardlin
+leaves it out.
 """
 
 import argparse

@@ -88,22 +88,24 @@ def llama_layer_mlir(hq, hkv, w, d, s, f, eps=1e-6):
     emit("func.func @layer(%%x: %s {shardlin.replicated}, %%n1: %s "
          "{shardlin.replicated}, %%wq: %s, %%wk: %s, %%wv: %s, %%wo: %s, "
          "%%cos: %s {shardlin.replicated}, %%sin: %s {shardlin.replicated}, "
-         "%%n2: %s {shardlin.replicated}, %%wg: %s, %%wu: %s, %%wd: %s) -> %s {"
+         "%%n2: %s {shardlin.replicated}, %%wg: %s, %%wu: %s, %%wd: %s) "
+         "-> %s {"
          % (x, t(h), wq, wkv, wkv, wo, ss, ss, t(h), wg, wg, wd, x))
     emit("    %zero = arith.constant 0.0 : f32")
     emit("    %%n = arith.constant %s : f32" % repr(float(h)))
     emit("    %%eps = arith.constant %e : f32" % eps)
     emit("    %%e = tensor.empty() : %s" % x)
     emit("    %%e1 = tensor.empty() : %s" % r)
-    emit("    %%z = linalg.fill ins(%%zero : f32) outs(%%e1 : %s) -> %s" % (r, r))
+    emit("    %%z = linalg.fill ins(%%zero : f32) outs(%%e1 : %s) -> %s" %
+         (r, r))
     norm("h1", "x", "n1")
     emit("    %%q = shardlin.linear %%h1, %%wq %s : (%s, %s) -> %s" %
          (rep, x, wq, x))
     kvt = t(s, kvd)
     if replicate_kv:
         for v in ("k", "v"):
-            emit("    %%%s = shardlin.gemm %%h1, %%w%s transpose_rhs : (%s, %s)"
-                 " -> %s" % (v, v, x, t(kvd, h), kvt))
+            emit("    %%%s = shardlin.gemm %%h1, %%w%s transpose_rhs : "
+                 "(%s, %s) -> %s" % (v, v, x, t(kvd, h), kvt))
     else:
         for v in ("k", "v"):
             emit("    %%%s = shardlin.linear %%h1, %%w%s %s : (%s, %s) -> %s" %
@@ -112,8 +114,8 @@ def llama_layer_mlir(hq, hkv, w, d, s, f, eps=1e-6):
          "%s, %s, %s -> %s" % (d, x, ss, ss, x))
     emit("    %%kr = shardlin.rope %%k, %%cos, %%sin {head_dim = %d : i64} : "
          "%s, %s, %s -> %s" % (d, kvt, ss, ss, kvt))
-    emit("    %%att = shardlin.attention %%qr, %%kr, %%v {head_dim = %d : i64, "
-         "causal} : %s, %s, %s -> %s" % (d, x, kvt, kvt, x))
+    emit("    %%att = shardlin.attention %%qr, %%kr, %%v {head_dim = %d : "
+         "i64, causal} : %s, %s, %s -> %s" % (d, x, kvt, kvt, x))
     emit("    %%ao = shardlin.linear %%att, %%wo %s : (%s, %s) -> %s" %
          (rep, x, wo, x))
     emit("    %%hh = arith.addf %%x, %%ao : %s" % x)
