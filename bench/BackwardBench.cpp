@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <map>
 
 namespace shardlin::bench {
@@ -108,9 +109,22 @@ std::vector<uint64_t> fusedBackwardFormula(const BlockCase &c, bool recompute) {
   return out;
 }
 
+/// The CPU time the calling thread has used, in seconds (user and system;
+/// not the time it waited for a core or in a blocking collective).
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 /// What one variant of a shape measured.
 struct BackwardResult {
   std::vector<double> backward, step;       // one median per round, s per run
+  /// Per round: the rank threads' CPU time per run of @main_backward (each
+  /// rank's median over the timed calls, summed over the ranks). On a
+  /// machine shared with other work it is what the ranks computed and
+  /// copied, without the waits for a core that the wall times include.
+  std::vector<double> backwardCpu;
   std::vector<uint64_t> bwBytes, stepBytes; // per rank, one run
   std::vector<uint64_t> bwPredicted, stepPredicted;
   bool consistent = true;
@@ -181,6 +195,7 @@ void measureBackward(const testkit::GradCase &g,
   const rt::SharedProgram backward(programs.backward);
   const size_t nr = static_cast<size_t>(w);
   std::vector<Timing> bwT(nr), stepT(nr);
+  std::vector<std::vector<double>> bwCpu(nr);
   std::vector<uint64_t> bwB(nr), stepB(nr);
   std::vector<char> consistent(nr, 1);
   std::vector<std::vector<testkit::RankTensor>> forwardResults,
@@ -224,8 +239,14 @@ void measureBackward(const testkit::GradCase &g,
     bc.run = [&](rt::RankRun &bw) -> rt::Status {
       bool c1 = true, c2 = true;
       SHARDLIN_RETURN_IF_ERROR(timeOnRank(
-          bw.comm(), opt, [&] { return bw.execute(); }, bwT[size_t(r)],
-          bwB[size_t(r)], c1));
+          bw.comm(), opt,
+          [&] {
+            const double c0 = threadCpuSeconds();
+            rt::Status st = bw.execute();
+            bwCpu[size_t(r)].push_back(threadCpuSeconds() - c0);
+            return st;
+          },
+          bwT[size_t(r)], bwB[size_t(r)], c1));
       SHARDLIN_RETURN_IF_ERROR(timeOnRank(
           bw.comm(), opt,
           [&]() -> rt::Status {
@@ -265,6 +286,10 @@ void measureBackward(const testkit::GradCase &g,
   // Timings are gathered: every rank has the same.
   out.backward.push_back(bwT[0].median());
   out.step.push_back(stepT[0].median());
+  double cpu = 0;
+  for (const std::vector<double> &c : bwCpu)
+    cpu += medianOf(c);
+  out.backwardCpu.push_back(cpu);
   out.bwBytes = bwB;
   out.stepBytes = stepB;
   for (char c : consistent)
@@ -358,6 +383,29 @@ std::string maxBytes(const std::vector<uint64_t> &v, bool ok) {
   return humanBytes(double(mx)) + (ok ? "" : "!");
 }
 
+/// The fused backward against the unfused one over the shapes: wall time
+/// (what the target is about) and the ranks' CPU time (the same work
+/// without the waits for a core, on a machine shared with other work).
+void printFusedAgainstUnfused(const std::vector<double> &wall,
+                              const std::vector<double> &cpu) {
+  if (wall.empty())
+    return;
+  auto describe = [](const std::vector<double> &v) {
+    int atMost = 0;
+    for (double r : v)
+      atMost += r <= 1.0;
+    char text[96];
+    std::snprintf(text, sizeof text, "%d of %zu shapes (%.2fx to %.2fx)",
+                  atMost, v.size(), *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return std::string(text);
+  };
+  std::printf("fused backward no slower than unfused: wall time (fus/unf) at "
+              "%s; the rank threads' CPU time per run (cpu f/u: each rank's "
+              "median, summed over ranks) at %s\n",
+              describe(wall).c_str(), describe(cpu).c_str());
+}
+
 } // namespace
 
 void runBlocksBackward(const Options &o, const std::vector<BlockCase> &cases,
@@ -414,14 +462,15 @@ void runBlocksBackward(const Options &o, const std::vector<BlockCase> &cases,
     row.torchError = it->second[3];
   }
 
-  std::printf("%-8s %2s %5s %5s %5s | %9s %9s %9s | %9s %9s %9s | %7s | "
+  std::printf("%-8s %2s %5s %5s %5s | %9s %9s %9s | %9s %9s %9s | %7s %7s | "
               "%10s %10s %10s | %6s | %9s %9s | %6s %6s\n",
               "block", "W", "H", "F", "B", "bw fus ms", "bw unf ms", "bw gw ms",
-              "stp fus", "stp unf", "stp gw", "fus/unf", "bw fused/rk",
+              "stp fus", "stp unf", "stp gw", "fus/unf", "cpu f/u", "bw fused/rk",
               "unfused", "gw", "check", "DT stp ms", "DT bw ms", "stp/DT",
               "bw/DT");
   int fasterStep = 0, fasterBw = 0, torchShapes = 0, bytesChecked = 0,
       bytesOk = 0, recomputeOk = 0, recomputeChecked = 0;
+  std::vector<double> wallRatios, cpuRatios;
   double logStep = 0, logBw = 0, torchError = 0;
   for (const BackwardRow &row : rows) {
     const BlockCase &c = row.c;
@@ -459,12 +508,17 @@ void runBlocksBackward(const Options &o, const std::vector<BlockCase> &cases,
       logBw += std::log(b);
       torchError = std::max(torchError, row.torchError);
     }
+    const double cpuFused = medianOf(row.v[0].backwardCpu),
+                 cpuUnfused = medianOf(row.v[1].backwardCpu);
+    wallRatios.push_back(bw[1] > 0 ? bw[0] / bw[1] : 0.0);
+    cpuRatios.push_back(cpuUnfused > 0 ? cpuFused / cpuUnfused : 0.0);
     std::printf("%-8s %2d %5lld %5lld %5lld | %9.3f %9.3f %9.3f | %9.3f %9.3f "
-                "%9.3f | %6.2fx | %10s %10s %10s | %6s | %9s %9s | %6s %6s\n",
+                "%9.3f | %6.2fx %6.2fx | %10s %10s %10s | %6s | %9s %9s | "
+                "%6s %6s\n",
                 testkit::blockKindName(c.kind), c.w, (long long)c.h,
                 (long long)c.f, (long long)c.rows, 1e3 * bw[0], 1e3 * bw[1],
                 1e3 * bw[2], 1e3 * step[0], 1e3 * step[1], 1e3 * step[2],
-                bw[1] > 0 ? bw[0] / bw[1] : 0.0, bytes[0].c_str(),
+                wallRatios.back(), cpuRatios.back(), bytes[0].c_str(),
                 bytes[1].c_str(), bytes[2].c_str(), check.c_str(),
                 tStep.c_str(), tBw.c_str(), rStep.c_str(), rBw.c_str());
     auto list = [](const std::vector<uint64_t> &v) {
@@ -508,6 +562,7 @@ void runBlocksBackward(const Options &o, const std::vector<BlockCase> &cases,
       "gradient of every rank against the float64 reference (- : not "
       "checked, the reference is too costly).\n",
       bytesOk, bytesChecked, recomputeOk, recomputeChecked);
+  printFusedAgainstUnfused(wallRatios, cpuRatios);
   if (!torchMessage.empty())
     std::printf("DTensor backward: %s\n", torchMessage.c_str());
   else if (torchShapes)

@@ -60,12 +60,17 @@ the median is reported.
 
 Output: a Markdown table on stdout; with --json PATH, a JSON object with the
 machine, torch version, thread settings, shapes and "cases" keyed by
-"MODEL/Hq/Hkv/W", each case holding a "dtensor" entry (a second peer, e.g.
-"shardlin", can be merged under the same keys).
+"MODEL/Hq/Hkv/W", each case holding a "dtensor" entry and, for llama, a
+"shardlin" one: the same layer through shardlin (bench/shardlin_attention.py,
+`import shardlin` from --shardlin-pythonpath, the backward from
+--shardlin-opt), x replicated, checked against float64, its forward and
+training step timed beside DTensor's (wall and CPU time); --no-shardlin
+leaves it out.
 """
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -76,6 +81,7 @@ from torch_blocks import (import_torch_or_exit, init_gloo_mesh,  # noqa: E402
                           single_thread_env, spawn_world)
 from torch_timing import median  # noqa: E402
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CASES = ("8,4,4;8,2,2;12,4,8;25,5,4;7,7,3;32,8,6;6,2,4;12,4,3;"
                  "40,8,6;56,8,7;96,8,6")
 MODELS = ("llama", "gpt2", "gpt2-split")
@@ -99,6 +105,17 @@ def parse_args(argv=None):
     p.add_argument("--case-timeout", type=float, default=180.0)
     p.add_argument("--gloo-timeout", type=float, default=60.0)
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--no-shardlin", action="store_true",
+                   help="do not time shardlin's side (llama layers)")
+    p.add_argument("--shardlin-pythonpath", default=os.path.join(
+        REPO, "build", "python"), help="where `import shardlin` is found "
+        "(the build's python/ folder; default %(default)s)")
+    p.add_argument("--shardlin-opt", default=os.path.join(
+        REPO, "build", "bin", "shardlin-opt"), help="the shardlin-opt that "
+        "differentiates the layer for shardlin's step (default %(default)s)")
+    p.add_argument("--shardlin-bound", type=float, default=1e-4,
+                   help="shardlin's f32 output against the float64 layer, "
+                        "max |diff| / max |y|")
     a = p.parse_args(argv)
     a.models = [m for m in a.models.split(",") if m]
     for m in a.models:
@@ -304,11 +321,10 @@ def rel_err(got, want, scale=None):
             scale.double().abs().max().clamp_min(1e-300)).item()
 
 
-def build(make, case, d, dtype, mesh):
-    """(dense layer, TP layer) with the same weights; the TP layer gets the
-    plan and the tutorial's n_heads // W adjustment."""
+def dense_layer(make, case, d, dtype):
+    """The unsharded layer of a case, its weights from seed 0 (the same in
+    every process, and for shardlin's side)."""
     import torch
-    from torch.distributed.tensor.parallel import parallelize_module
 
     model, hq, hkv, w = case
     torch.manual_seed(0)
@@ -318,6 +334,16 @@ def build(make, case, d, dtype, mesh):
             if "norm" in name or name.endswith("bias"):
                 p.copy_(torch.rand_like(p) + 0.5 if "norm" in name
                         else torch.rand_like(p) * 0.2 - 0.1)
+    return dense
+
+
+def build(make, case, d, dtype, mesh):
+    """(dense layer, TP layer) with the same weights; the TP layer gets the
+    plan and the tutorial's n_heads // W adjustment."""
+    from torch.distributed.tensor.parallel import parallelize_module
+
+    model, hq, hkv, w = case
+    dense = dense_layer(make, case, d, dtype)
     tp = make(model, hq, hkv, d).to(dtype)
     tp.load_state_dict(dense.state_dict())
     parallelize_module(tp, mesh, tp_plan(model))
@@ -368,7 +394,8 @@ def check(make, case, args, rank, mesh):
 
 
 def time_steps(make, case, args, rank, mesh):
-    """Median over --steps of a training step (the slowest rank's time)."""
+    """Medians over --steps of a training step and of a forward under
+    no_grad (each the slowest rank's time)."""
     import time
 
     import torch
@@ -387,16 +414,36 @@ def time_steps(make, case, args, rank, mesh):
             p.grad = None
         (tp(x) * dy).sum().backward()
 
-    times = []
-    for i in range(args.warmup + args.steps):
-        dist.barrier()
-        t0 = time.monotonic()
-        step()
-        t = torch.tensor([time.monotonic() - t0], dtype=torch.float64)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        if i >= args.warmup:
-            times.append(t.item())
+    def forward():
+        with torch.no_grad():
+            tp(x)
+
+    def timed(fn):
+        """Per step: the slowest rank's wall time, and the CPU time of the
+        W processes summed (time.process_time: every thread of the
+        process, gloo's included)."""
+        times, cpu = [], []
+        for i in range(args.warmup + args.steps):
+            dist.barrier()
+            t0, c0 = time.monotonic(), time.process_time()
+            fn()
+            t = torch.tensor([time.monotonic() - t0], dtype=torch.float64)
+            c = torch.tensor([time.process_time() - c0], dtype=torch.float64)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            dist.all_reduce(c, op=dist.ReduceOp.SUM)
+            if i >= args.warmup:
+                times.append(t.item())
+                cpu.append(c.item())
+        return times, cpu
+
+    times, step_cpu = timed(step)
+    forward_times, forward_cpu = timed(forward)
     return {"step_s_median": median(times), "step_s": times,
+            "step_cpu_s_median": median(step_cpu),
+            "forward_s_median": median(forward_times),
+            "forward_s": forward_times,
+            "forward_cpu_s_median": median(forward_cpu),
+            "forward_cpu_s": forward_cpu,
             "batch": args.batch, "seq": s, "head_dim": args.d,
             "hidden": hq * args.d}
 
@@ -528,19 +575,146 @@ def machine_info(torch):
 
 
 def markdown(report):
-    lines = ["| layer | Hq | Hkv | W | DTensor | detail | step ms (B, S, H) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| layer | Hq | Hkv | W | DTensor | detail | step ms (B, S, H) "
+             "| DTensor fwd ms (cpu) | shardlin | shardlin fwd ms (cpu) "
+             "(B, S, H) | fwd shardlin/DTensor (cpu) | shardlin step ms "
+             "(cpu) | step shardlin/DTensor (cpu) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, case in report["cases"].items():
         e = case["dtensor"]
         t = e.get("timing")
         step = ("%.2f (%d, %d, %d)" % (1e3 * t["step_s_median"], t["batch"],
                                         t["seq"], t["hidden"])
                 if t else "")
+        fwd = ("%.2f (%.2f)" % (1e3 * t["forward_s_median"],
+                                1e3 * t["forward_cpu_s_median"]) if t else "")
         detail = e["detail"] + ("; ran anyway: " + e["attempt"]
                                 if "attempt" in e else "")
-        lines.append("| %s | %d | %d | %d | %s | %s | %s |" % (
-            case["model"], case["hq"], case["hkv"], case["w"], e["outcome"],
-            detail.replace("|", "\\|"), step))
+        mine = case.get("shardlin")
+        ours, our_fwd, ratio = "", "", ""
+        if mine:
+            ours = mine["outcome"] if mine["outcome"] == "ok" else (
+                "%s: %s" % (mine["outcome"], mine["detail"]))
+            if "forward_s_median" in mine:
+                our_fwd = "%.2f (%.2f) (%d, %d, %d)" % (
+                    1e3 * mine["forward_s_median"],
+                    1e3 * mine["forward_cpu_s_median"], mine["batch"],
+                    mine["seq"], mine["hidden"])
+                if t:
+                    ratio = "%.2fx (%.2fx)" % (
+                        mine["forward_s_median"] / t["forward_s_median"],
+                        mine["forward_cpu_s_median"] /
+                        t["forward_cpu_s_median"])
+        our_step, step_ratio = "", ""
+        st = (mine or {}).get("step", {})
+        if "step_s_median" in st:
+            our_step = "%.2f (%.2f)" % (1e3 * st["step_s_median"],
+                                        1e3 * st["step_cpu_s_median"])
+            if t:
+                step_ratio = "%.2fx (%.2fx)" % (
+                    st["step_s_median"] / t["step_s_median"],
+                    st["step_cpu_s_median"] / t["step_cpu_s_median"])
+        elif st:
+            our_step = "%s: %s" % (st["outcome"], st["detail"])
+        lines.append("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s "
+                     "| %s | %s |"
+                     % (case["model"], case["hq"], case["hkv"], case["w"],
+                        e["outcome"], detail.replace("|", "\\|"), step, fwd,
+                        ours.replace("|", "\\|"), our_fwd, ratio,
+                        our_step.replace("|", "\\|"), step_ratio))
+    return "\n".join(lines)
+
+
+def blas_kernels_for_cpu():
+    """OpenBLAS's kernels for this CPU, as shardlin's tools choose them
+    (reexecForBlasKernels, docs/performance.md "OpenBLAS's kernels"):
+    Debian's DYNAMIC_ARCH OpenBLAS falls back to its Prescott (SSE3) kernels
+    on a CPU model it does not know, 2 to 4 times slower, and reads
+    OPENBLAS_CORETYPE only when it is loaded, i.e. when `import shardlin`
+    loads the extension. A user's own OPENBLAS_CORETYPE and
+    SHARDLIN_BLAS_CORETYPE=keep are kept."""
+    if "OPENBLAS_CORETYPE" in os.environ or \
+            os.environ.get("SHARDLIN_BLAS_CORETYPE") == "keep":
+        return
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        return
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
+def import_shardlin(args):
+    """bench/shardlin_attention.py with `import shardlin` working, or None
+    (said why on stderr): the DTensor side runs without it."""
+    sys.path.insert(0, args.shardlin_pythonpath)
+    blas_kernels_for_cpu()
+    try:
+        import shardlin  # noqa: F401
+        import shardlin_attention
+    except ImportError as e:
+        print("shardlin: skipped: %s (build the extension: cmake --build "
+              "build --target _shardlin)" % e, file=sys.stderr)
+        return None
+    return shardlin_attention
+
+
+def compare(report):
+    """shardlin's forward over DTensor's where both ran; the cases only
+    shardlin ran."""
+    ratios, cpu, step, step_cpu, only = [], [], [], [], []
+    for key, case in report["cases"].items():
+        mine = case.get("shardlin", {})
+        if "forward_s_median" not in mine:
+            continue
+        theirs = case["dtensor"].get("timing", {})
+        if theirs:
+            ratios.append((key, mine["forward_s_median"] /
+                           theirs["forward_s_median"]))
+            cpu.append((key, mine["forward_cpu_s_median"] /
+                        theirs["forward_cpu_s_median"]))
+            ours = mine.get("step", {})
+            if "step_s_median" in ours:
+                step.append((key, ours["step_s_median"] /
+                             theirs["step_s_median"]))
+                step_cpu.append((key, ours["step_cpu_s_median"] /
+                                 theirs["step_cpu_s_median"]))
+        else:
+            only.append((key, case["dtensor"]["outcome"]))
+
+    def geo(pairs):
+        return (math.exp(sum(math.log(r) for _, r in pairs) / len(pairs))
+                if pairs else None)
+    return {"forward_ratios": dict(ratios), "forward_geomean": geo(ratios),
+            "forward_cpu_ratios": dict(cpu),
+            "forward_cpu_geomean": geo(cpu), "step_ratios": dict(step),
+            "step_geomean": geo(step), "step_cpu_ratios": dict(step_cpu),
+            "step_cpu_geomean": geo(step_cpu), "only_shardlin": dict(only)}
+
+
+def summary(cmp):
+    lines = []
+    if cmp["forward_ratios"]:
+        for what, key in (("forward wall", "forward"),
+                          ("forward CPU", "forward_cpu"),
+                          ("step wall", "step"), ("step CPU", "step_cpu")):
+            if not cmp[key + "_ratios"]:
+                continue
+            lines.append("%s time, shardlin / DTensor where both "
+                         "run: %s; geometric mean %.2fx" % (what, ", ".join(
+                             "%s %.2fx" % kv
+                             for kv in cmp[key + "_ratios"].items()),
+                             cmp[key + "_geomean"]))
+    if cmp["only_shardlin"]:
+        lines.append("run and timed by shardlin only: %s" % ", ".join(
+            "%s (DTensor: %s)" % kv for kv in cmp["only_shardlin"].items()))
     return "\n".join(lines)
 
 
@@ -560,6 +734,7 @@ def main():
               "args": {k: v for k, v in vars(args).items()
                        if k not in ("json",)},
               "cases": {}}
+    shardlin_side = None if args.no_shardlin else import_shardlin(args)
     for model in args.models:
         for hq, hkv, w in args.cases:
             key = "%s/%d/%d/%d" % (model, hq, hkv, w)
@@ -568,10 +743,27 @@ def main():
                                     "w": w, "dtensor": entry}
             print("%s: %s (%s)" % (key, entry["outcome"], entry["detail"]),
                   file=sys.stderr, flush=True)
+            if model == "llama" and shardlin_side is not None:
+                # In this process, after the DTensor ranks have exited.
+                mine = shardlin_side.time_forward(
+                    (model, hq, hkv, w), args, layer_classes(), dense_layer)
+                if mine["outcome"] == "ok":
+                    mine["step"] = shardlin_side.time_step(
+                        (model, hq, hkv, w), args, layer_classes(),
+                        dense_layer)
+                report["cases"][key]["shardlin"] = mine
+                print("%s: shardlin %s (%s)%s" % (
+                    key, mine["outcome"], mine["detail"],
+                    ", forward %.2f ms" % (1e3 * mine["forward_s_median"])
+                    if "forward_s_median" in mine else ""),
+                    file=sys.stderr, flush=True)
+    report["shardlin_vs_dtensor"] = compare(report)
+    report["shardlin_openblas_coretype"] = os.environ.get("OPENBLAS_CORETYPE")
     print("torch %s, %s, %d CPUs, load average at start %.1f" %
           (torch.__version__, report["machine"]["cpu"],
            report["machine"]["cpus"], report["machine"]["loadavg_at_start"][0]))
     print(markdown(report))
+    print(summary(report["shardlin_vs_dtensor"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
