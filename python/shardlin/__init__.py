@@ -16,10 +16,13 @@ from typing import Any, List, Optional, Sequence, Tuple
 import ml_dtypes
 import numpy as np
 
-from . import _shardlin
+from . import _blas
+
+_blas.choose_kernels()  # before _shardlin loads OpenBLAS (_blas.py says why)
+from . import _shardlin  # noqa: E402
 
 __all__ = ["compile", "Program", "CompileError", "RuntimeError",
-           "InvalidArgumentError", "STATUS"]
+           "InvalidArgumentError", "STATUS", "blas_kernels"]
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _DTYPES = {"f16": np.dtype(np.float16), "bf16": _BF16,
@@ -218,3 +221,9 @@ def compile(module: "str | os.PathLike[str]", *, world_size: Optional[int] = Non
     if handle is None:
         raise CompileError(error, [tuple(d) for d in diagnostics])
     return Program(handle, world_size)
+
+
+def blas_kernels() -> str:
+    """The OpenBLAS kernel set in use ("SkylakeX", "Haswell", "Zen", ...);
+    the package sets OPENBLAS_CORETYPE before loading it (_blas.py)."""
+    return _shardlin.blas_kernels()

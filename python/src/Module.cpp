@@ -10,6 +10,7 @@
 #include "Compiler.h"
 #include "Run.h"
 
+#include "shardlin/runtime/backends/Host.h"
 #include "shardlin/runtime/program/ProgramText.h"
 
 #include <nanobind/nanobind.h>
@@ -488,6 +489,7 @@ NB_MODULE(_shardlin, m) {
         nb::arg("timeout"), nb::arg("blas_threads"),
         nb::arg("check_replicated"), nb::arg("per_rank"));
   m.def("lowering_options", &py::loweringOptionNames);
+  m.def("blas_kernels", &shardlin::rt::blasCoreName);
   m.def("status_name", [](int code) {
     return std::string(rt::statusCodeName(rt::StatusCode(code)));
   });
