@@ -700,6 +700,8 @@ private:
       return translation::translateRope(rope, *this);
     if (auto slice = dyn_cast<LocalSliceOp>(op))
       return translation::translateLocalSlice(slice, *this);
+    if (auto place = dyn_cast<LocalPlaceOp>(op))
+      return translation::translateLocalPlace(place, *this);
     if (auto sum = dyn_cast<AllReduceOp>(op))
       if (failed(noteWorldSize(op.getLoc(), sum.getWorldSize())))
         return failure();

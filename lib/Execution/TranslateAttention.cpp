@@ -1,4 +1,4 @@
-//===- TranslateAttention.cpp - attention, rope and local_slice -----------===//
+//===- TranslateAttention.cpp - attention, rope, local_slice/place --------===//
 //
 // The runtime instructions of issue 41's ops (docs/attention.md,
 // docs/runtime.md "Attention and RoPE" and "local_slice"). Their op table
@@ -15,7 +15,8 @@
 //  - shardlin.attention_grad (a backward function's, docs/training.md) ->
 //    `attention_grad` with the same tables and `wrt` 0, 1, 2 for q, k, v.
 //  - shardlin.rope -> `rope`.
-//  - shardlin.local_slice -> `local_slice` (per-rank [b, e) of a dim).
+//  - shardlin.local_slice -> `local_slice` (per-rank [b, e) of a dim), and
+//    its adjoint shardlin.local_place -> `local_place`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,17 +137,33 @@ LogicalResult translation::translateRope(RopeOp op, InstrSink &sink) {
   return finish(o, op->getOperands(), std::move(in), sink);
 }
 
-LogicalResult translation::translateLocalSlice(LocalSliceOp op,
-                                               InstrSink &sink) {
+namespace {
+
+/// local_slice and local_place: the dim and the per-rank ranges, on a
+/// world of one rank per pair.
+template <typename OpTy>
+LogicalResult translateRankRanges(OpTy op, rt::OpCode code, InstrSink &sink) {
   Operation &o = *op.getOperation();
   if (failed(checkElementType(o, op.getSource())))
     return failure();
   rt::Instr in;
-  in.op = rt::OpCode::LocalSlice;
+  in.op = code;
   in.sliceDim = {static_cast<int64_t>(op.getDim())};
   ArrayRef<int64_t> ranges = op.getRanges();
   in.ranges.assign(ranges.begin(), ranges.end());
   if (failed(sink.useWorldSize(op.getLoc(), op.getNumRanks())))
     return failure();
   return finish(o, op->getOperands(), std::move(in), sink);
+}
+
+} // namespace
+
+LogicalResult translation::translateLocalSlice(LocalSliceOp op,
+                                               InstrSink &sink) {
+  return translateRankRanges(op, rt::OpCode::LocalSlice, sink);
+}
+
+LogicalResult translation::translateLocalPlace(LocalPlaceOp op,
+                                               InstrSink &sink) {
+  return translateRankRanges(op, rt::OpCode::LocalPlace, sink);
 }

@@ -109,6 +109,10 @@ LogicalResult translateRope(RopeOp op, InstrSink &sink);
 /// shardlin.local_slice: `local_slice`, each rank's [b, e) of a dim.
 LogicalResult translateLocalSlice(LocalSliceOp op, InstrSink &sink);
 
+/// shardlin.local_place: `local_place`, each rank's operand at its [b, e)
+/// of a dim of a zero result.
+LogicalResult translateLocalPlace(LocalPlaceOp op, InstrSink &sink);
+
 } // namespace mlir::shardlin::translation
 
 #endif

@@ -33,17 +33,24 @@ Status verifyAlong(const Program &p, const Instr &in, const std::string &what) {
   return checkChunkSpec(p, in.along, p.values[whole].shape, what);
 }
 
-/// local_slice: one dim of the operand's rank, one [b, e) pair per rank
-/// within the dim's static size, the other dims unchanged and the result's
-/// dim static only where every range has that size.
-Status verifyLocalSlice(const Program &p, const Instr &in,
+/// local_slice (whole: the operand, part: the result) and local_place
+/// (whole: the result, part: the operand): one dim of the whole value's
+/// rank, one [b, e) pair per rank within the dim's static size, the other
+/// dims unchanged and the part's dim static only where every range has
+/// that size. The messages name the values as the instruction's operand
+/// and result.
+Status verifyRankRanges(const Program &p, const Instr &in, bool placing,
                         const std::string &what) {
-  const std::vector<int64_t> &src = p.values[in.operands[0]].shape;
-  const std::vector<int64_t> &dst = p.values[in.result].shape;
+  const int wholeValue = placing ? in.result : in.operands[0];
+  const int partValue = placing ? in.operands[0] : in.result;
+  const std::string wholeName = placing ? "result" : "operand";
+  const std::string partName = placing ? "operand" : "result";
+  const std::vector<int64_t> &src = p.values[wholeValue].shape;
+  const std::vector<int64_t> &dst = p.values[partValue].shape;
   if (in.sliceDim.size() != 1 || in.sliceDim[0] < 0 ||
       static_cast<size_t>(in.sliceDim[0]) >= src.size())
-    return Status::invalidArgument(what + " needs one dim of its operand " +
-                                   formatShape(src));
+    return Status::invalidArgument(what + " needs one dim of its " +
+                                   wholeName + " " + formatShape(src));
   if (dst.size() != src.size())
     return Status::invalidArgument(what + " changes the rank");
   const size_t dim = static_cast<size_t>(in.sliceDim[0]);
@@ -64,7 +71,7 @@ Status verifyLocalSlice(const Program &p, const Instr &in,
                                      std::to_string(dim) + " of " +
                                      formatShape(src));
     if (dst[dim] != kDynamic && dst[dim] != e - b)
-      return Status::invalidArgument(what + ": the result " +
+      return Status::invalidArgument(what + ": the " + partName + " " +
                                      formatShape(dst) + " is static along dim " +
                                      std::to_string(dim) + " but the range " +
                                      pair + " has " + std::to_string(e - b));
@@ -73,8 +80,30 @@ Status verifyLocalSlice(const Program &p, const Instr &in,
     if (d != dim && src[d] != dst[d])
       return Status::invalidArgument(what + " changes dim " +
                                      std::to_string(d) + ": " +
-                                     formatShape(src) + " to " +
-                                     formatShape(dst));
+                                     formatShape(p.values[in.operands[0]].shape) +
+                                     " to " +
+                                     formatShape(p.values[in.result].shape));
+  return Status::ok();
+}
+
+Status verifyLocalSlice(const Program &p, const Instr &in,
+                        const std::string &what) {
+  return verifyRankRanges(p, in, false, what);
+}
+
+/// local_place: as local_slice, the result the whole value, whose dim
+/// must be static (the size of the zero result).
+Status verifyLocalPlace(const Program &p, const Instr &in,
+                        const std::string &what) {
+  SHARDLIN_RETURN_IF_ERROR(
+      verifyRankRanges(p, in, true, what));
+  const std::vector<int64_t> &dst = p.values[in.result].shape;
+  const int64_t dim = in.sliceDim[0];
+  if (dst[static_cast<size_t>(dim)] == kDynamic)
+    return Status::invalidArgument(what + " places into a result " +
+                                   formatShape(dst) + " dynamic along dim " +
+                                   std::to_string(dim) +
+                                   ", which must be static");
   return Status::ok();
 }
 
@@ -651,6 +680,17 @@ std::vector<OpInfo> makeTable() {
        1,
        {intsAttr("dim", &Instr::sliceDim), intsAttr("ranges", &Instr::ranges)},
        verifyLocalSlice,
+       false},
+      // The adjoint of local_slice: rank r's operand at [b_r, e_r) along the
+      // dim of a zero result of the full (static) size; the translator
+      // builds it from shardlin.local_place.
+      {OpCode::LocalPlace,
+       "local_place",
+       {},
+       1,
+       1,
+       {intsAttr("dim", &Instr::sliceDim), intsAttr("ranges", &Instr::ranges)},
+       verifyLocalPlace,
        false},
   };
   return t;

@@ -1,6 +1,7 @@
 // RUN: shardlin-opt %s -split-input-file -verify-diagnostics
 
-// The rules of shardlin.attention, shardlin.rope and shardlin.local_slice.
+// The rules of shardlin.attention, shardlin.rope, shardlin.local_slice and
+// shardlin.local_place.
 
 func.func @not_whole_heads(%q: tensor<8x10xf32>, %k: tensor<8x8xf32>) -> tensor<8x10xf32> {
   // expected-error@+1 {{q's 10 and k's 8 features must be whole heads of head_dim 4}}
@@ -126,6 +127,64 @@ func.func @slice_static(%w: tensor<8x4xf32>) -> tensor<4x4xf32> {
   // expected-error@+1 {{result dim 0 is 4 but the ranges give ? (static only if every range has one size)}}
   %s = shardlin.local_slice %w dim = 0 ranges = [0, 4, 4, 6] : tensor<8x4xf32> -> tensor<4x4xf32>
   return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// local_place: local_slice's rules, the result the whole tensor.
+
+func.func @place_out_of_range(%g: tensor<?x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op range 1 [4, 12) is not within [0, 8)}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 4, 4, 12] : tensor<?x4xf32> -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @place_static(%g: tensor<4x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op operand dim 0 is 4 but the ranges give ? (static only if every range has one size)}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 4, 4, 6] : tensor<4x4xf32> -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @place_dynamic_result(%g: tensor<2x4xf32>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op slices dim 0 of 'tensor<?x4xf32>', which must be static}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 2, 2, 4] : tensor<2x4xf32> -> tensor<?x4xf32>
+  return %t : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @place_other_dim(%g: tensor<2x4xf32>) -> tensor<8x5xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op operand 'tensor<2x4xf32>' differs from 'tensor<8x5xf32>' in dim 1, which is not sliced}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 2, 2, 4] : tensor<2x4xf32> -> tensor<8x5xf32>
+  return %t : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @place_element_type(%g: tensor<2x4xf16>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op operand 'tensor<2x4xf16>' must be a slice of 'tensor<8x4xf32>'}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 2, 2, 4] : tensor<2x4xf16> -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @place_dim(%g: tensor<2x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op dim 2 is out of range for 'tensor<8x4xf32>'}}
+  %t = shardlin.local_place %g dim = 2 ranges = [0, 2, 2, 4] : tensor<2x4xf32> -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @place_odd_ranges(%g: tensor<2x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'shardlin.local_place' op ranges must hold W pairs [begin, end), got 3 values}}
+  %t = shardlin.local_place %g dim = 0 ranges = [0, 2, 2] : tensor<2x4xf32> -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
 }
 
 // -----

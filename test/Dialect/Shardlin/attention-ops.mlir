@@ -2,7 +2,8 @@
 // RUN: shardlin-opt %s --verify-roundtrip -o /dev/null
 // RUN: shardlin-opt %s -mlir-print-op-generic | shardlin-opt | FileCheck %s
 
-// shardlin.attention, shardlin.rope and shardlin.local_slice as they are
+// shardlin.attention, shardlin.rope, shardlin.local_slice and its adjoint
+// shardlin.local_place as they are
 // written and as the lowering emits them.
 
 // CHECK-LABEL: func.func @global_gqa
@@ -37,4 +38,19 @@ func.func @rank_local(%wk: tensor<16x8xf32>, %q: tensor<8x4x?xf32>, %k: tensor<8
                                       kv_heads = array<i64: 0, 1, 0, 2, 1, 2, 2, 3, 2, 4, 3, 4, 0, 0, 0, 0>}
       : tensor<8x4x?xf32>, tensor<8x4x?xf32>, tensor<8x4x?xf32> -> tensor<8x4x?xf32>
   return %o : tensor<8x4x?xf32>
+}
+
+// local_place: the adjoint of local_slice, the same dim and ranges; the
+// placed dim of the result static, the operand's static only where every
+// range has one size. Along the columns, and of a vector.
+// CHECK-LABEL: func.func @place
+// CHECK: shardlin.local_place %{{.*}} dim = 0 ranges = [0, 4, 0, 8, 4, 8] : tensor<?x8xf32> -> tensor<8x8xf32>
+// CHECK: shardlin.local_place %{{.*}} dim = 1 ranges = [0, 2, 2, 4, 6, 8] : tensor<3x2xbf16> -> tensor<3x8xbf16>
+// CHECK: shardlin.local_place %{{.*}} dim = 0 ranges = [0, 0, 3, 8] : tensor<?xf64> -> tensor<8xf64>
+func.func @place(%g: tensor<?x8xf32>, %c: tensor<3x2xbf16>, %v: tensor<?xf64>)
+    -> (tensor<8x8xf32>, tensor<3x8xbf16>, tensor<8xf64>) {
+  %a = shardlin.local_place %g dim = 0 ranges = [0, 4, 0, 8, 4, 8] : tensor<?x8xf32> -> tensor<8x8xf32>
+  %b = shardlin.local_place %c dim = 1 ranges = [0, 2, 2, 4, 6, 8] : tensor<3x2xbf16> -> tensor<3x8xbf16>
+  %d = shardlin.local_place %v dim = 0 ranges = [0, 0, 3, 8] : tensor<?xf64> -> tensor<8xf64>
+  return %a, %b, %d : tensor<8x8xf32>, tensor<3x8xbf16>, tensor<8xf64>
 }

@@ -51,3 +51,24 @@ func.func @constant_bias(%x: tensor<4x8xf32>, %w: !wc) -> tensor<4x8xf32> {
   %y = shardlin.linear %x, %w, %b : (tensor<4x8xf32>, !wc, tensor<8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// local_slice of a replicated value: each rank's gradient placed at its
+// range of a zero tensor of the full size by shardlin.local_place (the
+// same dim and ranges), of any rank and along any dim; no constant, no
+// GEMM with an identity.
+// CHECK-LABEL: func.func @sliced_backward
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32> {shardlin.replicated}, %[[B:.*]]: tensor<2x8x6xf32> {shardlin.replicated}, %[[DY:.*]]: tensor<4x?xf32>, %[[DC:.*]]: tensor<2x8x2xf32>)
+// CHECK-NOT: shardlin.constant
+// CHECK: %[[DB:.*]] = shardlin.local_place %[[DC]] dim = 2 ranges = [0, 2, 2, 4, 4, 6] : tensor<2x8x2xf32> -> tensor<2x8x6xf32>
+// CHECK: %[[DS:.*]] = shardlin.gemm %[[DY]], %[[X]] transpose_lhs
+// CHECK-NEXT: %[[DW:.*]] = shardlin.local_place %[[DS]] dim = 0 ranges = [0, 4, 2, 6, 6, 8] : tensor<?x8xf32> -> tensor<8x8xf32>
+// CHECK-NOT: shardlin.constant
+// CHECK: return %{{.*}}, %[[DW]], %[[DB]]
+func.func @sliced(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {shardlin.replicated}, %b: tensor<2x8x6xf32> {shardlin.replicated}) -> (tensor<4x?xf32>, tensor<2x8x2xf32>) {
+  %s = shardlin.local_slice %w dim = 0 ranges = [0, 4, 2, 6, 6, 8] : tensor<8x8xf32> -> tensor<?x8xf32>
+  %y = shardlin.gemm %x, %s transpose_rhs : (tensor<4x8xf32>, tensor<?x8xf32>) -> tensor<4x?xf32>
+  %c = shardlin.local_slice %b dim = 2 ranges = [0, 2, 2, 4, 4, 6] : tensor<2x8x6xf32> -> tensor<2x8x2xf32>
+  return %y, %c : tensor<4x?xf32>, tensor<2x8x2xf32>
+}

@@ -4,7 +4,8 @@
 // Issue 41's ops through One-Shot Bufferize (docs/native.md): attention,
 // attention_grad and rope write a new buffer through their buffer forms
 // (the attributes as they are), local_slice is a subview at the rank's
-// range of its table; no copies.
+// range of its table; no copies. local_place (the backward's adjoint of
+// local_slice) fills a new buffer with zeros and copies into its subview.
 
 // NOCOPY-NOT: memref.copy
 
@@ -79,4 +80,31 @@ func.func @local_slice(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %w2: tensor<16
 func.func @grad(%q: tensor<2x4x?xf32>, %k: tensor<2x4x?xf32>, %do: tensor<2x4x?xf32>) -> tensor<2x4x?xf32> {
   %dk = shardlin.attention_grad %q, %k, %k, %do {wrt = "k", causal, group = 2 : i64, head_dim = 4 : i64, q_heads = array<i64: 0, 2, 2, 2>, kv_heads = array<i64: 0, 1, 0, 0>} : tensor<2x4x?xf32>, tensor<2x4x?xf32>, tensor<2x4x?xf32>, tensor<2x4x?xf32> -> tensor<2x4x?xf32>
   return %dk : tensor<2x4x?xf32>
+}
+
+// -----
+
+// local_place: a new buffer of the full size, zero-filled, and the source
+// copied into the subview at the rank's range (the same compare and select
+// per rank as local_slice's); along the columns (dim 1) of a ?xN source the
+// new buffer takes its `?` from the source.
+// CHECK-LABEL: func.func @local_place
+// CHECK-SAME: (%[[G:.*]]: memref<?x8xf32>, %[[H:.*]]: memref<?x2xf64>)
+// CHECK-DAG: %[[Z64:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-DAG: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[P:.*]] = memref.alloc() {{.*}} : memref<16x8xf32>
+// CHECK-NEXT: linalg.fill ins(%[[Z]] : f32) outs(%[[P]] : memref<16x8xf32>)
+// CHECK-NEXT: %[[R:.*]] = shardlin.rank world_size = 3
+// CHECK: %[[V:.*]] = memref.subview %[[P]][%{{.*}}, 0] [%{{.*}}, 8] [1, 1] : memref<16x8xf32> to memref<?x8xf32, strided<[8, 1], offset: ?>>
+// CHECK-NEXT: linalg.copy ins(%[[G]] : memref<?x8xf32>) outs(%[[V]] : memref<?x8xf32, strided<[8, 1], offset: ?>>)
+// CHECK-NEXT: %[[ROWS:.*]] = memref.dim %[[H]], %c0
+// CHECK-NEXT: %[[Q:.*]] = memref.alloc(%[[ROWS]]) {{.*}} : memref<?x6xf64>
+// CHECK-NEXT: linalg.fill ins(%[[Z64]] : f64) outs(%[[Q]] : memref<?x6xf64>)
+// CHECK: %[[V2:.*]] = memref.subview %[[Q]][0, %{{.*}}] [%[[ROWS]], 2] [1, 1] : memref<?x6xf64> to memref<?x2xf64, strided<[6, 1], offset: ?>>
+// CHECK-NEXT: linalg.copy ins(%[[H]] : memref<?x2xf64>) outs(%[[V2]] : memref<?x2xf64, strided<[6, 1], offset: ?>>)
+// CHECK-NEXT: return %[[P]], %[[Q]]
+func.func @local_place(%g: tensor<?x8xf32>, %h: tensor<?x2xf64>) -> (tensor<16x8xf32>, tensor<?x6xf64>) {
+  %p = shardlin.local_place %g dim = 0 ranges = [0, 4, 0, 8, 4, 8] : tensor<?x8xf32> -> tensor<16x8xf32>
+  %q = shardlin.local_place %h dim = 1 ranges = [0, 2, 2, 4, 4, 6] : tensor<?x2xf64> -> tensor<?x6xf64>
+  return %p, %q : tensor<16x8xf32>, tensor<?x6xf64>
 }

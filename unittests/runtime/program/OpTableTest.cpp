@@ -35,14 +35,15 @@ TEST(OpTable, OneEntryPerOpCodeInOrder) {
     EXPECT_LE(info.minOperands, info.maxOperands) << info.mnemonic;
     // Every op but elementwise and fill (built from a chain of IR ops) and
     // the attention ops (built with per-rank head tables from
-    // shardlin.attention and its chunks) and local_slice (its `dim` a plain
-    // integer) comes from named IR ops.
+    // shardlin.attention and its chunks) and local_slice and local_place
+    // (their `dim` a plain integer) comes from named IR ops.
     EXPECT_EQ(info.irOps.empty(), info.op == rt::OpCode::Elementwise ||
                                       info.op == rt::OpCode::Fill ||
                                       info.op == rt::OpCode::Attention ||
                                       info.op == rt::OpCode::AttentionGrad ||
                                       info.op == rt::OpCode::Rope ||
-                                      info.op == rt::OpCode::LocalSlice)
+                                      info.op == rt::OpCode::LocalSlice ||
+                                      info.op == rt::OpCode::LocalPlace)
         << info.mnemonic;
     for (const char *name : info.irOps)
       EXPECT_TRUE(irOps.insert(name).second) << name << " maps to two ops";

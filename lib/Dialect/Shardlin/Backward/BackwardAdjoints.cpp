@@ -186,80 +186,27 @@ LogicalResult BackwardGen::visitRope(RopeOp op) {
 
 /// s = local_slice(t) (rank r's [b_r, e_r) of dim d of t, every rank's t
 /// alike; the ranges may overlap): rank r's contribution to dt is g placed
-/// at [b_r, e_r) and zeros elsewhere, and t's gradient is its sum over the
-/// ranks (t is replicated: the all_reduce of finalizeReplicated; of an
-/// all_gather's result, the dual reduce_scatter), so that a kv head that
-/// several ranks slice gets every rank's part. The placement is a GEMM
-/// with the rows of the identity the slice takes (the same local_slice of
-/// an n x n identity, n = t's dim d): sel^T g for d = 0, g sel for the
-/// last dim of a matrix, exact (one product of 1 by g and zeros per
-/// element).
+/// at [b_r, e_r) and zeros elsewhere, shardlin.local_place with the same
+/// dim and ranges (a copy: an inf or NaN of g stays in its own element),
+/// and t's gradient is its sum over the ranks (t is replicated: the
+/// all_reduce of finalizeReplicated; of an all_gather's result, the dual
+/// reduce_scatter), so that a kv head that several ranks slice gets every
+/// rank's part.
 LogicalResult BackwardGen::visitLocalSlice(LocalSliceOp op) {
   Value src = op.getSource();
   if (!active.contains(src))
     return success();
-  auto srcType = cast<RankedTensorType>(src.getType());
-  auto resType = cast<RankedTensorType>(op.getResult().getType());
-  const int64_t d = op.getDim(), rank = srcType.getRank();
-  if (rank > 2 || (rank == 2 && d > 1))
-    return op.emitOpError()
-           << "cannot be differentiated by shardlin-generate-backward: the "
-              "slice of a tensor of rank "
-           << rank << " along dim " << d
-           << " has no adjoint here (a vector's, or a matrix's along its "
-              "rows or columns: a K/V weight's or bias's kv heads)";
   if (!replicated.contains(src) && !collected.contains(src))
     return op.emitOpError()
            << "cannot differentiate the slice of a value that is not the "
               "same on every rank (a replicated argument, or what a "
               "collective gathered)";
   Type acc = accType(src);
-  const int64_t n = srcType.getDimSize(d);
   Value g = convertTo(gradient(op.getResult()), acc);
-  // The n x n identity and the rank's rows of it.
-  auto eyeType = RankedTensorType::get({n, n}, acc);
-  SmallVector<Attribute> ones;
-  ones.reserve(n * n);
-  Attribute one = adjoint.getFloatAttr(acc, 1.0),
-            zero = adjoint.getFloatAttr(acc, 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      ones.push_back(i == j ? one : zero);
-  // A shardlin.constant: every rank holds it whole (the runtime's
-  // constants table).
-  Value eye = shardlin::ConstantOp::create(
-      adjoint, loc(), eyeType, DenseElementsAttr::get(eyeType, ones));
-  Value sel = LocalSliceOp::create(
-      adjoint, loc(), RankedTensorType::get({resType.getDimSize(d), n}, acc),
-      eye, op.getDimAttr(), op.getRangesAttr());
-  Type full = withElement(srcType, acc);
-  if (rank == 2) {
-    Value placed = d == 0
-                       ? GemmOp::create(adjoint, loc(), full, sel, g, Value(),
-                                        /*transposeLhs=*/true, false)
-                             .getResult()
-                       : GemmOp::create(adjoint, loc(), full, g, sel, Value(),
-                                        false, false)
-                             .getResult();
-    contribute(src, placed);
-    return success();
-  }
-  // A vector: as one column, back to a vector.
-  auto colType = RankedTensorType::get({resType.getDimSize(0), 1}, acc);
-  SmallVector<OpFoldResult> sizes{
-      resType.isDynamicDim(0)
-          ? OpFoldResult(
-                tensor::DimOp::create(adjoint, loc(), g, 0).getResult())
-          : OpFoldResult(adjoint.getIndexAttr(resType.getDimSize(0))),
-      adjoint.getIndexAttr(1)};
-  SmallVector<ReassociationIndices> groups{{0, 1}};
-  Value col =
-      tensor::ExpandShapeOp::create(adjoint, loc(), colType, g, groups, sizes);
-  Value placed =
-      GemmOp::create(adjoint, loc(), RankedTensorType::get({n, 1}, acc), sel,
-                     col, Value(), /*transposeLhs=*/true, false);
-  contribute(src, tensor::CollapseShapeOp::create(adjoint, loc(), full, placed,
-                                                  groups));
+  Value placed = LocalPlaceOp::create(
+      adjoint, loc(), withElement(cast<RankedTensorType>(src.getType()), acc),
+      g, op.getDimAttr(), op.getRangesAttr());
+  contribute(src, placed);
   return success();
 }
 

@@ -29,9 +29,9 @@
 //                            tables; the mask is not differentiated)
 //   rope x                   rope g {inverse} (cos, sin not differentiated)
 //   local_slice t (replicated)   g placed at the rank's rows of a zero t
-//                            (a GEMM with the slice of an identity), summed
-//                            over ranks as t is replicated: a kv head that
-//                            several ranks slice gets every rank's part
+//                            (shardlin.local_place), summed over ranks as t
+//                            is replicated: a kv head that several ranks
+//                            slice gets every rank's part
 // Every collective's adjoint uses the forward's chunk specs, so uneven,
 // empty and permuted chunks, and rows of run-time sizes stacked in blocks,
 // are exact as they are in the forward.

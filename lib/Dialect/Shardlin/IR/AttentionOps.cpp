@@ -305,41 +305,64 @@ LogicalResult RopeOp::verify() { return verifyRope(*this, getResult()); }
 
 LogicalResult BufferRopeOp::verify() { return verifyRope(*this, getOutput()); }
 
-LogicalResult LocalSliceOp::verify() {
-  auto src = cast<RankedTensorType>(getSource().getType());
-  auto res = cast<RankedTensorType>(getResult().getType());
-  const int64_t d = getDim();
-  if (d >= src.getRank())
-    return emitOpError() << "dim " << d << " is out of range for " << src;
-  if (res.getRank() != src.getRank() ||
-      res.getElementType() != src.getElementType())
-    return emitOpError() << "result " << res << " must be a slice of " << src;
-  for (int64_t i = 0; i < src.getRank(); ++i)
-    if (i != d && res.getDimSize(i) != src.getDimSize(i))
-      return emitOpError() << "result " << res << " differs from " << src
-                           << " in dim " << i << ", which is not sliced";
-  if (src.isDynamicDim(d))
-    return emitOpError() << "slices dim " << d << " of " << src
-                         << ", which must be static";
-  ArrayRef<int64_t> ranges = getRanges();
+namespace {
+
+/// local_slice and local_place: `part` is rank r's [b_r, e_r) of dim `d`
+/// of `whole` (static along `d`), the other dims the same, and `part`'s
+/// dim `d` static only where every range has one size. `partName` names
+/// `part` in the messages (the slice's result, the placement's operand).
+LogicalResult verifyRankRanges(Operation *op, RankedTensorType whole,
+                               RankedTensorType part, StringRef partName,
+                               int64_t d, ArrayRef<int64_t> ranges) {
+  if (d >= whole.getRank())
+    return op->emitOpError() << "dim " << d << " is out of range for "
+                             << whole;
+  if (part.getRank() != whole.getRank() ||
+      part.getElementType() != whole.getElementType())
+    return op->emitOpError()
+           << partName << " " << part << " must be a slice of " << whole;
+  for (int64_t i = 0; i < whole.getRank(); ++i)
+    if (i != d && part.getDimSize(i) != whole.getDimSize(i))
+      return op->emitOpError() << partName << " " << part << " differs from "
+                               << whole << " in dim " << i
+                               << ", which is not sliced";
+  if (whole.isDynamicDim(d))
+    return op->emitOpError() << "slices dim " << d << " of " << whole
+                             << ", which must be static";
   if (ranges.empty() || ranges.size() % 2 != 0)
-    return emitOpError() << "ranges must hold W pairs [begin, end), got "
-                         << ranges.size() << " values";
-  const int64_t n = src.getDimSize(d);
+    return op->emitOpError() << "ranges must hold W pairs [begin, end), got "
+                             << ranges.size() << " values";
+  const int64_t n = whole.getDimSize(d);
   bool uniform = true;
   for (size_t r = 0; r < ranges.size() / 2; ++r) {
     int64_t b = ranges[2 * r], e = ranges[2 * r + 1];
     if (b < 0 || b > e || e > n)
-      return emitOpError() << "range " << r << " [" << b << ", " << e
-                           << ") is not within [0, " << n << ")";
+      return op->emitOpError() << "range " << r << " [" << b << ", " << e
+                               << ") is not within [0, " << n << ")";
     uniform &= e - b == ranges[1] - ranges[0];
   }
   const int64_t expected =
       uniform ? ranges[1] - ranges[0] : ShapedType::kDynamic;
-  if (res.getDimSize(d) != expected)
-    return emitOpError() << "result dim " << d << " is "
-                         << dimText(res.getDimSize(d))
-                         << " but the ranges give " << dimText(expected)
-                         << " (static only if every range has one size)";
+  if (part.getDimSize(d) != expected)
+    return op->emitOpError()
+           << partName << " dim " << d << " is " << dimText(part.getDimSize(d))
+           << " but the ranges give " << dimText(expected)
+           << " (static only if every range has one size)";
   return success();
+}
+
+} // namespace
+
+LogicalResult LocalSliceOp::verify() {
+  return verifyRankRanges(*this,
+                          cast<RankedTensorType>(getSource().getType()),
+                          cast<RankedTensorType>(getResult().getType()),
+                          "result", getDim(), getRanges());
+}
+
+LogicalResult LocalPlaceOp::verify() {
+  return verifyRankRanges(*this,
+                          cast<RankedTensorType>(getResult().getType()),
+                          cast<RankedTensorType>(getSource().getType()),
+                          "operand", getDim(), getRanges());
 }

@@ -17,7 +17,9 @@
 //   buffer forms (shardlin_attention(_grad), shardlin_rope: the plan
 //   executor's kernels).
 // - local_chunk and local_slice are memref.subviews of their source: no
-//   data moves.
+//   data moves. local_place (local_slice's adjoint) writes a new buffer:
+//   a linalg.fill of zero, then a linalg.copy of its source into the
+//   subview of the rank's range (loops, no runtime call).
 // - local_shard and linear cannot be bufferized: shardlin-localize-sharded and
 //   --lower-sharded-linear remove them first, and bufferizing one says so.
 //
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -679,6 +682,48 @@ struct LocalSliceModel
   }
 };
 
+/// local_place: a new buffer of the result's type (its `?` dims are the
+/// source's: only the placed dim differs, and it is static), zero-filled,
+/// and the source copied into the subview at the rank's range.
+struct LocalPlaceModel : WritesNewBufferModel<LocalPlaceModel, LocalPlaceOp> {
+  static SmallVector<Value> dynamicSizes(LocalPlaceOp op, OpBuilder &b,
+                                         ArrayRef<Value> buffers) {
+    SmallVector<Value> sizes;
+    for (int64_t d = 0, e = op.getType().getRank(); d < e; ++d)
+      if (op.getType().isDynamicDim(d))
+        sizes.push_back(dimValue(b, op.getLoc(), buffers[0], d));
+    return sizes;
+  }
+  static void build(LocalPlaceOp op, OpBuilder &b, ArrayRef<Value> buffers,
+                    Value output) {
+    Location loc = op.getLoc();
+    auto outType = cast<MemRefType>(output.getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(outType.getElementType()));
+    linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{output});
+    Value rankValue = b.createOrFold<RankOp>(
+        loc, b.getIndexType(), static_cast<uint64_t>(op.getNumRanks()));
+    ChunkRangeValues range =
+        buildRankTableRange(b, loc, op.getRanges(), rankValue);
+    const int64_t rank = outType.getRank(), dim = op.getDim();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(d == dim ? range.size
+                               : memref::getMixedSize(b, loc, output, d));
+    offsets[dim] = range.offset;
+    auto type =
+        memref::SubViewOp::inferResultType(outType, offsets, sizes, strides);
+    Value view = memref::SubViewOp::create(b, loc, type, output, offsets,
+                                           sizes, strides);
+    // A linalg.copy, not memref.copy: the view is strided, and
+    // convert-linalg-to-loops makes loops of it (memref.copy of a strided
+    // view would call the runner utils' memrefCopy).
+    linalg::CopyOp::create(b, loc, ValueRange{buffers[0]}, ValueRange{view});
+  }
+};
+
 /// local_shard and linear: removed before bufferization by the pass named in
 /// the error.
 template <typename OpTy>
@@ -715,9 +760,11 @@ void mlir::shardlin::registerBufferizableOpInterfaceExternalModels(
     AttentionGradOp::attachInterface<AttentionGradModel>(*ctx);
     RopeOp::attachInterface<RopeModel>(*ctx);
     LocalSliceOp::attachInterface<LocalSliceModel>(*ctx);
+    LocalPlaceOp::attachInterface<LocalPlaceModel>(*ctx);
     LocalShardOp::attachInterface<NotBufferizableModel<LocalShardOp>>(*ctx);
     LinearOp::attachInterface<NotBufferizableModel<LinearOp>>(*ctx);
     // The ops the bufferization creates.
-    ctx->loadDialect<memref::MemRefDialect, arith::ArithDialect>();
+    ctx->loadDialect<memref::MemRefDialect, arith::ArithDialect,
+                     linalg::LinalgDialect>();
   });
 }

@@ -1,9 +1,11 @@
-//===- LayoutOps.cpp - transpose, fill ------------------------------------===//
+//===- LayoutOps.cpp - transpose, fill, local_place -----------------------===//
 //
 // Rank-local ops of upstream linalg that are not elementwise chains: a
 // transpose (a strided copy, made of the device's row copies, so that it
 // runs wherever LocalOps does) and a fill (an expression of constants and
-// row vectors, evaluated by the device's elementwise kernel).
+// row vectors, evaluated by the device's elementwise kernel). And
+// local_place, local_slice's adjoint: a zero fill and a strided copy of
+// the operand into the rank's range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,11 +117,61 @@ Status executeFill(OpExecuteContext &ctx) {
                              st.rows, st.cols, ctx.dtype());
 }
 
+/// local_place: the result has the operand's shape but the instruction's
+/// static size along the dim (Program::validate checked it is static);
+/// the operand's size there must be this rank's e - b.
+Status resolveLocalPlace(OpResolveContext &ctx) {
+  const std::vector<int64_t> &src = ctx.operandShape(0);
+  const size_t pairs = ctx.in.ranges.size() / 2;
+  if (pairs != static_cast<size_t>(ctx.plan.worldSize))
+    return ctx.error("its ranges have " + std::to_string(pairs) +
+                     " pairs but the run has " +
+                     std::to_string(ctx.plan.worldSize) + " ranks");
+  const size_t dim = static_cast<size_t>(ctx.in.sliceDim[0]);
+  const int64_t b = ctx.in.ranges[2 * size_t(ctx.rank)];
+  const int64_t e = ctx.in.ranges[2 * size_t(ctx.rank) + 1];
+  if (src[dim] != e - b)
+    return ctx.error("rank " + std::to_string(ctx.rank) + "'s operand " +
+                     formatShape(src) + " has " + std::to_string(src[dim]) +
+                     " elements along dim " + std::to_string(dim) +
+                     " but its range [" + std::to_string(b) + ", " +
+                     std::to_string(e) + ") has " + std::to_string(e - b));
+  ctx.result = src;
+  ctx.result[dim] = ctx.resultType()[dim];
+  SHARDLIN_RETURN_IF_ERROR(ctx.checkSize(ctx.result));
+  ctx.step.chunkView = splitAround(ctx.result, static_cast<int64_t>(dim));
+  ctx.step.chunkRange = Range{b, e - b};
+  return Status::ok();
+}
+
+/// Zeros, then the operand's rows copied to [b, e) of the dim in each of
+/// the `outer` rows of the dims before it: every element is a copy or a
+/// zero (no arithmetic reads the operand).
+Status executeLocalPlace(OpExecuteContext &ctx) {
+  const DimSplit &v = ctx.step.chunkView;
+  const Range &r = ctx.step.chunkRange;
+  const int64_t total = v.outer * v.n * v.inner;
+  if (total == 0)
+    return Status::ok(); // Nothing to write (and maybe a null buffer).
+  static const ExprProgram zero{{ExprNode{}}}; // One Const node, +0.
+  SHARDLIN_RETURN_IF_ERROR(
+      ctx.ops.elementwise(zero, {}, ctx.result(), 1, total, ctx.dtype()));
+  if (r.size == 0)
+    return Status::ok(); // This rank places nothing.
+  const size_t elt = ctx.eltSize();
+  const size_t rowBytes = static_cast<size_t>(r.size * v.inner) * elt;
+  return ctx.ops.copyRows(ctx.operand(0), rowBytes,
+                          ctx.result() + r.offset * v.inner * elt,
+                          static_cast<size_t>(v.n * v.inner) * elt, v.outer,
+                          rowBytes);
+}
+
 } // namespace
 
 std::vector<OpKernel> layoutKernels() {
   return {{OpCode::Transpose, resolveTranspose, executeTranspose},
-          {OpCode::Fill, resolveFill, executeFill}};
+          {OpCode::Fill, resolveFill, executeFill},
+          {OpCode::LocalPlace, resolveLocalPlace, executeLocalPlace}};
 }
 
 } // namespace shardlin::rt

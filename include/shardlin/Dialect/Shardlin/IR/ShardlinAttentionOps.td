@@ -136,4 +136,40 @@ def Shardlin_LocalSliceOp : Shardlin_Op<"local_slice", [Pure]> {
   }];
 }
 
+def Shardlin_LocalPlaceOp : Shardlin_Op<"local_place", [Pure]> {
+  let summary = "A per-rank range placed into a zero tensor of the full size";
+  let description = [{
+    `%t = shardlin.local_place %s dim = d ranges = [b0, e0, ..., b_(W-1),
+    e_(W-1)]` is, on rank r, the tensor of the result's type that holds `s`
+    at [b_r, e_r) of dim `d` and zeros elsewhere: the adjoint of
+    `local_slice` with the same `dim` and `ranges`. The backward of a
+    `local_slice` of a replicated K or V weight places each rank's gradient
+    rows so, and the all_reduce of the replicated weight's gradient sums the
+    ranks' parts (docs/attention.md, "Backward"). Each element is a copy or
+    a zero: an inf or NaN of `s` stays in its own element.
+
+    The result's dim `d` is static; the operand's dim `d` is e_r - b_r,
+    static only if every range has the same size (as `local_slice`'s
+    result); the other dims are the same.
+
+    ```mlir
+    %dk = shardlin.local_place %g dim = 0 ranges = [0, 4, 0, 8, 4, 8]
+        : tensor<?x16xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Shardlin_Tensor:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       DenseI64ArrayAttr:$ranges);
+  let results = (outs Shardlin_Tensor:$result);
+  let assemblyFormat = [{
+    $source `dim` `=` $dim `ranges` `=` $ranges attr-dict `:` type($source)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of ranks: one pair of `ranges` each.
+    int64_t getNumRanks() { return getRanges().size() / 2; }
+  }];
+}
+
 #endif // SHARDLIN_ATTENTION_OPS_TD

@@ -55,10 +55,11 @@ enum class OpCode : uint8_t {
   AttentionGrad,
   Rope,
   LocalSlice,
+  LocalPlace,
 };
 /// One past the last OpCode: a new op goes above and renames this one's
 /// operand.
-constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::LocalSlice) + 1;
+constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::LocalPlace) + 1;
 
 /// The op's mnemonic in the program text ("all_gather").
 const char *opCodeName(OpCode op);
@@ -126,6 +127,8 @@ struct Instr {
   /// local_slice: the dim (one element, text `dim 1 d`) and, per rank r,
   /// the range [b_r, e_r) of it that rank r takes from a value every rank
   /// holds whole (`ranges 2W b0 e0 ...`); ranges may overlap or be empty.
+  /// local_place: the same fields, rank r's operand placed at [b_r, e_r)
+  /// of the dim of a zero result.
   std::vector<int64_t> sliceDim;
   std::vector<int64_t> ranges;
   /// Where the op came from (file:line:col), for error messages.
