@@ -272,7 +272,8 @@ run_case() {
 # run_grad_case BACKEND NAME W DTYPE grad: a gradient case
 # (shardlin-write-grad-suite): the saving forward if it has one, then the
 # backward with the saved values, then every gradient gI against gI/ref and
-# the case's bound.
+# the case's bound; a case with an "outs" file (the attention's backward)
+# names its outputs there and checks them with its check.sh.
 run_grad_case() {
   local backend=$1 name=$2 w=$3 dt=$4
   local dir="$SUITE/$name" outdir="$WORK/$backend/$name" args=() outs=() a i n
@@ -290,12 +291,21 @@ run_grad_case() {
     fi
     for ((i = 0; i < n; i++)); do args+=(--arg="$outdir/s$i.{rank}.npy"); done
   fi
-  n=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'g[0-9]*' | wc -l)
   outs=()
-  for ((i = 0; i < n; i++)); do outs+=(--out="$outdir/g$i.{rank}.npy"); done
+  if [ -f "$dir/outs" ]; then
+    # The outputs by name (the attention's backward), checked by its check.sh.
+    while read -r a; do outs+=(--out="$outdir/$a"); done <"$dir/outs"
+    n=0
+  else
+    n=$(find "$dir" -mindepth 1 -maxdepth 1 -type d -name 'g[0-9]*' | wc -l)
+    for ((i = 0; i < n; i++)); do outs+=(--out="$outdir/g$i.{rank}.npy"); done
+  fi
   if ! timeout 300 "$BIN/shardlin-exec" "$dir/backward.prog" --world-size="$w" --backend="$be" \
        --timeout=60 "${args[@]}" "${outs[@]}" >"$outdir/log" 2>&1; then
     echo "FAIL the backward: $(tail -1 "$outdir/log")" >"$outdir/result"; return
+  fi
+  if [ -f "$dir/check.sh" ] && ! sh "$dir/check.sh" "$outdir" >"$outdir/check" 2>&1; then
+    echo "FAIL $(tail -1 "$outdir/check")" >"$outdir/result"; return
   fi
   for ((i = 0; i < n; i++)); do
     if ! python3 "$NPYTOOL" check --dir "$dir/g$i" --out "$outdir/g$i.{rank}.npy" \

@@ -230,7 +230,7 @@ fi
 # case's check.sh runs partial_sums.py's own check (its bound is not a
 # multiple of the scale alone).
 PS_INPUTS="$ROOT/test/shardlin-run/Inputs"
-cp "$PS_INPUTS/partial_sums.py" "$SUITE/partial_sums.py"
+cp "$PS_INPUTS/partial_sums.py" "$NPYTOOL" "$SUITE/"
 for dt in f16 bf16; do
   for strategy in activations gather-weight; do
     name="partial_sums_${dt}_$strategy"
@@ -281,6 +281,58 @@ for c in "attention_12_4_W8_bf16 12 4 8 bf16" "attention_25_5_W4_mask_f32 25 5 4
   [ -n "$mask" ] && echo mask.npy >>"$dir/args"
   attn_case "$name" "$w" "$dt"
 done
+
+# The attention's generated backward (--shardlin-generate-backward, dx and
+# every weight's gradient of every rank against attention_ref.py's float64
+# gradients; the check-grads bounds: f32 1e-5, bf16 8 * 2^-8): gradient cases
+# of gpu-check.sh with an "outs" file (the backward's outputs) and a check.sh
+# that takes the outputs' directory.
+OPT="$COMPILER_BUILD/bin/shardlin-opt"
+attn_grad_case() { # NAME W DTYPE MLIR ENTRY ARGS OUTS CHECKS
+  local name=$1 w=$2 dt=$3 mlir=$4 entry=$5 args=$6 outs=$7 checks=$8 dir="$SUITE/$1" g
+  "$OPT" "$mlir" '--shardlin-generate-backward=recompute=always' -o "$dir/backward.mlir" ||
+    die "differentiating $name failed"
+  "$RUN" "$dir/backward.mlir" --entry="$entry" --world-size="$w" \
+    --emit-program="$dir/backward.prog" || die "compiling $name's backward failed"
+  rm -f "$dir/backward.mlir"
+  printf '%s\n' $args >"$dir/args"
+  printf '%s\n' $outs >"$dir/outs"
+  {
+    printf '#!/bin/sh\n# $1: the directory of the outputs\nd=$(dirname "$0")\n'
+    printf 'exec python3 "$d/../attention/attention_ref.py" check-grads --dir "$d" --world-size %s --dtype %s' "$w" "$dt"
+    for g in $checks; do printf ' --grad "%s=$1/%s"' "${g%%=*}" "${g#*=}"; done
+    printf '\n'
+  } >"$dir/check.sh"
+  echo "$name $w $dt grad" >>"$CASES"
+  NCASES=$((NCASES + 1))
+}
+BLOCK_ARGS='x.{rank}.npy wq.npy wk.npy wv.npy wo.npy cos.npy sin.npy dy.{rank}.npy'
+# NAME HQ HKV W DTYPE: KV heads replicated to 8 ranks (their gradients summed
+# over the ranks), uneven heads, ranks without heads, bf16.
+for c in "grad_attention_12_4_W8_f32 12 4 8 f32" "grad_attention_7_7_W3_f32 7 7 3 f32" \
+         "grad_attention_2_2_W4_f32 2 2 4 f32" "grad_attention_12_4_W8_bf16 12 4 8 bf16"; do
+  read -r name hq hkv w dt <<<"$c"
+  dir="$SUITE/$name"
+  python3 "$ATTN/attention_ref.py" gen-block --hq "$hq" --hkv "$hkv" --world-size "$w" \
+    --dtype "$dt" --grad --seed "$((4200 + hq))" --out-dir "$dir" ||
+    die "making the data of $name failed"
+  # K and V's gradients: each rank's whole one where the heads are
+  # replicated (W > Hkv), else the chunks, assembled.
+  kv='dwk.npy dwv.npy'
+  [ "$w" -gt "$hkv" ] && kv='dwk.{rank}.npy dwv.{rank}.npy'
+  read -r dk dv <<<"$kv"
+  attn_grad_case "$name" "$w" "$dt" "$dir/block.mlir" block_backward "$BLOCK_ARGS" \
+    "dx.{rank}.npy dwq.npy $dk $dv dwo.npy dcos.{rank}.npy dsin.{rank}.npy" \
+    "x=dx.{rank}.npy wq=dwq.npy wk=$dk wv=$dv wo=dwo.npy"
+done
+name=grad_attention_layer_W3_f32
+dir="$SUITE/$name"
+python3 "$ATTN/attention_ref.py" gen-layer --grad --seed 4300 --out-dir "$dir" ||
+  die "making the data of $name failed"
+attn_grad_case "$name" 3 f32 "$ROOT/examples/attention/layer.mlir" layer_backward \
+  'x.{rank}.npy n1.npy wq.npy wk.npy wv.npy wo.npy cos.npy sin.npy n2.npy wg.npy wu.npy wd.npy dy.{rank}.npy' \
+  'dx.{rank}.npy dn1.{rank}.npy dwq.npy dwk.{rank}.npy dwv.{rank}.npy dwo.npy dcos.{rank}.npy dsin.{rank}.npy dn2.{rank}.npy dwg.npy dwu.npy dwd.npy' \
+  'x=dx.{rank}.npy n1=dn1.{rank}.npy wq=dwq.npy wk=dwk.{rank}.npy wv=dwv.{rank}.npy wo=dwo.npy n2=dn2.{rank}.npy wg=dwg.npy wu=dwu.npy wd=dwd.npy'
 
 # The real-frontend corpus (integration_test/frontends: torch-mlir's exports,
 # their parameters as constants that the programs carry): each module's

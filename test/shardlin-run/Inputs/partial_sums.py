@@ -32,7 +32,10 @@ import os
 import random
 import sys
 
+# testing/tools in the repository; beside this file in the GPU suite
+# (scripts/make-gpu-suite.sh copies npytool.py there).
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "testing", "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import npytool  # noqa: E402  (write_npy, read_npy, round_to, DESCR)
 
 N, K, ROWS, W = 3, 2, 4, 2
