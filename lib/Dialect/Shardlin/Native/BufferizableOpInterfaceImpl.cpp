@@ -537,10 +537,12 @@ private:
   }
 };
 
-/// local_chunk: a subview of its source at the rank's chunk.
-struct LocalChunkModel
-    : public BufferizableOpInterface::ExternalModel<LocalChunkModel,
-                                                    LocalChunkOp> {
+/// A view of the op's source at the rank's range along one dim (no copy):
+/// Derived says which source, which dim and the range (offset and size as
+/// values of the rank).
+template <typename Derived, typename OpT>
+struct RankSubviewModel
+    : public BufferizableOpInterface::ExternalModel<Derived, OpT> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return false;
@@ -561,110 +563,37 @@ struct LocalChunkModel
   getBufferType(Operation *op, Value, const BufferizationOptions &options,
                 const BufferizationState &state,
                 SmallVector<Value> &invocationStack) const {
-    auto chunkOp = cast<LocalChunkOp>(op);
+    auto viewOp = cast<OpT>(op);
     FailureOr<BufferLikeType> source = bufferization::getBufferType(
-        chunkOp.getSource(), options, state, invocationStack);
+        viewOp.getSource(), options, state, invocationStack);
     if (failed(source))
       return failure();
     auto sourceType = dyn_cast<MemRefType>(*source);
     if (!sourceType)
       return op->emitError("expected a ranked memref source");
     // The same static pattern as bufferize builds: a dynamic offset on the
-    // chunked dim, the result's sizes.
+    // viewed dim, the result's sizes.
     int64_t rank = sourceType.getRank();
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-    offsets[chunkOp.getAlong().getDim()] = ShapedType::kDynamic;
+    offsets[Derived::dim(viewOp)] = ShapedType::kDynamic;
     return cast<BufferLikeType>(memref::SubViewOp::inferResultType(
-        sourceType, offsets, chunkOp.getType().getShape(), strides));
+        sourceType, offsets, viewOp.getType().getShape(), strides));
   }
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto chunkOp = cast<LocalChunkOp>(op);
+    auto viewOp = cast<OpT>(op);
     Location loc = op->getLoc();
     FailureOr<Value> source =
-        getBuffer(rewriter, chunkOp.getSource(), options, state);
+        getBuffer(rewriter, viewOp.getSource(), options, state);
     if (failed(source))
       return failure();
     auto sourceType = cast<MemRefType>(source->getType());
     int64_t rank = sourceType.getRank();
-    int64_t dim = chunkOp.getAlong().getDim();
-    ChunkRangeValues range = buildLocalChunkRange(
-        rewriter, loc, chunkOp.getAlong(), sourceType.getDimSize(dim));
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d = 0; d < rank; ++d)
-      sizes.push_back(d == dim ? range.size
-                               : memref::getMixedSize(rewriter, loc, *source,
-                                                      d));
-    offsets[dim] = range.offset;
-    auto type =
-        memref::SubViewOp::inferResultType(sourceType, offsets, sizes, strides);
-    Value view = memref::SubViewOp::create(rewriter, loc, type, *source,
-                                           offsets, sizes, strides);
-    replaceOpWithBufferizedValues(rewriter, op, view);
-    return success();
-  }
-};
-
-/// local_slice: a subview of its source at the rank's range (the ranges
-/// may overlap: each rank reads its own view of a replicated buffer).
-struct LocalSliceModel
-    : public BufferizableOpInterface::ExternalModel<LocalSliceModel,
-                                                    LocalSliceOp> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return false;
-  }
-
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-
-  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
-                                      const AnalysisState &) const {
-    return {{op->getResult(0), BufferRelation::Unknown}};
-  }
-
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *op, Value, const BufferizationOptions &options,
-                const BufferizationState &state,
-                SmallVector<Value> &invocationStack) const {
-    auto slice = cast<LocalSliceOp>(op);
-    FailureOr<BufferLikeType> source = bufferization::getBufferType(
-        slice.getSource(), options, state, invocationStack);
-    if (failed(source))
-      return failure();
-    auto sourceType = dyn_cast<MemRefType>(*source);
-    if (!sourceType)
-      return op->emitError("expected a ranked memref source");
-    int64_t rank = sourceType.getRank();
-    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-    offsets[slice.getDim()] = ShapedType::kDynamic;
-    return cast<BufferLikeType>(memref::SubViewOp::inferResultType(
-        sourceType, offsets, slice.getType().getShape(), strides));
-  }
-
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto slice = cast<LocalSliceOp>(op);
-    Location loc = op->getLoc();
-    FailureOr<Value> source =
-        getBuffer(rewriter, slice.getSource(), options, state);
-    if (failed(source))
-      return failure();
-    auto sourceType = cast<MemRefType>(source->getType());
-    int64_t rank = sourceType.getRank();
-    int64_t dim = slice.getDim();
-    Value rankValue = rewriter.createOrFold<RankOp>(
-        loc, rewriter.getIndexType(),
-        static_cast<uint64_t>(slice.getNumRanks()));
+    int64_t dim = Derived::dim(viewOp);
     ChunkRangeValues range =
-        buildRankTableRange(rewriter, loc, slice.getRanges(), rankValue);
+        Derived::range(viewOp, rewriter, loc, sourceType.getDimSize(dim));
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
     SmallVector<OpFoldResult> sizes;
@@ -679,6 +608,28 @@ struct LocalSliceModel
                                            offsets, sizes, strides);
     replaceOpWithBufferizedValues(rewriter, op, view);
     return success();
+  }
+};
+
+/// local_chunk: a subview of its source at the rank's chunk.
+struct LocalChunkModel : RankSubviewModel<LocalChunkModel, LocalChunkOp> {
+  static int64_t dim(LocalChunkOp op) { return op.getAlong().getDim(); }
+  static ChunkRangeValues range(LocalChunkOp op, RewriterBase &rewriter,
+                                Location loc, int64_t dimSize) {
+    return buildLocalChunkRange(rewriter, loc, op.getAlong(), dimSize);
+  }
+};
+
+/// local_slice: a subview of its source at the rank's range (the ranges
+/// may overlap: each rank reads its own view of a replicated buffer).
+struct LocalSliceModel : RankSubviewModel<LocalSliceModel, LocalSliceOp> {
+  static int64_t dim(LocalSliceOp op) { return op.getDim(); }
+  static ChunkRangeValues range(LocalSliceOp op, RewriterBase &rewriter,
+                                Location loc, int64_t) {
+    Value rankValue = rewriter.createOrFold<RankOp>(
+        loc, rewriter.getIndexType(),
+        static_cast<uint64_t>(op.getNumRanks()));
+    return buildRankTableRange(rewriter, loc, op.getRanges(), rankValue);
   }
 };
 
