@@ -44,7 +44,9 @@ public:
     return *pool;
   }
 
-  void run(std::function<void()> job) {
+  /// Runs `job` on a pooled thread; `released` (if any) is called on it
+  /// once the job and its captures are gone.
+  void run(std::function<void()> job, std::function<void()> released) {
     Worker *w = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -56,12 +58,14 @@ public:
     if (!w) {
       w = new Worker;
       w->job = std::move(job);
+      w->released = std::move(released);
       std::thread([this, w] { loop(w); }).detach();
       return;
     }
     {
       std::lock_guard<std::mutex> lock(w->mutex);
       w->job = std::move(job);
+      w->released = std::move(released);
     }
     w->wake.notify_one();
   }
@@ -71,19 +75,29 @@ private:
     std::mutex mutex;
     std::condition_variable wake;
     std::function<void()> job;
+    std::function<void()> released;
   };
 
   void loop(Worker *w) {
     for (;;) {
-      std::function<void()> job;
+      std::function<void()> job, released;
       {
         std::unique_lock<std::mutex> lock(w->mutex);
         w->wake.wait(lock, [w] { return bool(w->job); });
         job = std::move(w->job);
+        released = std::move(w->released);
         w->job = nullptr;
+        w->released = nullptr;
       }
       job();
-      job = nullptr; // its captures go before the thread is idle again
+      // Its captures (the run's shared state: the program, the
+      // communicators) go before the run is told, so that none of it is
+      // destroyed on this thread after runProgram returned (at exit,
+      // beside the static destructors).
+      job = nullptr;
+      if (released)
+        released();
+      released = nullptr;
       std::lock_guard<std::mutex> lock(mutex_);
       idle_.push_back(w);
     }
@@ -178,6 +192,15 @@ Status runRanksOnThreads(const SharedProgram &program,
   const int replicas = options.replicas > 1 ? options.replicas : 1;
   const size_t perReplica = std::max<size_t>(1, w / size_t(replicas));
   std::vector<std::thread> threads;
+  // Pooled ranks: set when a rank's job and its captures are gone (what a
+  // join tells of a thread of its own).
+  struct Released {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<char> ranks;
+  };
+  auto released = std::make_shared<Released>();
+  released->ranks.assign(w, 0);
   for (size_t r = 0; r < w; ++r) {
     auto job = [run, replicas,
                 tracked = trackedCallbacks(
@@ -196,7 +219,13 @@ Status runRanksOnThreads(const SharedProgram &program,
       run->changed.notify_all();
     };
     if (group.reuseThreads)
-      ThreadPool::get().run(std::move(job));
+      ThreadPool::get().run(std::move(job), [released, r] {
+        {
+          std::lock_guard<std::mutex> lock(released->mutex);
+          released->ranks[r] = 1;
+        }
+        released->changed.notify_all();
+      });
     else
       threads.emplace_back(std::move(job));
   }
@@ -247,15 +276,19 @@ Status runRanksOnThreads(const SharedProgram &program,
           "running and ends with the process)");
     }
   }
-  // (A pooled rank's job has reported, under the mutex, and only drops
-  // its captures after: nothing of this run is touched past this point.)
   std::vector<RankResult> onTime;
   for (size_t r = 0; r < w; ++r) {
     const bool isLate = std::find(late.begin(), late.end(), r) != late.end();
     if (!isLate)
       onTime.push_back(ranks[r]);
-    if (threads.empty())
+    if (threads.empty()) {
+      // A pooled rank on time: wait until its job's captures are gone.
+      if (!isLate) {
+        std::unique_lock<std::mutex> lock(released->mutex);
+        released->changed.wait(lock, [&] { return released->ranks[r] != 0; });
+      }
       continue;
+    }
     if (isLate)
       threads[r].detach();
     else
